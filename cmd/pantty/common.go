@@ -1,0 +1,49 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/pantty/pantty/seat"
+	"github.com/urfave/cli/v2"
+	"golang.org/x/term"
+)
+
+// homeOf resolves the state root from --home / $PANTTY_HOME / the XDG default.
+func homeOf(c *cli.Context) (string, error) {
+	if h := c.String("home"); h != "" {
+		return filepath.Abs(h)
+	}
+	return seat.DefaultHome()
+}
+
+// panttyPath is the absolute path of this binary: the driver, the pane's exec
+// step and every hook run it again.
+func panttyPath() (string, error) {
+	p, err := os.Executable()
+	if err != nil {
+		return "", err
+	}
+	return filepath.EvalSymlinks(p)
+}
+
+// seatArg opens the seat named by the command's only positional argument.
+func seatArg(c *cli.Context, mustExist bool) (seat.Seat, error) {
+	if c.NArg() != 1 {
+		return seat.Seat{}, usageErr("%s needs exactly one seat NAME (got %d arguments)", c.Command.FullName(), c.NArg())
+	}
+	home, err := homeOf(c)
+	if err != nil {
+		return seat.Seat{}, err
+	}
+	if mustExist {
+		return seat.Existing(home, c.Args().First())
+	}
+	return seat.Open(home, c.Args().First())
+}
+
+// isTerminal reports whether f is a terminal: progress lines and colour only then.
+func isTerminal(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }
+
+func say(format string, a ...any) { fmt.Fprintf(os.Stdout, format+"\n", a...) }

@@ -1,0 +1,52 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/pantty/pantty/seat"
+)
+
+// The exit-code table for every command (docs/cli.md repeats it per command).
+const (
+	exitOK       = 0 // done (including "duplicate id, already stored")
+	exitFailed   = 1 // failed (the reason on stderr)
+	exitBadInput = 2 // bad input or usage (nothing was changed)
+	exitRefused  = 3 // refused: another live owner holds the seat (named)
+	exitUnknown  = 4 // could not observe: the answer is unknown
+)
+
+// codedError carries an explicit exit code for errors no sentinel classifies.
+type codedError struct {
+	code int
+	msg  string
+}
+
+func (e codedError) Error() string { return e.msg }
+
+func usageErr(format string, a ...any) error {
+	return codedError{exitBadInput, fmt.Sprintf(format, a...)}
+}
+
+// exitCode maps an error to the table above by its class, never by its text,
+// except urfave/cli's own flag errors, which carry no class.
+func exitCode(err error) int {
+	var ce codedError
+	switch {
+	case errors.As(err, &ce):
+		return ce.code
+	case errors.Is(err, seat.ErrBadInput), errors.Is(err, seat.ErrBadConfig),
+		errors.Is(err, seat.ErrUnknownSeat), errors.Is(err, seat.ErrInsideSeat):
+		return exitBadInput
+	case errors.Is(err, seat.ErrOwned):
+		return exitRefused
+	case errors.Is(err, seat.ErrUnobservable):
+		return exitUnknown
+	case strings.HasPrefix(err.Error(), "flag provided but not defined"),
+		strings.HasPrefix(err.Error(), "Required flag"),
+		strings.HasPrefix(err.Error(), "invalid value"):
+		return exitBadInput
+	}
+	return exitFailed
+}

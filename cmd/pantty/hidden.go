@@ -1,0 +1,85 @@
+package main
+
+import (
+	"os"
+
+	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/sim"
+	"github.com/urfave/cli/v2"
+)
+
+// hookCommand is what the harness's hooks (and tmux's pane-died hook) run.
+func hookCommand() *cli.Command {
+	return &cli.Command{
+		Name:   "hook",
+		Usage:  "record one harness hook event (run by the harness, not by people)",
+		Hidden: true,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "seat", Required: true},
+			&cli.BoolFlag{Name: "status-line"},
+			&cli.StringFlag{Name: "tmux", Usage: "a tmux hook name instead of a harness event"},
+		},
+		Action: func(c *cli.Context) error {
+			home, err := homeOf(c)
+			if err != nil {
+				return err
+			}
+			if code := seat.RunHook(home, c.String("seat"), c.Bool("status-line"), c.String("tmux"), os.Stdin, os.Stdout, os.Stderr); code != 0 {
+				return codedError{code, ""}
+			}
+			return nil
+		},
+	}
+}
+
+// simCommand runs the simulated harness (docs/sim.md).
+func simCommand() *cli.Command {
+	return &cli.Command{
+		Name:            "sim",
+		Usage:           "the simulated harness (a test and demo double)",
+		Hidden:          true,
+		SkipFlagParsing: true,
+		Action: func(c *cli.Context) error {
+			if code := sim.Main(c.Args().Slice(), os.Stdin, os.Stdout, os.Stderr); code != 0 {
+				return codedError{code, ""}
+			}
+			return nil
+		},
+	}
+}
+
+// driveCommand is the seat's driver process, spawned detached by `seat start`.
+func driveCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "__drive",
+		Hidden:    true,
+		ArgsUsage: "NAME",
+		Action: func(c *cli.Context) error {
+			home, err := homeOf(c)
+			if err != nil {
+				return err
+			}
+			pantty, err := panttyPath()
+			if err != nil {
+				return err
+			}
+			if code := seat.RunDriver(home, c.Args().First(), pantty); code != 0 {
+				return codedError{code, ""}
+			}
+			return nil
+		},
+	}
+}
+
+// execCommand is the pane's first process: it execs the harness with the
+// environment recorded in launch.toml.
+func execCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "__exec",
+		Hidden:    true,
+		ArgsUsage: "LAUNCH.toml",
+		Action: func(c *cli.Context) error {
+			return seat.ExecHarness(c.Args().First())
+		},
+	}
+}

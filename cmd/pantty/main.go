@@ -1,0 +1,55 @@
+// Command pantty keeps long-lived AI coding sessions ("seats") running in tmux
+// panes safe to feed from a shared board and recoverable with nobody watching.
+// This package is wiring only: flags, help text and output formatting; the
+// behaviour lives in seat/, tmux/, handoff/ and recover/.
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/sim"
+	"github.com/urfave/cli/v2"
+)
+
+func main() {
+	seat.Register(sim.Adapter{})
+	os.Exit(run(os.Args))
+}
+
+// run executes the CLI and returns the exit code (docs/cli.md lists them).
+func run(args []string) int {
+	app := &cli.App{
+		Name:  "pantty",
+		Usage: "keep AI coding seats in tmux safe to feed from a board and recoverable unattended",
+		Description: "State lives under $PANTTY_HOME (default ${XDG_STATE_HOME:-~/.local/state}/pantty), one directory per seat.\n" +
+			"Exit codes: 0 done, 1 failed, 2 bad input or usage (nothing changed), 3 refused: a live owner holds the seat,\n" +
+			"4 could not observe (the answer is unknown).",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "home", Usage: "state root (overrides $PANTTY_HOME)", EnvVars: []string{seat.HomeEnv}},
+		},
+		Commands: []*cli.Command{
+			seatCommand(),
+			demoCommand(),
+			hookCommand(),
+			simCommand(),
+			driveCommand(),
+			execCommand(),
+		},
+		HideHelpCommand: true,
+		ExitErrHandler:  func(*cli.Context, error) {},
+		OnUsageError: func(c *cli.Context, err error, _ bool) error {
+			return usageErr(err.Error())
+		},
+	}
+	err := app.Run(args)
+	if err == nil {
+		return 0
+	}
+	code := exitCode(err)
+	if msg := err.Error(); msg != "" {
+		fmt.Fprintln(os.Stderr, "pantty: "+msg)
+	}
+	return code
+}

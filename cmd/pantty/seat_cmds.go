@@ -1,0 +1,296 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/pantty/pantty/seat"
+	"github.com/urfave/cli/v2"
+)
+
+func seatCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "seat",
+		Usage: "create, start, stop, feed and steer seats",
+		Subcommands: []*cli.Command{
+			{
+				Name:      "init",
+				Usage:     "write a commented seat.toml for a new seat",
+				ArgsUsage: "NAME",
+				Flags: []cli.Flag{
+					&cli.StringFlag{Name: "harness", Usage: "sim | claude-code", Required: true},
+					&cli.StringFlag{Name: "workdir", Usage: "directory the harness works in", Required: true},
+					&cli.StringSliceFlag{Name: "env", Usage: "KEY=VALUE added to the harness environment (repeatable)"},
+				},
+				Action: seatInit,
+			},
+			{
+				Name:      "start",
+				Usage:     "start the seat's harness in tmux and its driver (refused, exit 3, while a live driver holds it)",
+				ArgsUsage: "NAME",
+				Flags: []cli.Flag{
+					&cli.StringFlag{Name: "takeover", Usage: "replace the live driver whose holder id is `HOLDER`"},
+				},
+				Action: seatStart,
+			},
+			{Name: "stop", Usage: "stop driver and harness; all state stays", ArgsUsage: "NAME", Action: seatStop},
+			{Name: "list", Usage: "list seats with intent, owner and phase", Action: seatList},
+			{Name: "attach", Usage: "attach this terminal to the seat's tmux session", ArgsUsage: "NAME", Action: seatAttach},
+			sendCommand(),
+			{
+				Name:      "command",
+				Usage:     "the command door: send an allow-listed harness command (e.g. -- /compact keep the procedure)",
+				ArgsUsage: "NAME -- /COMMAND [ARGS...]",
+				Action:    seatCmd,
+			},
+			{Name: "cancel", Usage: "cancel the in-flight turn (one Escape, verified)", ArgsUsage: "NAME", Action: seatCancel},
+			{Name: "retry", Usage: "re-queue a failed message", ArgsUsage: "NAME ID", Action: seatRetry},
+			{Name: "inbox", Usage: "list the seat's messages and their states", ArgsUsage: "NAME", Action: seatInbox},
+		},
+	}
+}
+
+func seatInit(c *cli.Context) error {
+	s, err := seatArg(c, false)
+	if err != nil {
+		return err
+	}
+	env := map[string]string{}
+	for _, kv := range c.StringSlice("env") {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return usageErr("--env %q: want KEY=VALUE", kv)
+		}
+		env[k] = v
+	}
+	if err := seat.InitConfig(s, c.String("harness"), c.String("workdir"), env); err != nil {
+		return err
+	}
+	say("wrote %s", s.ConfigPath())
+	return nil
+}
+
+func seatStart(c *cli.Context) error {
+	s, err := seatArg(c, true)
+	if err != nil {
+		return err
+	}
+	pantty, err := panttyPath()
+	if err != nil {
+		return err
+	}
+	opts := seat.StartOptions{Takeover: c.String("takeover"), Pantty: pantty}
+	if isTerminal(os.Stderr) {
+		opts.Progress = func(line string) { fmt.Fprintf(os.Stderr, "  %s …\n", line) }
+	}
+	p, err := seat.Start(s, opts)
+	if err != nil {
+		return err
+	}
+	how := "started"
+	if p.Adopted {
+		how = "adopted its live harness"
+	}
+	say("seat %s %s: holder %s, session %s", s.Name, how, p.Holder, p.Session)
+	return nil
+}
+
+func seatStop(c *cli.Context) error {
+	s, err := seatArg(c, true)
+	if err != nil {
+		return err
+	}
+	if err := seat.RefuseInside(s.Home, "seat stop"); err != nil {
+		return err
+	}
+	if err := seat.Stop(s); err != nil {
+		return err
+	}
+	say("seat %s stopped (state kept in %s)", s.Name, s.Dir)
+	return nil
+}
+
+func seatList(c *cli.Context) error {
+	if c.NArg() != 0 {
+		return usageErr("seat list takes no arguments")
+	}
+	home, err := homeOf(c)
+	if err != nil {
+		return err
+	}
+	names, err := seat.List(home)
+	if err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(os.Stdout, 0, 2, 2, ' ', 0)
+	fmt.Fprintln(tw, "SEAT\tHARNESS\tINTENT\tOWNER\tPHASE\tQUEUED\tSESSION")
+	now := time.Now()
+	for _, n := range names {
+		s, _ := seat.Open(home, n)
+		row := []string{n, "unknown", "unknown", "none", "unknown", "unknown", "unknown"}
+		if cfg, err := s.LoadConfig(); err == nil {
+			row[1] = cfg.Harness
+		} else {
+			row[1] = "bad seat.toml"
+		}
+		if in, err := s.ReadIntent(); err == nil {
+			row[2] = in.Want
+		}
+		if o, live, err := s.LiveOwner(); err != nil {
+			row[3] = "unreadable"
+		} else if live {
+			row[3] = o.Holder
+		}
+		if hb, err := s.ReadHeartbeat(); err == nil {
+			row[4] = hb.Phase
+			if hb.Stale(now) {
+				row[4] += " (stale)"
+			}
+		}
+		if es, err := s.Entries(); err == nil {
+			q := 0
+			for _, e := range es {
+				if !seat.Final(e.Status.State) {
+					q++
+				}
+			}
+			row[5] = fmt.Sprint(q)
+		}
+		if sess, err := s.ReadSession(); err == nil {
+			row[6] = sess.ID
+		}
+		fmt.Fprintln(tw, strings.Join(row, "\t"))
+	}
+	return tw.Flush()
+}
+
+func seatAttach(c *cli.Context) error {
+	s, err := seatArg(c, true)
+	if err != nil {
+		return err
+	}
+	sess, err := s.ReadSession()
+	if err != nil {
+		return fmt.Errorf("seat %s has no session yet (start it first): %w", s.Name, err)
+	}
+	// Replace this process with a tmux client on the seat's private server.
+	return syscall.Exec("/usr/bin/env", []string{"env", "tmux", "-u", "-S", sess.Socket, "attach-session", "-t", "=" + sess.TmuxName}, os.Environ())
+}
+
+func seatCmd(c *cli.Context) error {
+	args := c.Args().Slice()
+	if len(args) < 2 {
+		return usageErr("usage: pantty seat command NAME -- /COMMAND [ARGS...]")
+	}
+	home, err := homeOf(c)
+	if err != nil {
+		return err
+	}
+	s, err := seat.Existing(home, args[0])
+	if err != nil {
+		return err
+	}
+	if err := seat.RefuseInside(home, "seat command"); err != nil {
+		return err
+	}
+	cfg, err := s.LoadConfig()
+	if err != nil {
+		return err
+	}
+	ad, err := seat.AdapterFor(cfg.Harness)
+	if err != nil {
+		return err
+	}
+	rest := args[1:]
+	if rest[0] == "--" {
+		rest = rest[1:]
+	}
+	if len(rest) == 0 || !strings.HasPrefix(rest[0], "/") {
+		return usageErr("a command starts with '/': pantty seat command NAME -- /compact [ARGS]")
+	}
+	cmd, err := seat.NewCommand(ad, rest[0], strings.Join(rest[1:], " "))
+	if err != nil {
+		return err
+	}
+	if _, live, _ := s.LiveOwner(); !live {
+		return fmt.Errorf("seat %s has no live driver to run %s (start it first)", s.Name, cmd.Text())
+	}
+	res, err := s.Ask(seat.Request{Kind: seat.CtlCommand, Command: cmd.Name(), Args: cmd.Args()}, 2*time.Minute)
+	if err != nil {
+		return err
+	}
+	say("%s", res.Detail)
+	return nil
+}
+
+func seatCancel(c *cli.Context) error {
+	s, err := seatArg(c, true)
+	if err != nil {
+		return err
+	}
+	if err := seat.RefuseInside(s.Home, "seat cancel"); err != nil {
+		return err
+	}
+	if _, live, _ := s.LiveOwner(); !live {
+		return fmt.Errorf("seat %s has no live driver: nothing is in flight", s.Name)
+	}
+	res, err := s.Ask(seat.Request{Kind: seat.CtlCancel}, 30*time.Second)
+	if err != nil {
+		return err
+	}
+	say("%s", res.Detail)
+	return nil
+}
+
+func seatRetry(c *cli.Context) error {
+	if c.NArg() != 2 {
+		return usageErr("usage: pantty seat retry NAME ID")
+	}
+	home, err := homeOf(c)
+	if err != nil {
+		return err
+	}
+	s, err := seat.Existing(home, c.Args().Get(0))
+	if err != nil {
+		return err
+	}
+	id := c.Args().Get(1)
+	if err := seat.Retry(s, id); err != nil {
+		return err
+	}
+	say("re-queued %s", id)
+	return nil
+}
+
+func seatInbox(c *cli.Context) error {
+	s, err := seatArg(c, true)
+	if err != nil {
+		return err
+	}
+	es, err := s.Entries()
+	if err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(os.Stdout, 0, 2, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tSTATE\tREASON\tATTEMPTS\tFROM\tTEXT")
+	for _, e := range es {
+		text := strings.ReplaceAll(e.Msg.Text, "\n", " ")
+		if len(text) > 40 {
+			text = text[:40] + "…"
+		}
+		from := e.Msg.From
+		if from == "" {
+			from = "-"
+		}
+		reason := e.Status.Reason
+		if reason == "" {
+			reason = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", e.Msg.ID, e.Status.State, reason, e.Status.Attempts, from, text)
+	}
+	return tw.Flush()
+}

@@ -1,0 +1,186 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/pantty/pantty/seat"
+	"github.com/urfave/cli/v2"
+)
+
+func sendCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "send",
+		Usage: "the board door: store a message from stdin durably in the seat's inbox and print its id",
+		Description: "Whole stdin is one message by default; --lines makes each line a message (blank lines are skipped),\n" +
+			"--jsonl reads objects {id, from, board, channel, text}. Each message is stored as it arrives and its id\n" +
+			"printed. A refused line is reported with its line number and the stream goes on; the exit code at the\n" +
+			"end is 2 if any line was refused. An id already stored is a duplicate: reported, exit 0.",
+		ArgsUsage: "NAME",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "id", Usage: "message id (default: generated); the same id is stored once"},
+			&cli.StringFlag{Name: "from", Usage: "sender"},
+			&cli.StringFlag{Name: "board", Usage: "board name"},
+			&cli.StringFlag{Name: "channel", Usage: "channel name"},
+			&cli.BoolFlag{Name: "lines", Usage: "each line of stdin is one message"},
+			&cli.BoolFlag{Name: "jsonl", Usage: "each line of stdin is a JSON object {id, from, board, channel, text}"},
+		},
+		Action: seatSend,
+	}
+}
+
+func seatSend(c *cli.Context) error {
+	s, err := seatArg(c, true)
+	if err != nil {
+		return err
+	}
+	if n, ok := seat.InsideSeat(s.Home); ok && n != s.Name {
+		return fmt.Errorf("%w: seat send to seat %q is not allowed from inside seat %q", seat.ErrInsideSeat, s.Name, n)
+	}
+	cfg, err := s.LoadConfig()
+	if err != nil {
+		return err
+	}
+	base := seat.Message{ID: c.String("id"), From: c.String("from"), Board: c.String("board"), Channel: c.String("channel")}
+	if c.Bool("lines") && c.Bool("jsonl") {
+		return usageErr("--lines and --jsonl exclude each other")
+	}
+	if (c.Bool("lines") || c.Bool("jsonl")) && base.ID != "" {
+		return usageErr("--id names one message; with --lines or --jsonl every message needs its own id (use --jsonl with an id field)")
+	}
+	max := cfg.MaxMessageBytes
+	if !c.Bool("lines") && !c.Bool("jsonl") {
+		data, err := io.ReadAll(io.LimitReader(os.Stdin, int64(max)+1))
+		if err != nil {
+			return fmt.Errorf("read stdin: %w", err)
+		}
+		if len(data) > max {
+			return fmt.Errorf("%w: message is over the %d-byte limit (max_message_bytes)", seat.ErrBadInput, max)
+		}
+		m := base
+		m.Text = string(data)
+		return store(s, m, max)
+	}
+	return sendStream(c, s, base, max)
+}
+
+// store enqueues one message and prints its id.
+func store(s seat.Seat, m seat.Message, max int) error {
+	res, err := s.Enqueue(m, max, time.Now())
+	if err != nil {
+		return err
+	}
+	if res.Duplicate {
+		say("%s duplicate: already stored", res.ID)
+	} else {
+		say("%s", res.ID)
+	}
+	return nil
+}
+
+// sendStream stores one message per line as lines arrive, so an endless
+// `tail -F board.log | pantty seat send NAME --lines` works.
+func sendStream(c *cli.Context, s seat.Seat, base seat.Message, max int) error {
+	r := bufio.NewReaderSize(os.Stdin, 64<<10)
+	refused := 0
+	for n := 1; ; n++ {
+		line, tooLong, err := readLine(r, max)
+		if len(line) == 0 && err != nil {
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			return fmt.Errorf("read stdin: %w", err)
+		}
+		m := base
+		var lerr error
+		switch {
+		case tooLong:
+			lerr = fmt.Errorf("%w: over the %d-byte limit", seat.ErrBadInput, max)
+		case c.Bool("jsonl"):
+			if len(bytes.TrimSpace(line)) == 0 {
+				continue
+			}
+			m, lerr = decodeJSONL(line, base)
+		default:
+			if len(bytes.TrimSpace(line)) == 0 {
+				continue
+			}
+			m.Text = string(line)
+		}
+		if lerr == nil {
+			lerr = store(s, m, max)
+		}
+		if lerr != nil {
+			if !errors.Is(lerr, seat.ErrBadInput) {
+				return fmt.Errorf("line %d: %w", n, lerr)
+			}
+			refused++
+			fmt.Fprintf(os.Stderr, "pantty: line %d refused: %v\n", n, lerr)
+		}
+		if err != nil {
+			break
+		}
+	}
+	if refused > 0 {
+		return codedError{exitBadInput, fmt.Sprintf("%d line(s) refused", refused)}
+	}
+	return nil
+}
+
+// readLine reads one line without its line ending; a line over max is drained
+// and reported as too long, so one bad line cannot stop the stream.
+func readLine(r *bufio.Reader, max int) ([]byte, bool, error) {
+	var line []byte
+	tooLong := false
+	for {
+		chunk, err := r.ReadSlice('\n')
+		if !tooLong {
+			line = append(line, chunk...)
+			if len(line) > max+2 {
+				tooLong, line = true, line[:0]
+			}
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		line = bytes.TrimSuffix(line, []byte("\n"))
+		line = bytes.TrimSuffix(line, []byte("\r"))
+		if tooLong {
+			line = []byte{0} // non-empty marker; the caller refuses it
+		}
+		return line, tooLong, err
+	}
+}
+
+func decodeJSONL(line []byte, base seat.Message) (seat.Message, error) {
+	var in struct {
+		ID      string `json:"id"`
+		From    string `json:"from"`
+		Board   string `json:"board"`
+		Channel string `json:"channel"`
+		Text    string `json:"text"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&in); err != nil {
+		return base, fmt.Errorf("%w: bad JSON object: %v", seat.ErrBadInput, err)
+	}
+	m := base
+	m.ID, m.Text = in.ID, in.Text
+	if in.From != "" {
+		m.From = in.From
+	}
+	if in.Board != "" {
+		m.Board = in.Board
+	}
+	if in.Channel != "" {
+		m.Channel = in.Channel
+	}
+	return m, nil
+}

@@ -1,0 +1,75 @@
+package seat
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// Adapter is what one harness must provide for pantty to drive it as a resident
+// seat. The driver owns the sequence (ready → paste → evidence → turn end); an
+// adapter answers only the harness-specific questions.
+type Adapter interface {
+	// Name is the harness name seat.toml uses.
+	Name() string
+	// Argv builds the pane command for one launch. Resume is decided by the
+	// driver from SessionExists, never from "first start or not".
+	Argv(l Launch) ([]string, error)
+	// Env adds adapter-specific variables to the harness environment.
+	Env(s Seat, c Config) map[string]string
+	// SessionExists reports whether the harness has a record of the session
+	// (Claude Code: its transcript file).
+	SessionExists(s Seat, c Config, sessionID string) (bool, error)
+	// FindTurn looks in the harness's own records for a finished model turn of the
+	// submission carrying this id and nonce, for a message whose turn end was
+	// missed in a crash. found=false with nil error means "no turn": resubmit once.
+	FindTurn(s Seat, c Config, sessionID, msgID, nonce string) (found bool, where string, err error)
+	// Busy reports from the pane's visible text whether a turn is running.
+	Busy(screen string) bool
+	// Commands is the command door's allow-list: the harness commands pantty may
+	// send as itself (for example "compact").
+	Commands() []string
+	// Facts is the measured dispatch predicate for this harness's tmux path.
+	Facts() DispatchFacts
+	// PasteSettle is the adapter's default quiet time between paste and Enter.
+	PasteSettle() Duration
+}
+
+// Launch is what an adapter needs to build one launch of its harness.
+type Launch struct {
+	Seat      Seat
+	Config    Config
+	SessionID string
+	Resume    bool
+	Settings  string // path of the per-seat settings file (hooks, status line)
+	Pantty    string // absolute path of the pantty binary the hooks call
+}
+
+var (
+	adaptersMu sync.Mutex
+	adapters   = map[string]Adapter{}
+)
+
+// Register makes an adapter available by name; cmd/pantty registers each one.
+func Register(a Adapter) {
+	adaptersMu.Lock()
+	defer adaptersMu.Unlock()
+	adapters[a.Name()] = a
+}
+
+// AdapterFor returns the registered adapter for a harness name.
+func AdapterFor(name string) (Adapter, error) {
+	adaptersMu.Lock()
+	defer adaptersMu.Unlock()
+	a, ok := adapters[name]
+	if !ok {
+		var names []string
+		for n := range adapters {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		return nil, fmt.Errorf("no adapter for harness %q (have %s)", name, strings.Join(names, ", "))
+	}
+	return a, nil
+}

@@ -1,0 +1,195 @@
+package seat
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// Shapes a seat can run in (DESIGN.md §8). Only resident is driven today.
+const (
+	ShapeResident = "resident"
+	ShapeTurn     = "turn"
+	ShapeStep     = "step"
+)
+
+// KnownHarnesses lists the harness names seat.toml may name; each has an adapter
+// registered by cmd/pantty.
+var KnownHarnesses = []string{"sim", "claude-code"}
+
+// Duration is a time.Duration written in seat.toml as a Go duration string ("30s").
+type Duration struct{ time.Duration }
+
+// UnmarshalText parses a duration string so a typo is a line-numbered error.
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(string(b))
+	if err != nil {
+		return fmt.Errorf("bad duration %q (want e.g. 30s, 5m, 1h)", string(b))
+	}
+	if v < 0 {
+		return fmt.Errorf("negative duration %q", string(b))
+	}
+	d.Duration = v
+	return nil
+}
+
+// MarshalText writes the duration back in the same form.
+func (d Duration) MarshalText() ([]byte, error) { return []byte(d.Duration.String()), nil }
+
+// Config is seat.toml: the declared identity and configuration a person writes.
+// pantty validates it and never rewrites it. Declared values are never reported as
+// telemetry (the model a seat really runs comes from the harness's own records).
+type Config struct {
+	Name    string `toml:"name"`
+	Harness string `toml:"harness"`
+	Workdir string `toml:"workdir"`
+	Shape   string `toml:"shape"`
+
+	// Command is the harness binary; empty means the adapter's default.
+	Command        string   `toml:"command"`
+	Args           []string `toml:"args"`
+	Model          string   `toml:"model"`
+	PermissionMode string   `toml:"permission_mode"`
+
+	// Env is added to the harness's environment on top of the allow-list taken
+	// from the caller (docs/state.md lists it).
+	Env map[string]string `toml:"env"`
+	// PassEnv names further caller variables to pass through (e.g. an API key
+	// kept out of this file).
+	PassEnv []string `toml:"pass_env"`
+
+	MaxMessageBytes   int      `toml:"max_message_bytes"`
+	TurnCeiling       Duration `toml:"turn_ceiling"`
+	HeartbeatInterval Duration `toml:"heartbeat_interval"`
+	ReadyTimeout      Duration `toml:"ready_timeout"`
+	PasteSettle       Duration `toml:"paste_settle"`
+	SubmitTimeout     Duration `toml:"submit_timeout"`
+	SubmitRetries     int      `toml:"submit_retries"`
+
+	Tmux TmuxConfig `toml:"tmux"`
+}
+
+// TmuxConfig names the private tmux server the seat's pane lives on.
+type TmuxConfig struct {
+	// Socket is a socket name (resolved like tmux -L) or an absolute path;
+	// empty means $PANTTY_TMUX_SOCKET, else "pantty".
+	Socket string `toml:"socket"`
+}
+
+// Defaults applied to zero fields after decoding; docs/state.md lists them.
+const (
+	DefaultTurnCeiling       = 30 * time.Minute
+	DefaultHeartbeatInterval = 30 * time.Second
+	DefaultReadyTimeout      = 60 * time.Second
+	DefaultSubmitTimeout     = 5 * time.Second
+	DefaultSubmitRetries     = 3
+)
+
+var envKeyRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// LoadConfig reads and validates a seat's seat.toml. Unknown keys and bad values
+// are errors naming the file and line; nothing is silently defaulted except the
+// documented optional fields.
+func (s Seat) LoadConfig() (Config, error) {
+	var c Config
+	path := s.ConfigPath()
+	if err := ReadState(path, &c); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return c, fmt.Errorf("%w %q (no %s)", ErrUnknownSeat, s.Name, path)
+		}
+		return c, fmt.Errorf("%w: %v", ErrBadConfig, err)
+	}
+	if err := c.validate(s.Name); err != nil {
+		return c, fmt.Errorf("%w: %s: %v", ErrBadConfig, path, err)
+	}
+	return c, nil
+}
+
+// ErrBadConfig marks a seat.toml that does not validate (exit 2: fix the file).
+var ErrBadConfig = errors.New("bad seat.toml")
+
+func (c *Config) validate(name string) error {
+	if c.Name != name {
+		return fmt.Errorf("name = %q does not match the seat's directory %q", c.Name, name)
+	}
+	known := false
+	for _, h := range KnownHarnesses {
+		known = known || c.Harness == h
+	}
+	if !known {
+		return fmt.Errorf("harness = %q: want one of %s", c.Harness, strings.Join(KnownHarnesses, ", "))
+	}
+	if c.Workdir == "" {
+		return fmt.Errorf("workdir is missing")
+	}
+	if !filepath.IsAbs(c.Workdir) {
+		return fmt.Errorf("workdir = %q must be an absolute path", c.Workdir)
+	}
+	fi, err := os.Stat(c.Workdir)
+	if err != nil {
+		return fmt.Errorf("workdir %s: %v", c.Workdir, errors.Unwrap(err))
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("workdir %s is not a directory", c.Workdir)
+	}
+	switch c.Shape {
+	case "":
+		c.Shape = ShapeResident
+	case ShapeResident:
+	case ShapeTurn, ShapeStep:
+		return fmt.Errorf("shape = %q is not implemented yet (only %q)", c.Shape, ShapeResident)
+	default:
+		return fmt.Errorf("shape = %q: want resident, turn or step", c.Shape)
+	}
+	for k := range c.Env {
+		if !envKeyRE.MatchString(k) {
+			return fmt.Errorf("env key %q is not a valid variable name", k)
+		}
+		if isNestedMarker(k) {
+			return fmt.Errorf("env key %q is reserved (pantty sets or strips it)", k)
+		}
+	}
+	for _, k := range c.PassEnv {
+		if !envKeyRE.MatchString(k) || isNestedMarker(k) {
+			return fmt.Errorf("pass_env name %q is not a variable pantty may pass", k)
+		}
+	}
+	if c.MaxMessageBytes < 0 {
+		return fmt.Errorf("max_message_bytes = %d must be positive", c.MaxMessageBytes)
+	}
+	if c.MaxMessageBytes == 0 {
+		c.MaxMessageBytes = DefaultMaxMessageBytes
+	}
+	if c.SubmitRetries < 0 || c.SubmitRetries > 20 {
+		return fmt.Errorf("submit_retries = %d: want 0..20", c.SubmitRetries)
+	}
+	def := func(d *Duration, v time.Duration) {
+		if d.Duration == 0 {
+			d.Duration = v
+		}
+	}
+	def(&c.TurnCeiling, DefaultTurnCeiling)
+	def(&c.HeartbeatInterval, DefaultHeartbeatInterval)
+	def(&c.ReadyTimeout, DefaultReadyTimeout)
+	def(&c.SubmitTimeout, DefaultSubmitTimeout)
+	if c.SubmitRetries == 0 {
+		c.SubmitRetries = DefaultSubmitRetries
+	}
+	return nil
+}
+
+// isNestedMarker reports variables that must never pass from a caller into a
+// harness: tmux's own (a nested client would talk to the wrong server), Claude
+// Code's nested-session markers, and pantty's in-seat markers.
+func isNestedMarker(k string) bool {
+	switch k {
+	case "TMUX", "TMUX_PANE", "CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT", "CLAUDE_CODE_SSE_PORT":
+		return true
+	}
+	return strings.HasPrefix(k, "PANTTY_SEAT") || k == HomeEnv
+}

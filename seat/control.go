@@ -1,0 +1,138 @@
+package seat
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+)
+
+// Control request kinds: every command other than the driver that wants something
+// done to the pane asks the driver through control/, because only the lock
+// holder writes to its pane (DESIGN.md §9).
+const (
+	CtlCommand = "command" // run an allow-listed harness command (command door)
+	CtlCancel  = "cancel"  // cancel the in-flight turn
+	CtlStop    = "stop"    // stop the harness and the driver
+	CtlRelease = "release" // leave the harness running and exit (takeover)
+	CtlRetry   = "retry"   // re-queue a failed message
+)
+
+var ctlKinds = map[string]bool{CtlCommand: true, CtlCancel: true, CtlStop: true, CtlRelease: true, CtlRetry: true}
+
+// Request is control/<id>.toml, schema-checked by the driver before it acts.
+type Request struct {
+	ID      string    `toml:"id"`
+	Kind    string    `toml:"kind"`
+	Command string    `toml:"command,omitempty"` // CtlCommand: name without '/'
+	Args    string    `toml:"args,omitempty"`    // CtlCommand: its arguments
+	MsgID   string    `toml:"msg_id,omitempty"`  // CtlRetry
+	FromPID int       `toml:"from_pid"`
+	At      time.Time `toml:"at"`
+}
+
+// Validate is the schema check the driver applies to every request it reads.
+func (r Request) Validate() error {
+	if !ctlKinds[r.Kind] {
+		return fmt.Errorf("unknown request kind %q", r.Kind)
+	}
+	if !strings.HasPrefix(r.ID, "c") || len(r.ID) > 64 {
+		return fmt.Errorf("bad request id %q", r.ID)
+	}
+	if r.Kind == CtlRetry && !ValidID(r.MsgID) {
+		return fmt.Errorf("retry: bad message id %q", r.MsgID)
+	}
+	if r.Kind == CtlCommand && r.Command == "" {
+		return fmt.Errorf("command: no command named")
+	}
+	return nil
+}
+
+// Result is control/done/<id>.toml: the driver's answer to one request.
+type Result struct {
+	ID     string    `toml:"id"`
+	OK     bool      `toml:"ok"`
+	Error  string    `toml:"error,omitempty"`
+	Detail string    `toml:"detail,omitempty"`
+	At     time.Time `toml:"at"`
+}
+
+func newRequestID() string {
+	b := make([]byte, 6)
+	rand.Read(b)
+	return fmt.Sprintf("c%d-%s", time.Now().UnixNano(), hex.EncodeToString(b))
+}
+
+// Ask drops a request for the seat's driver and waits for its result. It watches
+// control/done first and then checks, so a result written in between is not
+// missed. A timeout means the answer is unknown (ErrUnobservable).
+func (s Seat) Ask(r Request, timeout time.Duration) (Result, error) {
+	r.ID = newRequestID()
+	r.FromPID = os.Getpid()
+	r.At = time.Now().UTC()
+	if err := r.Validate(); err != nil {
+		return Result{}, fmt.Errorf("%w: %v", ErrBadInput, err)
+	}
+	if err := s.Ensure(); err != nil {
+		return Result{}, err
+	}
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		return Result{}, err
+	}
+	defer w.Close()
+	if err := w.Add(s.ControlDoneDir()); err != nil {
+		return Result{}, err
+	}
+	if err := s.Write(filepath.Join(s.ControlDir(), r.ID+".toml"), r); err != nil {
+		return Result{}, err
+	}
+	donePath := filepath.Join(s.ControlDoneDir(), r.ID+".toml")
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	for {
+		var res Result
+		err := ReadState(donePath, &res)
+		if err == nil {
+			if !res.OK {
+				return res, fmt.Errorf("seat %q: %s: %s", s.Name, r.Kind, res.Error)
+			}
+			return res, nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return res, err
+		}
+		select {
+		case <-w.Events:
+		case err := <-w.Errors:
+			if err != nil && !errors.Is(err, fsnotify.ErrEventOverflow) {
+				return Result{}, err
+			}
+		case <-deadline.C:
+			os.Remove(filepath.Join(s.ControlDir(), r.ID+".toml"))
+			return Result{}, fmt.Errorf("%w: seat %q: the driver did not answer the %s request within %s", ErrUnobservable, s.Name, r.Kind, timeout)
+		}
+	}
+}
+
+// PendingRequests lists request files waiting in control/, oldest first.
+func (s Seat) PendingRequests() ([]string, error) {
+	ents, err := os.ReadDir(s.ControlDir())
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, e := range ents {
+		if e.Type().IsRegular() && strings.HasSuffix(e.Name(), ".toml") {
+			out = append(out, e.Name())
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,333 @@
+package seat
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+	"github.com/pantty/pantty/tmux"
+)
+
+// Progress is one line the driver reports to the `seat start` that spawned it,
+// so start can show honest progress and exit with the driver's own verdict.
+type Progress struct {
+	State   string `json:"state"` // progress, ready, refused, error
+	Text    string `json:"text,omitempty"`
+	Holder  string `json:"holder,omitempty"`
+	Session string `json:"session,omitempty"`
+	Adopted bool   `json:"adopted,omitempty"`
+}
+
+// Driver phases, recorded in heartbeat.toml.
+const (
+	PhaseStarting    = "starting"
+	PhaseIdle        = "idle"
+	PhaseSubmitting  = "submitting"
+	PhaseInTurn      = "in-turn"
+	PhaseCancelling  = "cancelling"
+	PhaseProvider    = "waiting-provider"
+	PhaseRelaunching = "relaunching"
+	PhaseStopping    = "stopping"
+)
+
+// Driver is the seat's work loop: one process per seat that holds owner.lock for
+// its whole life, is the only writer to the seat's pane, consumes the inbox one
+// message at a time and moves each message only on evidence. Everything it waits
+// for arrives as an event (fsnotify on inbox, events and control; tmux's
+// control-mode client for a vanished server) or a timer with a stated reason.
+type Driver struct {
+	S      Seat
+	Cfg    Config
+	Ad     Adapter
+	Lock   *Lock
+	Pantty string      // absolute path of this binary, for hooks and the pane's exec
+	Log    *log.Logger // driver.log
+	Report func(Progress)
+
+	tm       *tmux.Client
+	sess     Session
+	phase    string
+	waiting  string
+	ready    bool
+	adopted  bool
+	launchAt time.Time
+
+	entries     map[string]*Entry
+	order       []*Entry
+	flight      *flight
+	foreignTurn string // prompt_id of a turn pantty did not submit (a person typing)
+	cmds        []Request
+	notBefore   time.Time // provider wait: nothing is submitted before this
+
+	w         *fsnotify.Watcher
+	watch     *tmux.Watch
+	gone      <-chan struct{}
+	evidenceT timer
+	ceilingT  timer
+	waitT     timer
+	readyT    timer
+	exit      *int
+}
+
+// flight is the one message between paste and turn end.
+type flight struct {
+	e          *Entry
+	sub        Submission
+	enterTries int
+}
+
+// NewSessionID makes a random (version 4) UUID: pantty chooses the harness session
+// id before the first launch so it can resume that exact session later.
+func NewSessionID() string {
+	b := make([]byte, 16)
+	rand.Read(b)
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}
+
+// SocketFor resolves the seat's tmux socket: seat.toml, then $PANTTY_TMUX_SOCKET,
+// then "pantty" — always a private server, never the user's default one.
+func SocketFor(c Config) (string, error) {
+	spec := c.Tmux.Socket
+	if spec == "" {
+		spec = os.Getenv("PANTTY_TMUX_SOCKET")
+	}
+	if spec == "" {
+		spec = "pantty"
+	}
+	return tmux.SocketPath(spec)
+}
+
+func (d *Driver) logf(format string, a ...any) {
+	if d.Log != nil {
+		d.Log.Printf(format, a...)
+	}
+}
+
+func (d *Driver) report(p Progress) {
+	if d.Report != nil {
+		d.Report(p)
+	}
+}
+
+// Loop starts (or adopts) the harness, reports readiness and runs the loop until
+// a stop or release. It returns the process exit code.
+func (d *Driver) Loop() int {
+	code := 0
+	d.exit = nil
+	d.S.CleanTmp()
+	if err := d.setup(); err != nil {
+		d.logf("start failed: %v", err)
+		d.report(Progress{State: "error", Text: err.Error()})
+		if errors.Is(err, ErrUnobservable) {
+			return 4
+		}
+		return 1
+	}
+	defer d.teardown()
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
+	signal.Ignore(syscall.SIGHUP, syscall.SIGPIPE)
+	hb := time.NewTicker(d.Cfg.HeartbeatInterval.Duration)
+	defer hb.Stop()
+	d.beat()
+	d.pump()
+	for d.exit == nil {
+		select {
+		case ev, ok := <-d.w.Events:
+			if !ok {
+				return 1
+			}
+			d.onFSEvent(ev)
+		case err := <-d.w.Errors:
+			// An overflow means events were dropped: rescan everything.
+			d.logf("watch: %v (rescanning)", err)
+			d.rescan()
+		case <-hb.C:
+			d.checkHarness("heartbeat check")
+			d.beat()
+		case <-d.gone:
+			d.gone = nil
+			d.checkHarness("tmux control client ended")
+		case <-d.evidenceT.C():
+			d.evidenceT.stop()
+			d.onEvidenceTimeout()
+		case <-d.ceilingT.C():
+			d.ceilingT.stop()
+			d.cancelTurn(ReasonCeiling)
+		case <-d.waitT.C():
+			d.waitT.stop()
+			d.setPhase(PhaseIdle, "")
+		case <-d.readyT.C():
+			d.readyT.stop()
+			d.onReadyTimeout()
+		case sig := <-sigs:
+			d.logf("signal %v: releasing the seat (the harness keeps running)", sig)
+			code = 0
+			d.exit = &code
+		}
+		d.pump()
+	}
+	return *d.exit
+}
+
+// pump does whatever the current state allows: consume events and requests,
+// then submit the next message if the seat is at a turn boundary.
+func (d *Driver) pump() {
+	d.drainEvents()
+	d.drainControl()
+	if d.exit == nil {
+		d.maybeSubmit()
+	}
+}
+
+func (d *Driver) setup() error {
+	d.report(Progress{State: "progress", Text: "holding owner.lock as " + d.Lock.Owner.Holder})
+	if d.Cfg.PasteSettle.Duration == 0 {
+		d.Cfg.PasteSettle = d.Ad.PasteSettle()
+	}
+	sess, err := d.S.ReadSession()
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		sess = Session{Harness: d.Cfg.Harness, ID: NewSessionID(), Generation: 1, Why: "first start"}
+	case err != nil:
+		return fmt.Errorf("seat %q: %w (not overwritten; fix or remove it by hand)", d.S.Name, err)
+	case sess.Harness != d.Cfg.Harness:
+		return fmt.Errorf("seat %q: session.toml is a %s session but seat.toml says harness = %q (a harness change needs a new generation)", d.S.Name, sess.Harness, d.Cfg.Harness)
+	}
+	socket, err := SocketFor(d.Cfg)
+	if err != nil {
+		return err
+	}
+	sess.Socket = socket
+	sess.TmuxName = d.S.Name
+	d.sess = sess
+	d.tm = tmux.New(socket)
+	// Watch first, then scan: a file created in between is seen by the scan.
+	if d.w, err = fsnotify.NewWatcher(); err != nil {
+		return err
+	}
+	for _, dir := range []string{d.S.MsgsDir(), d.S.EventsDir(), d.S.ControlDir()} {
+		if err := d.w.Add(dir); err != nil {
+			return fmt.Errorf("watch %s: %w", dir, err)
+		}
+	}
+	if err := d.loadInbox(); err != nil {
+		return err
+	}
+	d.setPhase(PhaseStarting, "harness SessionStart")
+	if err := d.ensureHarness(); err != nil {
+		return err
+	}
+	d.recoverFlight()
+	return nil
+}
+
+func (d *Driver) teardown() {
+	if d.watch != nil {
+		d.watch.Stop()
+	}
+	if d.w != nil {
+		d.w.Close()
+	}
+}
+
+// beat writes heartbeat.toml; only the loop calls it.
+func (d *Driver) beat() {
+	hb := Heartbeat{At: time.Now().UTC(), Phase: d.phase, Interval: d.Cfg.HeartbeatInterval,
+		PID: os.Getpid(), Holder: d.Lock.Owner.Holder, Waiting: d.waiting}
+	if err := d.S.Write(d.S.HeartbeatPath(), hb); err != nil {
+		d.logf("heartbeat: %v", err)
+	}
+}
+
+func (d *Driver) setPhase(p, waiting string) {
+	if p == d.phase && waiting == d.waiting {
+		return
+	}
+	d.phase, d.waiting = p, waiting
+	d.beat()
+}
+
+func (d *Driver) ctx() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), 10*time.Second)
+}
+
+func (d *Driver) onFSEvent(ev fsnotify.Event) {
+	dir := filepath.Dir(ev.Name)
+	if dir == d.S.MsgsDir() && ev.Op&(fsnotify.Create|fsnotify.Rename) != 0 {
+		if id, ok := strings.CutSuffix(filepath.Base(ev.Name), ".json"); ok {
+			d.addMessage(id)
+		}
+	}
+	// Events and control are drained by pump after every wake-up.
+}
+
+func (d *Driver) rescan() {
+	if err := d.loadInbox(); err != nil {
+		d.logf("rescan inbox: %v", err)
+	}
+}
+
+func (d *Driver) onReadyTimeout() {
+	if d.ready {
+		return
+	}
+	err := fmt.Errorf("harness did not report SessionStart for session %s within %s%s",
+		d.sess.ID, d.Cfg.ReadyTimeout.Duration, d.paneTail())
+	d.logf("%v", err)
+	if d.Report != nil {
+		d.report(Progress{State: "error", Text: err.Error()})
+		code := 1
+		d.exit = &code
+	}
+}
+
+// paneTail returns the last lines of the pane for an error message.
+func (d *Driver) paneTail() string {
+	ctx, cancel := d.ctx()
+	defer cancel()
+	screen, err := d.tm.Capture(ctx, d.sess.PaneID)
+	if err != nil {
+		return ""
+	}
+	lines := strings.Split(strings.TrimRight(screen, "\n "), "\n")
+	if len(lines) > 5 {
+		lines = lines[len(lines)-5:]
+	}
+	return "; pane shows: " + strings.Join(lines, " | ")
+}
+
+// timer is a stoppable one-shot whose channel is nil while it is not armed, so a
+// select on it waits forever instead of firing a stale tick.
+type timer struct{ t *time.Timer }
+
+func (t *timer) C() <-chan time.Time {
+	if t.t == nil {
+		return nil
+	}
+	return t.t.C
+}
+
+func (t *timer) set(d time.Duration) {
+	t.stop()
+	t.t = time.NewTimer(d)
+}
+
+func (t *timer) stop() {
+	if t.t != nil {
+		t.t.Stop()
+		t.t = nil
+	}
+}

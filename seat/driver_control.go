@@ -1,0 +1,139 @@
+package seat
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// drainControl answers every request waiting in control/. Each is schema-checked
+// again here (the file could have been written by anything that can write the
+// directory), acted on, answered in control/done/, and removed.
+func (d *Driver) drainControl() {
+	names, err := d.S.PendingRequests()
+	if err != nil {
+		d.logf("control: %v", err)
+		return
+	}
+	for _, name := range names {
+		path := filepath.Join(d.S.ControlDir(), name)
+		var r Request
+		err := ReadState(path, &r)
+		if err == nil {
+			err = r.Validate()
+		}
+		if err == nil && r.ID+".toml" != name {
+			err = fmt.Errorf("request id %q does not match its file name", r.ID)
+		}
+		os.Remove(path)
+		if err != nil {
+			d.logf("control %s refused: %v", name, err)
+			id := name[:len(name)-len(".toml")]
+			d.answer(Request{ID: id}, err, "")
+			continue
+		}
+		d.onRequest(r)
+		if d.exit != nil {
+			return
+		}
+	}
+}
+
+func (d *Driver) answer(r Request, err error, detail string) {
+	res := Result{ID: r.ID, OK: err == nil, Detail: detail, At: time.Now().UTC()}
+	if err != nil {
+		res.Error = err.Error()
+	}
+	if werr := d.S.Write(filepath.Join(d.S.ControlDoneDir(), r.ID+".toml"), res); werr != nil {
+		d.logf("control answer %s: %v", r.ID, werr)
+	}
+}
+
+func (d *Driver) onRequest(r Request) {
+	d.logf("control request %s: %s %s %s", r.ID, r.Kind, r.Command, r.MsgID)
+	switch r.Kind {
+	case CtlCommand:
+		// Re-check the allow-list here: the driver trusts no file.
+		if _, err := NewCommand(d.Ad, r.Command, r.Args); err != nil {
+			d.answer(r, err, "")
+			return
+		}
+		// Commands run at the next turn boundary, like messages, but first.
+		d.cmds = append(d.cmds, r)
+	case CtlCancel:
+		if d.flight == nil {
+			d.answer(r, fmt.Errorf("no turn in flight"), "")
+			return
+		}
+		id := d.flight.e.Msg.ID
+		d.answer(r, d.cancelTurn(ReasonCancelled), "cancelled message "+id)
+	case CtlRetry:
+		d.answer(r, d.retry(r.MsgID), "re-queued "+r.MsgID)
+	case CtlStop:
+		d.setPhase(PhaseStopping, "")
+		d.killHarness()
+		d.answer(r, nil, "harness and driver stopped")
+		code := 0
+		d.exit = &code
+	case CtlRelease:
+		d.answer(r, nil, "driver released the seat; the harness keeps running")
+		code := 0
+		d.exit = &code
+	}
+}
+
+// retry re-queues a failed message (RetryMessage's rule, applied by the driver).
+func (d *Driver) retry(id string) error {
+	e, ok := d.entries[id]
+	if !ok {
+		return fmt.Errorf("no message %q in the inbox", id)
+	}
+	if err := retryStatus(&e.Status); err != nil {
+		return err
+	}
+	d.writeStatus(e)
+	return nil
+}
+
+// retryStatus is the one rule for re-queueing: only a failed message, and its
+// resubmission mark is cleared so a lost turn may be resubmitted once again.
+func retryStatus(st *Status) error {
+	if st.State != StateFailed {
+		return fmt.Errorf("message %s is %s, not failed: only a failed message can be retried", st.ID, st.State)
+	}
+	st.State = StateQueued
+	st.Retries++
+	st.Resubmits = 0
+	st.Reason, st.Detail, st.TurnEnd = "", "retried by 'pantty seat retry'", ""
+	st.PromptID, st.Evidence = "", ""
+	return nil
+}
+
+// runCommand sends the first queued adapter command through the command door.
+func (d *Driver) runCommand() {
+	r := d.cmds[0]
+	d.cmds = d.cmds[1:]
+	c, err := NewCommand(d.Ad, r.Command, r.Args)
+	if err != nil {
+		d.answer(r, err, "")
+		return
+	}
+	d.answer(r, d.Run(c), "sent "+c.Text())
+}
+
+// Run is the command door: it types an adapter-authored command into the pane.
+// Only Command values reach it; board text cannot (it is a Submission).
+func (d *Driver) Run(c Command) error {
+	d.logf("command door: %s (adapter-authored)", c.Text())
+	rec := struct {
+		Command string    `toml:"command"`
+		Author  string    `toml:"author"`
+		At      time.Time `toml:"at"`
+	}{c.Text(), "adapter", time.Now().UTC()}
+	path := filepath.Join(d.S.ArtifactsDir(), fmt.Sprintf("command-%d.toml", time.Now().UnixNano()))
+	if err := d.S.Write(path, rec); err != nil {
+		d.logf("command record: %v", err)
+	}
+	return d.paste(c.Text())
+}

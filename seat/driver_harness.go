@@ -1,0 +1,217 @@
+package seat
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"syscall"
+	"time"
+
+	"github.com/pantty/pantty/tmux"
+)
+
+// ensureHarness finds the seat's pane and adopts it when its pid still matches
+// session.toml (no second harness on one session), respawns it when it is dead,
+// and creates the tmux session (and server) when they are gone.
+func (d *Driver) ensureHarness() error {
+	ctx, cancel := d.ctx()
+	panes, err := d.tm.ListPanes(ctx)
+	cancel()
+	if err != nil && !errors.Is(err, tmux.ErrNoServer) {
+		return fmt.Errorf("%w: tmux server %s: %v", ErrUnobservable, d.sess.Socket, err)
+	}
+	var ours *tmux.Pane
+	for i := range panes {
+		p := panes[i]
+		if p.Session != d.sess.TmuxName {
+			continue
+		}
+		if p.ID == d.sess.PaneID && p.PID == d.sess.PanePID && !p.Dead {
+			d.adopted, d.ready = true, true
+			d.logf("adopted live pane %s (pid %d) on session %s", p.ID, p.PID, d.sess.ID)
+			d.report(Progress{State: "progress", Text: fmt.Sprintf("adopted the live harness in pane %s", p.ID)})
+			if err := d.saveSession(); err != nil {
+				return err
+			}
+			d.watchSession()
+			d.setPhase(PhaseIdle, "")
+			return nil
+		}
+		if ours == nil {
+			ours = &p
+		}
+	}
+	return d.launch(ours)
+}
+
+// launch starts the harness in pane (respawning it) or in a new tmux session,
+// resuming the seat's session when the harness has a record of it.
+func (d *Driver) launch(pane *tmux.Pane) error {
+	resume, err := d.Ad.SessionExists(d.S, d.Cfg, d.sess.ID)
+	if err != nil {
+		return fmt.Errorf("%w: session record: %v", ErrUnobservable, err)
+	}
+	settings, err := ClaudeSettings(d.Pantty, d.S)
+	if err != nil {
+		return err
+	}
+	if err := d.S.WriteRaw(d.S.SettingsPath(), settings); err != nil {
+		return err
+	}
+	argv, err := d.Ad.Argv(Launch{Seat: d.S, Config: d.Cfg, SessionID: d.sess.ID, Resume: resume,
+		Settings: d.S.SettingsPath(), Pantty: d.Pantty})
+	if err != nil {
+		return err
+	}
+	env := HarnessEnv(os.Environ(), d.S, d.Cfg, d.Ad.Env(d.S, d.Cfg))
+	if err := d.S.Write(d.S.LaunchPath(), LaunchFile{Argv: argv, Dir: d.Cfg.Workdir, Env: env}); err != nil {
+		return err
+	}
+	paneArgv := []string{d.Pantty, "__exec", d.S.LaunchPath()}
+	d.ready, d.adopted = false, false
+	d.launchAt = time.Now()
+	ctx, cancel := d.ctx()
+	defer cancel()
+	var p tmux.Pane
+	if pane != nil {
+		d.report(Progress{State: "progress", Text: "respawning the harness in pane " + pane.ID})
+		p, err = d.tm.RespawnPane(ctx, pane.ID, paneArgv, d.Cfg.Workdir)
+	} else {
+		d.report(Progress{State: "progress", Text: "starting tmux session " + d.sess.TmuxName + " on " + d.sess.Socket})
+		p, err = d.tm.NewSession(ctx, tmux.NewSessionOpts{Name: d.sess.TmuxName, Dir: d.Cfg.Workdir,
+			Argv: paneArgv, RemainOnExit: true})
+	}
+	if err != nil {
+		if errors.Is(err, tmux.ErrTimeout) {
+			return fmt.Errorf("%w: launch: %v", ErrUnobservable, err)
+		}
+		return fmt.Errorf("launch harness: %w", err)
+	}
+	d.sess.PaneID, d.sess.PanePID = p.ID, p.PID
+	d.sess.Launches++
+	d.sess.LaunchedAt = d.launchAt.UTC()
+	d.sess.Resumed = resume
+	if err := d.saveSession(); err != nil {
+		return err
+	}
+	hook := "run-shell -b " + tmuxQuote(HookCommand(d.Pantty, d.S, "--tmux", "pane-died"))
+	if err := d.tm.SetHook(ctx, d.sess.TmuxName, "pane-died", hook); err != nil {
+		d.logf("set pane-died hook: %v (the heartbeat check still notices a dead pane)", err)
+	}
+	d.watchSession()
+	verb := "started"
+	if resume {
+		verb = "resumed"
+	}
+	d.logf("%s harness in pane %s (pid %d), session %s", verb, p.ID, p.PID, d.sess.ID)
+	d.report(Progress{State: "progress", Text: fmt.Sprintf("%s session %s; waiting for the harness's SessionStart", verb, d.sess.ID)})
+	d.setPhase(PhaseStarting, "harness SessionStart")
+	d.readyT.set(d.Cfg.ReadyTimeout.Duration)
+	return nil
+}
+
+func (d *Driver) saveSession() error { return d.S.Write(d.S.SessionPath(), d.sess) }
+
+// watchSession starts tmux's control-mode client, whose end tells the loop —
+// without polling — that the session or the whole server went away.
+func (d *Driver) watchSession() {
+	if d.watch != nil {
+		d.watch.Stop()
+	}
+	ctx, cancel := d.ctx()
+	defer cancel()
+	w, err := d.tm.WatchSession(ctx, d.sess.TmuxName)
+	if err != nil {
+		d.logf("watch session: %v (the heartbeat check still notices a vanished server)", err)
+		d.watch, d.gone = nil, nil
+		return
+	}
+	d.watch, d.gone = w, w.Done()
+}
+
+// checkHarness verifies the pane is alive and relaunches it when it is not.
+// It runs on tmux's signals and, as a safety net, once per heartbeat tick.
+func (d *Driver) checkHarness(why string) {
+	ctx, cancel := d.ctx()
+	panes, err := d.tm.ListPanes(ctx)
+	cancel()
+	if err != nil && !errors.Is(err, tmux.ErrNoServer) {
+		d.logf("%s: tmux unobservable: %v", why, err)
+		return
+	}
+	for _, p := range panes {
+		if p.ID == d.sess.PaneID && p.Session == d.sess.TmuxName {
+			if !p.Dead && p.PID == d.sess.PanePID {
+				if d.gone == nil {
+					d.watchSession()
+				}
+				return
+			}
+			d.harnessGone(fmt.Sprintf("%s: pane %s dead (status %d)", why, p.ID, p.DeadStatus), &p)
+			return
+		}
+	}
+	d.harnessGone(why+": the seat's tmux session is gone", nil)
+}
+
+// harnessGone settles the in-flight message by evidence and relaunches the
+// harness on the same session.
+func (d *Driver) harnessGone(why string, pane *tmux.Pane) {
+	d.logf("harness gone: %s", why)
+	d.ready = false
+	d.foreignTurn = ""
+	d.evidenceT.stop()
+	d.ceilingT.stop()
+	d.setPhase(PhaseRelaunching, why)
+	d.settleLostFlight()
+	if pane == nil {
+		// The pane may be in another state than we think; look once more.
+		ctx, cancel := d.ctx()
+		panes, _ := d.tm.ListPanes(ctx)
+		cancel()
+		for i := range panes {
+			if panes[i].Session == d.sess.TmuxName {
+				pane = &panes[i]
+				break
+			}
+		}
+	}
+	if err := d.launch(pane); err != nil {
+		d.logf("relaunch failed: %v", err)
+		d.setPhase(PhaseRelaunching, "relaunch failed: "+err.Error())
+	}
+}
+
+// killHarness ends the seat's tmux session and the harness's whole process group,
+// so no orphan outlives a stop.
+func (d *Driver) killHarness() {
+	ctx, cancel := d.ctx()
+	defer cancel()
+	pid := d.sess.PanePID
+	if err := d.tm.KillSession(ctx, d.sess.TmuxName); err != nil && !errors.Is(err, tmux.ErrNoServer) && !errors.Is(err, tmux.ErrNoTarget) {
+		d.logf("kill session: %v", err)
+	}
+	KillGroup(pid)
+}
+
+// KillGroup sends SIGKILL to the process group a pane's first process leads
+// (tmux starts each pane in its own session), ending helpers the harness spawned.
+func KillGroup(pid int) {
+	if pid > 1 {
+		syscall.Kill(-pid, syscall.SIGKILL)
+	}
+}
+
+// tmuxQuote quotes a string as one tmux command argument (double quotes, with the
+// characters tmux expands inside them escaped).
+func tmuxQuote(s string) string {
+	out := []byte{'"'}
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '"', '\\', '$':
+			out = append(out, '\\')
+		}
+		out = append(out, s[i])
+	}
+	return string(append(out, '"'))
+}

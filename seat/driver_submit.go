@@ -1,0 +1,511 @@
+package seat
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+)
+
+// loadInbox reads every stored message and its status into memory.
+func (d *Driver) loadInbox() error {
+	es, err := d.S.Entries()
+	if err != nil {
+		return fmt.Errorf("seat %q: inbox: %w", d.S.Name, err)
+	}
+	if d.entries == nil {
+		d.entries = map[string]*Entry{}
+	}
+	for i := range es {
+		if old, ok := d.entries[es[i].Msg.ID]; ok {
+			// Keep our in-memory state; it is at least as new as the file.
+			_ = old
+			continue
+		}
+		e := es[i]
+		d.entries[e.Msg.ID] = &e
+		d.order = append(d.order, &e)
+	}
+	d.sortOrder()
+	return nil
+}
+
+func (d *Driver) sortOrder() {
+	sort.SliceStable(d.order, func(i, j int) bool {
+		a, b := d.order[i].Msg, d.order[j].Msg
+		if a.Seq != b.Seq {
+			return a.Seq < b.Seq
+		}
+		return a.ID < b.ID
+	})
+}
+
+// addMessage takes one newly linked message into the queue.
+func (d *Driver) addMessage(id string) {
+	if _, ok := d.entries[id]; ok || !ValidID(id) {
+		return
+	}
+	m, err := d.S.ReadStored(id)
+	if err != nil {
+		d.logf("inbox: %v", err)
+		return
+	}
+	st, err := d.S.ReadStatus(id)
+	if err != nil {
+		d.logf("inbox: %v", err)
+		return
+	}
+	e := &Entry{Msg: m, Status: st}
+	d.entries[id] = e
+	d.order = append(d.order, e)
+	d.sortOrder()
+}
+
+// recoverFlight finds a message a previous driver left between paste and turn
+// end. Its events (if any arrived while no driver ran) are in events/ and are
+// consumed next; the state decides what evidence still has to come.
+func (d *Driver) recoverFlight() {
+	for _, e := range d.order {
+		switch e.Status.State {
+		case StateSubmitting, StateSubmitted:
+		default:
+			continue
+		}
+		if d.flight != nil {
+			// Only one message is ever in flight; a second one is a leftover of a
+			// crash between two writes: settle it as not delivered.
+			d.logf("message %s also in state %s: re-queued", e.Msg.ID, e.Status.State)
+			d.requeue(e, "")
+			continue
+		}
+		d.flight = &flight{e: e, enterTries: d.Cfg.SubmitRetries}
+		if !d.adopted {
+			// The harness process that had it is gone: settle by its records.
+			d.settleLostFlight()
+			continue
+		}
+		if e.Status.State == StateSubmitting {
+			// Evidence may still be on its way (the hook runs on its own); wait
+			// for it as if just sent, then inspect the pane.
+			d.flight.enterTries = 0
+			d.evidenceT.set(d.Cfg.SubmitTimeout.Duration)
+			d.setPhase(PhaseSubmitting, "evidence for "+e.Msg.ID)
+		} else {
+			d.armCeiling(e)
+			d.setPhase(PhaseInTurn, e.Msg.ID)
+		}
+	}
+}
+
+// settleLostFlight decides the in-flight message's state when the harness that
+// had it is gone: a submission never evidenced is simply re-queued; an evidenced
+// one is looked up in the harness's transcript first, then resubmitted once
+// (marked), then failed.
+func (d *Driver) settleLostFlight() {
+	f := d.flight
+	if f == nil {
+		return
+	}
+	d.flight = nil
+	e := f.e
+	if e.Status.State == StateSubmitting {
+		d.requeue(e, "")
+		return
+	}
+	found, where, err := d.Ad.FindTurn(d.S, d.Cfg, e.Status.SessionID, e.Msg.ID, e.Status.Nonce)
+	if err != nil {
+		d.logf("transcript lookup for %s: %v", e.Msg.ID, err)
+	}
+	switch {
+	case found:
+		d.finish(e, StateProcessed, "", "turn found in the harness transcript", "transcript:"+where)
+	case e.Status.Resubmits == 0:
+		e.Status.Resubmits = 1
+		d.requeue(e, "resubmission: the turn end was lost with the harness")
+	default:
+		d.finish(e, StateFailed, ReasonLost, "the resubmitted turn was lost as well", "")
+	}
+}
+
+func (d *Driver) requeue(e *Entry, detail string) {
+	e.Status.State = StateQueued
+	e.Status.Detail = detail
+	e.Status.PromptID = ""
+	d.writeStatus(e)
+}
+
+func (d *Driver) writeStatus(e *Entry) {
+	if err := d.S.WriteStatus(e.Status); err != nil {
+		d.logf("status %s: %v", e.Msg.ID, err)
+	}
+}
+
+// drainEvents consumes every pending hook event in arrival order.
+func (d *Driver) drainEvents() {
+	names, err := d.S.PendingEvents()
+	if err != nil {
+		d.logf("events: %v", err)
+		return
+	}
+	for _, name := range names {
+		ev, err := ReadEvent(filepath.Join(d.S.EventsDir(), name))
+		if err != nil {
+			d.logf("event %s unreadable: %v (set aside)", name, err)
+		} else {
+			d.onHookEvent(ev)
+		}
+		if err := d.S.MarkSeen(name); err != nil {
+			d.logf("event %s: %v", name, err)
+		}
+		if d.exit != nil {
+			return
+		}
+	}
+}
+
+func (d *Driver) onHookEvent(ev Event) {
+	f := ev.Fields
+	switch ev.Kind {
+	case EvSessionStart:
+		if f.SessionID != d.sess.ID {
+			d.logf("SessionStart for session %s (source %s), not the seat's %s: recorded, not trusted", f.SessionID, f.Source, d.sess.ID)
+			return
+		}
+		if ev.ReceivedAt.Before(d.launchAt.Add(-time.Second)) && !d.adopted {
+			return // an old start, from before this launch
+		}
+		if !d.ready {
+			d.ready = true
+			d.readyT.stop()
+			d.logf("harness ready (SessionStart source %s)", f.Source)
+			d.setPhase(PhaseIdle, "")
+			d.report(Progress{State: "ready", Holder: d.Lock.Owner.Holder, Session: d.sess.ID, Adopted: d.adopted})
+			d.Report = nil
+		}
+	case EvUserPromptSubmit:
+		d.onPromptSubmit(ev)
+	case EvStop, EvStopFailure:
+		d.onTurnEnd(ev)
+	case EvPaneDied:
+		d.checkHarness("pane-died hook")
+	default:
+		// PreCompact, PostCompact, Notification, SessionEnd: recorded in
+		// events/seen for the compaction cycle and telemetry.
+	}
+}
+
+// onPromptSubmit binds UserPromptSubmit evidence to the flight by the guard's
+// header (message id and nonce) and the session. A prompt pantty did not build
+// is a person typing: recorded, and the seat counts as busy until its turn ends.
+func (d *Driver) onPromptSubmit(ev Event) {
+	f := ev.Fields
+	id, nonce, _, ok := MatchHeader(f.Prompt)
+	fl := d.flight
+	if ok && fl != nil && id == fl.e.Msg.ID && nonce == fl.sub.Nonce() && f.SessionID == d.sess.ID {
+		if fl.e.Status.State == StateSubmitted {
+			return
+		}
+		d.evidenceT.stop()
+		st := &fl.e.Status
+		st.State = StateSubmitted
+		st.PromptID = f.PromptID
+		st.SessionID = f.SessionID
+		st.Evidence = ev.File
+		st.SubmittedAt = ev.ReceivedAt
+		d.writeStatus(fl.e)
+		d.armCeiling(fl.e)
+		d.setPhase(PhaseInTurn, fl.e.Msg.ID)
+		return
+	}
+	if ok && fl == nil {
+		if e, known := d.entries[id]; known && e.Status.Nonce == nonce && !Final(e.Status.State) {
+			d.logf("late evidence for %s after it was settled: recorded", id)
+		}
+	}
+	d.foreignTurn = f.PromptID
+	d.logf("prompt %s was not submitted by pantty (a person at the pane?): recorded, waiting for its turn end", f.PromptID)
+}
+
+func (d *Driver) armCeiling(e *Entry) {
+	left := d.Cfg.TurnCeiling.Duration - time.Since(e.Status.SubmittedAt)
+	if left < 0 {
+		left = 0
+	}
+	d.ceilingT.set(left)
+}
+
+// onTurnEnd closes the flight on a Stop or StopFailure tied to it by prompt_id
+// and session_id.
+func (d *Driver) onTurnEnd(ev Event) {
+	f := ev.Fields
+	fl := d.flight
+	if fl == nil || fl.e.Status.State != StateSubmitted || f.SessionID != d.sess.ID ||
+		(f.PromptID != "" && f.PromptID != fl.e.Status.PromptID) {
+		if f.PromptID != "" && f.PromptID == d.foreignTurn {
+			d.foreignTurn = ""
+		}
+		return
+	}
+	d.ceilingT.stop()
+	e := fl.e
+	d.flight = nil
+	if ev.Kind == EvStop {
+		d.finish(e, StateProcessed, "", "", ev.File)
+		return
+	}
+	if IsProviderRefusal(f.Error) {
+		wait := ProviderWait(f.LastAssistantMessage, time.Now())
+		e.Status.NotBefore = time.Now().Add(wait).UTC()
+		e.Status.Reason = "provider-refusal"
+		d.requeue(e, fmt.Sprintf("provider refused (%s): %s", f.Error, f.LastAssistantMessage))
+		d.notBefore = e.Status.NotBefore
+		d.waitT.set(wait)
+		d.setPhase(PhaseProvider, fmt.Sprintf("%s until %s", f.Error, d.notBefore.Format(time.RFC3339)))
+		d.clearComposer()
+		return
+	}
+	d.finish(e, StateFailed, ReasonWorkError, f.Error+": "+f.LastAssistantMessage, ev.File)
+}
+
+// finish puts a message in a final state and moves the cursor.
+func (d *Driver) finish(e *Entry, state, reason, detail, turnEnd string) {
+	if d.flight != nil && d.flight.e == e {
+		d.flight = nil
+	}
+	e.Status.State = state
+	e.Status.Reason = reason
+	e.Status.Detail = detail
+	e.Status.TurnEnd = turnEnd
+	e.Status.EndedAt = time.Now().UTC()
+	d.writeStatus(e)
+	d.logf("message %s %s %s", e.Msg.ID, state, reason)
+	d.updateCursor()
+	if d.phase != PhaseProvider {
+		d.setPhase(PhaseIdle, "")
+	}
+}
+
+func (d *Driver) updateCursor() {
+	es := make([]Entry, len(d.order))
+	for i, e := range d.order {
+		es[i] = *e
+	}
+	c, ok := CursorOf(es)
+	if !ok {
+		return
+	}
+	c.Updated = time.Now().UTC()
+	if err := d.S.Write(d.S.CursorPath(), c); err != nil {
+		d.logf("cursor: %v", err)
+	}
+}
+
+// maybeSubmit delivers the next queued message when the seat is at a turn
+// boundary: harness ready, nothing in flight, no person's turn running, no
+// provider wait.
+func (d *Driver) maybeSubmit() {
+	if !d.ready || d.flight != nil || d.foreignTurn != "" || d.phase == PhaseStopping {
+		return
+	}
+	now := time.Now()
+	if now.Before(d.notBefore) {
+		return
+	}
+	if len(d.cmds) > 0 {
+		d.runCommand()
+		return
+	}
+	for _, e := range d.order {
+		if e.Status.State != StateQueued {
+			continue
+		}
+		if now.Before(e.Status.NotBefore) {
+			d.waitT.set(e.Status.NotBefore.Sub(now))
+			return
+		}
+		d.deliver(e)
+		return
+	}
+	if d.phase != PhaseIdle {
+		d.setPhase(PhaseIdle, "")
+	}
+}
+
+// deliver pastes one guarded message: clear the composer, paste with bracketed
+// paste from a uniquely named buffer, let the paste settle, send Enter as its own
+// key, then wait for UserPromptSubmit evidence.
+func (d *Driver) deliver(e *Entry) {
+	m := e.Msg.Message()
+	m.Resubmit = e.Status.Resubmits
+	sub, err := Guard(m, d.Ad.Facts())
+	if err != nil {
+		d.finish(e, StateFailed, ReasonUnsafe, err.Error(), "")
+		return
+	}
+	e.Status.State = StateSubmitting
+	e.Status.Attempts++
+	e.Status.Nonce = sub.Nonce()
+	e.Status.NotBefore = time.Time{}
+	d.writeStatus(e)
+	d.flight = &flight{e: e, sub: sub}
+	d.setPhase(PhaseSubmitting, e.Msg.ID)
+	d.writeArtifact(e, sub)
+	if err := d.paste(sub.Text()); err != nil {
+		d.logf("deliver %s: %v", e.Msg.ID, err)
+		d.checkHarness("paste failed")
+		return
+	}
+	d.evidenceT.set(d.Cfg.SubmitTimeout.Duration)
+}
+
+// paste clears the composer and pastes text followed by Enter.
+func (d *Driver) paste(text string) error {
+	ctx, cancel := d.ctx()
+	defer cancel()
+	if err := d.tm.SendKeys(ctx, d.sess.PaneID, "C-u"); err != nil {
+		return err
+	}
+	if err := d.tm.Paste(ctx, d.sess.PaneID, []byte(text)); err != nil {
+		return err
+	}
+	// Send Enter as its own key, after the paste has been committed: an Enter
+	// that arrives inside the harness's paste window becomes a newline in the
+	// prompt instead of submitting it. There is no event for "paste committed",
+	// so this is a short fixed quiet time (paste_settle).
+	time.Sleep(d.Cfg.PasteSettle.Duration)
+	return d.tm.SendKeys(ctx, d.sess.PaneID, "Enter")
+}
+
+// onEvidenceTimeout retries Enter a bounded number of times when no
+// UserPromptSubmit evidence came; it never re-pastes once evidence could exist.
+func (d *Driver) onEvidenceTimeout() {
+	fl := d.flight
+	if fl == nil || fl.e.Status.State != StateSubmitting {
+		return
+	}
+	ctx, cancel := d.ctx()
+	screen, err := d.tm.Capture(ctx, d.sess.PaneID)
+	cancel()
+	if err != nil {
+		d.checkHarness("capture failed")
+		return
+	}
+	if d.Ad.Busy(screen) {
+		// A turn is running: the evidence is late, not missing. Wait once more.
+		d.evidenceT.set(d.Cfg.SubmitTimeout.Duration)
+		return
+	}
+	if fl.enterTries < d.Cfg.SubmitRetries {
+		fl.enterTries++
+		d.logf("no submission evidence for %s: Enter retry %d of %d", fl.e.Msg.ID, fl.enterTries, d.Cfg.SubmitRetries)
+		ctx, cancel := d.ctx()
+		err := d.tm.SendKeys(ctx, d.sess.PaneID, "Enter")
+		cancel()
+		if err != nil {
+			d.checkHarness("send Enter failed")
+			return
+		}
+		d.evidenceT.set(d.Cfg.SubmitTimeout.Duration)
+		return
+	}
+	d.clearComposer()
+	d.finish(fl.e, StateFailed, ReasonUndelivered, fmt.Sprintf("no UserPromptSubmit evidence after %d Enter retries", d.Cfg.SubmitRetries), "")
+}
+
+func (d *Driver) clearComposer() {
+	ctx, cancel := d.ctx()
+	defer cancel()
+	if err := d.tm.SendKeys(ctx, d.sess.PaneID, "C-u"); err != nil {
+		d.logf("clear composer: %v", err)
+	}
+}
+
+// Artifact is artifacts/<id>.<attempt>.toml: what one delivery really sent.
+type Artifact struct {
+	ID       string    `toml:"id"`
+	Attempt  int       `toml:"attempt"`
+	Resubmit int       `toml:"resubmit"`
+	Nonce    string    `toml:"nonce"`
+	Header   string    `toml:"header"`
+	SHA256   string    `toml:"sha256"`
+	Bytes    int       `toml:"bytes"`
+	Mentions int       `toml:"mentions"`
+	SentAt   time.Time `toml:"sent_at"`
+	Text     string    `toml:"text"`
+}
+
+func (d *Driver) writeArtifact(e *Entry, sub Submission) {
+	sum := sha256.Sum256([]byte(sub.Text()))
+	a := Artifact{ID: e.Msg.ID, Attempt: e.Status.Attempts, Resubmit: e.Status.Resubmits, Nonce: sub.Nonce(),
+		Header: sub.Header(), SHA256: hex.EncodeToString(sum[:]), Bytes: len(sub.Text()), Mentions: sub.Mentions(),
+		SentAt: time.Now().UTC(), Text: sub.Text()}
+	path := filepath.Join(d.S.ArtifactsDir(), fmt.Sprintf("%s.%d.toml", e.Msg.ID, e.Status.Attempts))
+	if err := d.S.Write(path, a); err != nil {
+		d.logf("artifact: %v", err)
+	}
+}
+
+// cancelTurn stops the in-flight turn with one Escape (never C-c, which quits on
+// a second press, never a double Escape, which opens the rewind menu), verifies
+// the pane went idle, clears the prompt the harness put back, and fails the
+// message with reason. It reports whether the turn stopped.
+func (d *Driver) cancelTurn(reason string) error {
+	fl := d.flight
+	if fl == nil {
+		return fmt.Errorf("no turn in flight")
+	}
+	d.setPhase(PhaseCancelling, fl.e.Msg.ID)
+	ctx, cancel := d.ctx()
+	screen, err := d.tm.Capture(ctx, d.sess.PaneID)
+	cancel()
+	if err == nil && d.Ad.Busy(screen) {
+		ctx, cancel := d.ctx()
+		err = d.tm.SendKeys(ctx, d.sess.PaneID, "Escape")
+		cancel()
+		if err != nil {
+			return err
+		}
+		if !d.waitIdle(cancelVerify) {
+			d.setPhase(PhaseInTurn, fl.e.Msg.ID)
+			return fmt.Errorf("the turn did not stop within %s of Escape", cancelVerify)
+		}
+	}
+	d.evidenceT.stop()
+	d.ceilingT.stop()
+	d.clearComposer()
+	d.finish(fl.e, StateFailed, reason, "cancelled by pantty; 'pantty seat retry "+fl.e.Msg.ID+"' re-queues it", "")
+	return nil
+}
+
+// cancelVerify bounds how long a cancel waits for the pane to go idle.
+const cancelVerify = 10 * time.Second
+
+// waitIdle polls the pane until the adapter sees no running turn. No hook fires
+// on an interrupt (measured on Claude Code), so the pane is the only witness;
+// the poll is short and bounded.
+func (d *Driver) waitIdle(limit time.Duration) bool {
+	deadline := time.Now().Add(limit)
+	for time.Now().Before(deadline) {
+		ctx, cancel := d.ctx()
+		screen, err := d.tm.Capture(ctx, d.sess.PaneID)
+		cancel()
+		if err == nil && !d.Ad.Busy(screen) {
+			return true
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return false
+}
+
+// IsProviderRefusal reports whether a StopFailure error names a provider
+// refusal (a wait, not a failure of the seat or its work).
+func IsProviderRefusal(errName string) bool {
+	switch strings.ToLower(errName) {
+	case "rate_limit", "overloaded", "usage_limit", "rate_limit_error", "overloaded_error":
+		return true
+	}
+	return false
+}

@@ -1,0 +1,145 @@
+package seat
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Hook event kinds pantty acts on (Claude Code's names, which the simulator shares).
+const (
+	EvSessionStart     = "SessionStart"
+	EvUserPromptSubmit = "UserPromptSubmit"
+	EvStop             = "Stop"
+	EvStopFailure      = "StopFailure"
+	EvPreCompact       = "PreCompact"
+	EvPostCompact      = "PostCompact"
+	EvSessionEnd       = "SessionEnd"
+	EvNotification     = "Notification"
+	EvPaneDied         = "PaneDied" // from tmux's pane-died hook, not from the harness
+)
+
+// Event is one hook event as `pantty hook` recorded it in events/. The payload is
+// kept whole; the fields pantty binds evidence on are decoded beside it.
+type Event struct {
+	File       string          `json:"-"` // file name in events/ (or events/seen/)
+	Kind       string          `json:"event"`
+	ReceivedAt time.Time       `json:"received_at"`
+	Payload    json.RawMessage `json:"payload"`
+	Fields     HookFields      `json:"-"`
+}
+
+// HookFields are the payload fields pantty reads (DESIGN.md §3).
+type HookFields struct {
+	HookEventName        string `json:"hook_event_name"`
+	SessionID            string `json:"session_id"`
+	TranscriptPath       string `json:"transcript_path"`
+	Cwd                  string `json:"cwd"`
+	Source               string `json:"source"`
+	PromptID             string `json:"prompt_id"`
+	Prompt               string `json:"prompt"`
+	StopHookActive       bool   `json:"stop_hook_active"`
+	LastAssistantMessage string `json:"last_assistant_message"`
+	Error                string `json:"error"`
+	Trigger              string `json:"trigger"`
+	CustomInstructions   string `json:"custom_instructions"`
+	CompactSummary       string `json:"compact_summary"`
+	Reason               string `json:"reason"`
+	Model                any    `json:"model"`
+}
+
+// MaxHookPayload bounds what `pantty hook` reads from stdin.
+const MaxHookPayload = 4 << 20
+
+// WriteEvent stores one hook event atomically as events/<ns>-<pid>-<kind>.json.
+// The name sorts in arrival order, so the driver consumes events in order.
+func (s Seat) WriteEvent(kind string, payload []byte, now time.Time) (string, error) {
+	if !json.Valid(payload) {
+		q, _ := json.Marshal(string(payload))
+		payload = q // keep what arrived, as a JSON string, rather than lose it
+	}
+	ev := struct {
+		Kind       string          `json:"event"`
+		ReceivedAt time.Time       `json:"received_at"`
+		Payload    json.RawMessage `json:"payload"`
+	}{kind, now.UTC(), payload}
+	data, err := json.Marshal(ev)
+	if err != nil {
+		return "", err
+	}
+	name := fmt.Sprintf("%019d-%07d-%s.json", now.UnixNano(), os.Getpid(), kind)
+	path := filepath.Join(s.EventsDir(), name)
+	if err := WriteFile(s.TmpDir(), path, append(data, '\n')); err != nil {
+		return "", err
+	}
+	return name, nil
+}
+
+// ReadEvent reads and decodes one event file.
+func ReadEvent(path string) (Event, error) {
+	var ev Event
+	data, err := readRegular(path)
+	if err != nil {
+		return ev, err
+	}
+	if err := json.Unmarshal(data, &ev); err != nil {
+		return ev, fmt.Errorf("%s: %v", path, err)
+	}
+	ev.File = filepath.Base(path)
+	if len(ev.Payload) > 0 && ev.Payload[0] == '{' {
+		if err := json.Unmarshal(ev.Payload, &ev.Fields); err != nil {
+			return ev, fmt.Errorf("%s: payload: %v", path, err)
+		}
+	}
+	return ev, nil
+}
+
+// EventTime parses the arrival time encoded in an event file name.
+func EventTime(name string) (time.Time, bool) {
+	i := strings.IndexByte(name, '-')
+	if i <= 0 {
+		return time.Time{}, false
+	}
+	ns, err := strconv.ParseInt(name[:i], 10, 64)
+	if err != nil {
+		return time.Time{}, false
+	}
+	return time.Unix(0, ns), true
+}
+
+// PendingEvents lists unconsumed event files in arrival order.
+func (s Seat) PendingEvents() ([]string, error) { return listJSON(s.EventsDir()) }
+
+// SeenEvents lists consumed event files in arrival order.
+func (s Seat) SeenEvents() ([]string, error) { return listJSON(s.SeenDir()) }
+
+func listJSON(dir string) ([]string, error) {
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, e := range ents {
+		if e.Type().IsRegular() && strings.HasSuffix(e.Name(), ".json") {
+			names = append(names, e.Name())
+		}
+	}
+	sort.Strings(names)
+	return names, nil
+}
+
+// MarkSeen moves a consumed event into events/seen/ (a rename: atomic), so the
+// top of events/ holds exactly the events the driver has not acted on yet.
+func (s Seat) MarkSeen(name string) error {
+	return os.Rename(filepath.Join(s.EventsDir(), name), filepath.Join(s.SeenDir(), name))
+}

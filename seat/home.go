@@ -1,0 +1,147 @@
+package seat
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+)
+
+// HomeEnv names the environment variable that points pantty at its state root.
+const HomeEnv = "PANTTY_HOME"
+
+// DefaultHome resolves the state root: $PANTTY_HOME, else
+// ${XDG_STATE_HOME:-$HOME/.local/state}/pantty. The result is absolute so that a
+// path recorded for cron or a hook means the same thing from any directory.
+func DefaultHome() (string, error) {
+	if h := os.Getenv(HomeEnv); h != "" {
+		return filepath.Abs(h)
+	}
+	base := os.Getenv("XDG_STATE_HOME")
+	if base == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", fmt.Errorf("cannot find a state directory: set %s or HOME", HomeEnv)
+		}
+		base = filepath.Join(home, ".local", "state")
+	}
+	return filepath.Abs(filepath.Join(base, "pantty"))
+}
+
+// Seat names one seat's directory and every state file in it. It is a value of
+// paths only: creating it reads and writes nothing.
+type Seat struct {
+	Home string // the state root ($PANTTY_HOME)
+	Name string // validated seat name
+	Dir  string // Home/seats/Name
+}
+
+// Open names a seat after validating its name; it does not require the seat to exist.
+func Open(home, name string) (Seat, error) {
+	if err := ValidateName(name); err != nil {
+		return Seat{}, err
+	}
+	return Seat{Home: home, Name: name, Dir: filepath.Join(home, "seats", name)}, nil
+}
+
+// Existing opens a seat that must already have a seat.toml; otherwise the error
+// wraps ErrUnknownSeat.
+func Existing(home, name string) (Seat, error) {
+	s, err := Open(home, name)
+	if err != nil {
+		return s, err
+	}
+	if _, err := os.Stat(s.ConfigPath()); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return s, fmt.Errorf("%w %q (no %s)", ErrUnknownSeat, name, s.ConfigPath())
+		}
+		return s, fmt.Errorf("seat %q: %w", name, err)
+	}
+	return s, nil
+}
+
+// List returns the names of every seat with a seat.toml under home, sorted.
+func List(home string) ([]string, error) {
+	ents, err := os.ReadDir(filepath.Join(home, "seats"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, e := range ents {
+		if !e.IsDir() || ValidateName(e.Name()) != nil {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(home, "seats", e.Name(), "seat.toml")); err == nil {
+			names = append(names, e.Name())
+		}
+	}
+	sort.Strings(names)
+	return names, nil
+}
+
+// Paths of the seat's files; docs/state.md describes each.
+func (s Seat) path(p ...string) string { return filepath.Join(append([]string{s.Dir}, p...)...) }
+
+func (s Seat) ConfigPath() string    { return s.path("seat.toml") }
+func (s Seat) LockPath() string      { return s.path("owner.lock") }
+func (s Seat) OwnerPath() string     { return s.path("owner.toml") }
+func (s Seat) SessionPath() string   { return s.path("session.toml") }
+func (s Seat) IntentPath() string    { return s.path("intent.toml") }
+func (s Seat) CursorPath() string    { return s.path("cursor.toml") }
+func (s Seat) HeartbeatPath() string { return s.path("heartbeat.toml") }
+func (s Seat) LaunchPath() string    { return s.path("launch.toml") }
+func (s Seat) SettingsPath() string  { return s.path("harness-settings.json") }
+func (s Seat) StatusLinePath() string {
+	return s.path("statusline.json")
+}
+func (s Seat) DriverLogPath() string { return s.path("driver.log") }
+func (s Seat) TmpDir() string        { return s.path("tmp") }
+func (s Seat) MsgsDir() string       { return s.path("inbox", "msgs") }
+func (s Seat) StatusDir() string     { return s.path("inbox", "status") }
+func (s Seat) EventsDir() string     { return s.path("events") }
+func (s Seat) SeenDir() string       { return s.path("events", "seen") }
+func (s Seat) ControlDir() string    { return s.path("control") }
+func (s Seat) ControlDoneDir() string {
+	return s.path("control", "done")
+}
+func (s Seat) ArtifactsDir() string { return s.path("artifacts") }
+func (s Seat) HandoffDir() string   { return s.path("handoff") }
+func (s Seat) HarnessDir() string   { return s.path("harness") }
+
+// Ensure creates the seat's directories, private to the owner.
+func (s Seat) Ensure() error {
+	for _, d := range []string{s.Dir, s.TmpDir(), s.MsgsDir(), s.StatusDir(), s.EventsDir(), s.SeenDir(),
+		s.ControlDir(), s.ControlDoneDir(), s.ArtifactsDir(), s.HandoffDir(), s.HarnessDir()} {
+		if err := os.MkdirAll(d, DirMode); err != nil {
+			return fmt.Errorf("seat %q: %w", s.Name, err)
+		}
+	}
+	return nil
+}
+
+// Write writes one of the seat's state files atomically (temp file in tmp/).
+func (s Seat) Write(path string, v any) error { return WriteState(s.TmpDir(), path, v) }
+
+// WriteRaw writes bytes atomically (for JSON and text state).
+func (s Seat) WriteRaw(path string, data []byte) error { return WriteFile(s.TmpDir(), path, data) }
+
+// CleanTmp removes temp files a crashed writer left behind. It runs at driver
+// start; senders and hooks write temp files here without the owner lock, so only
+// files older than tmpMaxAge (far longer than any write takes) are removed.
+func (s Seat) CleanTmp() {
+	ents, _ := os.ReadDir(s.TmpDir())
+	for _, e := range ents {
+		if fi, err := e.Info(); err == nil && time.Since(fi.ModTime()) > tmpMaxAge {
+			os.RemoveAll(filepath.Join(s.TmpDir(), e.Name()))
+		}
+	}
+}
+
+// tmpMaxAge is how old a temp file must be before CleanTmp treats it as left over.
+const tmpMaxAge = 10 * time.Minute

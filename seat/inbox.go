@@ -1,0 +1,232 @@
+package seat
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Stored is one accepted board message as it sits in inbox/msgs/<id>.json. It is
+// written once (no-replace link) and never changed; its state lives beside it in
+// inbox/status/<id>.toml, so a duplicate send is refused whatever that state is.
+type Stored struct {
+	ID         string    `json:"id"`
+	From       string    `json:"from,omitempty"`
+	Board      string    `json:"board,omitempty"`
+	Channel    string    `json:"channel,omitempty"`
+	Text       string    `json:"text"`
+	Seq        int64     `json:"seq"` // enqueue time in ns: the queue order
+	EnqueuedAt time.Time `json:"enqueued_at"`
+}
+
+// Message returns the board message for the guard.
+func (m Stored) Message() Message {
+	return Message{ID: m.ID, From: m.From, Board: m.Board, Channel: m.Channel, Text: m.Text}
+}
+
+// Message states (DESIGN.md §9): every message ends in exactly one visible state.
+const (
+	StateQueued     = "queued"
+	StateSubmitting = "submitting" // pasted, no evidence yet
+	StateSubmitted  = "submitted"  // UserPromptSubmit evidence bound to it
+	StateProcessed  = "processed"  // its turn end is recorded
+	StateFailed     = "failed"
+)
+
+// Failure reasons recorded on a failed message.
+const (
+	ReasonCancelled   = "cancelled"
+	ReasonCeiling     = "ceiling"
+	ReasonWorkError   = "work-error"
+	ReasonLost        = "resubmitted-and-lost"
+	ReasonUndelivered = "undelivered"
+	ReasonUnsafe      = "refused-by-guard"
+)
+
+// Final reports whether a state is one the cursor may pass.
+func Final(state string) bool { return state == StateProcessed || state == StateFailed }
+
+// Status is inbox/status/<id>.toml, written only by the driver (or by retry on a
+// seat with no driver). A message without a status file is queued.
+type Status struct {
+	ID          string    `toml:"id"`
+	State       string    `toml:"state"`
+	Reason      string    `toml:"reason,omitempty"`
+	Detail      string    `toml:"detail,omitempty"`
+	Attempts    int       `toml:"attempts"`  // deliveries pasted
+	Resubmits   int       `toml:"resubmits"` // marked resubmissions after a lost turn (at most 1)
+	Retries     int       `toml:"retries"`   // re-queued by 'seat retry'
+	Nonce       string    `toml:"nonce,omitempty"`
+	PromptID    string    `toml:"prompt_id,omitempty"`
+	SessionID   string    `toml:"session_id,omitempty"`
+	Evidence    string    `toml:"evidence,omitempty"` // event file that proved submission
+	TurnEnd     string    `toml:"turn_end,omitempty"` // event file (or transcript) that closed the turn
+	NotBefore   time.Time `toml:"not_before,omitempty"`
+	SubmittedAt time.Time `toml:"submitted_at,omitempty"`
+	EndedAt     time.Time `toml:"ended_at,omitempty"`
+	UpdatedAt   time.Time `toml:"updated_at"`
+}
+
+// EnqueueResult says what a send did.
+type EnqueueResult struct {
+	ID        string
+	Duplicate bool // the id was already stored (exit 0: done)
+}
+
+// Enqueue validates a board message and stores it durably in the inbox: the file
+// is fsynced, linked into inbox/msgs without replacing anything, and the
+// directory fsynced before this returns. An id already stored — in any state —
+// is reported as a duplicate and nothing is written.
+func (s Seat) Enqueue(m Message, maxBytes int, now time.Time) (EnqueueResult, error) {
+	if m.ID == "" {
+		m.ID = NewMessageID(now)
+	}
+	if err := ValidateMessage(m, maxBytes); err != nil {
+		return EnqueueResult{}, err
+	}
+	// The guard must accept it now, so nothing is queued that could never be sent.
+	if _, err := Guard(m, DefaultDispatchFacts); err != nil {
+		return EnqueueResult{}, fmt.Errorf("%w: %v", ErrBadInput, err)
+	}
+	st := Stored{ID: m.ID, From: m.From, Board: m.Board, Channel: m.Channel, Text: m.Text,
+		Seq: now.UnixNano(), EnqueuedAt: now.UTC()}
+	data, err := json.MarshalIndent(st, "", "  ")
+	if err != nil {
+		return EnqueueResult{}, err
+	}
+	if err := os.MkdirAll(s.MsgsDir(), DirMode); err != nil {
+		return EnqueueResult{}, err
+	}
+	err = LinkNew(s.TmpDir(), s.msgPath(m.ID), append(data, '\n'))
+	if errors.Is(err, fs.ErrExist) {
+		return EnqueueResult{ID: m.ID, Duplicate: true}, nil
+	}
+	if err != nil {
+		return EnqueueResult{}, err
+	}
+	return EnqueueResult{ID: m.ID}, nil
+}
+
+func (s Seat) msgPath(id string) string    { return filepath.Join(s.MsgsDir(), id+".json") }
+func (s Seat) statusPath(id string) string { return filepath.Join(s.StatusDir(), id+".toml") }
+
+// ReadStored reads one stored message.
+func (s Seat) ReadStored(id string) (Stored, error) {
+	var m Stored
+	data, err := readRegular(s.msgPath(id))
+	if err != nil {
+		return m, err
+	}
+	if err := json.Unmarshal(data, &m); err != nil {
+		return m, fmt.Errorf("%s: %v", s.msgPath(id), err)
+	}
+	if m.ID != id {
+		return m, fmt.Errorf("%s: id %q does not match its file name", s.msgPath(id), m.ID)
+	}
+	return m, nil
+}
+
+// ReadStatus reads a message's status; a missing status file is a queued message.
+func (s Seat) ReadStatus(id string) (Status, error) {
+	var st Status
+	err := ReadState(s.statusPath(id), &st)
+	if errors.Is(err, fs.ErrNotExist) {
+		return Status{ID: id, State: StateQueued}, nil
+	}
+	return st, err
+}
+
+// WriteStatus records a message's state.
+func (s Seat) WriteStatus(st Status) error {
+	st.UpdatedAt = time.Now().UTC()
+	return s.Write(s.statusPath(st.ID), st)
+}
+
+// Entry is a message with its current state, for listing in queue order.
+type Entry struct {
+	Msg    Stored
+	Status Status
+}
+
+// Entries reads every stored message and its status, in queue order (Seq, then id).
+// A corrupt message or status file is an error naming it, never skipped.
+func (s Seat) Entries() ([]Entry, error) {
+	ents, err := os.ReadDir(s.MsgsDir())
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Entry, 0, len(ents))
+	for _, e := range ents {
+		id, ok := strings.CutSuffix(e.Name(), ".json")
+		if !ok || !ValidID(id) {
+			continue
+		}
+		m, err := s.ReadStored(id)
+		if err != nil {
+			return nil, err
+		}
+		st, err := s.ReadStatus(id)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, Entry{Msg: m, Status: st})
+	}
+	SortEntries(out)
+	return out, nil
+}
+
+// SortEntries orders entries by enqueue time, then id.
+func SortEntries(es []Entry) {
+	sort.Slice(es, func(i, j int) bool {
+		if es[i].Msg.Seq != es[j].Msg.Seq {
+			return es[i].Msg.Seq < es[j].Msg.Seq
+		}
+		return es[i].Msg.ID < es[j].Msg.ID
+	})
+}
+
+// Cursor is cursor.toml: the position up to which every message is in a final
+// state, with the evidence that closed the last one. It never passes a message
+// that is not final.
+type Cursor struct {
+	Seq      int64     `toml:"seq"`
+	ID       string    `toml:"id"`
+	State    string    `toml:"state"`
+	ClosedBy string    `toml:"closed_by"`
+	Closed   int       `toml:"closed"` // messages at or before the cursor
+	Updated  time.Time `toml:"updated"`
+}
+
+// ReadCursor reads cursor.toml.
+func (s Seat) ReadCursor() (Cursor, error) {
+	var c Cursor
+	return c, ReadState(s.CursorPath(), &c)
+}
+
+// CursorOf computes the cursor for entries in queue order.
+func CursorOf(es []Entry) (Cursor, bool) {
+	var c Cursor
+	ok := false
+	for _, e := range es {
+		if !Final(e.Status.State) {
+			break
+		}
+		ok = true
+		c = Cursor{Seq: e.Msg.Seq, ID: e.Msg.ID, State: e.Status.State, Closed: c.Closed + 1}
+		if e.Status.TurnEnd != "" {
+			c.ClosedBy = e.Status.TurnEnd
+		} else {
+			c.ClosedBy = e.Status.Reason
+		}
+	}
+	return c, ok
+}

@@ -1,0 +1,142 @@
+package seat
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"sort"
+	"strings"
+	"syscall"
+
+	"github.com/pantty/pantty/tmux"
+)
+
+// Environment markers pantty sets for every harness it launches: they tell a
+// pantty command run from inside the seat (by the model's shell tool) which seat
+// it is in, so steering commands can refuse it and handoff commands find it.
+const (
+	SeatEnv     = "PANTTY_SEAT"
+	SeatHomeEnv = "PANTTY_SEAT_HOME"
+)
+
+// passEnv is the allow-list of caller variables a harness inherits; everything
+// else (tmux's TMUX, nested-session markers, stray secrets) stays out. seat.toml
+// adds more with env (values) and pass_env (names).
+var passEnv = []string{"PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "TZ", "TMPDIR",
+	"XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME", "XDG_RUNTIME_DIR"}
+
+// HarnessEnv builds the harness's whole environment: the allow-list taken from the
+// caller, LC_* locale variables, the seat's pass_env names, the adapter's and the
+// seat's own variables, and pantty's in-seat markers. Nested markers never pass.
+func HarnessEnv(caller []string, s Seat, c Config, adapterEnv map[string]string) map[string]string {
+	from := map[string]string{}
+	for _, kv := range caller {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			from[k] = v
+		}
+	}
+	env := map[string]string{}
+	for _, k := range passEnv {
+		if v, ok := from[k]; ok {
+			env[k] = v
+		}
+	}
+	for k, v := range from {
+		if strings.HasPrefix(k, "LC_") {
+			env[k] = v
+		}
+	}
+	for _, k := range c.PassEnv {
+		if v, ok := from[k]; ok && !isNestedMarker(k) {
+			env[k] = v
+		}
+	}
+	for k, v := range adapterEnv {
+		env[k] = v
+	}
+	for k, v := range c.Env {
+		env[k] = v
+	}
+	env[SeatEnv] = s.Name
+	env[SeatHomeEnv] = s.Home
+	return env
+}
+
+// LaunchFile is launch.toml: exactly what the pane was last launched with, so a
+// person can see it and `pantty __exec` can start it without the environment
+// passing through tmux's argv or its global environment.
+type LaunchFile struct {
+	Argv []string          `toml:"argv"`
+	Dir  string            `toml:"dir"`
+	Env  map[string]string `toml:"env"`
+}
+
+// ExecHarness is the pane's first process: it replaces itself with the harness,
+// giving it exactly the recorded environment plus the terminal variables tmux set
+// for this pane (TERM, COLORTERM), so the pane pid stays the harness's pid.
+func ExecHarness(launchPath string) error {
+	var lf LaunchFile
+	if err := ReadState(launchPath, &lf); err != nil {
+		return err
+	}
+	if len(lf.Argv) == 0 {
+		return fmt.Errorf("%s: argv is empty", launchPath)
+	}
+	env := map[string]string{}
+	for k, v := range lf.Env {
+		env[k] = v
+	}
+	for _, k := range []string{"TERM", "COLORTERM"} {
+		if v, ok := os.LookupEnv(k); ok {
+			env[k] = v
+		}
+	}
+	if lf.Dir != "" {
+		if err := os.Chdir(lf.Dir); err != nil {
+			return err
+		}
+	}
+	bin := lf.Argv[0]
+	if !strings.Contains(bin, "/") {
+		os.Setenv("PATH", env["PATH"])
+		p, err := exec.LookPath(bin)
+		if err != nil {
+			return fmt.Errorf("harness binary %q: %v", bin, err)
+		}
+		bin = p
+	}
+	return syscall.Exec(bin, lf.Argv, envList(env))
+}
+
+func envList(env map[string]string) []string {
+	out := make([]string, 0, len(env))
+	for k, v := range env {
+		out = append(out, k+"="+v)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// HookCommand is the shell command a harness hook runs to reach `pantty hook`.
+func HookCommand(pantty string, s Seat, extra ...string) string {
+	parts := []string{tmux.ShellQuote(pantty), "--home", tmux.ShellQuote(s.Home), "hook", "--seat", tmux.ShellQuote(s.Name)}
+	return strings.Join(append(parts, extra...), " ")
+}
+
+// ClaudeSettings builds the Claude Code-shaped settings file (hooks and status
+// line) that both the claude-code adapter and the simulator read via --settings.
+// It is per seat and per launch; the user's own settings are never touched.
+func ClaudeSettings(pantty string, s Seat) ([]byte, error) {
+	hook := func() []map[string]any {
+		return []map[string]any{{"matcher": "", "hooks": []map[string]any{{"type": "command", "command": HookCommand(pantty, s)}}}}
+	}
+	hooks := map[string]any{}
+	for _, ev := range []string{EvSessionStart, EvUserPromptSubmit, EvStop, EvStopFailure, EvPreCompact, EvPostCompact, EvSessionEnd, EvNotification} {
+		hooks[ev] = hook()
+	}
+	return json.MarshalIndent(map[string]any{
+		"hooks":      hooks,
+		"statusLine": map[string]any{"type": "command", "command": HookCommand(pantty, s, "--status-line")},
+	}, "", "  ")
+}

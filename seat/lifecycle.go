@@ -1,0 +1,282 @@
+package seat
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log"
+	"os"
+	"os/exec"
+	"syscall"
+	"time"
+
+	"github.com/pantty/pantty/tmux"
+)
+
+// StartOptions steer Start.
+type StartOptions struct {
+	Takeover string       // holder id to replace; must name the live holder
+	Pantty   string       // absolute path of the pantty binary (the driver and hooks run it)
+	Progress func(string) // progress lines for a terminal; nil for none
+}
+
+// Start records the intent to run and spawns the seat's driver, then waits for
+// the driver's own verdict: ready (harness up, lock held), refused (another live
+// holder, named: ErrOwned), or an error naming what did not come up.
+func Start(s Seat, o StartOptions) (Progress, error) {
+	cfg, err := s.LoadConfig()
+	if err != nil {
+		return Progress{}, err
+	}
+	if err := s.Ensure(); err != nil {
+		return Progress{}, err
+	}
+	owner, live, err := s.LiveOwner()
+	if err != nil {
+		return Progress{}, fmt.Errorf("%w: %v", ErrUnobservable, err)
+	}
+	switch {
+	case live && o.Takeover == "":
+		return Progress{}, fmt.Errorf("%w: seat %q is held by %s; 'pantty seat start %s --takeover %s' replaces it",
+			ErrOwned, s.Name, owner, s.Name, owner.Holder)
+	case live && o.Takeover != owner.Holder:
+		return Progress{}, fmt.Errorf("%w: --takeover names %s, but seat %q is held by %s", ErrOwned, o.Takeover, s.Name, owner)
+	case live:
+		progress(o, "asking %s to release the seat", owner.Holder)
+		if err := s.evict(owner, CtlRelease); err != nil {
+			return Progress{}, err
+		}
+	case o.Takeover != "":
+		progress(o, "no live holder (last was %s): starting normally", owner.Holder)
+	}
+	if err := s.SetIntent(IntentRunning, "seat start"); err != nil {
+		return Progress{}, err
+	}
+	return s.spawnDriver(cfg, o)
+}
+
+func progress(o StartOptions, format string, a ...any) {
+	if o.Progress != nil {
+		o.Progress(fmt.Sprintf(format, a...))
+	}
+}
+
+// evict asks a live holder to leave (release or stop) and waits for its lock to
+// be free; a holder that does not answer is killed, but only when its pid and
+// start time still match the record.
+func (s Seat) evict(owner Owner, kind string) error {
+	_, err := s.Ask(Request{Kind: kind}, 20*time.Second)
+	if err == nil && s.WaitFree(10*time.Second) {
+		return nil
+	}
+	if !owner.Live() {
+		if s.WaitFree(5 * time.Second) {
+			return nil
+		}
+		return fmt.Errorf("%w: seat %q: the lock is still held after its holder %s exited", ErrUnobservable, s.Name, owner.Holder)
+	}
+	syscall.Kill(owner.PID, syscall.SIGKILL)
+	if !s.WaitFree(10 * time.Second) {
+		return fmt.Errorf("%w: seat %q: holder %s did not let go of the lock", ErrUnobservable, s.Name, owner)
+	}
+	return nil
+}
+
+// spawnDriver starts `pantty --home H __drive NAME` detached (own session, stdio to
+// driver.log) with a pipe on fd 3 for its progress and verdict.
+func (s Seat) spawnDriver(cfg Config, o StartOptions) (Progress, error) {
+	logf, err := os.OpenFile(s.DriverLogPath(), os.O_WRONLY|os.O_APPEND|os.O_CREATE, FileMode)
+	if err != nil {
+		return Progress{}, err
+	}
+	defer logf.Close()
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return Progress{}, err
+	}
+	defer pr.Close()
+	devnull, err := os.Open(os.DevNull)
+	if err != nil {
+		return Progress{}, err
+	}
+	defer devnull.Close()
+	cmd := exec.Command(o.Pantty, "--home", s.Home, "__drive", s.Name)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = devnull, logf, logf
+	cmd.ExtraFiles = []*os.File{pw}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		pw.Close()
+		return Progress{}, fmt.Errorf("start driver: %w", err)
+	}
+	pw.Close()
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+
+	lines := make(chan Progress)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			var p Progress
+			if json.Unmarshal(sc.Bytes(), &p) == nil {
+				lines <- p
+			}
+		}
+	}()
+	deadline := time.NewTimer(cfg.ReadyTimeout.Duration + 15*time.Second)
+	defer deadline.Stop()
+	for {
+		select {
+		case p, ok := <-lines:
+			if !ok {
+				err := <-exited
+				return Progress{}, fmt.Errorf("driver exited before the seat was ready (%v); see %s", err, s.DriverLogPath())
+			}
+			switch p.State {
+			case "progress":
+				progress(o, "%s", p.Text)
+			case "ready":
+				return p, nil
+			case "refused":
+				return p, fmt.Errorf("%w: %s", ErrOwned, p.Text)
+			case "error":
+				return p, errors.New(p.Text)
+			}
+		case <-deadline.C:
+			return Progress{}, fmt.Errorf("%w: seat %q: the driver gave no verdict within %s; see %s",
+				ErrUnobservable, s.Name, cfg.ReadyTimeout.Duration+15*time.Second, s.DriverLogPath())
+		}
+	}
+}
+
+// RunDriver is the body of the hidden `pantty __drive` command: take the lock or
+// report who holds it, then run the loop. fd 3, when present, is the pipe to the
+// spawning start.
+func RunDriver(home, name, pantty string) int {
+	var pipe *os.File
+	if f := os.NewFile(3, "progress"); f != nil {
+		if _, err := f.Stat(); err == nil {
+			pipe = f
+		}
+	}
+	enc := func(p Progress) {
+		if pipe == nil {
+			return
+		}
+		b, _ := json.Marshal(p)
+		pipe.Write(append(b, '\n'))
+		if p.State != "progress" {
+			pipe.Close()
+			pipe = nil
+		}
+	}
+	logger := log.New(os.Stderr, "", log.LstdFlags|log.Lmicroseconds)
+	fail := func(code int, err error) int {
+		logger.Printf("driver: %v", err)
+		state := "error"
+		if code == 3 {
+			state = "refused"
+		}
+		enc(Progress{State: state, Text: err.Error()})
+		return code
+	}
+	s, err := Existing(home, name)
+	if err != nil {
+		return fail(2, err)
+	}
+	cfg, err := s.LoadConfig()
+	if err != nil {
+		return fail(2, err)
+	}
+	ad, err := AdapterFor(cfg.Harness)
+	if err != nil {
+		return fail(2, err)
+	}
+	lock, err := s.Acquire()
+	if errors.Is(err, ErrOwned) {
+		return fail(3, err)
+	}
+	if err != nil {
+		return fail(1, err)
+	}
+	defer lock.Release()
+	logger.SetPrefix(fmt.Sprintf("[%s %s] ", name, lock.Owner.Holder))
+	logger.Printf("driver pid %d holds %s", os.Getpid(), s.LockPath())
+	d := &Driver{S: s, Cfg: cfg, Ad: ad, Lock: lock, Pantty: pantty, Log: logger, Report: enc}
+	code := d.Loop()
+	logger.Printf("driver exits with %d", code)
+	if pipe != nil {
+		enc(Progress{State: "error", Text: "driver exited before the seat was ready; see " + s.DriverLogPath()})
+	}
+	return code
+}
+
+// Stop records the intent to stop, asks the live driver to stop the harness and
+// exit, and then makes sure the seat's tmux session and process group are gone.
+// All state files stay.
+func Stop(s Seat) error {
+	if err := s.SetIntent(IntentStopped, "seat stop"); err != nil {
+		return err
+	}
+	owner, live, err := s.LiveOwner()
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrUnobservable, err)
+	}
+	if live {
+		if err := s.evict(owner, CtlStop); err != nil {
+			return err
+		}
+	}
+	sess, err := s.ReadSession()
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	// No driver now: take the lock so nothing else touches the pane meanwhile.
+	lock, err := s.Acquire()
+	if err != nil {
+		return err
+	}
+	defer lock.Release()
+	tm := tmux.New(sess.Socket)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := tm.KillSession(ctx, sess.TmuxName); err != nil && !errors.Is(err, tmux.ErrNoServer) && !errors.Is(err, tmux.ErrNoTarget) {
+		return fmt.Errorf("%w: kill tmux session %s: %v", ErrUnobservable, sess.TmuxName, err)
+	}
+	KillGroup(sess.PanePID)
+	return nil
+}
+
+// Retry re-queues a failed message: through the driver when one is live (it owns
+// the inbox state), directly under the lock otherwise.
+func Retry(s Seat, id string) error {
+	if !ValidID(id) {
+		return fmt.Errorf("%w: bad message id %q", ErrBadInput, id)
+	}
+	if _, live, _ := s.LiveOwner(); live {
+		_, err := s.Ask(Request{Kind: CtlRetry, MsgID: id}, 15*time.Second)
+		return err
+	}
+	lock, err := s.Acquire()
+	if err != nil {
+		return err
+	}
+	defer lock.Release()
+	if _, err := s.ReadStored(id); err != nil {
+		return fmt.Errorf("%w: no message %q in seat %q", ErrBadInput, id, s.Name)
+	}
+	st, err := s.ReadStatus(id)
+	if err != nil {
+		return err
+	}
+	if err := retryStatus(&st); err != nil {
+		return err
+	}
+	return s.WriteStatus(st)
+}

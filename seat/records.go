@@ -1,0 +1,76 @@
+package seat
+
+import (
+	"time"
+)
+
+// Session is session.toml: which harness session the seat is, and where it runs.
+// Recovery never changes Generation; only an explicit recycle, a step, or a
+// ladder rung change starts a new one, and records why.
+type Session struct {
+	Harness    string    `toml:"harness"`
+	ID         string    `toml:"id"`         // the harness's session id (chosen by pantty for Claude Code)
+	Generation int       `toml:"generation"` // increments only on recycle/step/rung change
+	Why        string    `toml:"why"`        // why this generation began
+	Socket     string    `toml:"socket"`     // absolute tmux socket path (cron's TMUX_TMPDIR may differ)
+	TmuxName   string    `toml:"tmux_session"`
+	PaneID     string    `toml:"pane_id"`
+	PanePID    int       `toml:"pane_pid"`
+	Launches   int       `toml:"launches"` // how many times the harness process was (re)launched
+	LaunchedAt time.Time `toml:"launched_at"`
+	Resumed    bool      `toml:"resumed"` // the last launch resumed an existing harness session
+}
+
+// ReadSession reads session.toml; missing wraps fs.ErrNotExist.
+func (s Seat) ReadSession() (Session, error) {
+	var v Session
+	return v, ReadState(s.SessionPath(), &v)
+}
+
+// Intent values: what the person wants, recorded by start and stop. recover acts
+// only on seats meant to run.
+const (
+	IntentRunning = "running"
+	IntentStopped = "stopped"
+)
+
+// Intent is intent.toml.
+type Intent struct {
+	Want string    `toml:"want"`
+	At   time.Time `toml:"at"`
+	By   string    `toml:"by"` // the command that recorded it
+}
+
+// ReadIntent reads intent.toml.
+func (s Seat) ReadIntent() (Intent, error) {
+	var v Intent
+	return v, ReadState(s.IntentPath(), &v)
+}
+
+// SetIntent records the person's intent.
+func (s Seat) SetIntent(want, by string) error {
+	return s.Write(s.IntentPath(), Intent{Want: want, At: time.Now().UTC(), By: by})
+}
+
+// Heartbeat is written only by the driver's work loop, on each tick of the
+// interval it declares and on each phase change; a reader judges it stale
+// against that Interval, not against a constant of its own.
+type Heartbeat struct {
+	At       time.Time `toml:"at"`
+	Phase    string    `toml:"phase"` // starting, idle, submitting, in-turn, cancelling, waiting-provider, relaunching, stopping
+	Interval Duration  `toml:"interval"`
+	PID      int       `toml:"pid"`
+	Holder   string    `toml:"holder"`
+	Waiting  string    `toml:"waiting,omitempty"` // what a waiting phase waits for
+}
+
+// ReadHeartbeat reads heartbeat.toml.
+func (s Seat) ReadHeartbeat() (Heartbeat, error) {
+	var v Heartbeat
+	return v, ReadState(s.HeartbeatPath(), &v)
+}
+
+// Stale reports whether the heartbeat is older than twice its declared interval.
+func (h Heartbeat) Stale(now time.Time) bool {
+	return now.Sub(h.At) > 2*h.Interval.Duration
+}

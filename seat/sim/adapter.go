@@ -1,0 +1,125 @@
+package sim
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/pantty/pantty/seat"
+)
+
+// Adapter drives the simulator as a resident seat. It mirrors the Claude Code
+// adapter (same settings shape, same hooks, same session flags) so that every
+// pantty path the real harness takes is exercised by the double.
+type Adapter struct{}
+
+// Name is the harness name in seat.toml.
+func (Adapter) Name() string { return "sim" }
+
+// Argv runs `pantty sim` (or seat.toml's command) with the per-seat settings and
+// --session-id on a first launch, --resume on every later one.
+func (Adapter) Argv(l seat.Launch) ([]string, error) {
+	argv := []string{l.Pantty, "sim"}
+	if l.Config.Command != "" {
+		argv = []string{l.Config.Command}
+	}
+	argv = append(argv, "--settings", l.Settings)
+	if l.Resume {
+		argv = append(argv, "--resume", l.SessionID)
+	} else {
+		argv = append(argv, "--session-id", l.SessionID)
+	}
+	if l.Config.Model != "" {
+		argv = append(argv, "--model", l.Config.Model)
+	}
+	if l.Config.PermissionMode != "" {
+		argv = append(argv, "--permission-mode", l.Config.PermissionMode)
+	}
+	return append(argv, l.Config.Args...), nil
+}
+
+// Env points the simulator's records into the seat's harness/ directory.
+func (Adapter) Env(s seat.Seat, c seat.Config) map[string]string {
+	return map[string]string{"PANTTY_SIM_STATE": stateDir(s, c)}
+}
+
+func stateDir(s seat.Seat, c seat.Config) string {
+	if v := c.Env["PANTTY_SIM_STATE"]; v != "" {
+		return v
+	}
+	return s.HarnessDir()
+}
+
+func transcriptPath(s seat.Seat, c seat.Config, id string) string {
+	return filepath.Join(stateDir(s, c), "sessions", id+".jsonl")
+}
+
+// SessionExists: the simulator's session record is its transcript file.
+func (Adapter) SessionExists(s seat.Seat, c seat.Config, id string) (bool, error) {
+	_, err := os.Stat(transcriptPath(s, c, id))
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// FindTurn scans the transcript for the user row carrying the guard header of
+// this submission followed by an assistant row of the same prompt.
+func (Adapter) FindTurn(s seat.Seat, c seat.Config, sessionID, msgID, nonce string) (bool, string, error) {
+	path := transcriptPath(s, c, sessionID)
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, "", nil
+	}
+	if err != nil {
+		return false, "", err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	prompt := ""
+	for n := 1; sc.Scan(); n++ {
+		var row struct {
+			Type     string `json:"type"`
+			PromptID string `json:"promptId"`
+			Message  struct {
+				Content json.RawMessage `json:"content"`
+			} `json:"message"`
+		}
+		if json.Unmarshal(sc.Bytes(), &row) != nil {
+			continue
+		}
+		switch row.Type {
+		case "user":
+			var text string
+			if json.Unmarshal(row.Message.Content, &text) == nil {
+				if id, nn, _, ok := seat.MatchHeader(text); ok && id == msgID && nn == nonce {
+					prompt = row.PromptID
+				}
+			}
+		case "assistant":
+			if prompt != "" && row.PromptID == prompt {
+				return true, path + ":" + strconv.Itoa(n), nil
+			}
+		}
+	}
+	return false, "", sc.Err()
+}
+
+// Busy: the simulator, like Claude Code, shows "esc to interrupt" while a turn runs.
+func (Adapter) Busy(screen string) bool { return strings.Contains(screen, "esc to interrupt") }
+
+// Commands is the command door's allow-list for the simulator.
+func (Adapter) Commands() []string { return []string{"compact", "context", "clear"} }
+
+// Facts: the simulator dispatches on the first character by default.
+func (Adapter) Facts() seat.DispatchFacts { return seat.DefaultDispatchFacts }
+
+// PasteSettle is short: the simulator's commit window is configurable and small.
+func (Adapter) PasteSettle() seat.Duration { return seat.Duration{Duration: 50 * time.Millisecond} }

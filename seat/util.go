@@ -1,0 +1,5 @@
+package seat
+
+import "sort"
+
+func sortStrings(s []string) { sort.Strings(s) }
