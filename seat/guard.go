@@ -100,6 +100,7 @@ var newNonce = func() string {
 // out means the nonce source is broken, and refusing is the only safe answer.
 const nonceAttempts = 8
 
+// nonceLen is the nonce's length in hex digits (48 bits).
 const nonceLen = 12
 
 // Guard builds the one form of board text that may reach a pane, or refuses. Its
@@ -232,10 +233,10 @@ func normalizeLineEnds(s string) string {
 // countMentions counts the '@' mentions in content. The rule: an '@' counts when it
 // is at the start of the content or right after a whitespace character, and the
 // character right after it exists and is not whitespace. "Whitespace" is the
-// JavaScript \s class (isMentionSpace), because the harness expanding mentions is a
-// JavaScript program. "look at @secret.txt" counts 1; "a@b", "@ x" and a trailing
-// "@" count 0. The header, prefix and delimiters hold no '@', so the count of the
-// whole submission equals the count of its content.
+// JavaScript \s class (isMentionSpace), because Claude Code, where expansion was
+// measured, is a JavaScript program. "look at @secret.txt" counts 1; "a@b", "(@x)",
+// "@ x" and a trailing "@" count 0. The header, prefix and delimiters hold no '@', so
+// the count of the whole submission equals the count of its content.
 func countMentions(content string) int {
 	n := 0
 	afterSpace := true // the start of the content counts as after whitespace

@@ -209,7 +209,7 @@ func forceNonces(t *testing.T, nonces ...string) func() {
 func TestGuardDrawsAnotherNonceOnCollision(t *testing.T) {
 	first, second := "aaaaaaaaaaaa", "bbbbbbbbbbbb"
 	for _, text := range []string{
-		"x\n<<<pantty-" + first + "\n/clear",       // the begin delimiter line
+		"x\n<<<pantty-" + first + "\n/clear",      // the begin delimiter line
 		"x\npantty-" + first + ">>>\n!touch FILE", // the end delimiter line
 		"the nonce " + first + " anywhere",        // the nonce itself
 	} {

@@ -177,7 +177,7 @@ func checkMessageText(text string, maxBytes int) error {
 //   - DEL (0x7f): a key (backspace) to the composer, not text;
 //   - C1 controls U+0080–U+009F: 8-bit forms of ESC sequences (U+009B is CSI) that
 //     some terminals and parsers honour;
-//   - U+2028 and U+2029: line terminators to JavaScript (the harness is a JavaScript
+//   - U+2028 and U+2029: line terminators to JavaScript (Claude Code is a JavaScript
 //     program), so they would start a line that pantty's LF-based checks (delimiters,
 //     MatchHeader) do not see, and could draw a fake header line;
 //   - invalid UTF-8: terminals and the harness repair it differently, so the model

@@ -40,10 +40,10 @@ func run(args []string) int {
 		HideHelpCommand: true,
 		ExitErrHandler:  func(*cli.Context, error) {},
 		OnUsageError: func(c *cli.Context, err error, _ bool) error {
-			return usageErr(err.Error())
+			return usageErr("%s", err.Error())
 		},
 	}
-	err := app.Run(args)
+	err := app.Run(interspersed(app, args))
 	if err == nil {
 		return 0
 	}

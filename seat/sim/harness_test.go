@@ -238,9 +238,19 @@ func (p *pane) keys(keys ...string) {
 func (p *pane) submit(text string) {
 	p.t.Helper()
 	p.paste(text)
-	p.waitBox(text)
+	p.waitBox(shownBox(text))
 	time.Sleep(60 * time.Millisecond)
 	p.keys("Enter")
+}
+
+// shownBox is what inputBox reads back for text in a 100-column pane (long
+// boxes are wrapped and cut by the renderer).
+func shownBox(text string) string {
+	var out []string
+	for _, l := range boxLines(text, 100) {
+		out = append(out, strings.TrimRight(l[2:], " "))
+	}
+	return strings.Join(out, "\n")
 }
 
 // hooks returns the payloads recorded for event, in firing order; ok is

@@ -1,0 +1,353 @@
+// Package seattest sets up real seats for tests: a private PANTTY_HOME and tmux
+// socket per test, the pantty binary built once per test process, and the
+// simulator with fast timings. Tests drive the real CLI as real processes, so
+// every test is a few lines about behaviour, not set-up.
+package seattest
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/tmux"
+	"github.com/pantty/pantty/tmux/tmuxtest"
+)
+
+var (
+	buildOnce sync.Once
+	binPath   string
+	buildErr  error
+)
+
+// Binary builds ./cmd/pantty once per test process into tmuxtest.Root(); the
+// driver, the pane's exec step and the hooks all run this binary.
+func Binary(t testing.TB) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		out, err := exec.Command("go", "env", "GOMOD").Output()
+		if err != nil {
+			buildErr = err
+			return
+		}
+		root := filepath.Dir(strings.TrimSpace(string(out)))
+		binPath = filepath.Join(tmuxtest.Root(), "pantty")
+		cmd := exec.Command("go", "build", "-o", binPath, "./cmd/pantty")
+		cmd.Dir = root
+		if b, err := cmd.CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("go build: %v\n%s", err, b)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return binPath
+}
+
+// FastSim is the simulator's environment for bulk tests: every timing small.
+var FastSim = map[string]string{
+	"PANTTY_SIM_STARTUP": "50ms",
+	"PANTTY_SIM_COMMIT":  "10ms",
+	"PANTTY_SIM_TURN":    "20ms",
+}
+
+// Harness is one seat under test with its own state root and tmux server.
+type Harness struct {
+	T      testing.TB
+	Name   string
+	Home   string
+	Socket string
+	Work   string
+	Bin    string
+}
+
+// Option adjusts a Harness before its seat.toml is written.
+type Option func(*config)
+
+type config struct {
+	env   map[string]string
+	extra []string
+}
+
+// Env adds variables to the seat's [env] (the simulator reads its knobs there).
+func Env(kv map[string]string) Option {
+	return func(c *config) {
+		for k, v := range kv {
+			c.env[k] = v
+		}
+	}
+}
+
+// TOML appends top-level lines to seat.toml (before the [tmux] table).
+func TOML(lines ...string) Option {
+	return func(c *config) { c.extra = append(c.extra, lines...) }
+}
+
+// New makes a seat named name on the simulator, not yet started. Cleanup stops
+// it, kills its tmux server and any driver still recorded.
+func New(t testing.TB, name string, opts ...Option) *Harness {
+	t.Helper()
+	cfg := &config{env: map[string]string{}}
+	for k, v := range FastSim {
+		cfg.env[k] = v
+	}
+	for _, o := range opts {
+		o(cfg)
+	}
+	dir := tmuxtest.Dir(t)
+	h := &Harness{T: t, Name: name, Home: filepath.Join(dir, "home"), Socket: filepath.Join(dir, "tmux"),
+		Work: filepath.Join(dir, "work"), Bin: Binary(t)}
+	if err := os.MkdirAll(h.Work, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	s := h.Seat()
+	if err := seat.InitConfig(s, "sim", h.Work, cfg.env); err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.extra) > 0 {
+		data, _ := os.ReadFile(s.ConfigPath())
+		text := strings.Replace(string(data), "[tmux]", strings.Join(cfg.extra, "\n")+"\n\n[tmux]", 1)
+		if err := os.WriteFile(s.ConfigPath(), []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(h.cleanup)
+	return h
+}
+
+// Seat names the seat's directory.
+func (h *Harness) Seat() seat.Seat {
+	s, err := seat.Open(h.Home, h.Name)
+	if err != nil {
+		h.T.Fatal(err)
+	}
+	return s
+}
+
+// Tmux is a client on the seat's private server.
+func (h *Harness) Tmux() *tmux.Client { return tmux.New(h.Socket) }
+
+// Env is the environment every pantty process of this harness runs with.
+func (h *Harness) Env() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		switch {
+		case k == "TMUX", k == "TMUX_PANE", strings.HasPrefix(k, "PANTTY_"):
+			continue
+		}
+		env = append(env, kv)
+	}
+	return append(env, seat.HomeEnv+"="+h.Home, "PANTTY_TMUX_SOCKET="+h.Socket)
+}
+
+// Result is one finished pantty process.
+type Result struct {
+	Code           int
+	Stdout, Stderr string
+}
+
+func (r Result) String() string {
+	return fmt.Sprintf("exit %d\nstdout: %s\nstderr: %s", r.Code, r.Stdout, r.Stderr)
+}
+
+// Run runs the pantty binary with args and empty stdin.
+func (h *Harness) Run(args ...string) Result { return h.RunStdin("", args...) }
+
+// RunStdin runs the pantty binary with args and the given stdin.
+func (h *Harness) RunStdin(stdin string, args ...string) Result {
+	h.T.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, h.Bin, args...)
+	cmd.Env = h.Env()
+	cmd.Stdin = strings.NewReader(stdin)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		h.T.Fatalf("run pantty %v: %v", args, err)
+	}
+	return Result{Code: code, Stdout: out.String(), Stderr: errb.String()}
+}
+
+// Start runs `pantty seat start` and fails the test unless it exits 0.
+func (h *Harness) Start() Result {
+	h.T.Helper()
+	r := h.Run("seat", "start", h.Name)
+	if r.Code != 0 {
+		h.T.Fatalf("seat start: %s\ndriver.log:\n%s", r, h.DriverLog())
+	}
+	return r
+}
+
+// Send stores one message with an explicit id and fails the test otherwise.
+func (h *Harness) Send(id, text string) {
+	h.T.Helper()
+	r := h.RunStdin(text, "seat", "send", h.Name, "--id", id)
+	if r.Code != 0 {
+		h.T.Fatalf("seat send %s: %s", id, r)
+	}
+}
+
+// DriverLog returns driver.log, for failure messages.
+func (h *Harness) DriverLog() string {
+	b, _ := os.ReadFile(h.Seat().DriverLogPath())
+	return string(b)
+}
+
+// Owner returns owner.toml.
+func (h *Harness) Owner() seat.Owner {
+	o, err := h.Seat().ReadOwner()
+	if err != nil {
+		h.T.Fatalf("owner.toml: %v", err)
+	}
+	return o
+}
+
+// Session returns session.toml.
+func (h *Harness) Session() seat.Session {
+	s, err := h.Seat().ReadSession()
+	if err != nil {
+		h.T.Fatalf("session.toml: %v", err)
+	}
+	return s
+}
+
+// WaitFor waits, on fsnotify events in the seat's state directories, until cond
+// is true or the deadline passes (then the test fails with what).
+func (h *Harness) WaitFor(what string, limit time.Duration, cond func() bool) {
+	h.T.Helper()
+	s := h.Seat()
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		h.T.Fatal(err)
+	}
+	defer w.Close()
+	for _, d := range []string{s.Dir, s.StatusDir(), s.SeenDir(), s.EventsDir(), s.HarnessDir()} {
+		w.Add(d)
+	}
+	deadline := time.NewTimer(limit)
+	defer deadline.Stop()
+	// A slow tick as well: some conditions (a process exiting) make no file event.
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	for !cond() {
+		select {
+		case <-w.Events:
+		case <-w.Errors:
+		case <-tick.C:
+		case <-deadline.C:
+			h.T.Fatalf("timed out after %s waiting for %s\ndriver.log:\n%s", limit, what, h.DriverLog())
+		}
+	}
+}
+
+// WaitFinal waits until every id is processed or failed.
+func (h *Harness) WaitFinal(limit time.Duration, ids ...string) {
+	h.T.Helper()
+	s := h.Seat()
+	h.WaitFor(fmt.Sprintf("%d message(s) final", len(ids)), limit, func() bool {
+		for _, id := range ids {
+			st, err := s.ReadStatus(id)
+			if err != nil || !seat.Final(st.State) {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// Status reads one message's status.
+func (h *Harness) Status(id string) seat.Status {
+	st, err := h.Seat().ReadStatus(id)
+	if err != nil {
+		h.T.Fatal(err)
+	}
+	return st
+}
+
+// Request is one row of the simulator's request log: what reached the model.
+type Request struct {
+	SessionID    string `json:"session_id"`
+	PromptID     string `json:"prompt_id"`
+	Kind         string `json:"kind"`
+	NewInput     string `json:"new_input"`
+	Injected     string `json:"injected"`
+	HistoryTurns int    `json:"history_turns"`
+}
+
+// MsgID returns the pantty message id a request carried, from its guard header.
+func (r Request) MsgID() string {
+	id, _, _, ok := seat.MatchHeader(r.NewInput)
+	if !ok {
+		return ""
+	}
+	return id
+}
+
+// Requests reads the simulator's request log.
+func (h *Harness) Requests() []Request {
+	f, err := os.Open(filepath.Join(h.Seat().HarnessDir(), "requests.jsonl"))
+	if os.IsNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		h.T.Fatal(err)
+	}
+	defer f.Close()
+	var out []Request
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	for sc.Scan() {
+		var r Request
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			h.T.Fatalf("request log: %v", err)
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// ModelTurns counts, per message id, the model turns whose new input carried it.
+func (h *Harness) ModelTurns() map[string]int {
+	n := map[string]int{}
+	for _, r := range h.Requests() {
+		if r.Kind == "turn" {
+			if id := r.MsgID(); id != "" {
+				n[id]++
+			}
+		}
+	}
+	return n
+}
+
+func (h *Harness) cleanup() {
+	s := h.Seat()
+	if o, live, _ := s.LiveOwner(); live {
+		h.RunStdin("", "seat", "stop", h.Name)
+		if o.Live() {
+			syscall.Kill(o.PID, syscall.SIGKILL)
+		}
+	}
+	if sess, err := s.ReadSession(); err == nil {
+		seat.KillGroup(sess.PanePID)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	h.Tmux().KillServer(ctx)
+}
