@@ -159,8 +159,8 @@ func (c *Config) validate(name string) error {
 			return fmt.Errorf("pass_env name %q is not a variable pantty may pass", k)
 		}
 	}
-	if c.MaxMessageBytes < 0 {
-		return fmt.Errorf("max_message_bytes = %d must be positive", c.MaxMessageBytes)
+	if c.MaxMessageBytes < 0 || c.MaxMessageBytes > DefaultMaxMessageBytes {
+		return fmt.Errorf("max_message_bytes = %d: want 1..%d (the guard's own limit)", c.MaxMessageBytes, DefaultMaxMessageBytes)
 	}
 	if c.MaxMessageBytes == 0 {
 		c.MaxMessageBytes = DefaultMaxMessageBytes

@@ -68,6 +68,7 @@ type Driver struct {
 	foreignTurn string // prompt_id of a turn pantty did not submit (a person typing)
 	cmds        []Request
 	notBefore   time.Time // provider wait: nothing is submitted before this
+	blocked     string    // why nothing may be submitted at all (e.g. unsupported dispatch facts)
 
 	w         *fsnotify.Watcher
 	watch     *tmux.Watch

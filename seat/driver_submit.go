@@ -3,6 +3,7 @@ package seat
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"sort"
@@ -307,7 +308,7 @@ func (d *Driver) updateCursor() {
 // boundary: harness ready, nothing in flight, no person's turn running, no
 // provider wait.
 func (d *Driver) maybeSubmit() {
-	if !d.ready || d.flight != nil || d.foreignTurn != "" || d.phase == PhaseStopping {
+	if !d.ready || d.flight != nil || d.foreignTurn != "" || d.phase == PhaseStopping || d.blocked != "" {
 		return
 	}
 	now := time.Now()
@@ -341,6 +342,14 @@ func (d *Driver) deliver(e *Entry) {
 	m := e.Msg.Message()
 	m.Resubmit = e.Status.Resubmits
 	sub, err := Guard(m, d.Ad.Facts())
+	if errors.Is(err, ErrUnsupportedFacts) {
+		// The seat's dispatch facts are wrong, not the message: submit nothing
+		// until a person fixes them, and say so in the heartbeat.
+		d.blocked = err.Error()
+		d.logf("guard refuses this seat's dispatch facts: %v", err)
+		d.setPhase(PhaseIdle, "blocked: "+d.blocked)
+		return
+	}
 	if err != nil {
 		d.finish(e, StateFailed, ReasonUnsafe, err.Error(), "")
 		return
@@ -353,7 +362,7 @@ func (d *Driver) deliver(e *Entry) {
 	d.flight = &flight{e: e, sub: sub}
 	d.setPhase(PhaseSubmitting, e.Msg.ID)
 	d.writeArtifact(e, sub)
-	if err := d.paste(sub.Text()); err != nil {
+	if err := d.Submit(sub); err != nil {
 		d.logf("deliver %s: %v", e.Msg.ID, err)
 		d.checkHarness("paste failed")
 		return
@@ -361,7 +370,12 @@ func (d *Driver) deliver(e *Entry) {
 	d.evidenceT.set(d.Cfg.SubmitTimeout.Duration)
 }
 
-// paste clears the composer and pastes text followed by Enter.
+// Submit is the board door: the only way board text reaches the pane, and it
+// takes a Submission, which only Guard can make.
+func (d *Driver) Submit(s Submission) error { return d.paste(s.Text()) }
+
+// paste clears the composer and pastes text followed by Enter. Its callers are
+// the two doors (Submit and Run), each taking its own type.
 func (d *Driver) paste(text string) error {
 	ctx, cancel := d.ctx()
 	defer cancel()

@@ -92,6 +92,9 @@ func (s Seat) Enqueue(m Message, maxBytes int, now time.Time) (EnqueueResult, er
 	}
 	// The guard must accept it now, so nothing is queued that could never be sent.
 	if _, err := Guard(m, DefaultDispatchFacts); err != nil {
+		if errors.Is(err, ErrBadInput) {
+			return EnqueueResult{}, err
+		}
 		return EnqueueResult{}, fmt.Errorf("%w: %v", ErrBadInput, err)
 	}
 	st := Stored{ID: m.ID, From: m.From, Board: m.Board, Channel: m.Channel, Text: m.Text,

@@ -40,6 +40,25 @@ func TestPrintOneTurn(t *testing.T) {
 	if !strings.HasPrefix(out, "sim: received 5 chars\n> plain") {
 		t.Fatalf("text output %q", out)
 	}
+	out, _, _ = e.runChild("[sim:slow=400ms] x", "-p", "--output-format", "json")
+	if d := num(envelope(t, out), "duration_ms"); d < 400 {
+		t.Fatalf("slow marker: turn took %dms", d)
+	}
+}
+
+// A UserPromptSubmit hook exiting 2 blocks the prompt: no turn reaches the model.
+func TestPromptBlockedByHook(t *testing.T) {
+	t.Parallel()
+	e := newSimEnv(t)
+	e.override["UserPromptSubmit"] = e.record("UserPromptSubmit") + "; echo nope >&2; exit 2"
+	out, _, code := e.runChild("hello", "-p", "--output-format", "json")
+	env := envelope(t, out)
+	if code != 1 || env["is_error"] != true || str(env, "result") != "UserPromptSubmit operation blocked by hook: nope" {
+		t.Fatalf("exit %d envelope %v", code, env)
+	}
+	if _, err := os.Stat(filepath.Join(e.state, "requests.jsonl")); err == nil {
+		t.Fatalf("a blocked prompt reached the model: %v", e.requests())
+	}
 }
 
 // A dispatched input "succeeds" with zero turns: the hazard.

@@ -35,6 +35,7 @@ func TestReadyOnlyAfterBracketedPaste(t *testing.T) {
 func TestPasteEnterFiresPromptAndStop(t *testing.T) {
 	t.Parallel()
 	e := newSimEnv(t)
+	e.env["PANTTY_SIM_IDLE"] = "150ms"
 	p := e.start()
 	e.waitHooks("SessionStart", 1)
 	text := "nonce-7f3 first line\nsecond line"
@@ -85,6 +86,9 @@ func TestPasteEnterFiresPromptAndStop(t *testing.T) {
 		b, _ := inputBox(s)
 		return b == "" && !strings.Contains(s, "esc to interrupt") && strings.Contains(s, "status-ok")
 	})
+	if n := e.waitHooks("Notification", 1); str(n[0], "notification_type") != "idle_prompt" {
+		t.Fatalf("Notification: %v", n[0])
+	}
 }
 
 // The hazard pantty must avoid: a paste before readiness is not bracketed,
@@ -129,6 +133,11 @@ func TestSigilDispatch(t *testing.T) {
 	p.submit("/x")
 	p.waitScreen("unknown command", func(s string) bool { return strings.Contains(s, "Unknown command: /x") })
 
+	p.submit("/context")
+	p.waitScreen("context breakdown", func(s string) bool {
+		return strings.Contains(s, "System prompt and tools (floor): 12000 tokens") && strings.Contains(s, "Free space:")
+	})
+
 	p.submit("/compact keep it short")
 	pre := e.waitHooks("PreCompact", 1)
 	if str(pre[0], "custom_instructions") != "keep it short" || str(pre[0], "trigger") != "manual" {
@@ -142,7 +151,7 @@ func TestSigilDispatch(t *testing.T) {
 	for _, r := range e.requests() {
 		kinds = append(kinds, str(r, "kind")+":"+str(r, "new_input"))
 	}
-	want := "turn: /x|shell:!touch made.txt|command:/x|compact:/compact keep it short"
+	want := "turn: /x|shell:!touch made.txt|command:/x|command:/context|compact:/compact keep it short"
 	if got := strings.Join(kinds, "|"); got != want {
 		t.Fatalf("request log kinds\n got %s\nwant %s", got, want)
 	}
