@@ -2,6 +2,7 @@ package tmux_test
 
 import (
 	"fmt"
+	"os"
 	"testing"
 	"time"
 
@@ -18,15 +19,14 @@ func TestDebugHook(t *testing.T) {
 		c.SetOption(ctx, p.ID, "remain-on-exit", "on")
 		c.SendKeys(ctx, p.ID, "Enter")
 		time.Sleep(300 * time.Millisecond)
-		if got, _ := findPane(t, c, p.ID); got.DeadStatus != 3 {
-			t.Logf("transient: %+v", got)
-		}
-	}
-	time.Sleep(2 * time.Second)
-	ps, _ := c.ListPanes(ctx)
-	for _, p := range ps {
-		if p.DeadStatus != 3 {
-			t.Logf("bad: %+v", p)
+		got, _ := findPane(t, c, p.ID)
+		if got.DeadStatus == -1 {
+			st, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", got.PID))
+			t.Logf("bad: %+v stat=%.40s", got, st)
+			time.Sleep(2 * time.Second)
+			got, _ = findPane(t, c, p.ID)
+			st, _ = os.ReadFile(fmt.Sprintf("/proc/%d/stat", got.PID))
+			t.Logf("later: %+v stat=%.40s", got, st)
 		}
 	}
 }
