@@ -69,6 +69,7 @@ type Driver struct {
 	cmds        []Request
 	notBefore   time.Time // provider wait: nothing is submitted before this
 	blocked     string    // why nothing may be submitted at all (e.g. unsupported dispatch facts)
+	pruned      time.Time // last retention sweep
 
 	w         *fsnotify.Watcher
 	watch     *tmux.Watch
@@ -157,6 +158,11 @@ func (d *Driver) Loop() int {
 			d.rescan()
 		case <-hb.C:
 			d.checkHarness("heartbeat check")
+			if time.Since(d.pruned) > pruneEvery && d.flight == nil {
+				d.prune()
+				d.entries, d.order = nil, nil
+				d.rescan()
+			}
 			d.beat()
 		case <-d.gone:
 			d.gone = nil
@@ -224,6 +230,7 @@ func (d *Driver) setup() error {
 			return fmt.Errorf("watch %s: %w", dir, err)
 		}
 	}
+	d.prune()
 	if err := d.loadInbox(); err != nil {
 		return err
 	}
@@ -233,6 +240,21 @@ func (d *Driver) setup() error {
 	}
 	d.recoverFlight()
 	return nil
+}
+
+// pruneEvery is how often a long-running driver applies the retention rule.
+const pruneEvery = 24 * time.Hour
+
+// prune applies the retention rule (seat.Prune) behind the current cursor.
+func (d *Driver) prune() {
+	d.pruned = time.Now()
+	c, err := d.S.ReadCursor()
+	if err != nil {
+		return // no cursor yet (or unreadable): nothing is known to be behind it
+	}
+	if n := d.S.Prune(time.Now(), c); n > 0 {
+		d.logf("retention: removed %d old files", n)
+	}
 }
 
 func (d *Driver) teardown() {

@@ -35,6 +35,10 @@ func (d *Driver) ensureHarness() error {
 			}
 			d.watchSession()
 			d.setPhase(PhaseIdle, "")
+			// An adopted harness sends no new SessionStart, so the verdict the
+			// spawning start waits for is given here: the harness is up and ours.
+			d.report(Progress{State: "ready", Holder: d.Lock.Owner.Holder, Session: d.sess.ID, Adopted: true})
+			d.Report = nil
 			return nil
 		}
 		if ours == nil {

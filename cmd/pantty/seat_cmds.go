@@ -79,6 +79,11 @@ func seatStart(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	if c.String("takeover") != "" {
+		if err := seat.RefuseInside(s.Home, "seat start --takeover"); err != nil {
+			return err
+		}
+	}
 	pantty, err := panttyPath()
 	if err != nil {
 		return err

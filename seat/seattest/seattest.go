@@ -156,6 +156,7 @@ func (h *Harness) Env() []string {
 type Result struct {
 	Code           int
 	Stdout, Stderr string
+	Err            error // the process could not run at all (RunEnv only)
 }
 
 func (r Result) String() string {
@@ -350,4 +351,185 @@ func (h *Harness) cleanup() {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	h.Tmux().KillServer(ctx)
+}
+
+// RunEnv runs the pantty binary with args, the given stdin, and extra
+// environment variables on top of Env (for example PANTTY_SEAT, to run a
+// command as if from inside a seat). It is safe to call from any goroutine: it
+// reports a failure to start in Result.Err instead of failing the test.
+func (h *Harness) RunEnv(extra map[string]string, stdin string, args ...string) Result {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, h.Bin, args...)
+	cmd.Env = h.Env()
+	for k, v := range extra {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	cmd.Stdin = strings.NewReader(stdin)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		return Result{Code: -1, Stderr: err.Error(), Err: err}
+	}
+	return Result{Code: code, Stdout: out.String(), Stderr: errb.String()}
+}
+
+// Job is one pantty invocation for RunConcurrently.
+type Job struct {
+	Stdin string
+	Args  []string
+}
+
+// RunConcurrently starts every job as its own pantty process at (nearly) the
+// same moment — each waits on a shared barrier after its goroutine is up — and
+// returns their results in job order. It is the way to provoke races between
+// senders (one id sent by many processes, many senders into one inbox).
+func (h *Harness) RunConcurrently(jobs []Job) []Result {
+	h.T.Helper()
+	res := make([]Result, len(jobs))
+	var ready, done sync.WaitGroup
+	gate := make(chan struct{})
+	for i, j := range jobs {
+		ready.Add(1)
+		done.Add(1)
+		go func() {
+			defer done.Done()
+			ready.Done()
+			<-gate
+			res[i] = h.RunEnv(nil, j.Stdin, j.Args...)
+		}()
+	}
+	ready.Wait()
+	close(gate)
+	done.Wait()
+	for i, r := range res {
+		if r.Err != nil {
+			h.T.Fatalf("job %d (pantty %v): %v", i, jobs[i].Args, r.Err)
+		}
+	}
+	return res
+}
+
+// PasteRaw is the failing control of a dispatch test, for test seats only: it
+// types text into the seat's pane with tmux but WITHOUT the guard and without
+// bracketed paste (each LF becomes Enter, as a terminal types it), then sends
+// Enter. Whatever the harness would dispatch from this text, it dispatches.
+// The driver is not asked: a test uses it on a seat it created, to prove that
+// the corpus it sends through the board door is dangerous when sent raw.
+func (h *Harness) PasteRaw(text string) {
+	h.T.Helper()
+	pane := h.Session().PaneID
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := h.Tmux().PasteRaw(ctx, pane, []byte(text)); err != nil {
+		h.T.Fatalf("raw paste: %v", err)
+	}
+	if err := h.Tmux().SendKeys(ctx, pane, "Enter"); err != nil {
+		h.T.Fatalf("raw paste Enter: %v", err)
+	}
+}
+
+// Screen returns the visible text of the seat's pane.
+func (h *Harness) Screen() string {
+	h.T.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	s, err := h.Tmux().Capture(ctx, h.Session().PaneID)
+	if err != nil {
+		h.T.Fatalf("capture pane: %v", err)
+	}
+	return s
+}
+
+// Composer returns what the simulator's input box holds, read from the pane:
+// the lines between the two horizontal rules, without the "> " prompt and the
+// indentation of continuation lines. The simulator's dimmed placeholder
+// ("Resend your message to try again") is not typed text; it is returned as
+// is, so a caller can tell it apart. ok is false when the screen does not show
+// an input box (the simulator is still starting, or it is not the simulator).
+func Composer(screen string) (text string, ok bool) {
+	var rules []int
+	lines := strings.Split(strings.TrimRight(screen, "\n"), "\n")
+	for i, l := range lines {
+		if t := strings.TrimSpace(l); t != "" && strings.Trim(t, "─") == "" {
+			rules = append(rules, i)
+		}
+	}
+	if len(rules) < 2 {
+		return "", false
+	}
+	a, b := rules[len(rules)-2], rules[len(rules)-1]
+	var box []string
+	for i, l := range lines[a+1 : b] {
+		l = strings.TrimRight(l, " ")
+		if i == 0 {
+			l = strings.TrimPrefix(strings.TrimPrefix(l, ">"), " ")
+		} else {
+			l = strings.TrimPrefix(l, "  ")
+		}
+		box = append(box, l)
+	}
+	return strings.TrimRight(strings.Join(box, "\n"), "\n"), true
+}
+
+// WaitState waits until message id is in state.
+func (h *Harness) WaitState(id, state string, limit time.Duration) seat.Status {
+	h.T.Helper()
+	s := h.Seat()
+	var st seat.Status
+	h.WaitFor(fmt.Sprintf("message %s %s", id, state), limit, func() bool {
+		var err error
+		st, err = s.ReadStatus(id)
+		return err == nil && st.State == state
+	})
+	return st
+}
+
+// Cursor reads cursor.toml.
+func (h *Harness) Cursor() seat.Cursor {
+	h.T.Helper()
+	c, err := h.Seat().ReadCursor()
+	if err != nil {
+		h.T.Fatalf("cursor.toml: %v", err)
+	}
+	return c
+}
+
+// InboxFiles returns every file under the seat's inbox (msgs and status) by
+// path relative to inbox/, with its content: a refused send must leave it
+// byte-for-byte the same.
+func (h *Harness) InboxFiles() map[string]string {
+	h.T.Helper()
+	root := filepath.Dir(h.Seat().MsgsDir())
+	out := map[string]string{}
+	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if os.IsNotExist(err) {
+			return nil
+		}
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		out[rel] = string(b)
+		return nil
+	})
+	if err != nil {
+		h.T.Fatalf("read inbox: %v", err)
+	}
+	return out
+}
+
+// Resubmit reports whether the request carried pantty's resubmission mark
+// (resubmit=1 in the guard header).
+func (r Request) Resubmit() bool {
+	_, _, n, ok := seat.MatchHeader(r.NewInput)
+	return ok && n == 1
 }

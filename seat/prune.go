@@ -1,0 +1,73 @@
+package seat
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Retention: how long consumed evidence and finished work are kept. A message id
+// is recognised as a duplicate only while its file exists, so MessageRetention
+// is also how long a board may safely replay old ids.
+const (
+	EventRetention   = 7 * 24 * time.Hour  // events/seen/*
+	MessageRetention = 30 * 24 * time.Hour // final messages behind the cursor, their status and artifacts
+	ControlRetention = 24 * time.Hour      // control/done/*
+)
+
+// Prune removes what the retention rule says is old: consumed events, answered
+// control requests, and final messages behind the cursor that ended long ago.
+// Only the driver runs it (it owns the inbox state). It returns how many files
+// it removed.
+func (s Seat) Prune(now time.Time, cursor Cursor) int {
+	n := 0
+	n += pruneOlder(s.SeenDir(), now.Add(-EventRetention))
+	n += pruneOlder(s.ControlDoneDir(), now.Add(-ControlRetention))
+	es, err := s.Entries()
+	if err != nil {
+		return n
+	}
+	cutoff := now.Add(-MessageRetention)
+	for _, e := range es {
+		if e.Msg.Seq > cursor.Seq || !Final(e.Status.State) || e.Status.EndedAt.After(cutoff) {
+			continue
+		}
+		// The message file first: a status file without its message is ignored,
+		// but a message without its status would read as queued again if the
+		// removal stopped half-way.
+		if os.Remove(s.msgPath(e.Msg.ID)) != nil {
+			continue
+		}
+		n++
+		if os.Remove(s.statusPath(e.Msg.ID)) == nil {
+			n++
+		}
+		arts, _ := filepath.Glob(filepath.Join(s.ArtifactsDir(), e.Msg.ID+".*.toml"))
+		for _, a := range arts {
+			if os.Remove(a) == nil {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+func pruneOlder(dir string, cutoff time.Time) int {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, e := range ents {
+		if !e.Type().IsRegular() || strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		if fi, err := e.Info(); err == nil && fi.ModTime().Before(cutoff) {
+			if os.Remove(filepath.Join(dir, e.Name())) == nil {
+				n++
+			}
+		}
+	}
+	return n
+}
