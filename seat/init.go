@@ -53,19 +53,20 @@ shape = "resident"  # resident (turn and step are not implemented yet)
 	for _, k := range keys {
 		fmt.Fprintf(&b, "%s = %q\n", k, env[k])
 	}
+	// Validate before creating anything, so a bad flag (exit 2) leaves nothing
+	// behind: not even the seat's empty directories.
+	var c Config
+	if err := DecodeStrict(s.ConfigPath(), []byte(b.String()), &c); err != nil {
+		return fmt.Errorf("%w: %v", ErrBadInput, err)
+	}
+	if err := c.validate(s.Name); err != nil {
+		return fmt.Errorf("%w: %v", ErrBadInput, err)
+	}
 	if err := os.MkdirAll(s.Dir, DirMode); err != nil {
 		return err
 	}
 	if err := s.Ensure(); err != nil {
 		return err
-	}
-	// Validate before storing so a bad flag leaves nothing behind.
-	var c Config
-	if err := DecodeStrict(s.ConfigPath(), []byte(b.String()), &c); err != nil {
-		return err
-	}
-	if err := c.validate(s.Name); err != nil {
-		return fmt.Errorf("%w: %v", ErrBadInput, err)
 	}
 	if err := LinkNew(s.TmpDir(), s.ConfigPath(), []byte(b.String())); err != nil {
 		if errors.Is(err, fs.ErrExist) {

@@ -81,6 +81,15 @@ func (s Seat) Acquire() (*Lock, error) {
 	}
 	fl := flock.New(s.LockPath(), flock.SetPermissions(FileMode))
 	ok, err := fl.TryLock()
+	if err == nil && !ok {
+		// A holder that was just killed can keep the lock a moment after its /proc
+		// entry reads as a zombie (its other threads, which share the open files,
+		// are still exiting). With no live owner recorded, give the kernel that
+		// moment instead of refusing in favour of a dead process.
+		if _, live, _ := s.LiveOwner(); !live && s.WaitFree(deadHolderWait) {
+			ok, err = fl.TryLock()
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("seat %q: lock %s: %w", s.Name, s.LockPath(), err)
 	}
@@ -100,6 +109,10 @@ func (s Seat) Acquire() (*Lock, error) {
 	}
 	return &Lock{fl: fl, Owner: o}, nil
 }
+
+// deadHolderWait bounds how long Acquire waits for the lock of a holder that is
+// no longer live to be released by the kernel.
+const deadHolderWait = time.Second
 
 // ownerRecordWait bounds how long a refused acquirer waits for the winner of a
 // simultaneous start to write owner.toml before naming it.

@@ -98,6 +98,10 @@ func TestInvalidRefusedBeforeTmux(t *testing.T) {
 	errs = append(errs, err, c.SendKeys(ctx, "%1"), c.SetHook(ctx, "ok", "pane died", "x"))
 	_, err = c.NewSession(ctx, tmux.NewSessionOpts{Name: "ok", Env: []string{"NOEQUALS"}})
 	errs = append(errs, err)
+	_, err = c.NewSession(ctx, tmux.NewSessionOpts{Name: "ok", Dir: filepath.Join(dir, "missing")})
+	errs = append(errs, err)
+	_, err = c.RespawnPane(ctx, "%1", nil, called) // a file, not a directory
+	errs = append(errs, err)
 	for i, err := range errs {
 		if !errors.Is(err, tmux.ErrInvalid) {
 			t.Errorf("call %d: got %v, want ErrInvalid", i, err)
@@ -145,7 +149,11 @@ func TestTimeout(t *testing.T) {
 		t.Errorf("cancelled call: got %v, want context.Canceled only", err)
 	}
 
-	// WatchSession start-up is bounded the same way.
+	// WatchSession start-up is bounded the same way (it checks for the
+	// socket file first, so make one).
+	if err := os.WriteFile(c.Socket, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	c.Timeout = 200 * time.Millisecond
 	_, err = c.WatchSession(context.Background(), "x")
 	mustKind(t, err, tmux.ErrTimeout, "WatchSession via sleeping binary")

@@ -82,6 +82,25 @@ func findPane(t *testing.T, c *tmux.Client, id string) (tmux.Pane, bool) {
 	return tmux.Pane{}, false
 }
 
+// waitDead waits until pane id is dead with a known exit status and
+// returns it. When tmux shows the pane dead but has not collected its
+// status (a lost SIGCHLD, see Client.Reap) it nudges the server, as pantty
+// must.
+func waitDead(t *testing.T, c *tmux.Client, id string) tmux.Pane {
+	t.Helper()
+	var p tmux.Pane
+	waitFor(t, 5*time.Second, "pane "+id+" to be dead with a known status", func() (bool, error) {
+		got, ok := findPane(t, c, id)
+		p = got
+		if ok && got.StatusPending() {
+			t.Logf("pane %s dead with status pending: sending SIGCHLD to the server", id)
+			return false, c.Reap(context.Background())
+		}
+		return ok && got.Dead, nil
+	})
+	return p
+}
+
 // newSession creates a session or fails the test.
 func newSession(t *testing.T, c *tmux.Client, o tmux.NewSessionOpts) tmux.Pane {
 	t.Helper()

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 )
@@ -15,7 +17,7 @@ type Pane struct {
 	ID              string // unique pane id, "%3"
 	PID             int    // pid of the pane's process (of the last one when Dead)
 	Dead            bool   // the pane's process has exited (only seen with remain-on-exit on)
-	DeadStatus      int    // exit status when Dead and it exited normally; -1 otherwise/unknown
+	DeadStatus      int    // exit status when Dead and it exited normally; -1 otherwise/unknown (see StatusPending)
 	DeadSignal      int    // signal number when Dead by a signal; 0 otherwise/unknown
 	Command         string // pane_current_command (control characters replaced by '?')
 	Session         string // session_name (control characters replaced by '?')
@@ -72,7 +74,7 @@ func parseOnePane(out string, args []string) (Pane, error) {
 // program. Only what pantty needs is exposed.
 type NewSessionOpts struct {
 	Name          string   // session name; must match ^[A-Za-z0-9_-]+$ (tmux rewrites '.' and ':')
-	Dir           string   // start directory (-c); empty means the server's default
+	Dir           string   // start directory (-c); must exist; empty means tmux's default
 	Width, Height int      // initial size (-x -y); 200x50 when zero
 	Argv          []string // the pane's program and arguments; empty means the default shell
 	Env           []string // extra "KEY=VALUE" entries for the session environment (-e)
@@ -97,6 +99,23 @@ func paneCommand(words []string, args []string) ([]string, error) {
 		words = []string{"/bin/sh", "-c", `exec "$0"`, words[0]}
 	}
 	return append([]string{"--"}, argv(words)...), nil
+}
+
+// startDir checks a start directory and prepares it for -c. tmux 3.3a
+// silently starts the pane somewhere else when the directory does not
+// exist, which for pantty would mean an agent working in the wrong tree, so
+// it must exist. It is made absolute (tmux would resolve a relative one
+// against its own idea of the working directory), and '#' is escaped
+// because tmux expands -c as a format.
+func startDir(dir string, args []string) (string, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", invalid(fmt.Sprintf("start directory %q: %v", dir, err), args)
+	}
+	if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
+		return "", invalid(fmt.Sprintf("start directory %q is not an existing directory", dir), args)
+	}
+	return arg(formatLiteral(abs)), nil
 }
 
 // envArgs turns KEY=VALUE entries into -e flags, refusing malformed ones.
@@ -124,8 +143,11 @@ func (c *Client) NewSession(ctx context.Context, o NewSessionOpts) (Pane, error)
 		return Pane{}, err
 	}
 	if o.Dir != "" {
-		// -c is expanded as a format by tmux; escape '#'.
-		args = append(args, "-c", arg(formatLiteral(o.Dir)))
+		dir, err := startDir(o.Dir, args)
+		if err != nil {
+			return Pane{}, err
+		}
+		args = append(args, "-c", dir)
 	}
 	w, h := o.Width, o.Height
 	if w <= 0 {
@@ -158,7 +180,7 @@ func (c *Client) NewSession(ctx context.Context, o NewSessionOpts) (Pane, error)
 // RespawnPane restarts the program in a pane (killing it first if it is
 // still running, -k) and returns the pane with its new pid, read in the
 // same tmux invocation. Empty argv reruns the pane's previous command;
-// empty dir keeps tmux's default. The pane keeps its id, so everything that
+// empty dir keeps tmux's default, otherwise it must exist. The pane keeps its id, so everything that
 // tracks "%N" keeps working.
 func (c *Client) RespawnPane(ctx context.Context, paneID string, argv []string, dir string) (Pane, error) {
 	args := []string{"respawn-pane", "-k"}
@@ -166,7 +188,11 @@ func (c *Client) RespawnPane(ctx context.Context, paneID string, argv []string, 
 		return Pane{}, err
 	}
 	if dir != "" {
-		args = append(args, "-c", arg(formatLiteral(dir)))
+		d, err := startDir(dir, args)
+		if err != nil {
+			return Pane{}, err
+		}
+		args = append(args, "-c", d)
 	}
 	args = append(args, "-t", paneID)
 	cmd, err := paneCommand(argv, args)
@@ -245,10 +271,13 @@ func (c *Client) ListPanes(ctx context.Context) ([]Pane, error) {
 var hookRe = regexp.MustCompile(`^[a-z][a-z0-9-]*(\[[0-9]+\])?$`)
 
 // SetHook sets a hook on exactly the session called session. command is a
-// tmux command string, parsed by tmux when the hook is set (a syntax error
-// is returned here); for run-shell, splice values in with ShellQuote and
+// tmux command string, parsed by tmux when the hook is set (an unknown
+// command or syntax error is returned here; tmux 3.3a quietly accepts an
+// unterminated quote); for run-shell, splice values in with ShellQuote and
 // remember run-shell also expands #{formats} such as #{hook_pane}.
-// pane-died only fires for panes with remain-on-exit on.
+// pane-died only fires for panes with remain-on-exit on, and only once
+// tmux has the exit status: on tmux < 3.5 it can be lost (see Reap), so a
+// hook must never be the only way pantty learns of a death.
 func (c *Client) SetHook(ctx context.Context, session, hook, command string) error {
 	// set-hook resolves -t as a pane target in tmux 3.3a, where a bare
 	// "=name" fails ("no such window"); "=name:" is exact and works.

@@ -90,12 +90,7 @@ func TestRemainOnExitAndRespawn(t *testing.T) {
 	c := tmuxtest.Server(t)
 	ctx := ctxFor(t)
 	p := newSession(t, c, tmux.NewSessionOpts{Name: "quick", Argv: []string{"sh", "-c", "exit 7"}, RemainOnExit: true})
-	var dead tmux.Pane
-	waitFor(t, 5*time.Second, "pane to be dead", func() (bool, error) {
-		got, ok := findPane(t, c, p.ID)
-		dead = got
-		return ok && got.Dead, nil
-	})
+	dead := waitDead(t, c, p.ID)
 	if dead.DeadStatus != 7 || dead.DeadSignal != 0 || dead.Session != "quick" {
 		t.Fatalf("dead pane = %+v, want DeadStatus 7", dead)
 	}
@@ -114,11 +109,7 @@ func TestRemainOnExitAndRespawn(t *testing.T) {
 
 	// Killed by a signal: status unknown, signal reported.
 	ps := newSession(t, c, tmux.NewSessionOpts{Name: "sig", Argv: []string{"sh", "-c", "kill -9 $$"}, RemainOnExit: true})
-	waitFor(t, 5*time.Second, "signalled pane to be dead", func() (bool, error) {
-		got, ok := findPane(t, c, ps.ID)
-		dead = got
-		return ok && got.Dead, nil
-	})
+	dead = waitDead(t, c, ps.ID)
 	if dead.DeadStatus != -1 || dead.DeadSignal != 9 {
 		t.Fatalf("signalled pane = %+v, want DeadStatus -1 DeadSignal 9", dead)
 	}
@@ -181,15 +172,47 @@ func TestSetOptionAndHook(t *testing.T) {
 	if err := c.SendKeys(ctx, p.ID, "Enter"); err != nil {
 		t.Fatal(err)
 	}
+	// pane-died only fires once tmux has the exit status; waitDead makes
+	// sure it gets it even if its SIGCHLD was lost.
+	if got := waitDead(t, c, p.ID); got.DeadStatus != 3 {
+		t.Errorf("pane after exit = %+v, want dead with status 3", got)
+	}
 	if got := strings.TrimSpace(string(waitFile(t, mark))); got != p.ID {
 		t.Errorf("pane-died hook saw #{hook_pane} = %q, want %s", got, p.ID)
 	}
-	got, _ := findPane(t, c, p.ID)
-	if !got.Dead || got.DeadStatus != 3 {
-		t.Errorf("pane after exit = %+v, want dead with status 3", got)
-	}
 	// A command tmux cannot parse is reported when the hook is set.
-	if err := c.SetHook(ctx, "hooked", "pane-died", "run-shell 'unterminated"); err == nil {
-		t.Error("SetHook accepted an unparsable command")
+	if err := c.SetHook(ctx, "hooked", "pane-died", "nosuchcommand x"); err == nil {
+		t.Error("SetHook accepted an unknown command")
+	}
+}
+
+// TestReap checks the lost-SIGCHLD workaround: many panes exit at once,
+// and every one must end up with its exit status once the server has been
+// nudged where needed.
+func TestReap(t *testing.T) {
+	t.Parallel()
+	c := tmuxtest.Server(t)
+	ctx := ctxFor(t)
+	mustKind(t, c.Reap(ctx), tmux.ErrNoServer, "Reap without server")
+	var ids []string
+	for i := 0; i < 12; i++ {
+		p := newSession(t, c, tmux.NewSessionOpts{Name: "r" + strconv.Itoa(i),
+			Argv: []string{"sh", "-c", "exit " + strconv.Itoa(i)}, RemainOnExit: true})
+		ids = append(ids, p.ID)
+	}
+	for i, id := range ids {
+		if got := waitDead(t, c, id); got.DeadStatus != i {
+			t.Errorf("pane %s: %+v, want status %d", id, got, i)
+		}
+	}
+	pid, err := c.ServerPID(ctx)
+	if err != nil || !alive(pid) {
+		t.Fatalf("ServerPID = %d, %v", pid, err)
+	}
+	if err := c.Reap(ctx); err != nil {
+		t.Fatalf("Reap on a healthy server: %v", err)
+	}
+	if ok, err := c.HasSession(ctx, "r0"); !ok || err != nil {
+		t.Fatalf("server unwell after Reap: %v %v", ok, err)
 	}
 }

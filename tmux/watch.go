@@ -142,7 +142,12 @@ func (c *Client) WatchSession(ctx context.Context, name string) (*Watch, error) 
 	case <-timer.C:
 		cause = context.DeadlineExceeded
 	}
-	w.Stop()
+	// Start-up failed: no graceful exit wanted, kill the client now.
+	w.stopOnce.Do(func() {
+		w.setReason("start-up abandoned")
+		_ = killGroup(w.cmd)
+	})
+	<-w.done
 	e := &Error{Args: summarize(args), Err: cause}
 	if errors.Is(cause, context.DeadlineExceeded) {
 		e.Kind = ErrTimeout

@@ -171,6 +171,11 @@ func decodeJSONL(line []byte, base seat.Message) (seat.Message, error) {
 	if err := dec.Decode(&in); err != nil {
 		return base, fmt.Errorf("%w: bad JSON object: %v", seat.ErrBadInput, err)
 	}
+	// One object per line: anything after it (a second object) would otherwise be
+	// dropped without a word.
+	if _, err := dec.Token(); err != io.EOF {
+		return base, fmt.Errorf("%w: more than one JSON value on the line", seat.ErrBadInput)
+	}
 	m := base
 	m.ID, m.Text = in.ID, in.Text
 	if in.From != "" {

@@ -239,7 +239,7 @@ func (h *Harness) WaitFor(what string, limit time.Duration, cond func() bool) {
 		h.T.Fatal(err)
 	}
 	defer w.Close()
-	for _, d := range []string{s.Dir, s.StatusDir(), s.SeenDir(), s.EventsDir(), s.HarnessDir()} {
+	for _, d := range []string{s.Dir, s.MsgsDir(), s.StatusDir(), s.SeenDir(), s.EventsDir(), s.HarnessDir(), h.Work} {
 		w.Add(d)
 	}
 	deadline := time.NewTimer(limit)
@@ -532,4 +532,67 @@ func (h *Harness) InboxFiles() map[string]string {
 func (r Request) Resubmit() bool {
 	_, _, n, ok := seat.MatchHeader(r.NewInput)
 	return ok && n == 1
+}
+
+// Bare makes a harness whose seat has no seat.toml yet: the same private state
+// root, tmux socket, workdir and cleanup as New, for tests that write seat.toml
+// by hand (WriteConfig) or that must show a refused command created nothing.
+func Bare(t testing.TB, name string) *Harness {
+	t.Helper()
+	dir := tmuxtest.Dir(t)
+	h := &Harness{T: t, Name: name, Home: filepath.Join(dir, "home"), Socket: filepath.Join(dir, "tmux"),
+		Work: filepath.Join(dir, "work"), Bin: Binary(t)}
+	if err := os.MkdirAll(h.Work, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(h.cleanup)
+	return h
+}
+
+// WriteConfig writes text as the seat's seat.toml, verbatim (the seat's
+// directory is created if needed).
+func (h *Harness) WriteConfig(text string) {
+	h.T.Helper()
+	s := h.Seat()
+	if err := os.MkdirAll(s.Dir, 0o700); err != nil {
+		h.T.Fatal(err)
+	}
+	if err := os.WriteFile(s.ConfigPath(), []byte(text), 0o600); err != nil {
+		h.T.Fatal(err)
+	}
+}
+
+// ServerRunning reports whether a tmux server answers on the harness's socket.
+func (h *Harness) ServerRunning() bool {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, err := h.Tmux().ListPanes(ctx)
+	return err == nil
+}
+
+// HarnessPIDs lists the live simulator processes running for this seat (their
+// command line runs `sim` with this seat's settings file): a second harness on
+// one seat shows up here as a second pid.
+func (h *Harness) HarnessPIDs() []int {
+	settings := h.Seat().SettingsPath()
+	ents, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range ents {
+		var pid int
+		if _, err := fmt.Sscan(e.Name(), &pid); err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil {
+			continue
+		}
+		args := strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
+		if len(args) < 2 || args[1] != "sim" || !strings.Contains(string(b), settings) {
+			continue
+		}
+		if _, err := seat.ProcStart(pid); err == nil { // not a zombie
+			out = append(out, pid)
+		}
+	}
+	return out
 }

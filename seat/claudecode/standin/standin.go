@@ -1,0 +1,619 @@
+// Package standin is a loopback stand-in for the Anthropic Messages API, so the
+// real Claude Code binary can run in pantty's end-to-end tests with no network
+// and no cost: point it at URL() with ANTHROPIC_BASE_URL and any ANTHROPIC_API_KEY.
+//
+// It answers POST /v1/messages (streaming SSE and plain JSON) and
+// POST /v1/messages/count_tokens; every other path is answered 404 and logged.
+// Every request is kept in a log (memory, and a JSONL file when asked) with the
+// turn's new user input, the sizes of what was sent and the usage answered, so a
+// test counts exactly-once delivery from what reached "the model".
+//
+// A reply quotes the first line of the last user text (so a guard header and its
+// nonce survive into the transcript). Behaviour is scripted per request by
+// markers in the last user text, or by Queue from Go:
+//
+//	[standin:slow=5s]          stream the reply over 5s (the client may cancel)
+//	[standin:delay=5s]         wait 5s before answering at all
+//	[standin:429 reset=30s]    429 rate_limit_error with retry-after and reset headers
+//	[standin:529]              529 overloaded_error
+//	[standin:error=500]        that status with an api_error body
+//	[standin:reply=TEXT]       answer TEXT (to the end of the line) instead of the quote
+//
+// Usage grows with what was actually sent: tokens are bytes/4 of the request's
+// parts, split like the real API's prompt cache (a system prompt and tools seen
+// before and the longest message prefix seen before are cache reads, the last
+// message is fresh input, the rest is cache creation). Fixed numbers would let any
+// floor/reclaimable split pass a test.
+package standin
+
+import (
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Options configure a stand-in. The zero value is usable.
+type Options struct {
+	// Addr is the listen address; default 127.0.0.1:0 (a free loopback port).
+	Addr string
+	// LogPath, when set, receives every request as one JSON line too.
+	LogPath string
+	// KeepBodies keeps each request's raw body in the log (for measuring a new
+	// client version; bodies are large).
+	KeepBodies bool
+	// ChunkDelay is the pause between streamed chunks of an ordinary reply.
+	ChunkDelay time.Duration
+	// Logf receives a line for each unknown path and each scripted answer.
+	Logf func(format string, args ...any)
+}
+
+// Request is one row of the request log: what reached the stand-in.
+type Request struct {
+	Seq    int       `json:"seq"`
+	At     time.Time `json:"at"`
+	Method string    `json:"method"`
+	Path   string    `json:"path"`
+	// Kind is turn (a main-loop request: it carries tools), compact (the
+	// summarisation request of a compaction), aux (a side request without tools:
+	// titles, topic checks), count_tokens, or other (an unknown path).
+	Kind   string `json:"kind"`
+	Model  string `json:"model,omitempty"`
+	Stream bool   `json:"stream,omitempty"`
+	// NewInput is the text blocks of the last user message: the turn's new input.
+	NewInput    string `json:"new_input,omitempty"`
+	SystemBytes int    `json:"system_bytes"`
+	Tools       int    `json:"tools"`
+	// Messages is the whole message count: more than one means history was carried.
+	Messages int   `json:"messages"`
+	Usage    Usage `json:"usage"`
+	// Status is the HTTP status answered; Script names the behaviour applied.
+	Status int             `json:"status"`
+	Script string          `json:"script,omitempty"`
+	Body   json.RawMessage `json:"body,omitempty"`
+}
+
+// Usage is the Messages API usage object.
+type Usage struct {
+	InputTokens              int `json:"input_tokens"`
+	CacheCreationInputTokens int `json:"cache_creation_input_tokens"`
+	CacheReadInputTokens     int `json:"cache_read_input_tokens"`
+	OutputTokens             int `json:"output_tokens"`
+}
+
+// Total is every input token the request carried.
+func (u Usage) Total() int {
+	return u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens
+}
+
+// Reply is a scripted answer for one request (see the package comment's markers).
+type Reply struct {
+	Status int           // 0 means 200
+	Text   string        // "" means the default reply quoting the prompt
+	Delay  time.Duration // before the response headers
+	Slow   time.Duration // spread of the streamed body
+	Reset  time.Duration // 429: when the limit resets (retry-after); default 30s
+}
+
+// Server is a running stand-in.
+type Server struct {
+	opts Options
+	ln   net.Listener
+	srv  *http.Server
+
+	mu     sync.Mutex
+	log    []Request
+	queue  []Reply
+	seen   map[[32]byte]bool // hashes of system+tools floors and message prefixes answered before
+	logf   *os.File
+	closed bool
+}
+
+// Start listens and serves until Close.
+func Start(opts Options) (*Server, error) {
+	if opts.Addr == "" {
+		opts.Addr = "127.0.0.1:0"
+	}
+	if opts.Logf == nil {
+		opts.Logf = func(string, ...any) {}
+	}
+	s := &Server{opts: opts, seen: map[[32]byte]bool{}}
+	if opts.LogPath != "" {
+		f, err := os.OpenFile(opts.LogPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+		if err != nil {
+			return nil, fmt.Errorf("standin: request log: %w", err)
+		}
+		s.logf = f
+	}
+	ln, err := net.Listen("tcp", opts.Addr)
+	if err != nil {
+		if s.logf != nil {
+			s.logf.Close()
+		}
+		return nil, fmt.Errorf("standin: listen: %w", err)
+	}
+	s.ln = ln
+	s.srv = &http.Server{Handler: http.HandlerFunc(s.serve), ReadHeaderTimeout: 10 * time.Second}
+	go s.srv.Serve(ln)
+	return s, nil
+}
+
+// URL is the base URL for ANTHROPIC_BASE_URL (no trailing slash).
+func (s *Server) URL() string { return "http://" + s.ln.Addr().String() }
+
+// Requests returns a copy of the request log so far.
+func (s *Server) Requests() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Request(nil), s.log...)
+}
+
+// Queue scripts the next turn requests (Kind turn) in order, ahead of markers.
+func (s *Server) Queue(r ...Reply) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.queue = append(s.queue, r...)
+}
+
+// Close stops serving (cutting open streams) and closes the log file.
+func (s *Server) Close() error {
+	err := s.srv.Close()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+	if s.logf != nil {
+		s.logf.Close()
+		s.logf = nil
+	}
+	return err
+}
+
+// record appends r to the log and returns its sequence number.
+func (s *Server) record(r Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r.Seq = len(s.log) + 1
+	s.log = append(s.log, r)
+	if s.logf != nil {
+		if b, err := json.Marshal(r); err == nil {
+			s.logf.Write(append(b, '\n'))
+		}
+	}
+}
+
+// maxBody bounds a request body: Claude Code's requests are a few hundred KiB.
+const maxBody = 64 << 20
+
+func (s *Server) serve(w http.ResponseWriter, req *http.Request) {
+	path := strings.TrimSuffix(req.URL.Path, "/")
+	body, _ := io.ReadAll(io.LimitReader(req.Body, maxBody))
+	r := Request{At: time.Now().UTC(), Method: req.Method, Path: req.URL.Path}
+	if s.opts.KeepBodies && json.Valid(body) {
+		r.Body = body
+	}
+	switch {
+	case req.Method == http.MethodPost && path == "/v1/messages":
+		s.messages(w, req, body, r)
+	case req.Method == http.MethodPost && path == "/v1/messages/count_tokens":
+		s.countTokens(w, body, r)
+	case req.Method == http.MethodHead || req.Method == http.MethodGet && (path == "" || path == "/v1"):
+		// A reachability check: the root answers like the real host does.
+		r.Kind, r.Status = "other", http.StatusOK
+		s.record(r)
+		w.WriteHeader(http.StatusOK)
+	default:
+		s.opts.Logf("standin: unknown %s %s (%d bytes): 404", req.Method, req.URL.Path, len(body))
+		r.Kind, r.Status = "other", http.StatusNotFound
+		s.record(r)
+		writeError(w, http.StatusNotFound, "not_found_error", "standin: no such path "+req.URL.Path)
+	}
+}
+
+// apiRequest is the part of a Messages API request the stand-in reads.
+type apiRequest struct {
+	Model    string            `json:"model"`
+	Stream   bool              `json:"stream"`
+	System   json.RawMessage   `json:"system"`
+	Tools    []json.RawMessage `json:"tools"`
+	Messages []apiMessage      `json:"messages"`
+}
+
+type apiMessage struct {
+	Role    string          `json:"role"`
+	Content json.RawMessage `json:"content"`
+}
+
+// text returns the message's text: a string content, or its text blocks joined.
+func (m apiMessage) text() string {
+	var s string
+	if json.Unmarshal(m.Content, &s) == nil {
+		return s
+	}
+	var blocks []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	json.Unmarshal(m.Content, &blocks)
+	var parts []string
+	for _, b := range blocks {
+		if b.Type == "text" {
+			parts = append(parts, b.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// parse decodes a Messages API request into the log row and measures it.
+func (s *Server) parse(body []byte, r *Request) (apiRequest, error) {
+	var a apiRequest
+	if err := json.Unmarshal(body, &a); err != nil {
+		return a, err
+	}
+	r.Model, r.Stream = a.Model, a.Stream
+	r.SystemBytes, r.Tools, r.Messages = len(a.System), len(a.Tools), len(a.Messages)
+	for i := len(a.Messages) - 1; i >= 0; i-- {
+		if a.Messages[i].Role == "user" {
+			r.NewInput = a.Messages[i].text()
+			break
+		}
+	}
+	switch {
+	case isCompaction(r.NewInput):
+		r.Kind = "compact"
+	case len(a.Tools) > 0:
+		r.Kind = "turn"
+	default:
+		r.Kind = "aux"
+	}
+	return a, nil
+}
+
+// isCompaction recognises Claude Code's summarisation request: its last user
+// message asks for a summary of the conversation so far.
+func isCompaction(text string) bool {
+	t := strings.ToLower(text)
+	return strings.Contains(t, "summary of the conversation") || strings.Contains(t, "summarize the conversation") ||
+		strings.Contains(t, "your task is to create a detailed summary")
+}
+
+// usage splits the request's size into the API's usage fields (see the package
+// comment). It also remembers what it has seen, like a prompt cache.
+func (s *Server) usage(a apiRequest) Usage {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var u Usage
+	floor := append(append([]byte{}, a.System...), joinRaw(a.Tools)...)
+	ft := tokens(len(floor))
+	fh := sha256.Sum256(floor)
+	if s.seen[fh] {
+		u.CacheReadInputTokens += ft
+	} else {
+		u.CacheCreationInputTokens += ft
+		s.seen[fh] = true
+	}
+	h := sha256.New()
+	for i, m := range a.Messages {
+		b, _ := json.Marshal(m)
+		h.Write(b)
+		var key [32]byte
+		copy(key[:], h.Sum(nil))
+		t := tokens(len(b))
+		switch {
+		case i == len(a.Messages)-1:
+			u.InputTokens += t
+		case s.seen[key]:
+			u.CacheReadInputTokens += t
+		default:
+			u.CacheCreationInputTokens += t
+		}
+		s.seen[key] = true
+	}
+	if u.InputTokens == 0 {
+		u.InputTokens = 1
+	}
+	return u
+}
+
+func joinRaw(rs []json.RawMessage) []byte {
+	var b []byte
+	for _, r := range rs {
+		b = append(b, r...)
+	}
+	return b
+}
+
+// tokens is the stand-in's tokenizer: four bytes a token, rounded up.
+func tokens(n int) int { return (n + 3) / 4 }
+
+func (s *Server) countTokens(w http.ResponseWriter, body []byte, r Request) {
+	r.Kind = "count_tokens"
+	a, err := s.parse(body, &r)
+	if err != nil {
+		r.Status = http.StatusBadRequest
+		s.record(r)
+		writeError(w, http.StatusBadRequest, "invalid_request_error", "standin: "+err.Error())
+		return
+	}
+	r.Kind = "count_tokens"
+	u := Usage{InputTokens: tokens(len(body))}
+	_ = a
+	r.Usage, r.Status = u, http.StatusOK
+	s.record(r)
+	writeJSON(w, http.StatusOK, map[string]int{"input_tokens": u.InputTokens})
+}
+
+func (s *Server) messages(w http.ResponseWriter, req *http.Request, body []byte, r Request) {
+	a, err := s.parse(body, &r)
+	if err != nil {
+		r.Kind, r.Status = "other", http.StatusBadRequest
+		s.record(r)
+		writeError(w, http.StatusBadRequest, "invalid_request_error", "standin: "+err.Error())
+		return
+	}
+	rep, script := s.script(r)
+	r.Script = script
+	if script != "" {
+		s.opts.Logf("standin: request %s %q: %s", r.Kind, firstLine(r.NewInput), script)
+	}
+	if rep.Delay > 0 {
+		select {
+		case <-time.After(rep.Delay):
+		case <-req.Context().Done():
+			r.Status = 499 // the client went away first
+			s.record(r)
+			return
+		}
+	}
+	if rep.Status != 0 && rep.Status != http.StatusOK {
+		r.Status = rep.Status
+		s.record(r)
+		s.refuse(w, rep)
+		return
+	}
+	r.Usage = s.usage(a)
+	text := rep.Text
+	if text == "" {
+		text = defaultReply(r)
+	}
+	r.Usage.OutputTokens = tokens(len(text))
+	r.Status = http.StatusOK
+	s.record(r)
+	model := a.Model
+	if model == "" {
+		model = "standin"
+	}
+	if !a.Stream {
+		writeJSON(w, http.StatusOK, message(model, text, r.Usage, true))
+		return
+	}
+	s.stream(w, req, model, text, r.Usage, rep.Slow)
+}
+
+// script picks the behaviour for a request: a queued Reply for a turn, else the
+// markers in its last user text (for turns and compactions only, so a side
+// request quoting the prompt does not take the turn's script).
+func (s *Server) script(r Request) (Reply, string) {
+	if r.Kind == "turn" {
+		s.mu.Lock()
+		if len(s.queue) > 0 {
+			rep := s.queue[0]
+			s.queue = s.queue[1:]
+			s.mu.Unlock()
+			return rep, fmt.Sprintf("queued %+v", rep)
+		}
+		s.mu.Unlock()
+	}
+	if r.Kind != "turn" && r.Kind != "compact" {
+		return Reply{}, ""
+	}
+	return ParseMarkers(r.NewInput)
+}
+
+// ParseMarkers reads the [standin:…] markers of a text into a Reply, and
+// returns the markers it understood (empty when none).
+func ParseMarkers(text string) (Reply, string) {
+	var rep Reply
+	var got []string
+	rest := text
+	for {
+		i := strings.Index(rest, "[standin:")
+		if i < 0 {
+			break
+		}
+		rest = rest[i+len("[standin:"):]
+		j := strings.IndexAny(rest, "]\n")
+		if j < 0 {
+			break
+		}
+		body := rest[:j]
+		if strings.HasPrefix(body, "reply=") {
+			// The reply runs to the end of the line, brackets and all.
+			line, _, _ := strings.Cut(rest, "\n")
+			rep.Text = strings.TrimSuffix(strings.TrimPrefix(line, "reply="), "]")
+			got = append(got, "reply")
+			continue
+		}
+		for _, f := range strings.Fields(body) {
+			k, v, _ := strings.Cut(f, "=")
+			d, derr := time.ParseDuration(v)
+			switch {
+			case k == "slow" && derr == nil:
+				rep.Slow = d
+			case k == "delay" && derr == nil:
+				rep.Delay = d
+			case k == "reset" && derr == nil:
+				rep.Reset = d
+			case k == "429":
+				rep.Status = http.StatusTooManyRequests
+			case k == "529":
+				rep.Status = 529
+			case k == "error":
+				var code int
+				if _, err := fmt.Sscanf(v, "%d", &code); err == nil && code >= 400 && code <= 599 {
+					rep.Status = code
+				}
+			default:
+				continue
+			}
+			got = append(got, f)
+		}
+	}
+	return rep, strings.Join(got, " ")
+}
+
+// defaultReply quotes the first line of the new input, so a guard header (with
+// its message id and nonce) appears in the assistant's answer and transcript.
+func defaultReply(r Request) string {
+	if r.Kind == "compact" {
+		return "<analysis>standin: nothing to analyse.</analysis>\n\n<summary>\n" +
+			"1. Primary Request and Intent: standin compaction summary of " + fmt.Sprint(r.Messages) + " messages.\n" +
+			"</summary>"
+	}
+	return "standin received: " + firstLine(r.NewInput)
+}
+
+func firstLine(s string) string {
+	l, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
+	if len(l) > 200 {
+		l = l[:200]
+	}
+	return l
+}
+
+// refuse answers a scripted error with the headers the real API sends with it.
+func (s *Server) refuse(w http.ResponseWriter, rep Reply) {
+	switch rep.Status {
+	case http.StatusTooManyRequests:
+		reset := rep.Reset
+		if reset <= 0 {
+			reset = 30 * time.Second
+		}
+		at := time.Now().Add(reset).UTC().Format(time.RFC3339)
+		h := w.Header()
+		h.Set("retry-after", fmt.Sprint(int((reset+time.Second-1)/time.Second)))
+		for _, k := range []string{"requests", "tokens", "input-tokens", "output-tokens"} {
+			h.Set("anthropic-ratelimit-"+k+"-limit", "50")
+			h.Set("anthropic-ratelimit-"+k+"-remaining", "0")
+			h.Set("anthropic-ratelimit-"+k+"-reset", at)
+		}
+		writeError(w, rep.Status, "rate_limit_error", "standin: rate limited until "+at)
+	case 529:
+		writeError(w, rep.Status, "overloaded_error", "Overloaded")
+	default:
+		writeError(w, rep.Status, "api_error", fmt.Sprintf("standin: scripted error %d", rep.Status))
+	}
+}
+
+func writeError(w http.ResponseWriter, status int, typ, msg string) {
+	writeJSON(w, status, map[string]any{"type": "error", "error": map[string]string{"type": typ, "message": msg}})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("content-type", "application/json")
+	w.Header().Set("request-id", requestID())
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(v)
+}
+
+var idMu sync.Mutex
+var idN int
+
+func requestID() string {
+	idMu.Lock()
+	defer idMu.Unlock()
+	idN++
+	return fmt.Sprintf("req_standin%012d", idN)
+}
+
+// message is a complete assistant message (the non-streaming answer, and the
+// message_start frame with empty content).
+func message(model, text string, u Usage, full bool) map[string]any {
+	m := map[string]any{
+		"id": "msg_" + strings.TrimPrefix(requestID(), "req_"), "type": "message", "role": "assistant",
+		"model": model, "content": []any{}, "stop_reason": nil, "stop_sequence": nil, "usage": u,
+	}
+	if full {
+		m["content"] = []any{map[string]string{"type": "text", "text": text}}
+		m["stop_reason"] = "end_turn"
+	}
+	return m
+}
+
+// stream writes the reply as the Messages API's SSE events. With slow > 0 the
+// text is spread over that long in small chunks; a client that goes away (an
+// interrupt) ends it early.
+func (s *Server) stream(w http.ResponseWriter, req *http.Request, model, text string, u Usage, slow time.Duration) {
+	fl, _ := w.(http.Flusher)
+	h := w.Header()
+	h.Set("content-type", "text/event-stream")
+	h.Set("cache-control", "no-cache")
+	h.Set("request-id", requestID())
+	w.WriteHeader(http.StatusOK)
+	send := func(event string, data any) error {
+		b, _ := json.Marshal(data)
+		if _, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", event, b); err != nil {
+			return err
+		}
+		if fl != nil {
+			fl.Flush()
+		}
+		return nil
+	}
+	start := u
+	start.OutputTokens = 1
+	send("message_start", map[string]any{"type": "message_start", "message": message(model, "", start, false)})
+	send("content_block_start", map[string]any{"type": "content_block_start", "index": 0,
+		"content_block": map[string]string{"type": "text", "text": ""}})
+	send("ping", map[string]string{"type": "ping"})
+	chunks := split(text, 16)
+	pause := s.opts.ChunkDelay
+	if slow > 0 {
+		pause = slow / time.Duration(len(chunks)+1)
+	}
+	for _, c := range chunks {
+		if pause > 0 {
+			select {
+			case <-time.After(pause):
+			case <-req.Context().Done():
+				return
+			}
+		}
+		if send("content_block_delta", map[string]any{"type": "content_block_delta", "index": 0,
+			"delta": map[string]string{"type": "text_delta", "text": c}}) != nil {
+			return
+		}
+	}
+	if slow > 0 {
+		select {
+		case <-time.After(pause):
+		case <-req.Context().Done():
+			return
+		}
+	}
+	send("content_block_stop", map[string]any{"type": "content_block_stop", "index": 0})
+	send("message_delta", map[string]any{"type": "message_delta",
+		"delta": map[string]any{"stop_reason": "end_turn", "stop_sequence": nil},
+		"usage": map[string]int{"output_tokens": u.OutputTokens}})
+	send("message_stop", map[string]string{"type": "message_stop"})
+}
+
+// split cuts text into about n pieces on rune boundaries.
+func split(text string, n int) []string {
+	rs := []rune(text)
+	if len(rs) == 0 {
+		return []string{""}
+	}
+	size := (len(rs) + n - 1) / n
+	var out []string
+	for i := 0; i < len(rs); i += size {
+		out = append(out, string(rs[i:min(i+size, len(rs))]))
+	}
+	return out
+}
+
