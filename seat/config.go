@@ -72,6 +72,8 @@ type Config struct {
 	SubmitRetries     int      `toml:"submit_retries"`
 
 	Tmux TmuxConfig `toml:"tmux"`
+
+	Compaction CompactionConfig `toml:"compaction"`
 }
 
 // TmuxConfig names the private tmux server the seat's pane lives on.
@@ -80,6 +82,18 @@ type TmuxConfig struct {
 	// empty means $PANTTY_TMUX_SOCKET, else "pantty".
 	Socket string `toml:"socket"`
 }
+
+// CompactionConfig is the compaction policy: pantty compacts at a turn boundary
+// it chooses when the reclaimable part crosses Threshold (a fraction of what the
+// floor leaves of the window). 0 leaves compaction to explicit requests.
+type CompactionConfig struct {
+	Threshold    float64  `toml:"threshold"`
+	Instructions string   `toml:"instructions"` // passed to /compact
+	Timeout      Duration `toml:"timeout"`      // a cycle without its evidence by then failed
+}
+
+// DefaultCompactTimeout bounds one compaction cycle.
+const DefaultCompactTimeout = 5 * time.Minute
 
 // Defaults applied to zero fields after decoding; docs/state.md lists them.
 const (
@@ -177,6 +191,10 @@ func (c *Config) validate(name string) error {
 	def(&c.HeartbeatInterval, DefaultHeartbeatInterval)
 	def(&c.ReadyTimeout, DefaultReadyTimeout)
 	def(&c.SubmitTimeout, DefaultSubmitTimeout)
+	def(&c.Compaction.Timeout, DefaultCompactTimeout)
+	if c.Compaction.Threshold < 0 || c.Compaction.Threshold >= 1 {
+		return fmt.Errorf("compaction threshold = %v: want 0 (off) or a fraction below 1", c.Compaction.Threshold)
+	}
 	if c.SubmitRetries == 0 {
 		c.SubmitRetries = DefaultSubmitRetries
 	}

@@ -23,9 +23,12 @@ const (
 	CtlStop    = "stop"    // stop the harness and the driver
 	CtlRelease = "release" // leave the harness running and exit (takeover)
 	CtlRetry   = "retry"   // re-queue a failed message
+	CtlCompact = "compact" // run the compaction cycle (materialize, /compact, re-inject)
+	CtlProbe   = "probe"   // prove capability: a turn must really run
 )
 
-var ctlKinds = map[string]bool{CtlCommand: true, CtlCancel: true, CtlStop: true, CtlRelease: true, CtlRetry: true}
+var ctlKinds = map[string]bool{CtlCommand: true, CtlCancel: true, CtlStop: true, CtlRelease: true, CtlRetry: true,
+	CtlCompact: true, CtlProbe: true}
 
 // Request is control/<id>.toml, schema-checked by the driver before it acts.
 type Request struct {

@@ -71,6 +71,14 @@ type Driver struct {
 	blocked     string    // why nothing may be submitted at all (e.g. unsupported dispatch facts)
 	pruned      time.Time // last retention sweep
 
+	cycle        *cycleRun          // the compaction cycle in progress
+	lastCycle    string             // a finished cycle still waiting for its "after" reading
+	lastCycleEnd time.Time          // the policy compacts again only on a newer reading
+	ctxr         Context            // the latest context reading (context.toml)
+	floorPending string             // why the next reading measures the floor ("" = not pending)
+	probes       map[string]Request // probe message id → the request waiting for it
+	cycleT       timer
+
 	w         *fsnotify.Watcher
 	watch     *tmux.Watch
 	gone      <-chan struct{}
@@ -176,6 +184,9 @@ func (d *Driver) Loop() int {
 		case <-d.waitT.C():
 			d.waitT.stop()
 			d.setPhase(PhaseIdle, "")
+		case <-d.cycleT.C():
+			d.cycleT.stop()
+			d.onCycleTimeout()
 		case <-d.readyT.C():
 			d.readyT.stop()
 			d.onReadyTimeout()
@@ -231,6 +242,9 @@ func (d *Driver) setup() error {
 		}
 	}
 	d.prune()
+	if c, err := d.S.ReadContext(); err == nil && c.SessionID == d.sess.ID {
+		d.ctxr = c // the floor measured earlier in this session still holds
+	}
 	if err := d.loadInbox(); err != nil {
 		return err
 	}

@@ -68,6 +68,10 @@ func (d *Driver) onRequest(r Request) {
 		}
 		id := d.flight.e.Msg.ID
 		d.answer(r, d.cancelTurn(ReasonCancelled), "cancelled message "+id)
+	case CtlCompact:
+		d.cmds = append(d.cmds, r)
+	case CtlProbe:
+		d.startProbe(r)
 	case CtlRetry:
 		d.answer(r, d.retry(r.MsgID), "re-queued "+r.MsgID)
 	case CtlStop:
@@ -114,6 +118,10 @@ func retryStatus(st *Status) error {
 func (d *Driver) runCommand() {
 	r := d.cmds[0]
 	d.cmds = d.cmds[1:]
+	if r.Kind == CtlCompact {
+		d.startCycle(&r, "requested by 'pantty seat compact'", r.Args)
+		return
+	}
 	c, err := NewCommand(d.Ad, r.Command, r.Args)
 	if err != nil {
 		d.answer(r, err, "")

@@ -95,6 +95,10 @@ func (d *Driver) launch(pane *tmux.Pane) error {
 	d.sess.Launches++
 	d.sess.LaunchedAt = d.launchAt.UTC()
 	d.sess.Resumed = resume
+	if !resume {
+		d.floorPending = "first request of a fresh session"
+		d.ctxr = Context{}
+	}
 	if err := d.saveSession(); err != nil {
 		return err
 	}

@@ -178,6 +178,9 @@ func (d *Driver) onHookEvent(ev Event) {
 		if ev.ReceivedAt.Before(d.launchAt.Add(-time.Second)) && !d.adopted {
 			return // an old start, from before this launch
 		}
+		if f.Source == "compact" {
+			d.onCycleEvent(ev)
+		}
 		if !d.ready {
 			d.ready = true
 			d.readyT.stop()
@@ -192,6 +195,10 @@ func (d *Driver) onHookEvent(ev Event) {
 		d.onTurnEnd(ev)
 	case EvPaneDied:
 		d.checkHarness("pane-died hook")
+	case EvPreCompact, EvPostCompact:
+		d.onCycleEvent(ev)
+	case EvStatusLine:
+		d.onStatusLine(ev)
 	default:
 		// PreCompact, PostCompact, Notification, SessionEnd: recorded in
 		// events/seen for the compaction cycle and telemetry.
@@ -205,7 +212,10 @@ func (d *Driver) onPromptSubmit(ev Event) {
 	f := ev.Fields
 	id, nonce, _, ok := MatchHeader(f.Prompt)
 	fl := d.flight
-	if ok && fl != nil && id == fl.e.Msg.ID && nonce == fl.sub.Nonce() && f.SessionID == d.sess.ID {
+	// The nonce is matched against the one recorded in the message's status, not
+	// the in-memory Submission: a flight recovered by a new driver has no
+	// Submission, and its evidence must still bind.
+	if ok && fl != nil && id == fl.e.Msg.ID && nonce != "" && nonce == fl.e.Status.Nonce && f.SessionID == d.sess.ID {
 		if fl.e.Status.State == StateSubmitted {
 			return
 		}
@@ -253,6 +263,7 @@ func (d *Driver) onTurnEnd(ev Event) {
 	d.ceilingT.stop()
 	e := fl.e
 	d.flight = nil
+	e.Status.Reply = truncate(f.LastAssistantMessage, maxReply)
 	if ev.Kind == EvStop {
 		d.finish(e, StateProcessed, "", "", ev.File)
 		return
@@ -283,6 +294,14 @@ func (d *Driver) finish(e *Entry, state, reason, detail, turnEnd string) {
 	e.Status.EndedAt = time.Now().UTC()
 	d.writeStatus(e)
 	d.logf("message %s %s %s", e.Msg.ID, state, reason)
+	if state == StateProcessed {
+		d.ctxr.LastTurnEnd = e.Status.EndedAt
+		d.writeContext()
+	}
+	if r, ok := d.probes[e.Msg.ID]; ok {
+		delete(d.probes, e.Msg.ID)
+		d.answerProbe(r, e)
+	}
 	d.updateCursor()
 	if d.phase != PhaseProvider {
 		d.setPhase(PhaseIdle, "")
@@ -308,7 +327,7 @@ func (d *Driver) updateCursor() {
 // boundary: harness ready, nothing in flight, no person's turn running, no
 // provider wait.
 func (d *Driver) maybeSubmit() {
-	if !d.ready || d.flight != nil || d.foreignTurn != "" || d.phase == PhaseStopping || d.blocked != "" {
+	if !d.ready || d.flight != nil || d.foreignTurn != "" || d.phase == PhaseStopping || d.blocked != "" || d.cycle != nil {
 		return
 	}
 	now := time.Now()
@@ -317,6 +336,9 @@ func (d *Driver) maybeSubmit() {
 	}
 	if len(d.cmds) > 0 {
 		d.runCommand()
+		return
+	}
+	if d.policyCycle() {
 		return
 	}
 	for _, e := range d.order {

@@ -23,7 +23,8 @@ const (
 	EvPostCompact      = "PostCompact"
 	EvSessionEnd       = "SessionEnd"
 	EvNotification     = "Notification"
-	EvPaneDied         = "PaneDied" // from tmux's pane-died hook, not from the harness
+	EvPaneDied         = "PaneDied"   // from tmux's pane-died hook, not from the harness
+	EvStatusLine       = "StatusLine" // a status-line payload whose usage changed
 )
 
 // Event is one hook event as `pantty hook` recorded it in events/. The payload is
@@ -33,7 +34,10 @@ type Event struct {
 	Kind       string          `json:"event"`
 	ReceivedAt time.Time       `json:"received_at"`
 	Payload    json.RawMessage `json:"payload"`
-	Fields     HookFields      `json:"-"`
+	// Pantty holds what `pantty hook` itself did for this event (e.g. the hash
+	// of the handoff it injected on SessionStart after a compaction).
+	Pantty map[string]string `json:"pantty,omitempty"`
+	Fields HookFields        `json:"-"`
 }
 
 // HookFields are the payload fields pantty reads (DESIGN.md §3).
@@ -61,15 +65,21 @@ const MaxHookPayload = 4 << 20
 // WriteEvent stores one hook event atomically as events/<ns>-<pid>-<kind>.json.
 // The name sorts in arrival order, so the driver consumes events in order.
 func (s Seat) WriteEvent(kind string, payload []byte, now time.Time) (string, error) {
+	return s.WriteEventNote(kind, payload, nil, now)
+}
+
+// WriteEventNote is WriteEvent with pantty's own notes on what the hook did.
+func (s Seat) WriteEventNote(kind string, payload []byte, note map[string]string, now time.Time) (string, error) {
 	if !json.Valid(payload) {
 		q, _ := json.Marshal(string(payload))
 		payload = q // keep what arrived, as a JSON string, rather than lose it
 	}
 	ev := struct {
-		Kind       string          `json:"event"`
-		ReceivedAt time.Time       `json:"received_at"`
-		Payload    json.RawMessage `json:"payload"`
-	}{kind, now.UTC(), payload}
+		Kind       string            `json:"event"`
+		ReceivedAt time.Time         `json:"received_at"`
+		Payload    json.RawMessage   `json:"payload"`
+		Pantty     map[string]string `json:"pantty,omitempty"`
+	}{kind, now.UTC(), payload, note}
 	data, err := json.Marshal(ev)
 	if err != nil {
 		return "", err

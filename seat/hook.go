@@ -1,17 +1,26 @@
 package seat
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 	"time"
+
+	"github.com/pantty/pantty/handoff"
 )
 
 // RunHook is `pantty hook`: the harness (or tmux) runs it for every event. It
 // records the event as one atomically written file and returns fast. It never
 // fails the harness's action because of pantty trouble (exit 0, complaint on
-// stderr), and prints nothing on UserPromptSubmit, whose output would enter the
-// model's context.
+// stderr) — with one deliberate exception: PreCompact exits 2, blocking the
+// compaction, when the handoff could not be materialized. It prints nothing on
+// UserPromptSubmit, whose output would enter the model's context; on
+// SessionStart after a compaction it prints the handoff, which the harness
+// injects into the fresh context.
 func RunHook(home, name string, statusLine bool, tmuxEvent string, stdin io.Reader, stdout, stderr io.Writer) int {
 	s, err := Open(home, name)
 	if err != nil {
@@ -24,29 +33,104 @@ func RunHook(home, name string, statusLine bool, tmuxEvent string, stdin io.Read
 	}
 	now := time.Now()
 	if statusLine {
-		// The status line fires on every redraw: keep only the latest reading.
-		if err := s.WriteRaw(s.StatusLinePath(), payload); err != nil {
-			fmt.Fprintf(stderr, "pantty hook: %v\n", err)
-		}
-		fmt.Fprintf(stdout, "pantty seat %s\n", name)
-		return 0
+		return statusLineHook(s, payload, now, stdout, stderr)
 	}
 	kind := tmuxEvent
 	if kind == "pane-died" {
 		kind = EvPaneDied
 	}
+	var f HookFields
 	if kind == "" {
-		var f HookFields
 		if json.Unmarshal(payload, &f) == nil && validKind(f.HookEventName) {
 			kind = f.HookEventName
 		} else {
 			kind = "Unknown"
 		}
 	}
-	if _, err := s.WriteEvent(kind, payload, now); err != nil {
+	code := 0
+	note := map[string]string{}
+	switch {
+	case kind == EvPreCompact:
+		code = preCompact(s, f, now, note, stderr)
+	case kind == EvSessionStart && f.Source == "compact":
+		if text, err := s.Handoff().Current(); err == nil {
+			fmt.Fprint(stdout, text)
+			note["injected_hash"] = handoff.StableHash(text)
+		} else {
+			note["inject_error"] = err.Error()
+			fmt.Fprintf(stderr, "pantty hook: no handoff to re-inject: %v\n", err)
+		}
+	}
+	if len(note) == 0 {
+		note = nil
+	}
+	if _, err := s.WriteEventNote(kind, payload, note, now); err != nil {
 		fmt.Fprintf(stderr, "pantty hook: %v\n", err)
 	}
+	return code
+}
+
+// preCompact makes sure a handoff was materialized before this compaction: a
+// cycle pantty requested already did it; any other boundary (the harness's
+// auto-compaction, a person's /compact) is materialized here. If that fails,
+// exit 2 blocks the compaction: losing the procedure detail is worse than a
+// full context.
+func preCompact(s Seat, f HookFields, now time.Time, note map[string]string, stderr io.Writer) int {
+	if c, err := s.ReadCycle(); err == nil && c.State == "requested" && now.Sub(c.Requested) < cycleFresh {
+		note["materialized_by"] = "cycle " + c.ID
+		return 0
+	}
+	n, err := s.BuildNote("pre-compact hook (trigger "+f.Trigger+", not chosen by pantty)", now)
+	if err == nil {
+		var rec handoff.Record
+		rec, err = s.Handoff().Materialize(n)
+		if err == nil {
+			note["materialized_by"] = "hook"
+			note["handoff_hash"] = rec.Hash
+			return 0
+		}
+	}
+	note["block"] = err.Error()
+	fmt.Fprintf(stderr, "pantty: compaction blocked: the handoff could not be materialized: %v\n", err)
+	return 2
+}
+
+// statusLineHook keeps the latest status-line payload and, when its usage
+// changed, records a StatusLine event for the driver's context reading (the
+// status line redraws often; unchanged readings make no event).
+func statusLineHook(s Seat, payload []byte, now time.Time, stdout, stderr io.Writer) int {
+	prev, err := os.ReadFile(s.StatusLinePath())
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		fmt.Fprintf(stderr, "pantty hook: %v\n", err)
+	}
+	if err := s.WriteRaw(s.StatusLinePath(), payload); err != nil {
+		fmt.Fprintf(stderr, "pantty hook: %v\n", err)
+	}
+	if !bytes.Equal(usageOf(prev), usageOf(payload)) {
+		if _, err := s.WriteEvent(EvStatusLine, payload, now); err != nil {
+			fmt.Fprintf(stderr, "pantty hook: %v\n", err)
+		}
+	}
+	r, err := ParseStatusLine(payload)
+	if err == nil && r.Window > 0 {
+		fmt.Fprintf(stdout, "pantty %s · context %d/%d tokens\n", s.Name, r.Occupancy, r.Window)
+	} else {
+		fmt.Fprintf(stdout, "pantty %s\n", s.Name)
+	}
 	return 0
+}
+
+// usageOf extracts the part of a status-line payload that a reading depends on.
+func usageOf(payload []byte) []byte {
+	var p struct {
+		SessionID string          `json:"session_id"`
+		CW        json.RawMessage `json:"context_window"`
+	}
+	if json.Unmarshal(payload, &p) != nil {
+		return nil
+	}
+	b, _ := json.Marshal(p)
+	return b
 }
 
 // validKind keeps event names safe to use in a file name.

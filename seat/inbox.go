@@ -67,6 +67,7 @@ type Status struct {
 	SessionID   string    `toml:"session_id,omitempty"`
 	Evidence    string    `toml:"evidence,omitempty"` // event file that proved submission
 	TurnEnd     string    `toml:"turn_end,omitempty"` // event file (or transcript) that closed the turn
+	Reply       string    `toml:"reply,omitempty"`    // the turn's last assistant message (truncated)
 	NotBefore   time.Time `toml:"not_before,omitempty"`
 	SubmittedAt time.Time `toml:"submitted_at,omitempty"`
 	EndedAt     time.Time `toml:"ended_at,omitempty"`
@@ -220,6 +221,9 @@ func CursorOf(es []Entry) (Cursor, bool) {
 	var c Cursor
 	ok := false
 	for _, e := range es {
+		if e.Msg.From == ReservedSender {
+			continue // pantty's own prompts never move the board's cursor
+		}
 		if !Final(e.Status.State) {
 			break
 		}

@@ -468,6 +468,11 @@ func TestStopThenStartKeepsIdentityAndLeavesNothingRunning(t *testing.T) {
 	h.Send("m1", "one")
 	h.Send("m2", "two")
 	h.WaitFinal(wait, "m1", "m2")
+	// The status is written before the cursor moves: wait for the cursor too.
+	h.WaitFor("the cursor to pass m2", wait, func() bool {
+		c, err := s.ReadCursor()
+		return err == nil && c.Closed == 2
+	})
 	sess := h.Session()
 	owner := h.Owner()
 	cursor := h.Cursor()
@@ -518,9 +523,10 @@ func TestStopThenStartKeepsIdentityAndLeavesNothingRunning(t *testing.T) {
 			t.Fatalf("m3 ran in session %s after %d turns; want %s after the 2 earlier ones", rq.SessionID, rq.HistoryTurns, sess.ID)
 		}
 	}
-	if c := h.Cursor(); c.ID != "m3" || c.Closed != 3 {
-		t.Fatalf("cursor after m3: %+v", c)
-	}
+	h.WaitFor("the cursor to pass m3", wait, func() bool {
+		c, err := s.ReadCursor()
+		return err == nil && c.ID == "m3" && c.Closed == 3
+	})
 }
 
 // checkPrivate asserts every directory under dir is 0700 and every file 0600.

@@ -31,6 +31,7 @@ func run(args []string) int {
 		},
 		Commands: []*cli.Command{
 			seatCommand(),
+			handoffCommand(),
 			demoCommand(),
 			hookCommand(),
 			simCommand(),

@@ -47,6 +47,13 @@ func seatCommand() *cli.Command {
 				ArgsUsage: "NAME -- /COMMAND [ARGS...]",
 				Action:    seatCmd,
 			},
+			{
+				Name:      "compact",
+				Usage:     "run the compaction cycle now: materialize the handoff (refused if unchanged), /compact, re-inject",
+				ArgsUsage: "NAME [-- INSTRUCTIONS...]",
+				Action:    seatCompact,
+			},
+			{Name: "probe", Usage: "prove the seat can run a turn: a probe through the board path must be processed", ArgsUsage: "NAME", Action: seatProbe},
 			{Name: "cancel", Usage: "cancel the in-flight turn (one Escape, verified)", ArgsUsage: "NAME", Action: seatCancel},
 			{Name: "retry", Usage: "re-queue a failed message", ArgsUsage: "NAME ID", Action: seatRetry},
 			{Name: "inbox", Usage: "list the seat's messages and their states", ArgsUsage: "NAME", Action: seatInbox},
@@ -298,4 +305,55 @@ func seatInbox(c *cli.Context) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", e.Msg.ID, e.Status.State, reason, e.Status.Attempts, from, text)
 	}
 	return tw.Flush()
+}
+
+func seatCompact(c *cli.Context) error {
+	args := c.Args().Slice()
+	if len(args) < 1 {
+		return usageErr("usage: pantty seat compact NAME [-- INSTRUCTIONS...]")
+	}
+	home, err := homeOf(c)
+	if err != nil {
+		return err
+	}
+	s, err := seat.Existing(home, args[0])
+	if err != nil {
+		return err
+	}
+	if err := seat.RefuseInside(home, "seat compact"); err != nil {
+		return err
+	}
+	rest := args[1:]
+	if len(rest) > 0 && rest[0] == "--" {
+		rest = rest[1:]
+	}
+	if _, live, _ := s.LiveOwner(); !live {
+		return fmt.Errorf("seat %s has no live driver (start it first)", s.Name)
+	}
+	res, err := s.Ask(seat.Request{Kind: seat.CtlCompact, Args: strings.Join(rest, " ")}, 10*time.Minute)
+	if err != nil {
+		return err
+	}
+	say("%s", res.Detail)
+	return nil
+}
+
+func seatProbe(c *cli.Context) error {
+	s, err := seatArg(c, true)
+	if err != nil {
+		return err
+	}
+	if _, live, _ := s.LiveOwner(); !live {
+		return fmt.Errorf("seat %s has no live driver: no capability", s.Name)
+	}
+	cfg, err := s.LoadConfig()
+	if err != nil {
+		return err
+	}
+	res, err := s.Ask(seat.Request{Kind: seat.CtlProbe}, cfg.TurnCeiling.Duration+time.Minute)
+	if err != nil {
+		return err
+	}
+	say("%s", res.Detail)
+	return nil
 }

@@ -82,16 +82,17 @@ func (e *engine) appendRow(r row) {
 
 // appendJSONLine writes v as one line with O_APPEND and fsyncs it. One
 // write call per line keeps concurrent writers (several sims sharing a
-// state directory) from interleaving.
+// state directory) from interleaving. The records carry board text and live
+// in the seat's private directory, so they are private too (0600/0700).
 func appendJSONLine(path string, v any) error {
 	b, err := marshal(v)
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
 		return err
 	}

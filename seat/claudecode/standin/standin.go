@@ -66,8 +66,12 @@ type Request struct {
 	Kind   string `json:"kind"`
 	Model  string `json:"model,omitempty"`
 	Stream bool   `json:"stream,omitempty"`
-	// NewInput is the text blocks of the last user message: the turn's new input.
+	// NewInput is the turn's new input: the last text block of the last user
+	// message, where Claude Code puts the submitted prompt. Context holds that
+	// message's earlier text blocks: system reminders, hook output (SessionStart's
+	// stdout after a compaction), "[Request interrupted by user]".
 	NewInput    string `json:"new_input,omitempty"`
+	Context     string `json:"context,omitempty"`
 	SystemBytes int    `json:"system_bytes"`
 	Tools       int    `json:"tools"`
 	// Messages is the whole message count: more than one means history was carried.
@@ -229,11 +233,11 @@ type apiMessage struct {
 	Content json.RawMessage `json:"content"`
 }
 
-// text returns the message's text: a string content, or its text blocks joined.
-func (m apiMessage) text() string {
+// texts returns the message's text blocks in order (a string content is one).
+func (m apiMessage) texts() []string {
 	var s string
 	if json.Unmarshal(m.Content, &s) == nil {
-		return s
+		return []string{s}
 	}
 	var blocks []struct {
 		Type string `json:"type"`
@@ -246,7 +250,7 @@ func (m apiMessage) text() string {
 			parts = append(parts, b.Text)
 		}
 	}
-	return strings.Join(parts, "\n")
+	return parts
 }
 
 // parse decodes a Messages API request into the log row and measures it.
@@ -259,7 +263,10 @@ func (s *Server) parse(body []byte, r *Request) (apiRequest, error) {
 	r.SystemBytes, r.Tools, r.Messages = len(a.System), len(a.Tools), len(a.Messages)
 	for i := len(a.Messages) - 1; i >= 0; i-- {
 		if a.Messages[i].Role == "user" {
-			r.NewInput = a.Messages[i].text()
+			if t := a.Messages[i].texts(); len(t) > 0 {
+				r.NewInput = t[len(t)-1]
+				r.Context = strings.Join(t[:len(t)-1], "\n")
+			}
 			break
 		}
 	}

@@ -1,0 +1,94 @@
+package seat
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// StatusReading is the occupancy a status-line payload reports. Only
+// context_window.current_usage is read: total_input_tokens and cost.* are
+// cumulative over the session, never occupancy, and would rise across a
+// successful compaction.
+type StatusReading struct {
+	SessionID     string
+	Input         int // input_tokens: what this request added, uncached
+	CacheCreation int
+	CacheRead     int
+	Occupancy     int // Input + CacheCreation + CacheRead
+	Window        int // context_window_size
+	Model         string
+}
+
+// ErrNoUsage: the payload carries no usage yet (before the first request, after /clear).
+var ErrNoUsage = errors.New("status line carries no usage")
+
+// ParseStatusLine reads a Claude Code-shaped status-line payload.
+func ParseStatusLine(payload []byte) (StatusReading, error) {
+	var p struct {
+		SessionID string `json:"session_id"`
+		Model     struct {
+			ID string `json:"id"`
+		} `json:"model"`
+		CW struct {
+			Size  int `json:"context_window_size"`
+			Usage *struct {
+				Input         int `json:"input_tokens"`
+				CacheCreation int `json:"cache_creation_input_tokens"`
+				CacheRead     int `json:"cache_read_input_tokens"`
+			} `json:"current_usage"`
+		} `json:"context_window"`
+	}
+	if err := json.Unmarshal(payload, &p); err != nil {
+		return StatusReading{}, fmt.Errorf("status line: %v", err)
+	}
+	r := StatusReading{SessionID: p.SessionID, Window: p.CW.Size, Model: p.Model.ID}
+	if p.CW.Usage == nil {
+		return r, ErrNoUsage
+	}
+	u := p.CW.Usage
+	r.Input, r.CacheCreation, r.CacheRead = u.Input, u.CacheCreation, u.CacheRead
+	r.Occupancy = u.Input + u.CacheCreation + u.CacheRead
+	return r, nil
+}
+
+// Context is context.toml: the latest context reading of the seat, split into
+// the fixed floor (system prompt, tools, memory: re-sent every turn, never
+// shrinks) and the reclaimable part (the conversation). Each number names its
+// source; a reading older than the last turn end is stale.
+type Context struct {
+	SessionID   string    `toml:"session_id"`
+	Occupancy   int       `toml:"occupancy"`
+	Floor       int       `toml:"floor"` // 0 with FloorSource "" = not measured yet
+	Reclaimable int       `toml:"reclaimable"`
+	Window      int       `toml:"window"`
+	Source      string    `toml:"source"`
+	FloorSource string    `toml:"floor_source"`
+	FloorAt     time.Time `toml:"floor_at,omitempty"`
+	ReadAt      time.Time `toml:"read_at"`
+	LastTurnEnd time.Time `toml:"last_turn_end,omitempty"`
+	Model       string    `toml:"model,omitempty"` // as the harness reported it
+}
+
+// contextPath is context.toml.
+func (s Seat) contextPath() string { return s.path("context.toml") }
+
+// ReadContext reads context.toml.
+func (s Seat) ReadContext() (Context, error) {
+	var c Context
+	return c, ReadState(s.contextPath(), &c)
+}
+
+// Stale reports whether the reading predates the last turn end (the status line
+// refreshes only on redraws, so age alone says little).
+func (c Context) Stale() bool { return !c.LastTurnEnd.IsZero() && c.ReadAt.Before(c.LastTurnEnd) }
+
+// Pressure is the reclaimable part as a fraction of what the floor leaves of the
+// window; ok=false while the floor or the window is unknown.
+func (c Context) Pressure() (float64, bool) {
+	if c.FloorSource == "" || c.Window <= c.Floor {
+		return 0, false
+	}
+	return float64(c.Reclaimable) / float64(c.Window-c.Floor), true
+}

@@ -1,0 +1,211 @@
+package seat
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// PhaseCompacting: a compaction cycle is running; nothing is submitted.
+const PhaseCompacting = "compacting"
+
+// cycleRun is the compaction cycle in progress and the request to answer.
+type cycleRun struct {
+	rec Cycle
+	req *Request
+}
+
+// startCycle runs the compaction cycle at a boundary pantty chose: materialize
+// the handoff and verify it changed (refusing to compact when it did not: a
+// compaction is not reversible), then send /compact through the command door.
+// The hooks re-inject the handoff (SessionStart, source compact); PreCompact,
+// the injected hash and PostCompact are the cycle's evidence.
+func (d *Driver) startCycle(req *Request, reason, instructions string) {
+	now := time.Now()
+	c := Cycle{ID: fmt.Sprintf("k%d", now.UnixNano()), State: "requested", Reason: reason, Requested: now.UTC(),
+		Before: d.ctxr.Occupancy}
+	d.cycle = &cycleRun{rec: c, req: req}
+	n, err := d.S.BuildNote(reason, now)
+	if err != nil {
+		d.endCycle("failed", "materialize: "+err.Error())
+		return
+	}
+	rec, err := d.S.Handoff().Materialize(n)
+	if err != nil {
+		d.endCycle("failed", "materialize: "+err.Error())
+		return
+	}
+	d.cycle.rec.Hash, d.cycle.rec.Handoff = rec.Hash, rec.Path
+	if !rec.Changed {
+		d.endCycle("failed", "the handoff did not change since the last one: refusing to compact")
+		return
+	}
+	if instructions == "" {
+		instructions = d.Cfg.Compaction.Instructions
+	}
+	cmd, err := NewCommand(d.Ad, "compact", instructions)
+	if err != nil {
+		d.endCycle("failed", err.Error())
+		return
+	}
+	d.writeCycle()
+	d.setPhase(PhaseCompacting, c.ID)
+	d.cycleT.set(d.Cfg.Compaction.Timeout.Duration)
+	if err := d.Run(cmd); err != nil {
+		d.endCycle("failed", "send /compact: "+err.Error())
+	}
+}
+
+func (d *Driver) writeCycle() {
+	if err := d.S.Write(d.S.cyclePath(), d.cycle.rec); err != nil {
+		d.logf("cycle: %v", err)
+	}
+}
+
+// onCycleEvent records the evidence of a cycle, or of a compaction pantty did
+// not choose (the PreCompact hook materialized for it).
+func (d *Driver) onCycleEvent(ev Event) {
+	if d.cycle == nil {
+		if ev.Kind == EvPreCompact {
+			d.logf("compaction not chosen by pantty (trigger %s): handoff materialized by %s", ev.Fields.Trigger, ev.Pantty["materialized_by"])
+		}
+		if ev.Kind == EvPostCompact && d.ctxr.FloorSource == "" {
+			d.floorPending = "first request after a compaction (includes the summary)"
+		}
+		return
+	}
+	r := &d.cycle.rec
+	switch ev.Kind {
+	case EvPreCompact:
+		r.PreCompact = ev.File
+	case EvSessionStart:
+		r.Injected, r.InjectedHash = ev.File, ev.Pantty["injected_hash"]
+	case EvPostCompact:
+		r.PostCompact = ev.File
+	}
+	d.writeCycle()
+	if r.Injected == "" || r.PostCompact == "" {
+		return
+	}
+	if r.InjectedHash != r.Hash {
+		d.endCycle("failed", fmt.Sprintf("the re-injected handoff (hash %q) is not the one materialized (%s)", r.InjectedHash, r.Hash))
+		return
+	}
+	d.endCycle("done", "")
+}
+
+// onCycleTimeout fails a cycle whose evidence did not all arrive.
+func (d *Driver) onCycleTimeout() {
+	if d.cycle == nil {
+		return
+	}
+	r := d.cycle.rec
+	var missing []string
+	if r.PreCompact == "" {
+		missing = append(missing, "PreCompact")
+	}
+	if r.Injected == "" {
+		missing = append(missing, "SessionStart(compact)")
+	}
+	if r.PostCompact == "" {
+		missing = append(missing, "PostCompact")
+	}
+	d.endCycle("failed", fmt.Sprintf("no %s within %s (a blocked or failed compaction)", strings.Join(missing, ", "), d.Cfg.Compaction.Timeout.Duration))
+}
+
+// endCycle records the cycle's outcome (cycle.toml and a dated artifact), makes a
+// failure visible, and answers the request that asked for it.
+func (d *Driver) endCycle(state, errText string) {
+	d.cycleT.stop()
+	r := &d.cycle.rec
+	r.State, r.Error, r.Ended = state, errText, time.Now().UTC()
+	d.writeCycle()
+	if err := d.S.Write(filepath.Join(d.S.ArtifactsDir(), "compact-"+r.ID+".toml"), *r); err != nil {
+		d.logf("cycle artifact: %v", err)
+	}
+	d.logf("compaction cycle %s %s %s", r.ID, state, errText)
+	if state == "done" {
+		d.lastCycle = r.ID
+		d.lastCycleEnd = r.Ended
+		if d.ctxr.FloorSource == "" {
+			d.floorPending = "first request after a compaction (includes the summary)"
+		}
+	}
+	if d.cycle.req != nil {
+		var err error
+		if state != "done" {
+			err = fmt.Errorf("compaction cycle %s failed: %s", r.ID, errText)
+		}
+		d.answer(*d.cycle.req, err, fmt.Sprintf("compaction cycle %s done: handoff %s (hash %s) materialized before /compact and re-injected after it", r.ID, filepath.Base(r.Handoff), r.Hash))
+	}
+	d.cycle = nil
+	d.setPhase(PhaseIdle, "")
+}
+
+// onStatusLine turns a status-line reading into context.toml: occupancy from
+// current_usage, the floor measured on the first request of a fresh session
+// (occupancy minus what that request itself added), reclaimable the rest.
+func (d *Driver) onStatusLine(ev Event) {
+	r, err := ParseStatusLine(ev.Payload)
+	if err != nil || r.SessionID != d.sess.ID {
+		return
+	}
+	c := &d.ctxr
+	if c.SessionID != d.sess.ID {
+		*c = Context{SessionID: d.sess.ID}
+	}
+	c.Occupancy, c.Window, c.Model, c.ReadAt = r.Occupancy, r.Window, r.Model, ev.ReceivedAt.UTC()
+	c.Source = "status line context_window.current_usage (input + cache_creation + cache_read)"
+	if d.floorPending != "" {
+		c.Floor = r.Occupancy - r.Input
+		c.FloorSource, c.FloorAt = d.floorPending, ev.ReceivedAt.UTC()
+		d.floorPending = ""
+	}
+	c.Reclaimable = 0
+	if c.FloorSource != "" && c.Occupancy > c.Floor {
+		c.Reclaimable = c.Occupancy - c.Floor
+	}
+	if d.lastCycle != "" {
+		d.recordAfter(c.Occupancy)
+	}
+	d.writeContext()
+}
+
+// recordAfter stores the first occupancy read after a finished cycle in its record.
+func (d *Driver) recordAfter(occ int) {
+	path := filepath.Join(d.S.ArtifactsDir(), "compact-"+d.lastCycle+".toml")
+	var r Cycle
+	if err := ReadState(path, &r); err == nil && r.After == 0 {
+		r.After = occ
+		d.S.Write(path, r)
+		d.S.Write(d.S.cyclePath(), r)
+	}
+	d.lastCycle = ""
+}
+
+func (d *Driver) writeContext() {
+	if d.ctxr.SessionID == "" {
+		return
+	}
+	if err := d.S.Write(d.S.contextPath(), d.ctxr); err != nil {
+		d.logf("context: %v", err)
+	}
+}
+
+// policyCycle starts a cycle when the compaction policy says so: a fresh
+// reading (newer than the last turn end and the last cycle) whose pressure
+// crossed the threshold.
+func (d *Driver) policyCycle() bool {
+	t := d.Cfg.Compaction.Threshold
+	if t <= 0 || d.cycle != nil {
+		return false
+	}
+	p, ok := d.ctxr.Pressure()
+	if !ok || d.ctxr.Stale() || !d.ctxr.ReadAt.After(d.lastCycleEnd) || p < t {
+		return false
+	}
+	d.startCycle(nil, fmt.Sprintf("policy: reclaimable %d of %d tokens above the floor (%.0f%%) crossed threshold %.0f%%",
+		d.ctxr.Reclaimable, d.ctxr.Window-d.ctxr.Floor, p*100, t*100), "")
+	return true
+}

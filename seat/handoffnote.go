@@ -1,0 +1,106 @@
+package seat
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/pantty/pantty/handoff"
+)
+
+// Handoff is the seat's handoff store, writing through the one atomic writer.
+func (s Seat) Handoff() handoff.Store {
+	return handoff.Store{Dir: s.HandoffDir(), Write: s.WriteRaw}
+}
+
+// maxPendingInNote bounds the pending list a handoff carries.
+const maxPendingInNote = 50
+
+// BuildNote assembles pantty's resume pointers (session, cursor, in-flight and
+// pending messages, last outcomes) from the state files, plus the seat's own
+// procedure notes. It reads only; the hook process and the driver both use it.
+func (s Seat) BuildNote(reason string, now time.Time) (handoff.Note, error) {
+	n := handoff.Note{Seat: s.Name, Reason: reason, At: now}
+	sess, err := s.ReadSession()
+	if err != nil {
+		return n, fmt.Errorf("handoff: %w", err)
+	}
+	n.Session, n.Generation = sess.ID, sess.Generation
+	es, err := s.Entries()
+	if err != nil {
+		return n, fmt.Errorf("handoff: %w", err)
+	}
+	if c, ok := CursorOf(es); ok {
+		n.Cursor = fmt.Sprintf("%s (%s; %d closed)", c.ID, c.State, c.Closed)
+	}
+	var final []Entry
+	for _, e := range es {
+		switch {
+		case e.Status.State == StateSubmitting || e.Status.State == StateSubmitted:
+			n.InFlight = e.Msg.ID
+		case e.Status.State == StateQueued:
+			if len(n.Pending) < maxPendingInNote {
+				n.Pending = append(n.Pending, e.Msg.ID)
+			}
+		case Final(e.Status.State):
+			final = append(final, e)
+		}
+	}
+	if len(final) > 5 {
+		final = final[len(final)-5:]
+	}
+	for _, e := range final {
+		o := fmt.Sprintf("%s: %s", e.Msg.ID, e.Status.State)
+		if e.Status.Reason != "" {
+			o += " (" + e.Status.Reason + ")"
+		}
+		n.LastOutcomes = append(n.LastOutcomes, o)
+	}
+	notes, _, err := s.Handoff().Notes()
+	if err != nil {
+		return n, fmt.Errorf("handoff notes: %w", err)
+	}
+	n.Procedure = notes
+	return n, nil
+}
+
+// Cycle is handoff/cycle.toml: the compaction cycle pantty started, so the
+// PreCompact hook can tell pantty's own boundary (already materialized) from
+// one it did not choose (auto-compaction, a person's /compact), which it must
+// materialize itself.
+type Cycle struct {
+	ID           string    `toml:"id"`
+	State        string    `toml:"state"` // requested, done, failed
+	Reason       string    `toml:"reason"`
+	Hash         string    `toml:"hash"`    // of the handoff materialized before /compact
+	Handoff      string    `toml:"handoff"` // its numbered file
+	Requested    time.Time `toml:"requested"`
+	PreCompact   string    `toml:"pre_compact,omitempty"`   // event file
+	Injected     string    `toml:"injected,omitempty"`      // SessionStart(compact) event file
+	InjectedHash string    `toml:"injected_hash,omitempty"` // what the hook printed
+	PostCompact  string    `toml:"post_compact,omitempty"`  // event file
+	Before       int       `toml:"context_before"`          // occupancy before, tokens (0 = unknown)
+	After        int       `toml:"context_after"`           // occupancy after, tokens (0 = unknown yet)
+	Error        string    `toml:"error,omitempty"`
+	Ended        time.Time `toml:"ended,omitempty"`
+}
+
+func (s Seat) cyclePath() string { return s.path("handoff", "cycle.toml") }
+
+// ReadCycle reads handoff/cycle.toml.
+func (s Seat) ReadCycle() (Cycle, error) {
+	var c Cycle
+	return c, ReadState(s.cyclePath(), &c)
+}
+
+// cycleFresh bounds how long a requested cycle vouches for a PreCompact.
+const cycleFresh = 10 * time.Minute
+
+// ValidateNote refuses a procedure note that is not clean text: it will be
+// re-injected into the seat's context, so it follows the board text rules for
+// bytes (no control bytes but newline and tab, valid UTF-8, no NUL).
+func ValidateNote(text string) error {
+	if err := ValidateMessage(Message{Text: text, ID: "note"}, DefaultMaxMessageBytes); err != nil {
+		return fmt.Errorf("note: %w", err)
+	}
+	return nil
+}

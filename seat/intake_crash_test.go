@@ -1,0 +1,345 @@
+package seat_test
+
+// Turns that do not end well: cancelled, over the ceiling, crashed, refused by
+// the provider, or whose Enter was swallowed; and a driver that dies between
+// two steps of a delivery. Each message must end in the documented state, and
+// what reached the model is read from the simulator's request log.
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/seattest"
+)
+
+// waitBusy waits until the pane shows a running turn, so that a cancel acts on
+// a turn the harness has really started.
+func waitBusy(h *seattest.Harness) {
+	h.T.Helper()
+	h.WaitFor("the pane to show a running turn", 10*time.Second, func() bool {
+		return strings.Contains(h.Screen(), "esc to interrupt")
+	})
+}
+
+// waitComposerEmpty waits until the pane's input box holds no typed text.
+func waitComposerEmpty(h *seattest.Harness) {
+	h.T.Helper()
+	h.WaitFor("an empty composer", 5*time.Second, func() bool {
+		box, ok := seattest.Composer(h.Screen())
+		return ok && box == ""
+	})
+}
+
+// onlyContent returns the content the model got for message id (its one turn).
+func onlyContent(t *testing.T, h *seattest.Harness, id string) string {
+	t.Helper()
+	var got []string
+	for _, r := range h.Requests() {
+		if r.Kind == "turn" && r.MsgID() == id {
+			_, c := envelope(t, r.NewInput)
+			got = append(got, c)
+		}
+	}
+	if len(got) != 1 {
+		t.Fatalf("message %s reached the model %d times, want once", id, len(got))
+	}
+	return got[0]
+}
+
+func TestCancelSlowTurn(t *testing.T) {
+	// The ceiling only bounds the retried turn at the end of the test.
+	h := seattest.New(t, "cancel", seattest.TOML(`turn_ceiling = "3s"`))
+	h.Start()
+	h.Send("slow", "[sim:hang] think about it forever")
+	h.WaitState("slow", seat.StateSubmitted, 10*time.Second)
+	waitBusy(h)
+
+	if r := h.Run("seat", "cancel", "cancel"); r.Code != 0 || !strings.Contains(r.Stdout, "slow") {
+		t.Fatalf("seat cancel: want exit 0 naming the message, got %s", r)
+	}
+	st := h.Status("slow")
+	if st.State != seat.StateFailed || st.Reason != seat.ReasonCancelled {
+		t.Fatalf("cancelled message is %s (%s), want failed (cancelled)", st.State, st.Reason)
+	}
+	if strings.Contains(h.Screen(), "esc to interrupt") {
+		t.Fatalf("the turn still runs after a cancel that reported success:\n%s", h.Screen())
+	}
+	// The harness puts an interrupted prompt back into its input box; pantty
+	// must have cleared it, or the next paste would be appended to it.
+	waitComposerEmpty(h)
+	if r := h.RunStdin("other text", "seat", "send", "cancel", "--id", "slow"); r.Code != 0 || !strings.Contains(r.Stdout, "duplicate") {
+		t.Fatalf("re-sending a failed message's id: want a duplicate (exit 0), got %s", r)
+	}
+
+	h.Send("next", "after the cancel")
+	h.WaitFinal(10*time.Second, "next")
+	if st := h.Status("next"); st.State != seat.StateProcessed {
+		t.Fatalf("the message after a cancel is %s (%s: %s)", st.State, st.Reason, st.Detail)
+	}
+	if c := onlyContent(t, h, "next"); c != "after the cancel" {
+		t.Fatalf("the message after a cancel reached the model as %q (composer not clean?)", c)
+	}
+
+	// retry re-queues the failed message; it hangs again and the ceiling ends it.
+	if r := h.Run("seat", "retry", "cancel", "slow"); r.Code != 0 {
+		t.Fatalf("seat retry: %s", r)
+	}
+	h.WaitFor("the retried message to be re-delivered and end", 20*time.Second, func() bool {
+		st := h.Status("slow")
+		return st.Retries == 1 && seat.Final(st.State)
+	})
+	st = h.Status("slow")
+	if st.State != seat.StateFailed || st.Reason != seat.ReasonCeiling {
+		t.Fatalf("the retried hanging message is %s (%s), want failed (ceiling)", st.State, st.Reason)
+	}
+	if n := h.ModelTurns()["slow"]; n != 2 {
+		t.Fatalf("message slow reached the model %d times, want 2 (once, then once after retry)", n)
+	}
+	if c := h.Cursor(); c.ID != "slow" || c.Closed != 2 {
+		t.Fatalf("cursor at %s (%d closed), want slow (2 closed)", c.ID, c.Closed)
+	}
+}
+
+func TestTurnCeilingFailsAHangingTurn(t *testing.T) {
+	h := seattest.New(t, "ceiling", seattest.TOML(`turn_ceiling = "2s"`))
+	h.Start()
+	h.Send("hang", "[sim:hang] never answers")
+	h.Send("after", "answers at once")
+	st := h.WaitState("hang", seat.StateSubmitted, 10*time.Second)
+	h.WaitFinal(15*time.Second, "hang")
+	end := h.Status("hang")
+	if end.State != seat.StateFailed || end.Reason != seat.ReasonCeiling {
+		t.Fatalf("hanging message is %s (%s), want failed (ceiling)", end.State, end.Reason)
+	}
+	if took := end.EndedAt.Sub(st.SubmittedAt); took < 2*time.Second || took > 8*time.Second {
+		t.Fatalf("the ceiling of 2s ended the turn after %s", took)
+	}
+	h.WaitFinal(10*time.Second, "after")
+	if s := h.Status("after"); s.State != seat.StateProcessed {
+		t.Fatalf("the message after the ceiling is %s (%s)", s.State, s.Reason)
+	}
+	if c := onlyContent(t, h, "after"); c != "answers at once" {
+		t.Fatalf("the next message reached the model as %q", c)
+	}
+}
+
+func TestCrashMidTurnResubmittedOnceThenLost(t *testing.T) {
+	h := seattest.New(t, "crash")
+	h.Start()
+	sessionID := h.Session().ID
+	h.Send("boom", "[sim:crash] this turn takes the harness down")
+	h.WaitFinal(30*time.Second, "boom")
+	st := h.Status("boom")
+	if st.State != seat.StateFailed || st.Reason != seat.ReasonLost || st.Resubmits != 1 {
+		t.Fatalf("crashing message is %s (%s, resubmits %d), want failed (%s) after one resubmission",
+			st.State, st.Reason, st.Resubmits, seat.ReasonLost)
+	}
+	var rows []seattest.Request
+	for _, r := range h.Requests() {
+		if r.MsgID() == "boom" {
+			rows = append(rows, r)
+		}
+	}
+	if len(rows) != 2 || rows[0].Resubmit() || !rows[1].Resubmit() {
+		t.Fatalf("want the model to get the message twice, the second marked resubmit=1; got %d rows", len(rows))
+	}
+	for _, r := range rows {
+		if r.SessionID != sessionID {
+			t.Fatalf("a relaunch changed the session: %s, want %s", r.SessionID, sessionID)
+		}
+	}
+
+	h.Send("after", "the seat still works")
+	h.WaitFinal(20*time.Second, "after")
+	if s := h.Status("after"); s.State != seat.StateProcessed {
+		t.Fatalf("message after the crashes is %s (%s: %s)", s.State, s.Reason, s.Detail)
+	}
+	sess := h.Session()
+	if sess.ID != sessionID || sess.Generation != 1 || !sess.Resumed {
+		t.Fatalf("session after the crashes: id %s generation %d resumed %v; want %s, 1, true", sess.ID, sess.Generation, sess.Resumed, sessionID)
+	}
+	for _, r := range h.Requests() {
+		if r.MsgID() == "after" && r.SessionID != sessionID {
+			t.Fatalf("the next message ran in session %s, want %s", r.SessionID, sessionID)
+		}
+	}
+	if c := h.Cursor(); c.ID != "after" || c.Closed != 2 {
+		t.Fatalf("cursor at %s (%d closed), want after (2 closed)", c.ID, c.Closed)
+	}
+}
+
+// TestProviderRefusalLeavesMessageQueued: a StopFailure rate-limit refusal is a
+// wait, not a failure. The message is left queued with a not_before taken from
+// the reset time, nothing is submitted before it, the cursor does not pass it,
+// and after the wait it is delivered again (the marker is in its text, so it is
+// refused again: the seat stays in the provider wait).
+func TestProviderRefusalLeavesMessageQueued(t *testing.T) {
+	h := seattest.New(t, "limit")
+	h.Start()
+	h.Send("first", "before the limit")
+	h.WaitFinal(10*time.Second, "first")
+	h.Send("limited", "[sim:429 reset=in 2s] please")
+	h.Send("behind", "waits its turn")
+
+	var st seat.Status
+	h.WaitFor("the refusal to be recorded", 10*time.Second, func() bool {
+		st = h.Status("limited")
+		return st.Attempts == 1 && st.State == seat.StateQueued && !st.NotBefore.IsZero()
+	})
+	if st.Reason != "provider-refusal" {
+		t.Fatalf("refused message: reason %q, want provider-refusal", st.Reason)
+	}
+	if wait := time.Until(st.NotBefore); wait > 2*time.Second || wait < -time.Second {
+		t.Fatalf("not_before is %s away, want the 2s reset", wait)
+	}
+	if hb, err := h.Seat().ReadHeartbeat(); err != nil || hb.Phase != seat.PhaseProvider {
+		t.Fatalf("heartbeat phase %q (%v), want %s", hb.Phase, err, seat.PhaseProvider)
+	}
+
+	// After the wait it is delivered again, never before not_before.
+	h.WaitFor("the second delivery after the wait", 10*time.Second, func() bool { return h.Status("limited").Attempts >= 2 })
+	var second seat.Artifact
+	if err := seat.ReadState(filepath.Join(h.Seat().ArtifactsDir(), "limited.2.toml"), &second); err != nil {
+		t.Fatal(err)
+	}
+	if second.SentAt.Before(st.NotBefore) {
+		t.Fatalf("re-delivered at %s, before not_before %s", second.SentAt, st.NotBefore)
+	}
+
+	for _, id := range []string{"limited", "behind"} {
+		if s := h.Status(id); s.State == seat.StateProcessed || seat.Final(s.State) {
+			t.Fatalf("message %s is %s during a provider wait", id, s.State)
+		}
+	}
+	if n := h.ModelTurns()["behind"]; n != 0 {
+		t.Fatalf("a message behind the refused one reached the model during the wait")
+	}
+	if c := h.Cursor(); c.ID != "first" || c.Closed != 1 {
+		t.Fatalf("cursor at %s (%d closed), want first (1 closed): it must not pass a queued message", c.ID, c.Closed)
+	}
+}
+
+func TestSwallowedEnterIsRetried(t *testing.T) {
+	h := seattest.New(t, "swallow", seattest.TOML(`submit_timeout = "1s"`))
+	h.Start()
+	h.Send("sw", "[sim:swallow-enter=1] the first Enter is lost")
+	h.WaitFinal(15*time.Second, "sw")
+	st := h.Status("sw")
+	if st.State != seat.StateProcessed || st.Attempts != 1 {
+		t.Fatalf("message is %s after %d paste(s), want processed after 1", st.State, st.Attempts)
+	}
+	if n := h.ModelTurns()["sw"]; n != 1 {
+		t.Fatalf("message reached the model %d times, want 1", n)
+	}
+	if !strings.Contains(h.DriverLog(), "Enter retry 1 of") {
+		t.Fatalf("no Enter retry logged:\n%s", h.DriverLog())
+	}
+}
+
+// killDriver ends the seat's driver with SIGKILL (the harness keeps running)
+// and waits until its lock is free.
+func killDriver(t *testing.T, h *seattest.Harness) {
+	t.Helper()
+	o := h.Owner()
+	if err := syscall.Kill(o.PID, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	h.WaitFor("the killed driver to be gone", 10*time.Second, func() bool { return !o.Live() })
+}
+
+// TestAdoptedFlightIsSettled puts the inbox and the pane in the state a driver
+// killed between two steps of a delivery leaves them in, then restarts it with
+// `seat start` (which adopts the live harness). Whatever the step, the message
+// reaches the model exactly once and ends processed.
+func TestAdoptedFlightIsSettled(t *testing.T) {
+	for _, c := range []struct {
+		name         string
+		paste, enter bool
+	}{
+		{name: "killed after the status write, before the paste"},
+		{name: "killed after the paste, before Enter", paste: true},
+		{name: "killed after Enter, before the evidence was read", paste: true, enter: true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			h := seattest.New(t, "adopt", loadTOML)
+			h.Start()
+			h.Send("warm", "the harness is up")
+			h.WaitFinal(10*time.Second, "warm")
+			killDriver(t, h)
+
+			h.Send("m", "in flight when the driver died")
+			stored, err := h.Seat().ReadStored("m")
+			if err != nil {
+				t.Fatal(err)
+			}
+			sub, err := seat.Guard(stored.Message(), seat.DefaultDispatchFacts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// What deliver() records before it pastes.
+			if err := h.Seat().WriteStatus(seat.Status{ID: "m", State: seat.StateSubmitting, Attempts: 1, Nonce: sub.Nonce()}); err != nil {
+				t.Fatal(err)
+			}
+			pane := h.Session().PaneID
+			if c.paste {
+				if err := h.Tmux().Paste(t.Context(), pane, []byte(sub.Text())); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if c.enter {
+				time.Sleep(50 * time.Millisecond) // the paste settle the driver would have waited
+				if err := h.Tmux().SendKeys(t.Context(), pane, "Enter"); err != nil {
+					t.Fatal(err)
+				}
+				h.WaitFor("the harness to answer while no driver runs", 10*time.Second, func() bool {
+					return h.ModelTurns()["m"] == 1
+				})
+			}
+			if r := h.Start(); !strings.Contains(r.Stdout, "adopted") {
+				t.Fatalf("restart did not adopt the harness: %s", r)
+			}
+			h.WaitFinal(20*time.Second, "m")
+			if st := h.Status("m"); st.State != seat.StateProcessed {
+				t.Fatalf("message is %s (%s: %s), want processed", st.State, st.Reason, st.Detail)
+			}
+			if n := h.ModelTurns()["m"]; n != 1 {
+				t.Fatalf("message reached the model %d times, want 1", n)
+			}
+			if cur := h.Cursor(); cur.ID != "m" || cur.Closed != 2 {
+				t.Fatalf("cursor at %s (%d closed), want m (2 closed)", cur.ID, cur.Closed)
+			}
+		})
+	}
+}
+
+// TestCursorCaughtUpAtStart: a driver killed after it wrote a message's final
+// status but before it moved the cursor leaves cursor.toml behind; the next
+// driver brings it up to date without waiting for another message.
+func TestCursorCaughtUpAtStart(t *testing.T) {
+	h := seattest.New(t, "cursor", loadTOML)
+	h.Start()
+	h.Send("m1", "one")
+	h.Send("m2", "two")
+	h.WaitFinal(10*time.Second, "m1", "m2")
+	killDriver(t, h)
+	stale := h.Cursor()
+	stale.ID, stale.Closed = "m1", 1
+	es, _ := h.Seat().Entries()
+	stale.Seq = es[0].Msg.Seq
+	if err := h.Seat().Write(h.Seat().CursorPath(), stale); err != nil {
+		t.Fatal(err)
+	}
+	h.Start()
+	h.WaitFor("cursor.toml to reach m2", 10*time.Second, func() bool {
+		c, err := h.Seat().ReadCursor()
+		return err == nil && c.ID == "m2" && c.Closed == 2
+	})
+	if _, err := os.Stat(h.Seat().CursorPath()); err != nil {
+		t.Fatal(err)
+	}
+}
