@@ -485,12 +485,19 @@ func defaultReply(r Request) string {
 	return "standin received: " + firstLine(r.NewInput)
 }
 
+// firstLine is the first line of a prompt, skipping the <pasted_content …> line
+// Claude Code wraps a long paste in, cut to 200 bytes.
 func firstLine(s string) string {
-	l, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
-	if len(l) > 200 {
-		l = l[:200]
+	for _, l := range strings.Split(strings.TrimSpace(s), "\n") {
+		if strings.HasPrefix(l, "<pasted_content ") {
+			continue
+		}
+		if len(l) > 200 {
+			l = l[:200]
+		}
+		return l
 	}
-	return l
+	return ""
 }
 
 // refuse answers a scripted error with the headers the real API sends with it.
@@ -509,7 +516,7 @@ func (s *Server) refuse(w http.ResponseWriter, rep Reply) {
 			h.Set("anthropic-ratelimit-"+k+"-remaining", "0")
 			h.Set("anthropic-ratelimit-"+k+"-reset", at)
 		}
-		writeError(w, rep.Status, "rate_limit_error", "standin: rate limited until "+at)
+		writeError(w, rep.Status, "rate_limit_error", fmt.Sprintf("standin: rate limit exceeded; it resets at %s (in %ds)", at, int(reset/time.Second)))
 	case 529:
 		writeError(w, rep.Status, "overloaded_error", "Overloaded")
 	default:
