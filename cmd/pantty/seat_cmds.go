@@ -193,21 +193,42 @@ func seatAttach(c *cli.Context) error {
 	return syscall.Exec("/usr/bin/env", []string{"env", "tmux", "-u", "-S", sess.Socket, "attach-session", "-t", "=" + sess.TmuxName}, os.Environ())
 }
 
-func seatCmd(c *cli.Context) error {
+// steered resolves the seat a steering command names (NAME [-- REST...]):
+// it must exist, the caller must not be inside a seat, and a live driver must
+// be there to act (only the driver writes to the pane).
+func steered(c *cli.Context, what string) (seat.Seat, []string, error) {
 	args := c.Args().Slice()
-	if len(args) < 2 {
-		return usageErr("usage: pantty seat command NAME -- /COMMAND [ARGS...]")
+	if len(args) < 1 {
+		return seat.Seat{}, nil, usageErr("usage: pantty %s %s", what, c.Command.ArgsUsage)
 	}
 	home, err := homeOf(c)
 	if err != nil {
-		return err
+		return seat.Seat{}, nil, err
 	}
 	s, err := seat.Existing(home, args[0])
 	if err != nil {
+		return s, nil, err
+	}
+	if err := seat.RefuseInside(home, what); err != nil {
+		return s, nil, err
+	}
+	rest := args[1:]
+	if len(rest) > 0 && rest[0] == "--" {
+		rest = rest[1:]
+	}
+	if _, live, _ := s.LiveOwner(); !live {
+		return s, nil, fmt.Errorf("seat %s has no live driver to act on %s (start it first)", s.Name, what)
+	}
+	return s, rest, nil
+}
+
+func seatCmd(c *cli.Context) error {
+	s, rest, err := steered(c, "seat command")
+	if err != nil {
 		return err
 	}
-	if err := seat.RefuseInside(home, "seat command"); err != nil {
-		return err
+	if len(rest) == 0 || !strings.HasPrefix(rest[0], "/") {
+		return usageErr("a command starts with '/': pantty seat command NAME -- /compact [ARGS]")
 	}
 	cfg, err := s.LoadConfig()
 	if err != nil {
@@ -217,19 +238,9 @@ func seatCmd(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	rest := args[1:]
-	if rest[0] == "--" {
-		rest = rest[1:]
-	}
-	if len(rest) == 0 || !strings.HasPrefix(rest[0], "/") {
-		return usageErr("a command starts with '/': pantty seat command NAME -- /compact [ARGS]")
-	}
 	cmd, err := seat.NewCommand(ad, rest[0], strings.Join(rest[1:], " "))
 	if err != nil {
 		return err
-	}
-	if _, live, _ := s.LiveOwner(); !live {
-		return fmt.Errorf("seat %s has no live driver to run %s (start it first)", s.Name, cmd.Text())
 	}
 	res, err := s.Ask(seat.Request{Kind: seat.CtlCommand, Command: cmd.Name(), Args: cmd.Args()}, 2*time.Minute)
 	if err != nil {
@@ -240,15 +251,12 @@ func seatCmd(c *cli.Context) error {
 }
 
 func seatCancel(c *cli.Context) error {
-	s, err := seatArg(c, true)
+	s, rest, err := steered(c, "seat cancel")
 	if err != nil {
 		return err
 	}
-	if err := seat.RefuseInside(s.Home, "seat cancel"); err != nil {
-		return err
-	}
-	if _, live, _ := s.LiveOwner(); !live {
-		return fmt.Errorf("seat %s has no live driver: nothing is in flight", s.Name)
+	if len(rest) > 0 {
+		return usageErr("seat cancel takes only the seat NAME")
 	}
 	res, err := s.Ask(seat.Request{Kind: seat.CtlCancel}, 30*time.Second)
 	if err != nil {
@@ -308,27 +316,9 @@ func seatInbox(c *cli.Context) error {
 }
 
 func seatCompact(c *cli.Context) error {
-	args := c.Args().Slice()
-	if len(args) < 1 {
-		return usageErr("usage: pantty seat compact NAME [-- INSTRUCTIONS...]")
-	}
-	home, err := homeOf(c)
+	s, rest, err := steered(c, "seat compact")
 	if err != nil {
 		return err
-	}
-	s, err := seat.Existing(home, args[0])
-	if err != nil {
-		return err
-	}
-	if err := seat.RefuseInside(home, "seat compact"); err != nil {
-		return err
-	}
-	rest := args[1:]
-	if len(rest) > 0 && rest[0] == "--" {
-		rest = rest[1:]
-	}
-	if _, live, _ := s.LiveOwner(); !live {
-		return fmt.Errorf("seat %s has no live driver (start it first)", s.Name)
 	}
 	res, err := s.Ask(seat.Request{Kind: seat.CtlCompact, Args: strings.Join(rest, " ")}, 10*time.Minute)
 	if err != nil {
@@ -339,12 +329,12 @@ func seatCompact(c *cli.Context) error {
 }
 
 func seatProbe(c *cli.Context) error {
-	s, err := seatArg(c, true)
+	s, rest, err := steered(c, "seat probe")
 	if err != nil {
 		return err
 	}
-	if _, live, _ := s.LiveOwner(); !live {
-		return fmt.Errorf("seat %s has no live driver: no capability", s.Name)
+	if len(rest) > 0 {
+		return usageErr("seat probe takes only the seat NAME")
 	}
 	cfg, err := s.LoadConfig()
 	if err != nil {
