@@ -66,6 +66,7 @@ type Driver struct {
 	order       []*Entry
 	flight      *flight
 	foreignTurn string // prompt_id of a turn pantty did not submit (a person typing)
+	foreignAt   time.Time
 	cmds        []Request
 	notBefore   time.Time // provider wait: nothing is submitted before this
 	blocked     string    // why nothing may be submitted at all (e.g. unsupported dispatch facts)
@@ -78,6 +79,7 @@ type Driver struct {
 	floorPending string             // why the next reading measures the floor ("" = not pending)
 	probes       map[string]Request // probe message id → the request waiting for it
 	cycleT       timer
+	facts        DispatchFacts // the measured dispatch predicate the guard is built against
 
 	w         *fsnotify.Watcher
 	watch     *tmux.Watch
@@ -94,6 +96,7 @@ type flight struct {
 	e          *Entry
 	sub        Submission
 	enterTries int
+	recovered  bool // inherited from a driver that died mid-delivery (no Submission)
 }
 
 // NewSessionID makes a random (version 4) UUID: pantty chooses the harness session
@@ -166,6 +169,7 @@ func (d *Driver) Loop() int {
 			d.rescan()
 		case <-hb.C:
 			d.checkHarness("heartbeat check")
+			d.checkForeignTurn()
 			if time.Since(d.pruned) > pruneEvery && d.flight == nil {
 				d.prune()
 				d.entries, d.order = nil, nil
@@ -212,6 +216,12 @@ func (d *Driver) pump() {
 
 func (d *Driver) setup() error {
 	d.report(Progress{State: "progress", Text: "holding owner.lock as " + d.Lock.Owner.Holder})
+	facts, from, err := FactsFor(d.S.Home, d.Ad, d.Cfg.Shape)
+	if err != nil {
+		return err
+	}
+	d.facts = facts
+	d.logf("dispatch facts: form %s, sigils %q, %s", facts.Form, facts.Sigils, from)
 	if d.Cfg.PasteSettle.Duration == 0 {
 		d.Cfg.PasteSettle = d.Ad.PasteSettle()
 	}
@@ -253,6 +263,9 @@ func (d *Driver) setup() error {
 		return err
 	}
 	d.recoverFlight()
+	// A driver killed between a message's final status and the cursor write left
+	// cursor.toml behind; bring it up to date now, not at the next turn end.
+	d.updateCursor()
 	return nil
 }
 

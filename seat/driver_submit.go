@@ -82,7 +82,7 @@ func (d *Driver) recoverFlight() {
 			d.requeue(e, "")
 			continue
 		}
-		d.flight = &flight{e: e, enterTries: d.Cfg.SubmitRetries}
+		d.flight = &flight{e: e, enterTries: d.Cfg.SubmitRetries, recovered: true}
 		if !d.adopted {
 			// The harness process that had it is gone: settle by its records.
 			d.settleLostFlight()
@@ -236,9 +236,32 @@ func (d *Driver) onPromptSubmit(ev Event) {
 			d.logf("late evidence for %s after it was settled: recorded", id)
 		}
 	}
-	d.foreignTurn = f.PromptID
+	d.foreignTurn, d.foreignAt = f.PromptID, ev.ReceivedAt
 	d.logf("prompt %s was not submitted by pantty (a person at the pane?): recorded, waiting for its turn end", f.PromptID)
 }
+
+// checkForeignTurn stops waiting for the end of a turn pantty did not submit
+// once the pane shows no running turn: a person who interrupts their own turn
+// with Escape fires no hook (measured on Claude Code), so that end never comes
+// as an event. Run from the heartbeat tick; a turn younger than foreignSettle is
+// left alone, since the harness may not show it as running yet.
+func (d *Driver) checkForeignTurn() {
+	if d.foreignTurn == "" || !d.ready || time.Since(d.foreignAt) < foreignSettle {
+		return
+	}
+	ctx, cancel := d.ctx()
+	screen, err := d.tm.Capture(ctx, d.sess.PaneID)
+	cancel()
+	if err != nil || d.Ad.Busy(screen) {
+		return
+	}
+	d.logf("prompt %s: no turn runs any more and its end never came (interrupted?): no longer waiting", d.foreignTurn)
+	d.foreignTurn = ""
+}
+
+// foreignSettle is how old a foreign turn must be before an idle pane is taken
+// as its end.
+const foreignSettle = 2 * time.Second
 
 func (d *Driver) armCeiling(e *Entry) {
 	left := d.Cfg.TurnCeiling.Duration - time.Since(e.Status.SubmittedAt)
@@ -363,7 +386,7 @@ func (d *Driver) maybeSubmit() {
 func (d *Driver) deliver(e *Entry) {
 	m := e.Msg.Message()
 	m.Resubmit = e.Status.Resubmits
-	sub, err := Guard(m, d.Ad.Facts())
+	sub, err := Guard(m, d.facts)
 	if errors.Is(err, ErrUnsupportedFacts) {
 		// The seat's dispatch facts are wrong, not the message: submit nothing
 		// until a person fixes them, and say so in the heartbeat.
@@ -448,6 +471,15 @@ func (d *Driver) onEvidenceTimeout() {
 		return
 	}
 	d.clearComposer()
+	if fl.recovered {
+		// Inherited from a driver killed mid-delivery, possibly before it pasted:
+		// with no evidence after the Enter retries, the text never reached the
+		// model, so it is queued again rather than failed.
+		d.flight = nil
+		d.requeue(fl.e, "no submission evidence after a driver restart: queued again")
+		d.setPhase(PhaseIdle, "")
+		return
+	}
 	d.finish(fl.e, StateFailed, ReasonUndelivered, fmt.Sprintf("no UserPromptSubmit evidence after %d Enter retries", d.Cfg.SubmitRetries), "")
 }
 

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fsnotify/fsnotify"
 	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/tmux"
 	"github.com/urfave/cli/v2"
@@ -91,7 +90,7 @@ func runDemo(c *cli.Context) error {
 		ids = append(ids, res.ID)
 		say("   %s  %q", res.ID, t)
 	}
-	if err := waitFinal(s, ids, 60*time.Second); err != nil {
+	if err := s.WaitFinal(ids, 60*time.Second); err != nil {
 		return err
 	}
 
@@ -110,43 +109,10 @@ func runDemo(c *cli.Context) error {
 	if err := showRequests(filepath.Join(s.HarnessDir(), "requests.jsonl")); err != nil {
 		return err
 	}
-	if c, err := s.ReadCursor(); err == nil {
-		say("   cursor.toml: %d message(s) closed, last %s (%s)", c.Closed, c.ID, c.State)
+	if c, ok := seat.CursorOf(es); ok {
+		say("   cursor: %d message(s) closed, last %s (%s)", c.Closed, c.ID, c.State)
 	}
 	return nil
-}
-
-// waitFinal waits, on fsnotify events, until every id is final and the cursor
-// has passed them.
-func waitFinal(s seat.Seat, ids []string, limit time.Duration) error {
-	w, err := fsnotify.NewWatcher()
-	if err != nil {
-		return err
-	}
-	defer w.Close()
-	for _, dir := range []string{s.StatusDir(), s.Dir} {
-		if err := w.Add(dir); err != nil {
-			return err
-		}
-	}
-	deadline := time.After(limit)
-	for {
-		done := 0
-		for _, id := range ids {
-			if st, err := s.ReadStatus(id); err == nil && seat.Final(st.State) {
-				done++
-			}
-		}
-		if c, err := s.ReadCursor(); err == nil && done == len(ids) && c.Closed >= len(ids) {
-			return nil
-		}
-		select {
-		case <-w.Events:
-		case <-w.Errors:
-		case <-deadline:
-			return fmt.Errorf("messages not processed within %s; see %s", limit, s.DriverLogPath())
-		}
-	}
 }
 
 func showRequests(path string) error {

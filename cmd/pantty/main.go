@@ -9,12 +9,14 @@ import (
 	"os"
 
 	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/claudecode"
 	"github.com/pantty/pantty/seat/sim"
 	"github.com/urfave/cli/v2"
 )
 
 func main() {
 	seat.Register(sim.Adapter{})
+	seat.Register(claudecode.Adapter{})
 	os.Exit(run(os.Args))
 }
 
@@ -32,6 +34,7 @@ func run(args []string) int {
 		Commands: []*cli.Command{
 			seatCommand(),
 			handoffCommand(),
+			measureCommand(),
 			demoCommand(),
 			hookCommand(),
 			simCommand(),

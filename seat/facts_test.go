@@ -1,0 +1,41 @@
+package seat_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/seattest"
+)
+
+// A local measurement takes precedence over the shipped facts, and a predicate
+// form the guard does not implement stops submission instead of pasting a
+// string the guard cannot vouch for.
+func TestLocalFactsOfAnUnimplementedFormBlockSubmission(t *testing.T) {
+	h := seattest.New(t, "facts")
+	f := seat.FactsFile{Harness: "sim", Shape: seat.ShapeResident, Form: "line-start", Sigils: "/", ControlOK: true, AsOf: time.Now()}
+	if err := os.MkdirAll(filepath.Join(h.Home, "facts"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := seat.WriteState(filepath.Join(h.Home, "tmp"), seat.FactsPath(h.Home, "sim", seat.ShapeResident), f); err != nil {
+		t.Fatal(err)
+	}
+	h.Start()
+	h.Send("m1", "hello")
+	h.WaitFor("the driver to say it is blocked", 15*time.Second, func() bool {
+		hb, err := h.Seat().ReadHeartbeat()
+		return err == nil && strings.Contains(hb.Waiting, "blocked")
+	})
+	if st := h.Status("m1"); st.State != seat.StateQueued {
+		t.Fatalf("m1 is %s, want queued (nothing may be pasted)", st.State)
+	}
+	if n := len(h.Requests()); n != 0 {
+		t.Fatalf("%d requests reached the model", n)
+	}
+	if !strings.Contains(h.DriverLog(), "line-start") {
+		t.Fatalf("the driver log does not name the facts it used:\n%s", h.DriverLog())
+	}
+}

@@ -1,0 +1,196 @@
+package measure
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/tmux"
+)
+
+// Options steer one measurement run.
+type Options struct {
+	Pantty   string        // the pantty binary the throwaway seat's driver and hooks run
+	Now      time.Time     // the measurement's date (injected clock)
+	Revisit  time.Duration // asOf + Revisit: past it the facts are flagged
+	Fail     time.Duration // asOf + Fail: past it a gate fails without a re-measurement
+	Progress func(string)
+	Wait     time.Duration // how long to wait for each input's outcome (default 4s)
+}
+
+// Run measures target's dispatch predicate and writes the facts file under home
+// (home/facts/<harness>-resident.toml, artifacts beside it). The throwaway seat
+// lives in its own temporary PANTTY_HOME on its own tmux socket and is removed.
+func Run(home string, t Target, o Options) (seat.FactsFile, error) {
+	if o.Now.IsZero() {
+		o.Now = time.Now()
+	}
+	if o.Wait == 0 {
+		o.Wait = 4 * time.Second
+	}
+	say := func(f string, a ...any) {
+		if o.Progress != nil {
+			o.Progress(fmt.Sprintf(f, a...))
+		}
+	}
+	tmp, err := os.MkdirTemp("", "pm-")
+	if err != nil {
+		return seat.FactsFile{}, err
+	}
+	defer os.RemoveAll(tmp)
+	work := filepath.Join(tmp, "work")
+	socket := filepath.Join(tmp, "tmux")
+	if err := os.MkdirAll(work, 0o700); err != nil {
+		return seat.FactsFile{}, err
+	}
+	os.WriteFile(filepath.Join(work, "notes.txt"), []byte("measure: mention target\n"), 0o600)
+	s, token, err := throwawaySeat(filepath.Join(tmp, "home"), t, work, socket)
+	if err != nil {
+		return seat.FactsFile{}, err
+	}
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if sess, err := s.ReadSession(); err == nil {
+			seat.KillGroup(sess.PanePID)
+		}
+		tmux.New(socket).KillServer(ctx)
+	}()
+	say("starting a throwaway %s seat", t.Harness)
+	if _, err := seat.Start(s, seat.StartOptions{Pantty: o.Pantty}); err != nil {
+		return seat.FactsFile{}, fmt.Errorf("measure: start the throwaway seat: %w", err)
+	}
+	det, err := t.Detector(s)
+	if err != nil {
+		return seat.FactsFile{}, err
+	}
+	stamp := o.Now.UTC().Format("20060102T150405")
+	artDir := filepath.Join(home, "facts", "artifacts", t.Harness+"-resident-"+stamp)
+	if err := os.MkdirAll(artDir, seat.DirMode); err != nil {
+		return seat.FactsFile{}, err
+	}
+	items := Corpus(work, t.Control)
+	var obs []seat.Observation
+
+	// The board door: the exact path of every board message (driver, guard,
+	// bracketed paste, evidence).
+	for _, it := range items {
+		say("board door: %s", it.Name)
+		o1 := seat.Observation{Name: it.Name, Input: it.Input, Door: "board"}
+		since := time.Now()
+		res, err := s.Enqueue(seat.Message{ID: "board-" + it.Name, Text: it.Input}, 0, since)
+		var ev string
+		switch {
+		case errors.Is(err, seat.ErrBadInput):
+			o1.Refused = err.Error()
+		case err != nil:
+			return seat.FactsFile{}, err
+		default:
+			if err := s.WaitFinal([]string{res.ID}, 30*time.Second); err != nil {
+				return seat.FactsFile{}, err
+			}
+			seen := det.Observe(it.Input, since, o.Wait)
+			o1.Dispatched, o1.ReachedModel, ev = seen.Dispatched, seen.ReachedModel, seen.Evidence
+			o1.SideEffect = exists(it.Effect)
+			os.Remove(it.Effect)
+		}
+		o1.Artifact = writeArtifact(artDir, o1, ev)
+		obs = append(obs, o1)
+	}
+
+	// The raw door: the same paste path without the guard, on this seat only.
+	if _, err := s.Ask(seat.Request{Kind: seat.CtlRelease}, 20*time.Second); err != nil {
+		return seat.FactsFile{}, err
+	}
+	if !s.WaitFree(10 * time.Second) {
+		return seat.FactsFile{}, fmt.Errorf("measure: the throwaway driver did not release its seat")
+	}
+	lock, err := s.Acquire()
+	if err != nil {
+		return seat.FactsFile{}, err
+	}
+	defer lock.Release()
+	paster, err := NewRawPaster(s, token)
+	if err != nil {
+		return seat.FactsFile{}, err
+	}
+	controlOK := false
+	for _, it := range items {
+		say("raw control path: %s", it.Name)
+		o1 := seat.Observation{Name: it.Name, Input: it.Input, Door: "raw"}
+		since := time.Now()
+		if err := paster.Submit(it.Input); err != nil {
+			return seat.FactsFile{}, err
+		}
+		seen := det.Observe(it.Input, since, o.Wait)
+		o1.Dispatched, o1.ReachedModel = seen.Dispatched, seen.ReachedModel
+		o1.SideEffect = exists(it.Effect)
+		o1.Dispatched = o1.Dispatched || o1.SideEffect
+		if it.Control {
+			controlOK = o1.Dispatched
+		}
+		o1.Artifact = writeArtifact(artDir, o1, seen.Evidence)
+		obs = append(obs, o1)
+	}
+	form, sigils := classify(obs, items)
+	f := seat.FactsFile{Harness: t.Harness, Build: det.Build(), Shape: seat.ShapeResident,
+		Path:   "tmux " + tmuxVersion() + ": load-buffer + paste-buffer -p (bracketed) + settle + send-keys Enter, pantty driver",
+		Form:   form, Sigils: sigils, AsOf: o.Now.UTC(), Revisit: o.Now.Add(o.Revisit).UTC(), FailAfter: o.Now.Add(o.Fail).UTC(),
+		ControlOK: controlOK, Artifacts: artDir, Observations: obs}
+	sort.SliceStable(f.Observations, func(i, j int) bool { return f.Observations[i].Door < f.Observations[j].Door })
+	if !controlOK {
+		return f, fmt.Errorf("measure: the control (raw %q) did not dispatch: the instrument cannot tell safe from broken; no facts written", items[len(items)-1].Input)
+	}
+	if err := seat.WriteState(filepath.Join(home, "tmp"), seat.FactsPath(home, t.Harness, seat.ShapeResident), f); err != nil {
+		return f, err
+	}
+	return f, nil
+}
+
+// throwawaySeat writes the measurement's own seat, marked so that only this run's
+// raw paster accepts it.
+func throwawaySeat(home string, t Target, work, socket string) (seat.Seat, string, error) {
+	s, err := seat.Open(home, "measure")
+	if err != nil {
+		return s, "", err
+	}
+	if err := s.Ensure(); err != nil {
+		return s, "", err
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "name = \"measure\"\nharness = %q\nworkdir = %q\nsubmit_retries = 1\nsubmit_timeout = \"3s\"\n\n[tmux]\nsocket = %q\n\n[env]\n", t.Harness, work, socket)
+	keys := make([]string, 0, len(t.Env))
+	for k := range t.Env {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		fmt.Fprintf(&b, "%s = %q\n", k, t.Env[k])
+	}
+	if err := seat.WriteFile(s.TmpDir(), s.ConfigPath(), []byte(b.String())); err != nil {
+		return s, "", err
+	}
+	if _, err := s.LoadConfig(); err != nil {
+		return s, "", err
+	}
+	tok := make([]byte, 8)
+	rand.Read(tok)
+	token := hex.EncodeToString(tok)
+	return s, token, s.Write(markerPath(s), marker{Token: token})
+}
+
+func tmuxVersion() string {
+	out, err := execOutput("tmux", "-V")
+	if err != nil {
+		return "unknown"
+	}
+	return strings.TrimSpace(strings.TrimPrefix(out, "tmux "))
+}
