@@ -142,8 +142,8 @@ func Run(home string, t Target, o Options) (seat.FactsFile, error) {
 	}
 	form, sigils := classify(obs, items)
 	f := seat.FactsFile{Harness: t.Harness, Build: det.Build(), Shape: seat.ShapeResident,
-		Path:   "tmux " + tmuxVersion() + ": load-buffer + paste-buffer -p (bracketed) + settle + send-keys Enter, pantty driver",
-		Form:   form, Sigils: sigils, AsOf: o.Now.UTC(), Revisit: o.Now.Add(o.Revisit).UTC(), FailAfter: o.Now.Add(o.Fail).UTC(),
+		Path: "tmux " + tmuxVersion() + ": load-buffer + paste-buffer -p (bracketed) + settle + send-keys Enter, pantty driver",
+		Form: form, Sigils: sigils, AsOf: o.Now.UTC(), Revisit: o.Now.Add(o.Revisit).UTC(), FailAfter: o.Now.Add(o.Fail).UTC(),
 		ControlOK: controlOK, Artifacts: artDir, Observations: obs}
 	sort.SliceStable(f.Observations, func(i, j int) bool { return f.Observations[i].Door < f.Observations[j].Door })
 	if !controlOK {
