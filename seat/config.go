@@ -74,6 +74,18 @@ type Config struct {
 	Tmux TmuxConfig `toml:"tmux"`
 
 	Compaction CompactionConfig `toml:"compaction"`
+	Refresh    RefreshConfig    `toml:"refresh"`
+
+	// Provider names the quota pool the harness draws on: a provider refusal
+	// blocks every seat on it ($PANTTY_HOME/providers.toml). Default: the harness.
+	Provider string `toml:"provider"`
+	// Ladder, Recovery and Done: the means-failure ladder, how recover treats
+	// the seat, and the finalizer's checks (seat/ladder.go, docs/recover.md).
+	Ladder   []Rung         `toml:"ladder"`
+	Recovery RecoveryConfig `toml:"recovery"`
+	Done     DoneConfig     `toml:"done"`
+
+	rungs []Rung // the ladder resolved against the top level (validateLadder)
 }
 
 // TmuxConfig names the private tmux server the seat's pane lives on.
@@ -83,13 +95,27 @@ type TmuxConfig struct {
 	Socket string `toml:"socket"`
 }
 
-// CompactionConfig is the compaction policy: pantty compacts at a turn boundary
-// it chooses when the reclaimable part crosses Threshold (a fraction of what the
-// floor leaves of the window). 0 leaves compaction to explicit requests.
+// CompactionConfig shapes the compaction cycle itself.
 type CompactionConfig struct {
-	Threshold    float64  `toml:"threshold"`
 	Instructions string   `toml:"instructions"` // passed to /compact
 	Timeout      Duration `toml:"timeout"`      // a cycle without its evidence by then failed
+}
+
+// Refresh policies: when a resident seat refreshes its context (a compaction
+// cycle at a boundary pantty chooses).
+const (
+	RefreshNone    = "none"    // only explicit `seat compact`
+	RefreshFixed   = "fixed"   // after every Every processed messages
+	RefreshContext = "context" // when pressure plus the next message's estimate would cross Threshold
+	RefreshSelf    = "self"    // when the seat asks (`pantty handoff request` from inside)
+)
+
+// RefreshConfig is the refresh policy of a resident seat; every decision is
+// recorded with the numbers it used (artifacts/refresh-*.toml).
+type RefreshConfig struct {
+	Policy    string  `toml:"policy"`
+	Every     int     `toml:"every"`     // fixed: messages between refreshes
+	Threshold float64 `toml:"threshold"` // context: fraction of (window − floor)
 }
 
 // DefaultCompactTimeout bounds one compaction cycle.
@@ -192,13 +218,25 @@ func (c *Config) validate(name string) error {
 	def(&c.ReadyTimeout, DefaultReadyTimeout)
 	def(&c.SubmitTimeout, DefaultSubmitTimeout)
 	def(&c.Compaction.Timeout, DefaultCompactTimeout)
-	if c.Compaction.Threshold < 0 || c.Compaction.Threshold >= 1 {
-		return fmt.Errorf("compaction threshold = %v: want 0 (off) or a fraction below 1", c.Compaction.Threshold)
+	switch c.Refresh.Policy {
+	case "":
+		c.Refresh.Policy = RefreshNone
+	case RefreshNone, RefreshSelf:
+	case RefreshFixed:
+		if c.Refresh.Every < 1 {
+			return fmt.Errorf("refresh policy \"fixed\" needs every = N (messages between refreshes, at least 1)")
+		}
+	case RefreshContext:
+		if c.Refresh.Threshold <= 0 || c.Refresh.Threshold >= 1 {
+			return fmt.Errorf("refresh policy \"context\" needs threshold between 0 and 1 (got %v)", c.Refresh.Threshold)
+		}
+	default:
+		return fmt.Errorf("refresh policy = %q: want none, fixed, context or self", c.Refresh.Policy)
 	}
 	if c.SubmitRetries == 0 {
 		c.SubmitRetries = DefaultSubmitRetries
 	}
-	return nil
+	return c.validateLadder()
 }
 
 // isNestedMarker reports variables that must never pass from a caller into a

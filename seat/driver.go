@@ -79,6 +79,8 @@ type Driver struct {
 	floorPending string             // why the next reading measures the floor ("" = not pending)
 	probes       map[string]Request // probe message id → the request waiting for it
 	cycleT       timer
+	sinceRefresh int           // messages processed since the last refresh (fixed policy)
+	selfRefresh  bool          // the seat asked for a refresh (self policy)
 	facts        DispatchFacts // the measured dispatch predicate the guard is built against
 
 	w         *fsnotify.Watcher

@@ -125,9 +125,10 @@ func (d *Driver) endCycle(state, errText string) {
 		d.logf("cycle artifact: %v", err)
 	}
 	d.logf("compaction cycle %s %s %s", r.ID, state, errText)
+	d.lastCycleEnd = r.Ended
+	d.sinceRefresh, d.selfRefresh = 0, false
 	if state == "done" {
 		d.lastCycle = r.ID
-		d.lastCycleEnd = r.Ended
 		if d.ctxr.FloorSource == "" {
 			d.floorPending = "first request after a compaction (includes the summary)"
 		}
@@ -193,19 +194,3 @@ func (d *Driver) writeContext() {
 	}
 }
 
-// policyCycle starts a cycle when the compaction policy says so: a fresh
-// reading (newer than the last turn end and the last cycle) whose pressure
-// crossed the threshold.
-func (d *Driver) policyCycle() bool {
-	t := d.Cfg.Compaction.Threshold
-	if t <= 0 || d.cycle != nil {
-		return false
-	}
-	p, ok := d.ctxr.Pressure()
-	if !ok || d.ctxr.Stale() || !d.ctxr.ReadAt.After(d.lastCycleEnd) || p < t {
-		return false
-	}
-	d.startCycle(nil, fmt.Sprintf("policy: reclaimable %d of %d tokens above the floor (%.0f%%) crossed threshold %.0f%%",
-		d.ctxr.Reclaimable, d.ctxr.Window-d.ctxr.Floor, p*100, t*100), "")
-	return true
-}

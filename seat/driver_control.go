@@ -72,6 +72,13 @@ func (d *Driver) onRequest(r Request) {
 		d.cmds = append(d.cmds, r)
 	case CtlProbe:
 		d.startProbe(r)
+	case CtlRefresh:
+		if d.Cfg.Refresh.Policy != RefreshSelf {
+			d.answer(r, fmt.Errorf("this seat's refresh policy is %q, not \"self\": the request is recorded in driver.log only", d.Cfg.Refresh.Policy), "")
+			return
+		}
+		d.selfRefresh = true
+		d.answer(r, nil, "refresh requested: the driver runs the compaction cycle at the next turn boundary")
 	case CtlRetry:
 		d.answer(r, d.retry(r.MsgID), "re-queued "+r.MsgID)
 	case CtlStop:
@@ -84,6 +91,16 @@ func (d *Driver) onRequest(r Request) {
 		d.answer(r, nil, "driver released the seat; the harness keeps running")
 		code := 0
 		d.exit = &code
+	case CtlTestBlock:
+		if os.Getenv(TestHooksEnv) != "1" {
+			d.answer(r, fmt.Errorf("test hooks are off in this driver (%s is not 1)", TestHooksEnv), "")
+			return
+		}
+		d.answer(r, nil, "the work loop blocks now, forever")
+		d.logf("test hook: the work loop blocks forever (its heartbeat will go stale)")
+		for {
+			time.Sleep(time.Hour) // a timer, so the runtime never reports a deadlock
+		}
 	}
 }
 

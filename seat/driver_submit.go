@@ -182,6 +182,7 @@ func (d *Driver) onHookEvent(ev Event) {
 			d.onCycleEvent(ev)
 		}
 		if !d.ready {
+			d.waitInputReady()
 			d.ready = true
 			d.readyT.stop()
 			d.logf("harness ready (SessionStart source %s)", f.Source)
@@ -292,13 +293,18 @@ func (d *Driver) onTurnEnd(ev Event) {
 		return
 	}
 	if IsProviderRefusal(f.Error) {
-		wait := ProviderWait(f.LastAssistantMessage, time.Now())
-		e.Status.NotBefore = time.Now().Add(wait).UTC()
-		e.Status.Reason = "provider-refusal"
-		d.requeue(e, fmt.Sprintf("provider refused (%s): %s", f.Error, f.LastAssistantMessage))
-		d.notBefore = e.Status.NotBefore
-		d.waitT.set(wait)
-		d.setPhase(PhaseProvider, fmt.Sprintf("%s until %s", f.Error, d.notBefore.Format(time.RFC3339)))
+		// A refusal is a wait for the provider, shared by every seat on it
+		// (providers.toml); maybeSubmit honours it through the running-rung plan.
+		now := time.Now()
+		rc := d.Cfg.Recovery
+		b := RefusalBlock(d.S.Name, f.Error, f.LastAssistantMessage, now, rc.ProviderReprobe.Duration, rc.ProviderMaxWait.Duration)
+		if err := RecordBlock(d.S.Home, d.Cfg.Provider, b, now); err != nil {
+			d.logf("provider block for %s: %v (kept in this driver)", d.Cfg.Provider, err)
+		}
+		e.Status.NotBefore = b.Until
+		e.Status.Reason = ReasonProviderRefusal
+		d.requeue(e, fmt.Sprintf("provider %s refused (%s): %s", d.Cfg.Provider, f.Error, f.LastAssistantMessage))
+		d.setPhase(PhaseProvider, fmt.Sprintf("provider %s: %s until %s", d.Cfg.Provider, f.Error, b.Until.Format(time.RFC3339)))
 		d.clearComposer()
 		return
 	}
@@ -318,6 +324,7 @@ func (d *Driver) finish(e *Entry, state, reason, detail, turnEnd string) {
 	d.writeStatus(e)
 	d.logf("message %s %s %s", e.Msg.ID, state, reason)
 	if state == StateProcessed {
+		d.sinceRefresh++
 		d.ctxr.LastTurnEnd = e.Status.EndedAt
 		d.writeContext()
 	}
@@ -350,10 +357,16 @@ func (d *Driver) updateCursor() {
 // boundary: harness ready, nothing in flight, no person's turn running, no
 // provider wait.
 func (d *Driver) maybeSubmit() {
-	if !d.ready || d.flight != nil || d.foreignTurn != "" || d.phase == PhaseStopping || d.blocked != "" || d.cycle != nil {
+	if d.flight != nil || d.foreignTurn != "" || d.phase == PhaseStopping || d.blocked != "" || d.cycle != nil {
 		return
 	}
 	now := time.Now()
+	// The running rung (demotion floor and provider blocks) is derived here, at
+	// every boundary, even before the harness is ready: a rung whose harness
+	// cannot start is left as soon as recover lowers the floor.
+	if !d.followLadder(now) {
+		return
+	}
 	if now.Before(d.notBefore) {
 		return
 	}
@@ -361,15 +374,15 @@ func (d *Driver) maybeSubmit() {
 		d.runCommand()
 		return
 	}
-	if d.policyCycle() {
-		return
-	}
 	for _, e := range d.order {
 		if e.Status.State != StateQueued {
 			continue
 		}
-		if now.Before(e.Status.NotBefore) {
+		if e.Status.Reason != ReasonProviderRefusal && now.Before(e.Status.NotBefore) {
 			d.waitT.set(e.Status.NotBefore.Sub(now))
+			return
+		}
+		if d.refreshBefore(e) {
 			return
 		}
 		d.deliver(e)
@@ -566,6 +579,31 @@ func (d *Driver) waitIdle(limit time.Duration) bool {
 		time.Sleep(100 * time.Millisecond)
 	}
 	return false
+}
+
+// inputReadyLimit bounds the wait for the input box after SessionStart.
+const inputReadyLimit = 5 * time.Second
+
+// waitInputReady polls the pane after SessionStart until an adapter that knows
+// its harness's ready screen (InputReady) sees it: a paste sent earlier is not
+// bracketed and may lose its Enter. Bounded: past the limit the driver goes on,
+// and the submission evidence still decides whether a paste arrived.
+func (d *Driver) waitInputReady() {
+	ir, ok := d.Ad.(InputReady)
+	if !ok {
+		return
+	}
+	deadline := time.Now().Add(inputReadyLimit)
+	for time.Now().Before(deadline) {
+		ctx, cancel := d.ctx()
+		screen, err := d.tm.Capture(ctx, d.sess.PaneID)
+		cancel()
+		if err == nil && ir.InputReady(screen) {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	d.logf("the pane did not show the harness's input box within %s of SessionStart: going on", inputReadyLimit)
 }
 
 // IsProviderRefusal reports whether a StopFailure error names a provider

@@ -25,6 +25,14 @@ func handoffCommand() *cli.Command {
 				},
 				Action: handoffNote,
 			},
+			{
+				Name:  "request",
+				Usage: "ask the driver for a refresh (compaction cycle) at the next turn boundary; meant for the seat itself (refresh policy \"self\")",
+				Flags: []cli.Flag{
+					&cli.StringFlag{Name: "seat", Usage: "seat name (default: the seat this runs inside, $PANTTY_SEAT)"},
+				},
+				Action: handoffRequest,
+			},
 			{Name: "show", Usage: "print the current handoff", ArgsUsage: "NAME", Action: handoffShow},
 		},
 	}
@@ -85,5 +93,21 @@ func handoffShow(c *cli.Context) error {
 		return fmt.Errorf("seat %s has no handoff yet: %w", s.Name, err)
 	}
 	fmt.Print(text)
+	return nil
+}
+
+func handoffRequest(c *cli.Context) error {
+	s, err := insideOr(c)
+	if err != nil {
+		return err
+	}
+	if _, live, _ := s.LiveOwner(); !live {
+		return fmt.Errorf("seat %s has no live driver to take the request", s.Name)
+	}
+	res, err := s.Ask(seat.Request{Kind: seat.CtlRefresh}, 30*time.Second)
+	if err != nil {
+		return err
+	}
+	say("%s", res.Detail)
 	return nil
 }

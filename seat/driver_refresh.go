@@ -1,0 +1,82 @@
+package seat
+
+import (
+	"fmt"
+	"path/filepath"
+	"time"
+)
+
+// RefreshDecision is artifacts/refresh-<ns>.toml: one decision of the refresh
+// policy ("refresh" or "send" the next message) with the numbers it used.
+type RefreshDecision struct {
+	Policy      string    `toml:"policy"`
+	Decision    string    `toml:"decision"` // refresh, send
+	Reason      string    `toml:"reason"`
+	Next        string    `toml:"next"` // the message waiting to be sent
+	Processed   int       `toml:"processed_since_refresh"`
+	Every       int       `toml:"every,omitempty"`
+	Reclaimable int       `toml:"reclaimable,omitempty"`
+	Floor       int       `toml:"floor,omitempty"`
+	Window      int       `toml:"window,omitempty"`
+	Estimate    int       `toml:"next_estimate_tokens,omitempty"`
+	Pressure    float64   `toml:"pressure_with_next,omitempty"`
+	Threshold   float64   `toml:"threshold,omitempty"`
+	StaleRead   bool      `toml:"stale_reading,omitempty"`
+	At          time.Time `toml:"at"`
+}
+
+// freshReadingWait bounds how long the context policy waits after a turn end for
+// the status line to report the new occupancy before deciding on the old one.
+const freshReadingWait = 2 * time.Second
+
+// refreshBefore applies the seat's refresh policy before next is sent: it starts
+// a compaction cycle (and returns true) when the policy says refresh, and
+// records the decision either way for the policies that decide per message.
+func (d *Driver) refreshBefore(next *Entry) bool {
+	rc := d.Cfg.Refresh
+	dec := RefreshDecision{Policy: rc.Policy, Next: next.Msg.ID, Processed: d.sinceRefresh, At: time.Now().UTC()}
+	switch rc.Policy {
+	case RefreshFixed:
+		if d.sinceRefresh < rc.Every {
+			return false
+		}
+		dec.Every = rc.Every
+		dec.Decision = "refresh"
+		dec.Reason = fmt.Sprintf("%d messages processed since the last refresh (every = %d)", d.sinceRefresh, rc.Every)
+	case RefreshSelf:
+		if !d.selfRefresh {
+			return false
+		}
+		dec.Decision, dec.Reason = "refresh", "the seat asked (pantty handoff request)"
+	case RefreshContext:
+		c := d.ctxr
+		if c.Stale() && time.Since(c.LastTurnEnd) < freshReadingWait {
+			d.waitT.set(freshReadingWait - time.Since(c.LastTurnEnd))
+			return true // not yet: the reading of the last turn is still coming
+		}
+		if c.FloorSource == "" || c.Window <= c.Floor || !c.ReadAt.After(d.lastCycleEnd) {
+			return false // no usable reading since the last cycle: nothing to decide on
+		}
+		dec.Reclaimable, dec.Floor, dec.Window, dec.StaleRead = c.Reclaimable, c.Floor, c.Window, c.Stale()
+		dec.Estimate = (len(next.Msg.Text) + 3) / 4 // ~4 bytes a token
+		dec.Threshold = rc.Threshold
+		dec.Pressure = float64(c.Reclaimable+dec.Estimate) / float64(c.Window-c.Floor)
+		dec.Decision = "send"
+		dec.Reason = fmt.Sprintf("(reclaimable %d + next ~%d) / %d = %.2f below threshold %.2f", c.Reclaimable, dec.Estimate, c.Window-c.Floor, dec.Pressure, rc.Threshold)
+		if dec.Pressure >= rc.Threshold {
+			dec.Decision = "refresh"
+			dec.Reason = fmt.Sprintf("(reclaimable %d + next ~%d) / %d = %.2f crosses threshold %.2f", c.Reclaimable, dec.Estimate, c.Window-c.Floor, dec.Pressure, rc.Threshold)
+		}
+	default:
+		return false
+	}
+	path := filepath.Join(d.S.ArtifactsDir(), fmt.Sprintf("refresh-%d.toml", time.Now().UnixNano()))
+	if err := d.S.Write(path, dec); err != nil {
+		d.logf("refresh decision: %v", err)
+	}
+	if dec.Decision != "refresh" {
+		return false
+	}
+	d.startCycle(nil, "refresh policy "+rc.Policy+": "+dec.Reason, "")
+	return true
+}

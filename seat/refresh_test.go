@@ -1,0 +1,86 @@
+package seat_test
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/seattest"
+)
+
+// decisions reads the refresh decisions the driver recorded.
+func decisions(t *testing.T, h *seattest.Harness) []seat.RefreshDecision {
+	paths, _ := filepath.Glob(filepath.Join(h.Seat().ArtifactsDir(), "refresh-*.toml"))
+	var out []seat.RefreshDecision
+	for _, p := range paths {
+		var d seat.RefreshDecision
+		if err := seat.ReadState(p, &d); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+func cycles(h *seattest.Harness) int {
+	paths, _ := filepath.Glob(filepath.Join(h.Seat().ArtifactsDir(), "compact-*.toml"))
+	return len(paths)
+}
+
+func TestRefreshFixedCompactsAfterEveryNMessages(t *testing.T) {
+	h := seattest.New(t, "fixed", seattest.TOML("[refresh]", "policy = \"fixed\"", "every = 2"))
+	h.Start()
+	for _, id := range []string{"m1", "m2", "m3", "m4", "m5"} {
+		h.Send(id, "work item "+id)
+	}
+	h.WaitFinal(60*time.Second, "m1", "m2", "m3", "m4", "m5")
+	if n := cycles(h); n != 2 {
+		t.Fatalf("%d compaction cycles for 5 messages with every = 2, want 2 (before m3 and m5)", n)
+	}
+	ds := decisions(t, h)
+	if len(ds) != 2 || ds[0].Next != "m3" || ds[0].Processed != 2 || ds[0].Every != 2 {
+		t.Fatalf("decisions: %+v", ds)
+	}
+}
+
+func TestRefreshContextDecidesWithTheNextMessagesEstimate(t *testing.T) {
+	h := seattest.New(t, "ctxp", seattest.Env(map[string]string{"PANTTY_SIM_FLOOR": "1000", "PANTTY_SIM_WINDOW": "20000"}),
+		seattest.TOML("[refresh]", "policy = \"context\"", "threshold = 0.5"))
+	h.Start()
+	h.Send("small", "a small first message")
+	h.WaitFinal(30*time.Second, "small")
+	// ~9,500 tokens: with what the seat holds, crosses half of (20000 − 1000).
+	h.Send("big", strings.Repeat("0123456789abcdef", 2400))
+	h.WaitFinal(60*time.Second, "big")
+	var refresh *seat.RefreshDecision
+	for _, d := range decisions(t, h) {
+		if d.Next == "big" && d.Decision == "refresh" {
+			refresh = &d
+		}
+	}
+	if refresh == nil || refresh.Estimate < 9000 || refresh.Floor != 1000 || refresh.Window != 20000 || refresh.Pressure < 0.5 {
+		t.Fatalf("no recorded refresh decision with its numbers before the big message: %+v", decisions(t, h))
+	}
+	if cycles(h) != 1 {
+		t.Fatalf("%d cycles, want 1", cycles(h))
+	}
+}
+
+func TestRefreshSelfRunsWhenTheSeatAsks(t *testing.T) {
+	h := seattest.New(t, "self", seattest.TOML("[refresh]", "policy = \"self\""))
+	h.Start()
+	h.Send("m1", "work")
+	h.WaitFinal(30*time.Second, "m1")
+	// From inside the seat: PANTTY_SEAT names it (the harness sets it).
+	r := h.RunEnv(map[string]string{"PANTTY_SEAT": "self", "PANTTY_SEAT_HOME": h.Home}, "", "handoff", "request")
+	if r.Code != 0 {
+		t.Fatalf("handoff request: %s", r)
+	}
+	h.Send("m2", "more work")
+	h.WaitFinal(30*time.Second, "m2")
+	if cycles(h) != 1 {
+		t.Fatalf("%d cycles after the seat asked, want 1", cycles(h))
+	}
+}
