@@ -181,8 +181,9 @@ func (c *Config) validate(name string) error {
 	case "":
 		c.Shape = ShapeResident
 	case ShapeResident:
-	case ShapeTurn, ShapeStep:
-		return fmt.Errorf("shape = %q is not implemented yet (only %q)", c.Shape, ShapeResident)
+	case ShapeTurn:
+	case ShapeStep:
+		return fmt.Errorf("shape = %q is not implemented yet (resident or turn)", c.Shape)
 	default:
 		return fmt.Errorf("shape = %q: want resident, turn or step", c.Shape)
 	}

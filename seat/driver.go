@@ -79,6 +79,9 @@ type Driver struct {
 	floorPending string             // why the next reading measures the floor ("" = not pending)
 	probes       map[string]Request // probe message id → the request waiting for it
 	cycleT       timer
+	turn         *turnProc     // turn shape: the harness process of the flight
+	turnDone     chan turnDone // turn shape: its waiter reports here
+	turnRefusal  string        // turn shape: a provider refusal seen in StopFailure for the flight
 	sinceRefresh int           // messages processed since the last refresh (fixed policy)
 	selfRefresh  bool          // the seat asked for a refresh (self policy)
 	facts        DispatchFacts // the measured dispatch predicate the guard is built against
@@ -170,7 +173,9 @@ func (d *Driver) Loop() int {
 			d.logf("watch: %v (rescanning)", err)
 			d.rescan()
 		case <-hb.C:
-			d.checkHarness("heartbeat check")
+			if d.Cfg.Shape != ShapeTurn {
+				d.checkHarness("heartbeat check")
+			}
 			d.checkForeignTurn()
 			if time.Since(d.pruned) > pruneEvery && d.flight == nil {
 				d.prune()
@@ -190,6 +195,8 @@ func (d *Driver) Loop() int {
 		case <-d.waitT.C():
 			d.waitT.stop()
 			d.setPhase(PhaseIdle, "")
+		case r := <-d.turnDone:
+			d.onTurnDone(r)
 		case <-d.cycleT.C():
 			d.cycleT.stop()
 			d.onCycleTimeout()
@@ -261,7 +268,14 @@ func (d *Driver) setup() error {
 		return err
 	}
 	d.setPhase(PhaseStarting, "harness SessionStart")
-	if err := d.ensureHarness(); err != nil {
+	if d.Cfg.Shape == ShapeTurn {
+		d.turnDone = make(chan turnDone, 1)
+		if err := d.setupTurn(); err != nil {
+			return err
+		}
+		d.report(Progress{State: "ready", Holder: d.Lock.Owner.Holder, Session: d.sess.ID})
+		d.Report = nil
+	} else if err := d.ensureHarness(); err != nil {
 		return err
 	}
 	d.recoverFlight()

@@ -83,6 +83,7 @@ func (d *Driver) onRequest(r Request) {
 		d.answer(r, d.retry(r.MsgID), "re-queued "+r.MsgID)
 	case CtlStop:
 		d.setPhase(PhaseStopping, "")
+		d.killTurn("stopped")
 		d.killHarness()
 		d.answer(r, nil, "harness and driver stopped")
 		code := 0
@@ -135,6 +136,10 @@ func retryStatus(st *Status) error {
 func (d *Driver) runCommand() {
 	r := d.cmds[0]
 	d.cmds = d.cmds[1:]
+	if d.Cfg.Shape == ShapeTurn {
+		d.answer(r, fmt.Errorf("a turn-spawned seat has no live session to send %s to (no command door on this path)", r.Kind), "")
+		return
+	}
 	if r.Kind == CtlCompact {
 		d.startCycle(&r, "requested by 'pantty seat compact'", r.Args)
 		return

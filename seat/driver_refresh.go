@@ -34,6 +34,9 @@ const freshReadingWait = 2 * time.Second
 // records the decision either way for the policies that decide per message.
 func (d *Driver) refreshBefore(next *Entry) bool {
 	rc := d.Cfg.Refresh
+	if d.Cfg.Shape == ShapeTurn {
+		return false // each turn resumes the session in a new process: nothing to refresh
+	}
 	dec := RefreshDecision{Policy: rc.Policy, Next: next.Msg.ID, Processed: d.sinceRefresh, At: time.Now().UTC()}
 	switch rc.Policy {
 	case RefreshFixed:

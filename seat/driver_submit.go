@@ -84,7 +84,9 @@ func (d *Driver) recoverFlight() {
 		}
 		d.flight = &flight{e: e, enterTries: d.Cfg.SubmitRetries, recovered: true}
 		if !d.adopted {
-			// The harness process that had it is gone: settle by its records.
+			// The harness process that had it is gone: settle by its records,
+			// after taking in the evidence that arrived while no driver ran.
+			d.drainEvents()
 			d.settleLostFlight()
 			continue
 		}
@@ -284,6 +286,14 @@ func (d *Driver) onTurnEnd(ev Event) {
 		}
 		return
 	}
+	if d.Cfg.Shape == ShapeTurn {
+		// The result envelope decides a turn-spawned message; a provider refusal
+		// seen here is remembered for it.
+		if ev.Kind == EvStopFailure && IsProviderRefusal(f.Error) {
+			d.turnRefusal = f.Error + ": " + f.LastAssistantMessage
+		}
+		return
+	}
 	d.ceilingT.stop()
 	e := fl.e
 	d.flight = nil
@@ -293,18 +303,7 @@ func (d *Driver) onTurnEnd(ev Event) {
 		return
 	}
 	if IsProviderRefusal(f.Error) {
-		// A refusal is a wait for the provider, shared by every seat on it
-		// (providers.toml); maybeSubmit honours it through the running-rung plan.
-		now := time.Now()
-		rc := d.Cfg.Recovery
-		b := RefusalBlock(d.S.Name, f.Error, f.LastAssistantMessage, now, rc.ProviderReprobe.Duration, rc.ProviderMaxWait.Duration)
-		if err := RecordBlock(d.S.Home, d.Cfg.Provider, b, now); err != nil {
-			d.logf("provider block for %s: %v (kept in this driver)", d.Cfg.Provider, err)
-		}
-		e.Status.NotBefore = b.Until
-		e.Status.Reason = ReasonProviderRefusal
-		d.requeue(e, fmt.Sprintf("provider %s refused (%s): %s", d.Cfg.Provider, f.Error, f.LastAssistantMessage))
-		d.setPhase(PhaseProvider, fmt.Sprintf("provider %s: %s until %s", d.Cfg.Provider, f.Error, b.Until.Format(time.RFC3339)))
+		d.providerRefused(e, f.Error, f.LastAssistantMessage)
 		d.clearComposer()
 		return
 	}
@@ -420,6 +419,10 @@ func (d *Driver) deliver(e *Entry) {
 	d.flight = &flight{e: e, sub: sub}
 	d.setPhase(PhaseSubmitting, e.Msg.ID)
 	d.writeArtifact(e, sub)
+	if d.Cfg.Shape == ShapeTurn {
+		d.deliverTurn(e, sub)
+		return
+	}
 	if err := d.Submit(sub); err != nil {
 		d.logf("deliver %s: %v", e.Msg.ID, err)
 		d.checkHarness("paste failed")
@@ -539,6 +542,13 @@ func (d *Driver) cancelTurn(reason string) error {
 		return fmt.Errorf("no turn in flight")
 	}
 	d.setPhase(PhaseCancelling, fl.e.Msg.ID)
+	if d.Cfg.Shape == ShapeTurn {
+		d.killTurn(reason)
+		d.evidenceT.stop()
+		d.ceilingT.stop()
+		d.finish(fl.e, StateFailed, reason, "the turn process was killed; 'pantty seat retry "+fl.e.Msg.ID+"' re-queues it", "")
+		return nil
+	}
 	ctx, cancel := d.ctx()
 	screen, err := d.tm.Capture(ctx, d.sess.PaneID)
 	cancel()

@@ -123,3 +123,13 @@ func (Adapter) Facts() seat.DispatchFacts { return seat.DefaultDispatchFacts }
 
 // PasteSettle is short: the simulator's commit window is configurable and small.
 func (Adapter) PasteSettle() seat.Duration { return seat.Duration{Duration: 50 * time.Millisecond} }
+
+// TurnArgv runs the simulator non-interactively for one turn (`-p`, JSON
+// envelope), the turn-spawned shape; the prompt arrives on stdin.
+func (a Adapter) TurnArgv(l seat.Launch) ([]string, error) {
+	argv, err := a.Argv(l)
+	if err != nil {
+		return nil, err
+	}
+	return append(argv, "-p", "--output-format", "json"), nil
+}

@@ -1,0 +1,214 @@
+package seat
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// TurnAdapter is implemented by adapters whose harness can run one turn per
+// process (the turn-spawned shape): the guarded prompt goes on stdin — never on
+// argv, where ps shows it and ARG_MAX limits it — and a JSON result envelope
+// comes back on stdout.
+type TurnAdapter interface {
+	TurnArgv(l Launch) ([]string, error)
+}
+
+// Envelope is the harness's result envelope (claude -p --output-format json).
+type Envelope struct {
+	Type      string `json:"type"`
+	Subtype   string `json:"subtype"`
+	IsError   bool   `json:"is_error"`
+	NumTurns  int    `json:"num_turns"`
+	SessionID string `json:"session_id"`
+	Result    string `json:"result"`
+}
+
+// ReasonNoTurn: the harness reported success but no model turn ran (a dispatched
+// or rejected input): that is not processing.
+const ReasonNoTurn = "no-model-turn"
+
+// turnProc is the one harness process of a turn-shaped seat.
+type turnProc struct {
+	e      *Entry
+	cmd    *exec.Cmd
+	killed string // why pantty killed it (ceiling, cancelled), "" if it ended by itself
+}
+
+// turnDone is what the process's waiter reports to the loop.
+type turnDone struct {
+	p      *turnProc
+	stdout []byte
+	stderr []byte
+	err    error
+}
+
+// maxEnvelope bounds the stdout read from one turn process.
+const maxEnvelope = 16 << 20
+
+// setupTurn prepares a turn-shaped seat: there is no pane; the seat is ready
+// when the adapter can build a one-turn command.
+func (d *Driver) setupTurn() error {
+	if _, ok := d.Ad.(TurnAdapter); !ok {
+		return fmt.Errorf("harness %s cannot run turn-spawned (its adapter has no one-turn command)", d.Ad.Name())
+	}
+	if err := d.saveSession(); err != nil {
+		return err
+	}
+	d.ready = true
+	d.setPhase(PhaseIdle, "")
+	return nil
+}
+
+// deliverTurn starts one harness process for the submission.
+func (d *Driver) deliverTurn(e *Entry, sub Submission) {
+	resume, err := d.Ad.SessionExists(d.S, d.Cfg, d.sess.ID)
+	if err == nil {
+		var settings []byte
+		if settings, err = ClaudeSettings(d.Pantty, d.S); err == nil {
+			err = d.S.WriteRaw(d.S.SettingsPath(), settings)
+		}
+	}
+	var argv []string
+	if err == nil {
+		argv, err = d.Ad.(TurnAdapter).TurnArgv(Launch{Seat: d.S, Config: d.Cfg, SessionID: d.sess.ID, Resume: resume,
+			Settings: d.S.SettingsPath(), Pantty: d.Pantty})
+	}
+	if err != nil {
+		d.turnStartFailed(e, err)
+		return
+	}
+	env := HarnessEnv(os.Environ(), d.S, d.Cfg, d.Ad.Env(d.S, d.Cfg))
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir, cmd.Env = d.Cfg.Workdir, envList(env)
+	cmd.Stdin = strings.NewReader(sub.Text())
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &limitWriter{w: &out, n: maxEnvelope}, &limitWriter{w: &errb, n: 64 << 10}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		d.turnStartFailed(e, err)
+		return
+	}
+	p := &turnProc{e: e, cmd: cmd}
+	d.turn = p
+	d.sess.Launches++
+	d.sess.LaunchedAt = time.Now().UTC()
+	d.sess.Resumed = resume
+	d.saveSession()
+	go func() {
+		err := cmd.Wait()
+		d.turnDone <- turnDone{p: p, stdout: out.Bytes(), stderr: errb.Bytes(), err: err}
+	}()
+	e.Status.SubmittedAt = time.Now().UTC()
+	d.armCeiling(e)
+	d.setPhase(PhaseInTurn, e.Msg.ID)
+}
+
+// turnStartFailed is a means failure (binary, resume path): the message waits,
+// the failure is visible, and the driver retries after a pause instead of
+// spinning.
+func (d *Driver) turnStartFailed(e *Entry, err error) {
+	d.logf("turn process for %s did not start: %v", e.Msg.ID, err)
+	d.flight = nil
+	e.Status.NotBefore = time.Now().Add(turnRetryPause).UTC()
+	d.requeue(e, "the harness process did not start: "+err.Error())
+	d.waitT.set(turnRetryPause)
+}
+
+// turnRetryPause is the pause after a turn process that did not start.
+const turnRetryPause = 10 * time.Second
+
+// onTurnDone reads the result envelope and decides: processed only when it says
+// success, not an error, and at least one model turn.
+func (d *Driver) onTurnDone(r turnDone) {
+	if d.turn == r.p {
+		d.turn = nil
+	}
+	if r.p.killed != "" || d.flight == nil || d.flight.e != r.p.e {
+		return // cancelled or cut off at the ceiling: already settled
+	}
+	d.ceilingT.stop()
+	e := r.p.e
+	d.flight = nil
+	var env Envelope
+	perr := json.Unmarshal(lastJSON(r.stdout), &env)
+	switch {
+	case d.turnRefusal != "":
+		name, text, _ := strings.Cut(d.turnRefusal, ": ")
+		d.providerRefused(e, name, text)
+	case perr != nil:
+		d.finish(e, StateFailed, ReasonWorkError, fmt.Sprintf("no result envelope (%v; exit %v): %s", perr, r.err, truncate(string(r.stderr), 300)), "")
+	case env.Subtype == "success" && !env.IsError && env.NumTurns >= 1:
+		e.Status.Reply = truncate(env.Result, maxReply)
+		e.Status.SessionID = env.SessionID
+		d.finish(e, StateProcessed, "", "", fmt.Sprintf("envelope: success, %d turn(s), session %s", env.NumTurns, env.SessionID))
+	case env.Subtype == "success" && !env.IsError:
+		d.finish(e, StateFailed, ReasonNoTurn, "the envelope says success with zero model turns: not processing", "")
+	default:
+		d.finish(e, StateFailed, ReasonWorkError, fmt.Sprintf("envelope %s is_error=%v: %s", env.Subtype, env.IsError, truncate(env.Result, 300)), "")
+	}
+	d.turnRefusal = ""
+}
+
+// killTurn ends the turn process's whole group.
+func (d *Driver) killTurn(why string) {
+	p := d.turn
+	if p == nil || p.cmd.Process == nil {
+		return
+	}
+	p.killed = why
+	syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+	d.turn = nil
+}
+
+// lastJSON returns the last line of out that looks like a JSON object (the
+// envelope), tolerating anything the harness printed before it.
+func lastJSON(out []byte) []byte {
+	lines := bytes.Split(bytes.TrimSpace(out), []byte("\n"))
+	for i := len(lines) - 1; i >= 0; i-- {
+		if l := bytes.TrimSpace(lines[i]); len(l) > 0 && l[0] == '{' {
+			return l
+		}
+	}
+	return bytes.TrimSpace(out)
+}
+
+// limitWriter keeps at most n bytes and discards the rest (a runaway harness
+// must not grow the driver without bound).
+type limitWriter struct {
+	w interface{ Write([]byte) (int, error) }
+	n int
+}
+
+func (l *limitWriter) Write(p []byte) (int, error) {
+	if l.n > 0 {
+		k := len(p)
+		if k > l.n {
+			k = l.n
+		}
+		l.w.Write(p[:k])
+		l.n -= k
+	}
+	return len(p), nil
+}
+
+// providerRefused puts a refused message back in the queue behind a provider
+// block: a wait shared by every seat on that provider (providers.toml), never a
+// failure of the seat or its work; maybeSubmit honours it.
+func (d *Driver) providerRefused(e *Entry, errName, text string) {
+	now := time.Now()
+	rc := d.Cfg.Recovery
+	b := RefusalBlock(d.S.Name, errName, text, now, rc.ProviderReprobe.Duration, rc.ProviderMaxWait.Duration)
+	if err := RecordBlock(d.S.Home, d.Cfg.Provider, b, now); err != nil {
+		d.logf("provider block for %s: %v (kept in this driver)", d.Cfg.Provider, err)
+	}
+	e.Status.NotBefore = b.Until
+	e.Status.Reason = ReasonProviderRefusal
+	d.requeue(e, fmt.Sprintf("provider %s refused (%s): %s", d.Cfg.Provider, errName, text))
+	d.setPhase(PhaseProvider, fmt.Sprintf("provider %s: %s until %s", d.Cfg.Provider, errName, b.Until.Format(time.RFC3339)))
+}

@@ -1,0 +1,91 @@
+package seat_test
+
+import (
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/seattest"
+)
+
+func turnSeat(t *testing.T, name string, opts ...seattest.Option) *seattest.Harness {
+	h := seattest.New(t, name, opts...)
+	path := h.Seat().ConfigPath()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Replace(string(data), `shape = "resident"`, `shape = "turn"`, 1)
+	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// One process per message, resuming the same session: each later turn carries
+// the earlier conversation, and the envelope decides each outcome.
+func TestTurnShapeRunsOneProcessPerMessageOnOneSession(t *testing.T) {
+	h := turnSeat(t, "turn")
+	h.Start()
+	for _, id := range []string{"t1", "t2", "t3"} {
+		h.Send(id, "turn work "+id)
+	}
+	h.WaitFinal(60*time.Second, "t1", "t2", "t3")
+	sess := h.Session()
+	var hist []int
+	for _, r := range h.Requests() {
+		if r.Kind == "turn" {
+			if r.SessionID != sess.ID {
+				t.Fatalf("turn on session %s, want %s", r.SessionID, sess.ID)
+			}
+			hist = append(hist, r.HistoryTurns)
+		}
+	}
+	if len(hist) != 3 || hist[0] != 0 || hist[1] != 1 || hist[2] != 2 {
+		t.Fatalf("history per turn %v, want [0 1 2] (resumed each time)", hist)
+	}
+	for _, id := range []string{"t1", "t2", "t3"} {
+		if st := h.Status(id); st.State != seat.StateProcessed || !strings.Contains(st.TurnEnd, "envelope: success, 1 turn") {
+			t.Fatalf("%s: %+v", id, st)
+		}
+	}
+	if sess.Launches != 3 {
+		t.Fatalf("%d harness processes, want 3", sess.Launches)
+	}
+}
+
+// A "success" with zero model turns is not processing: here the simulator is
+// set to dispatch '[', the guard's own first character (a harness that changed
+// under a stale measurement), so the guarded text never reaches the model.
+func TestTurnShapeZeroTurnSuccessIsNotProcessed(t *testing.T) {
+	h := turnSeat(t, "zero", seattest.Env(map[string]string{"PANTTY_SIM_SIGILS": "["}))
+	h.Start()
+	h.Send("z1", "anything")
+	st := h.WaitState("z1", seat.StateFailed, 30*time.Second)
+	if st.Reason != seat.ReasonNoTurn {
+		t.Fatalf("z1: %+v, want failed %s", st, seat.ReasonNoTurn)
+	}
+	if n := h.ModelTurns()["z1"]; n != 0 {
+		t.Fatalf("z1 reached the model %d times", n)
+	}
+}
+
+func TestTurnShapeCrashAndCeiling(t *testing.T) {
+	h := turnSeat(t, "tcrash", seattest.TOML(`turn_ceiling = "2s"`))
+	h.Start()
+	h.Send("crash", "[sim:crash] work")
+	h.Send("slow", "[sim:slow=30s] work")
+	h.Send("after", "ordinary work")
+	h.WaitFinal(60*time.Second, "crash", "slow", "after")
+	if st := h.Status("crash"); st.State != seat.StateFailed || st.Reason != seat.ReasonWorkError || !strings.Contains(st.Detail, "no result envelope") {
+		t.Fatalf("crash: %+v", st)
+	}
+	if st := h.Status("slow"); st.State != seat.StateFailed || st.Reason != seat.ReasonCeiling {
+		t.Fatalf("slow: %+v", st)
+	}
+	if st := h.Status("after"); st.State != seat.StateProcessed {
+		t.Fatalf("after: %+v", st)
+	}
+}
