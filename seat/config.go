@@ -181,9 +181,7 @@ func (c *Config) validate(name string) error {
 	case "":
 		c.Shape = ShapeResident
 	case ShapeResident:
-	case ShapeTurn:
-	case ShapeStep:
-		return fmt.Errorf("shape = %q is not implemented yet (resident or turn)", c.Shape)
+	case ShapeTurn, ShapeStep:
 	default:
 		return fmt.Errorf("shape = %q: want resident, turn or step", c.Shape)
 	}

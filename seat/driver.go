@@ -79,6 +79,8 @@ type Driver struct {
 	floorPending string             // why the next reading measures the floor ("" = not pending)
 	probes       map[string]Request // probe message id → the request waiting for it
 	cycleT       timer
+	harnessW     *procWatch    // the harness process (pidfd): its exit wakes the loop
+	stepDone     bool          // step shape: the current session already ran its step
 	turn         *turnProc     // turn shape: the harness process of the flight
 	turnDone     chan turnDone // turn shape: its waiter reports here
 	turnRefusal  string        // turn shape: a provider refusal seen in StopFailure for the flight
@@ -183,6 +185,11 @@ func (d *Driver) Loop() int {
 				d.rescan()
 			}
 			d.beat()
+		case pid := <-d.harnessW.done():
+			d.harnessW = nil
+			if pid == d.sess.PanePID {
+				d.reapAndCheck("harness process exited")
+			}
 		case <-d.gone:
 			d.gone = nil
 			d.checkHarness("tmux control client ended")
@@ -301,6 +308,7 @@ func (d *Driver) prune() {
 }
 
 func (d *Driver) teardown() {
+	d.harnessW.stop()
 	if d.watch != nil {
 		d.watch.Stop()
 	}

@@ -7,6 +7,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/pantty/pantty/handoff"
 	"github.com/pantty/pantty/tmux"
 )
 
@@ -28,12 +29,14 @@ func (d *Driver) ensureHarness() error {
 		}
 		if p.ID == d.sess.PaneID && p.PID == d.sess.PanePID && !p.Dead {
 			d.adopted, d.ready = true, true
+			d.stepDone = true // an adopted session may have run its step: the next one starts fresh
 			d.logf("adopted live pane %s (pid %d) on session %s", p.ID, p.PID, d.sess.ID)
 			d.report(Progress{State: "progress", Text: fmt.Sprintf("adopted the live harness in pane %s", p.ID)})
 			if err := d.saveSession(); err != nil {
 				return err
 			}
 			d.watchSession()
+			d.watchHarness()
 			d.setPhase(PhaseIdle, "")
 			// An adopted harness sends no new SessionStart, so the verdict the
 			// spawning start waits for is given here: the harness is up and ours.
@@ -71,6 +74,14 @@ func (d *Driver) launch(pane *tmux.Pane) error {
 	if err := d.S.Write(d.S.LaunchPath(), LaunchFile{Argv: argv, Dir: d.Cfg.Workdir, Env: env}); err != nil {
 		return err
 	}
+	if d.Cfg.Shape == ShapeStep && !resume {
+		// A step seat's first session also starts from the handoff, if there is one.
+		if text, err := d.S.Handoff().Current(); err == nil {
+			if in, err := d.S.ReadInject(); err != nil || in.SessionID != d.sess.ID {
+				d.S.Write(d.S.injectPath(), Inject{SessionID: d.sess.ID, Hash: handoff.StableHash(text), Why: "first session of this step seat", At: time.Now().UTC()})
+			}
+		}
+	}
 	paneArgv := []string{d.Pantty, "__exec", d.S.LaunchPath()}
 	d.ready, d.adopted = false, false
 	d.launchAt = time.Now()
@@ -95,6 +106,7 @@ func (d *Driver) launch(pane *tmux.Pane) error {
 	d.sess.Launches++
 	d.sess.LaunchedAt = d.launchAt.UTC()
 	d.sess.Resumed = resume
+	d.stepDone = d.stepDone || resume
 	if !resume {
 		d.floorPending = "first request of a fresh session"
 		d.ctxr = Context{}
@@ -107,6 +119,7 @@ func (d *Driver) launch(pane *tmux.Pane) error {
 		d.logf("set pane-died hook: %v (the heartbeat check still notices a dead pane)", err)
 	}
 	d.watchSession()
+	d.watchHarness()
 	verb := "started"
 	if resume {
 		verb = "resumed"
@@ -119,6 +132,27 @@ func (d *Driver) launch(pane *tmux.Pane) error {
 }
 
 func (d *Driver) saveSession() error { return d.S.Write(d.S.SessionPath(), d.sess) }
+
+// watchHarness follows the harness process itself (pidfd), so its exit is seen
+// at once even when tmux loses the pane's SIGCHLD.
+func (d *Driver) watchHarness() {
+	d.harnessW.stop()
+	d.harnessW = nil
+	if w, ok := watchProcess(d.sess.PanePID); ok {
+		d.harnessW = w
+	}
+}
+
+// reapAndCheck nudges the tmux server to collect an exited pane (tmux.Reap: an
+// extra SIGCHLD, harmless) and then checks the pane.
+func (d *Driver) reapAndCheck(why string) {
+	ctx, cancel := d.ctx()
+	if err := d.tm.Reap(ctx); err != nil {
+		d.logf("reap: %v", err)
+	}
+	cancel()
+	d.checkHarness(why)
+}
 
 // watchSession starts tmux's control-mode client, whose end tells the loop —
 // without polling — that the session or the whole server went away.

@@ -323,6 +323,7 @@ func (d *Driver) finish(e *Entry, state, reason, detail, turnEnd string) {
 	d.writeStatus(e)
 	d.logf("message %s %s %s", e.Msg.ID, state, reason)
 	if state == StateProcessed {
+		d.stepDone = true
 		d.sinceRefresh++
 		d.ctxr.LastTurnEnd = e.Status.EndedAt
 		d.writeContext()
@@ -379,6 +380,10 @@ func (d *Driver) maybeSubmit() {
 		}
 		if e.Status.Reason != ReasonProviderRefusal && now.Before(e.Status.NotBefore) {
 			d.waitT.set(e.Status.NotBefore.Sub(now))
+			return
+		}
+		if d.Cfg.Shape == ShapeStep && d.stepDone {
+			d.recycleStep(e)
 			return
 		}
 		if d.refreshBefore(e) {
@@ -567,6 +572,7 @@ func (d *Driver) cancelTurn(reason string) error {
 	d.evidenceT.stop()
 	d.ceilingT.stop()
 	d.clearComposer()
+	d.settleComposer()
 	d.finish(fl.e, StateFailed, reason, "cancelled by pantty; 'pantty seat retry "+fl.e.Msg.ID+"' re-queues it", "")
 	return nil
 }
@@ -589,6 +595,34 @@ func (d *Driver) waitIdle(limit time.Duration) bool {
 		time.Sleep(100 * time.Millisecond)
 	}
 	return false
+}
+
+// composerSettle is how long a cancel watches the input box after clearing it.
+const composerSettle = time.Second
+
+// settleComposer watches the input box for composerSettle after a cancel and
+// clears it again whenever it holds text: the harness may put the interrupted
+// prompt back after the first clear (seen on Claude Code 2.1.328 under load).
+// Only for adapters that can read their input box (ComposerReader).
+func (d *Driver) settleComposer() {
+	cr, ok := d.Ad.(ComposerReader)
+	if !ok {
+		return
+	}
+	deadline := time.Now().Add(composerSettle)
+	for time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+		ctx, cancel := d.ctx()
+		screen, err := d.tm.Capture(ctx, d.sess.PaneID)
+		cancel()
+		if err != nil {
+			return
+		}
+		if text, ok := cr.Composer(screen); ok && text != "" {
+			d.logf("the input box holds %q after the cancel: clearing it again", text)
+			d.clearComposer()
+		}
+	}
 }
 
 // inputReadyLimit bounds the wait for the input box after SessionStart.

@@ -52,6 +52,15 @@ func RunHook(home, name string, statusLine bool, tmuxEvent string, stdin io.Read
 	switch {
 	case kind == EvPreCompact:
 		code = preCompact(s, f, now, note, stderr)
+	case kind == EvSessionStart && f.Source == "startup":
+		// A step's fresh session starts with the handoff (handoff/inject.toml
+		// names the session that must get it).
+		if in, err := s.ReadInject(); err == nil && in.SessionID == f.SessionID {
+			if text, err := s.Handoff().Current(); err == nil {
+				fmt.Fprint(stdout, text)
+				note["injected_hash"] = handoff.StableHash(text)
+			}
+		}
 	case kind == EvSessionStart && f.Source == "compact":
 		if text, err := s.Handoff().Current(); err == nil {
 			fmt.Fprint(stdout, text)
