@@ -73,6 +73,10 @@ type Config struct {
 
 	Tmux TmuxConfig `toml:"tmux"`
 
+	// Relay is "" (observe people attaching: relay mode) or "ignore" (people
+	// attach only to watch; the driver keeps submitting).
+	Relay string `toml:"relay"`
+
 	Compaction CompactionConfig `toml:"compaction"`
 	Refresh    RefreshConfig    `toml:"refresh"`
 
@@ -217,6 +221,9 @@ func (c *Config) validate(name string) error {
 	def(&c.ReadyTimeout, DefaultReadyTimeout)
 	def(&c.SubmitTimeout, DefaultSubmitTimeout)
 	def(&c.Compaction.Timeout, DefaultCompactTimeout)
+	if c.Relay != "" && c.Relay != RelayIgnore {
+		return fmt.Errorf("relay = %q: want \"ignore\" or nothing", c.Relay)
+	}
 	switch c.Refresh.Policy {
 	case "":
 		c.Refresh.Policy = RefreshNone

@@ -79,6 +79,9 @@ type Driver struct {
 	floorPending string             // why the next reading measures the floor ("" = not pending)
 	probes       map[string]Request // probe message id → the request waiting for it
 	cycleT       timer
+	mode         Mode          // direct or relay (mode.toml)
+	relayPinned  bool          // `seat attach` declared relay; left when it returns
+	relayIgnored map[int]bool  // clients `seat relay --off` told the driver to ignore
 	harnessW     *procWatch    // the harness process (pidfd): its exit wakes the loop
 	stepDone     bool          // step shape: the current session already ran its step
 	turn         *turnProc     // turn shape: the harness process of the flight
@@ -177,6 +180,7 @@ func (d *Driver) Loop() int {
 		case <-hb.C:
 			if d.Cfg.Shape != ShapeTurn {
 				d.checkHarness("heartbeat check")
+				d.observeClients("heartbeat check")
 			}
 			d.checkForeignTurn()
 			if time.Since(d.pruned) > pruneEvery && d.flight == nil {
@@ -285,6 +289,8 @@ func (d *Driver) setup() error {
 	} else if err := d.ensureHarness(); err != nil {
 		return err
 	}
+	d.relayIgnored = map[int]bool{}
+	d.loadMode()
 	d.recoverFlight()
 	// A driver killed between a message's final status and the cursor write left
 	// cursor.toml behind; bring it up to date now, not at the next turn end.

@@ -72,6 +72,8 @@ func (d *Driver) onRequest(r Request) {
 		d.cmds = append(d.cmds, r)
 	case CtlProbe:
 		d.startProbe(r)
+	case CtlRelay:
+		d.onRelayRequest(r)
 	case CtlRefresh:
 		if d.Cfg.Refresh.Policy != RefreshSelf {
 			d.answer(r, fmt.Errorf("this seat's refresh policy is %q, not \"self\": the request is recorded in driver.log only", d.Cfg.Refresh.Policy), "")

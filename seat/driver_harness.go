@@ -35,6 +35,7 @@ func (d *Driver) ensureHarness() error {
 			if err := d.saveSession(); err != nil {
 				return err
 			}
+			d.setTmuxHooks()
 			d.watchSession()
 			d.watchHarness()
 			d.setPhase(PhaseIdle, "")
@@ -114,10 +115,7 @@ func (d *Driver) launch(pane *tmux.Pane) error {
 	if err := d.saveSession(); err != nil {
 		return err
 	}
-	hook := "run-shell -b " + tmuxQuote(HookCommand(d.Pantty, d.S, "--tmux", "pane-died"))
-	if err := d.tm.SetHook(ctx, d.sess.TmuxName, "pane-died", hook); err != nil {
-		d.logf("set pane-died hook: %v (the heartbeat check still notices a dead pane)", err)
-	}
+	d.setTmuxHooks()
 	d.watchSession()
 	d.watchHarness()
 	verb := "started"
@@ -132,6 +130,20 @@ func (d *Driver) launch(pane *tmux.Pane) error {
 }
 
 func (d *Driver) saveSession() error { return d.S.Write(d.S.SessionPath(), d.sess) }
+
+// setTmuxHooks asks tmux to tell the driver (through `pantty hook`) when the
+// pane dies and when a client attaches or detaches (relay mode). Each is also
+// covered by a check on the heartbeat tick, because a hook can be lost.
+func (d *Driver) setTmuxHooks() {
+	ctx, cancel := d.ctx()
+	defer cancel()
+	for _, h := range []string{"pane-died", "client-attached", "client-detached"} {
+		cmd := "run-shell -b " + tmuxQuote(HookCommand(d.Pantty, d.S, "--tmux", h))
+		if err := d.tm.SetHook(ctx, d.sess.TmuxName, h, cmd); err != nil {
+			d.logf("set %s hook: %v (the heartbeat check still covers it)", h, err)
+		}
+	}
+}
 
 // watchHarness follows the harness process itself (pidfd), so its exit is seen
 // at once even when tmux loses the pane's SIGCHLD.

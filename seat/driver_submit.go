@@ -198,6 +198,8 @@ func (d *Driver) onHookEvent(ev Event) {
 		d.onTurnEnd(ev)
 	case EvPaneDied:
 		d.checkHarness("pane-died hook")
+	case EvClientAttached, EvClientDetached:
+		d.observeClients(ev.Kind)
 	case EvPreCompact, EvPostCompact:
 		d.onCycleEvent(ev)
 	case EvStatusLine:
@@ -359,6 +361,9 @@ func (d *Driver) updateCursor() {
 func (d *Driver) maybeSubmit() {
 	if d.flight != nil || d.foreignTurn != "" || d.phase == PhaseStopping || d.blocked != "" || d.cycle != nil {
 		return
+	}
+	if d.relayHolds() {
+		return // a person owns the input: board messages wait in the queue
 	}
 	now := time.Now()
 	// The running rung (demotion floor and provider blocks) is derived here, at

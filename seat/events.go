@@ -25,6 +25,8 @@ const (
 	EvNotification     = "Notification"
 	EvPaneDied         = "PaneDied"   // from tmux's pane-died hook, not from the harness
 	EvStatusLine       = "StatusLine" // a status-line payload whose usage changed
+	EvClientAttached   = "ClientAttached"
+	EvClientDetached   = "ClientDetached"
 )
 
 // Event is one hook event as `pantty hook` recorded it in events/. The payload is

@@ -36,8 +36,13 @@ func RunHook(home, name string, statusLine bool, tmuxEvent string, stdin io.Read
 		return statusLineHook(s, payload, now, stdout, stderr)
 	}
 	kind := tmuxEvent
-	if kind == "pane-died" {
+	switch kind {
+	case "pane-died":
 		kind = EvPaneDied
+	case "client-attached":
+		kind = EvClientAttached
+	case "client-detached":
+		kind = EvClientDetached
 	}
 	var f HookFields
 	if kind == "" {

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -39,7 +40,15 @@ func seatCommand() *cli.Command {
 			},
 			{Name: "stop", Usage: "stop driver and harness; all state stays", ArgsUsage: "NAME", Action: seatStop},
 			{Name: "list", Usage: "list seats with intent, owner and phase", Action: seatList},
-			{Name: "attach", Usage: "attach this terminal to the seat's tmux session", ArgsUsage: "NAME", Action: seatAttach},
+			{Name: "attach", Usage: "switch the seat to relay (the driver submits nothing) and attach this terminal; back to direct when you detach", ArgsUsage: "NAME", Action: seatAttach},
+			{Name: "watch-pane", Usage: "attach read-only (the driver keeps submitting)", ArgsUsage: "NAME", Action: seatWatchPane},
+			{
+				Name:      "relay",
+				Usage:     "force a seat out of relay mode when observing the attached clients fails",
+				ArgsUsage: "NAME --off",
+				Flags:     []cli.Flag{&cli.BoolFlag{Name: "off", Usage: "leave relay now; clients still attached are ignored"}},
+				Action:    seatRelay,
+			},
 			sendCommand(),
 			{
 				Name:      "command",
@@ -57,6 +66,7 @@ func seatCommand() *cli.Command {
 			{Name: "cancel", Usage: "cancel the in-flight turn (one Escape, verified)", ArgsUsage: "NAME", Action: seatCancel},
 			{Name: "retry", Usage: "re-queue a failed message", ArgsUsage: "NAME ID", Action: seatRetry},
 			{Name: "inbox", Usage: "list the seat's messages and their states", ArgsUsage: "NAME", Action: seatInbox},
+			seatDoneCommand(),
 		},
 	}
 }
@@ -90,6 +100,9 @@ func seatStart(c *cli.Context) error {
 		if err := seat.RefuseInside(s.Home, "seat start --takeover"); err != nil {
 			return err
 		}
+	}
+	if err := startGates(s); err != nil {
+		return err
 	}
 	pantty, err := panttyPath()
 	if err != nil {
@@ -189,8 +202,47 @@ func seatAttach(c *cli.Context) error {
 	if err != nil {
 		return fmt.Errorf("seat %s has no session yet (start it first): %w", s.Name, err)
 	}
-	// Replace this process with a tmux client on the seat's private server.
-	return syscall.Exec("/usr/bin/env", []string{"env", "tmux", "-u", "-S", sess.Socket, "attach-session", "-t", "=" + sess.TmuxName}, os.Environ())
+	// Relay first, then attach: the driver stops submitting before the person
+	// can type, and a submission already in flight finishes normally.
+	_, live, _ := s.LiveOwner()
+	if live {
+		if _, err := s.Ask(seat.Request{Kind: seat.CtlRelay, Args: "on"}, 15*time.Second); err != nil {
+			return err
+		}
+		defer s.Ask(seat.Request{Kind: seat.CtlRelay, Args: "off"}, 15*time.Second)
+	}
+	cmd := exec.Command("tmux", "-u", "-S", sess.Socket, "attach-session", "-t", "="+sess.TmuxName)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	return cmd.Run()
+}
+
+func seatWatchPane(c *cli.Context) error {
+	s, err := seatArg(c, true)
+	if err != nil {
+		return err
+	}
+	sess, err := s.ReadSession()
+	if err != nil {
+		return fmt.Errorf("seat %s has no session yet (start it first): %w", s.Name, err)
+	}
+	// Read-only: this client cannot type, so the driver stays in direct mode.
+	return syscall.Exec("/usr/bin/env", []string{"env", "tmux", "-u", "-S", sess.Socket, "attach-session", "-r", "-t", "=" + sess.TmuxName}, os.Environ())
+}
+
+func seatRelay(c *cli.Context) error {
+	s, rest, err := steered(c, "seat relay")
+	if err != nil {
+		return err
+	}
+	if len(rest) > 0 || !c.Bool("off") {
+		return usageErr("usage: pantty seat relay NAME --off  (relay is entered by attaching; --off is for when observation fails)")
+	}
+	res, err := s.Ask(seat.Request{Kind: seat.CtlRelay, Args: "force-off"}, 15*time.Second)
+	if err != nil {
+		return err
+	}
+	say("%s", res.Detail)
+	return nil
 }
 
 // steered resolves the seat a steering command names (NAME [-- REST...]):

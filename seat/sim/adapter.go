@@ -133,3 +133,35 @@ func (a Adapter) TurnArgv(l seat.Launch) ([]string, error) {
 	}
 	return append(argv, "-p", "--output-format", "json"), nil
 }
+
+// simPlaceholder is the hint the simulator draws (dim) in an empty box after a
+// refused turn; it is not typed text.
+const simPlaceholder = "Resend your message to try again"
+
+// Composer reads the simulator's input box: the lines between the last two
+// horizontal rules, without their "> " / "  " prefixes.
+func (Adapter) Composer(screen string) (string, bool) {
+	lines := strings.Split(strings.TrimRight(screen, "\n"), "\n")
+	var rules []int
+	for i, l := range lines {
+		t := strings.TrimSpace(l)
+		if t != "" && strings.Trim(t, "─") == "" {
+			rules = append(rules, i)
+		}
+	}
+	if len(rules) < 2 {
+		return "", false
+	}
+	a, b := rules[len(rules)-2], rules[len(rules)-1]
+	var box []string
+	for _, l := range lines[a+1 : b] {
+		l = strings.TrimRight(l, " ")
+		l = strings.TrimPrefix(strings.TrimPrefix(l, "> "), "  ")
+		box = append(box, l)
+	}
+	text := strings.TrimSpace(strings.Join(box, "\n"))
+	if text == simPlaceholder || text == ">" {
+		return "", true
+	}
+	return text, true
+}

@@ -1,0 +1,184 @@
+package seat
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"strings"
+	"time"
+)
+
+// Seat modes: who owns the pane's input.
+const (
+	ModeDirect = "direct" // the driver submits board work
+	ModeRelay  = "relay"  // a person owns the input; the driver submits nothing and queues
+)
+
+// RelayIgnore in seat.toml opts a seat out of relay (people attach only to watch).
+const RelayIgnore = "ignore"
+
+// PhaseRelay: a person is at the pane; board messages wait.
+const PhaseRelay = "relay"
+
+// Mode is mode.toml: the seat's current mode, latest wins. It is switched only
+// by what the driver observes from tmux (a client that can type attached to the
+// seat's session), by `pantty seat attach`, or by `pantty seat relay --off`.
+type Mode struct {
+	Mode    string    `toml:"mode"`
+	Since   time.Time `toml:"since"`
+	Why     string    `toml:"why"`
+	Clients []string  `toml:"clients,omitempty"` // the typing clients seen (tty pid)
+	Draft   string    `toml:"draft,omitempty"`   // a draft left in the input box that holds the queue
+}
+
+func (s Seat) modePath() string { return s.path("mode.toml") }
+
+// ReadMode reads mode.toml; a seat that never had a person at it has none
+// (direct is then the driver's state, and readers say unknown).
+func (s Seat) ReadMode() (Mode, error) {
+	var m Mode
+	return m, ReadState(s.modePath(), &m)
+}
+
+// observeClients looks at the clients attached to the seat's session and
+// switches the mode: any client that can type (not control mode, not
+// read-only) means relay; none means direct.
+func (d *Driver) observeClients(why string) {
+	if d.Cfg.Relay == RelayIgnore || d.Cfg.Shape == ShapeTurn || d.sess.TmuxName == "" {
+		return
+	}
+	ctx, cancel := d.ctx()
+	clients, err := d.tm.Clients(ctx)
+	cancel()
+	if err != nil {
+		d.logf("relay: list clients: %v (mode unchanged)", err)
+		return
+	}
+	var typing []string
+	for _, c := range clients {
+		if c.Session != d.sess.TmuxName || c.ControlMode || c.ReadOnly || d.relayIgnored[c.PID] {
+			continue
+		}
+		typing = append(typing, fmt.Sprintf("%s pid %d", c.TTY, c.PID))
+	}
+	switch {
+	case len(typing) > 0 && d.mode.Mode != ModeRelay:
+		d.setMode(ModeRelay, "observed: "+strings.Join(typing, ", ")+" attached ("+why+")", typing)
+	case len(typing) == 0 && d.mode.Mode == ModeRelay && !d.relayPinned:
+		d.leaveRelay("observed: no typing client attached (" + why + ")")
+	case len(typing) == 0:
+		d.relayPinned = false
+	}
+}
+
+// setMode records a mode switch atomically (mode.toml, latest wins).
+func (d *Driver) setMode(mode, why string, clients []string) {
+	d.mode = Mode{Mode: mode, Since: time.Now().UTC(), Why: why, Clients: clients}
+	if err := d.S.Write(d.S.modePath(), d.mode); err != nil {
+		d.logf("mode: %v", err)
+	}
+	d.logf("mode %s: %s", mode, why)
+	if mode == ModeRelay {
+		d.setPhase(PhaseRelay, why)
+	} else if d.phase == PhaseRelay {
+		d.setPhase(PhaseIdle, "")
+	}
+}
+
+// leaveRelay returns to direct, unless the person left a draft in the input
+// box: that is never wiped; the queue waits until the box is empty (the person
+// submits or clears it), and mode.toml and the heartbeat say so.
+func (d *Driver) leaveRelay(why string) {
+	if draft := d.draft(); draft != "" {
+		d.mode = Mode{Mode: ModeDirect, Since: time.Now().UTC(), Why: why, Draft: draft}
+		d.S.Write(d.S.modePath(), d.mode)
+		d.logf("relay ended but a draft is in the input box: holding the queue (%q)", truncate(draft, 80))
+		d.setPhase(PhaseRelay, "a draft is in the input box: submit or clear it; pantty will not wipe it")
+		return
+	}
+	d.setMode(ModeDirect, why, nil)
+}
+
+// draft reads the input box, or "" when it is empty or cannot be read.
+func (d *Driver) draft() string {
+	cr, ok := d.Ad.(ComposerReader)
+	if !ok || d.sess.PaneID == "" {
+		return ""
+	}
+	ctx, cancel := d.ctx()
+	screen, err := d.tm.Capture(ctx, d.sess.PaneID)
+	cancel()
+	if err != nil {
+		return ""
+	}
+	draft, ok := cr.Composer(screen)
+	if !ok {
+		return ""
+	}
+	return strings.TrimSpace(draft)
+}
+
+// relayHolds reports whether the mode keeps the driver from submitting, and
+// re-checks a held draft.
+func (d *Driver) relayHolds() bool {
+	if d.mode.Mode == ModeRelay {
+		return true
+	}
+	if d.mode.Draft != "" {
+		if d.draft() != "" {
+			return true
+		}
+		d.setMode(ModeDirect, "the draft left in the input box is gone", nil)
+	}
+	return false
+}
+
+// loadMode restores the recorded mode at driver start, then observes.
+func (d *Driver) loadMode() {
+	m, err := d.S.ReadMode()
+	if err == nil {
+		d.mode = m
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		d.logf("mode.toml: %v (observing afresh)", err)
+	}
+	if d.mode.Mode == "" {
+		d.mode.Mode = ModeDirect
+	}
+	d.observeClients("driver start")
+}
+
+// onRelayRequest handles `pantty seat attach` (on/off around the attach) and
+// `pantty seat relay --off` (forced: the clients attached now are ignored, for
+// when observation fails).
+func (d *Driver) onRelayRequest(r Request) {
+	switch r.Args {
+	case "on":
+		d.relayPinned = true
+		d.setMode(ModeRelay, "pantty seat attach (pid "+fmt.Sprint(r.FromPID)+")", nil)
+		d.answer(r, nil, "relay: the driver submits nothing until the person leaves")
+	case "off":
+		d.relayPinned = false
+		d.observeClients("pantty seat attach returned")
+		d.answer(r, nil, "mode "+d.mode.Mode)
+	case "force-off":
+		ctx, cancel := d.ctx()
+		clients, _ := d.tm.Clients(ctx)
+		cancel()
+		var still []string
+		for _, c := range clients {
+			if c.Session == d.sess.TmuxName && !c.ControlMode && !c.ReadOnly {
+				d.relayIgnored[c.PID] = true
+				still = append(still, fmt.Sprintf("%s pid %d", c.TTY, c.PID))
+			}
+		}
+		d.relayPinned = false
+		d.leaveRelay("forced off by 'pantty seat relay --off'")
+		detail := "relay forced off: observation is overridden"
+		if len(still) > 0 {
+			detail += "; still attached and now ignored: " + strings.Join(still, ", ")
+		}
+		d.answer(r, nil, detail)
+	default:
+		d.answer(r, fmt.Errorf("relay: want on, off or force-off, got %q", r.Args), "")
+	}
+}
