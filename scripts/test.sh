@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs pantty's checks and tests on a fresh Debian machine with Go: installs what
-# the tests need when it is missing (tmux now), then go vet, a gofmt check and
-# go test ./... . Extra arguments go to `go test` (e.g. -short, -run X).
+# the tests need when it is missing (tmux; Node.js and the real Claude Code for
+# the end-to-end tests), then go vet, a gofmt check and go test ./... . Extra
+# arguments go to `go test` (e.g. -short, -run X).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -13,6 +14,30 @@ if ! command -v tmux >/dev/null 2>&1; then
 	as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tmux >/dev/null
 fi
 echo "test.sh: $(go version), $(tmux -V)" >&2
+
+# The real Claude Code for seat/claudecode's end-to-end tests, installed once into
+# a cache outside the repository (they run it against a loopback API stand-in: no
+# network to Anthropic, no key). The tests use the native binary directly.
+claude_version=2.1.328
+claude_cache="${PANTTY_HARNESS_CACHE:-$HOME/.cache/pantty-harness}/claude"
+case "$(uname -m)" in
+	x86_64 | amd64) claude_arch=x64 ;;
+	aarch64 | arm64) claude_arch=arm64 ;;
+	*) claude_arch=$(uname -m) ;;
+esac
+claude_bin="$claude_cache/node_modules/@anthropic-ai/claude-code-linux-$claude_arch/claude"
+if ! { [ -x "$claude_bin" ] && "$claude_bin" --version 2>/dev/null | grep -q "^$claude_version "; }; then
+	if ! command -v npm >/dev/null 2>&1; then
+		echo "test.sh: installing nodejs and npm" >&2
+		as_root apt-get update -qq
+		as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >/dev/null
+	fi
+	echo "test.sh: installing Claude Code $claude_version into $claude_cache" >&2
+	mkdir -p "$claude_cache"
+	(cd "$claude_cache" && npm install --no-audit --no-fund --loglevel=error "@anthropic-ai/claude-code@$claude_version" >&2)
+fi
+export PANTTY_CLAUDE_BIN="$claude_bin"
+echo "test.sh: claude $("$PANTTY_CLAUDE_BIN" --version)" >&2
 
 unformatted=$(gofmt -l .)
 if [ -n "$unformatted" ]; then

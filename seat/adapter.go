@@ -36,6 +36,25 @@ type Adapter interface {
 	PasteSettle() Duration
 }
 
+// InputReady is an optional Adapter method, for a harness that fires SessionStart
+// before its input box can take a paste. Claude Code 2.1.328 does: SessionStart
+// came about 170 ms before it enabled bracketed paste and 260 ms before it drew
+// the input box, and a paste in that window was not bracketed and lost its Enter
+// (docs/claude-code.md). For such an adapter the driver treats SessionStart as
+// "ready" only once the pane also shows InputReady, waiting a bounded time.
+type InputReady interface {
+	InputReady(screen string) bool
+}
+
+// ComposerReader is an optional Adapter method: the text in the harness's input
+// box as the pane shows it (ok=false when no box is visible; a placeholder hint
+// is ""). A cancel uses it to verify the box is clean: Claude Code puts an
+// interrupted prompt back into the box as its turn stops, sometimes just after
+// the footer goes idle, so a clear sent at once can come first.
+type ComposerReader interface {
+	Composer(screen string) (text string, ok bool)
+}
+
 // Launch is what an adapter needs to build one launch of its harness.
 type Launch struct {
 	Seat      Seat

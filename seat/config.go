@@ -77,6 +77,11 @@ type Config struct {
 	// attach only to watch; the driver keeps submitting).
 	Relay string `toml:"relay"`
 
+	// Activity adds PreToolUse/PostToolUse hooks recording "now doing X" (off by
+	// default: every configured hook costs a process spawn per tool call).
+	// Takes effect at the harness's next launch.
+	Activity bool `toml:"activity"`
+
 	Compaction CompactionConfig `toml:"compaction"`
 	Refresh    RefreshConfig    `toml:"refresh"`
 

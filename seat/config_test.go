@@ -78,7 +78,7 @@ func TestBadSeatTomlRefusesStartAndChangesNothing(t *testing.T) {
 		"workdir is a file":    {replace("workdir = ", `workdir = "/etc/hostname"`), []string{"not a directory"}},
 		"name mismatch":        {replace("name = ", `name = "someone-else"`), []string{`"someone-else"`, "does not match"}},
 		"unknown harness":      {replace("harness = ", `harness = "emacs"`), []string{`"emacs"`}},
-		"shape not driven":     {replace("shape = ", `shape = "turn"`), []string{`"turn"`}},
+		"unknown shape":        {replace("shape = ", `shape = "sideways"`), []string{`"sideways"`}},
 		"reserved env TMUX":    {func(t *testing.T, b string) (string, int) { return b + "TMUX = \"/tmp/x,1,0\"\n", 0 }, []string{`"TMUX"`, "reserved"}},
 		"reserved CLAUDECODE":  {func(t *testing.T, b string) (string, int) { return b + "CLAUDECODE = \"1\"\n", 0 }, []string{`"CLAUDECODE"`, "reserved"}},
 		"reserved PANTTY_SEAT": {func(t *testing.T, b string) (string, int) { return b + "PANTTY_SEAT = \"x\"\n", 0 }, []string{`"PANTTY_SEAT"`, "reserved"}},

@@ -386,7 +386,7 @@ func (d *Driver) paneTail() string {
 	if len(lines) > 5 {
 		lines = lines[len(lines)-5:]
 	}
-	return "; pane shows: " + strings.Join(lines, " | ")
+	return "; pane shows: " + Redact(strings.Join(lines, " | "))
 }
 
 // timer is a stoppable one-shot whose channel is nil while it is not armed, so a

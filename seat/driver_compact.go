@@ -193,4 +193,3 @@ func (d *Driver) writeContext() {
 		d.logf("context: %v", err)
 	}
 }
-

@@ -59,7 +59,7 @@ func (d *Driver) launch(pane *tmux.Pane) error {
 	if err != nil {
 		return fmt.Errorf("%w: session record: %v", ErrUnobservable, err)
 	}
-	settings, err := ClaudeSettings(d.Pantty, d.S)
+	settings, err := ClaudeSettings(d.Pantty, d.S, d.Cfg.Activity)
 	if err != nil {
 		return err
 	}

@@ -70,7 +70,7 @@ func (d *Driver) deliverTurn(e *Entry, sub Submission) {
 	resume, err := d.Ad.SessionExists(d.S, d.Cfg, d.sess.ID)
 	if err == nil {
 		var settings []byte
-		if settings, err = ClaudeSettings(d.Pantty, d.S); err == nil {
+		if settings, err = ClaudeSettings(d.Pantty, d.S, d.Cfg.Activity); err == nil {
 			err = d.S.WriteRaw(d.S.SettingsPath(), settings)
 		}
 	}

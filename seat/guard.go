@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -265,8 +266,12 @@ func isMentionSpace(r rune) bool {
 // MatchHeader finds the guard's header in a prompt as the harness reported it (the
 // `prompt` of UserPromptSubmit), so that submission evidence is bound to a
 // submission by its id and nonce, never guessed. Before matching it applies the
-// documented normalization: CRLF and lone CR become LF, and leading and trailing
-// whitespace is trimmed (tmux and the harness may do either). It then requires:
+// documented normalization: CRLF and lone CR become LF, leading and trailing
+// whitespace is trimmed (tmux and the harness may do either), and the wrapper
+// Claude Code 2.1.328 puts around a bracketed paste of four or more lines (or a
+// long one) is removed: a first line `<pasted_content id="X">` and, when present,
+// a last line `</pasted_content id="X">` (measured: docs/claude-code.md). It then
+// requires:
 //
 //   - the first line is exactly a header Guard could have built: Prefix, then
 //     msg=, nonce=, the optional from=, board=, channel= in that order, mentions=
@@ -277,7 +282,7 @@ func isMentionSpace(r rune) bool {
 // report still yields the evidence. ok is false for any prompt pantty did not build,
 // including a header that appears anywhere but the first line.
 func MatchHeader(prompt string) (id, nonce string, resubmit int, ok bool) {
-	p := strings.TrimSpace(normalizeLineEnds(prompt))
+	p := unwrapPaste(strings.TrimSpace(normalizeLineEnds(prompt)))
 	header, rest, found := strings.Cut(p, "\n")
 	if !found {
 		return "", "", 0, false
@@ -290,6 +295,23 @@ func MatchHeader(prompt string) (id, nonce string, resubmit int, ok bool) {
 		return "", "", 0, false
 	}
 	return id, nonce, resubmit, true
+}
+
+// pasteOpenRE is the first line of Claude Code's wrapper around a long paste.
+var pasteOpenRE = regexp.MustCompile(`^<pasted_content id="([A-Za-z0-9_-]{1,64})">\n`)
+
+// unwrapPaste removes Claude Code's <pasted_content> wrapper from a trimmed prompt.
+// Only the exact opening line is recognised; the closing line must carry the same
+// id. The header must still be the first line inside, so the wrapper opens no
+// other position for it.
+func unwrapPaste(p string) string {
+	m := pasteOpenRE.FindStringSubmatch(p)
+	if m == nil {
+		return p
+	}
+	inner := p[len(m[0]):]
+	inner = strings.TrimSuffix(inner, "\n</pasted_content id=\""+m[1]+"\">")
+	return strings.TrimSpace(inner)
 }
 
 // parseHeader is the strict inverse of buildHeader.

@@ -403,6 +403,8 @@ func TestMatchHeaderRoundTrip(t *testing.T) {
 			"padded":            " \n\t" + out + "\r\n\n ",
 			"trimmed":           strings.TrimSpace(out),
 			"end delimiter cut": out[:strings.Index(out, "\n<<<")+len("\n<<<pantty-")+nonceLen+1] + "partial",
+			// Claude Code 2.1.328's UserPromptSubmit prompt for a long bracketed paste.
+			"claude paste wrapper": "\n\n<pasted_content id=\"cf4c\">\n" + out + "\n</pasted_content id=\"cf4c\">\n",
 		} {
 			id, nonce, resubmit, ok := MatchHeader(prompt)
 			if !ok || id != m.ID || nonce != s.Nonce() || resubmit != m.Resubmit {
@@ -444,6 +446,8 @@ func TestMatchHeaderRefusesWhatPanttyDidNotBuild(t *testing.T) {
 		"no begin delimiter":     h + "\nhi\npantty-0123456789ab>>>",
 		"begin of another nonce": h + "\n<<<pantty-ba9876543210\nhi",
 		"begin with suffix":      h + "\n<<<pantty-0123456789ab x\nhi",
+		"wrapped, not first":     "<pasted_content id=\"cf4c\">\nhi\n" + h + begin + "\n</pasted_content id=\"cf4c\">",
+		"wrapper opening forged": "<pasted_content id=\"c f\">\n" + h + begin,
 	} {
 		if id, nonce, _, ok := MatchHeader(prompt); ok {
 			t.Errorf("%s: matched (%q, %q), want ok=false", name, id, nonce)

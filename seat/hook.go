@@ -52,6 +52,11 @@ func RunHook(home, name string, statusLine bool, tmuxEvent string, stdin io.Read
 			kind = "Unknown"
 		}
 	}
+	if kind == "PreToolUse" || kind == "PostToolUse" {
+		// Telemetry only: not an event, never evidence, never a failure.
+		activityHook(s, kind, payload, now)
+		return 0
+	}
 	code := 0
 	note := map[string]string{}
 	switch {

@@ -141,14 +141,26 @@ func (s Seat) spawnDriver(cfg Config, o StartOptions) (Progress, error) {
 			case "ready":
 				return p, nil
 			case "refused":
+				awaitExit(exited)
 				return p, fmt.Errorf("%w: %s", ErrOwned, p.Text)
 			case "error":
+				awaitExit(exited)
 				return p, errors.New(p.Text)
 			}
 		case <-deadline.C:
 			return Progress{}, fmt.Errorf("%w: seat %q: the driver gave no verdict within %s; see %s",
 				ErrUnobservable, s.Name, cfg.ReadyTimeout.Duration+15*time.Second, s.DriverLogPath())
 		}
+	}
+}
+
+// awaitExit waits (bounded) for a driver that gave a failing verdict to exit,
+// so that when start reports the failure the driver no longer holds the lock
+// nor looks live in owner.toml (a start retried at once is not refused by it).
+func awaitExit(exited <-chan error) {
+	select {
+	case <-exited:
+	case <-time.After(5 * time.Second):
 	}
 }
 
@@ -190,6 +202,11 @@ func RunDriver(home, name, pantty string) int {
 	cfg, err := s.LoadConfig()
 	if err != nil {
 		return fail(2, err)
+	}
+	// Start on the running rung (demotion floor, provider blocks); the loop keeps
+	// following it at every turn boundary.
+	if cfg, err = s.RunningConfig(cfg, time.Now()); err != nil {
+		logger.Printf("driver: ladder: %v (starting on the top rung)", err)
 	}
 	ad, err := AdapterFor(cfg.Harness)
 	if err != nil {

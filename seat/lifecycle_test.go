@@ -101,6 +101,20 @@ func sessionStarts(t *testing.T, s seat.Seat) int {
 	return n
 }
 
+// lastLaunchResumed checks launch.toml: the harness was last launched with
+// --resume of session id (never --session-id, which would start afresh).
+func lastLaunchResumed(t *testing.T, s seat.Seat, id string) {
+	t.Helper()
+	var lf seat.LaunchFile
+	if err := seat.ReadState(s.LaunchPath(), &lf); err != nil {
+		t.Fatal(err)
+	}
+	argv := strings.Join(lf.Argv, " ")
+	if !strings.Contains(argv, "--resume "+id) || strings.Contains(argv, "--session-id") {
+		t.Fatalf("want the harness relaunched with --resume %s, launch.toml argv: %s", id, argv)
+	}
+}
+
 // tree returns every file and directory under dir with its mode and content, to
 // show that a refused command changed nothing.
 func tree(t *testing.T, dir string) map[string]string {
@@ -398,6 +412,7 @@ func TestTmuxServerKilledSessionRecreatedOnSameSession(t *testing.T) {
 	if after.ID != sess.ID || !after.Resumed || after.Generation != sess.Generation {
 		t.Fatalf("want the same session resumed in the same generation: before %+v, after %+v", sess, after)
 	}
+	lastLaunchResumed(t, s, sess.ID)
 	if o2 := h.Owner(); o2.Holder != o.Holder || !o2.Live() {
 		t.Fatalf("the driver changed: %+v -> %+v", o, o2)
 	}
@@ -442,6 +457,7 @@ func TestKilledHarnessIsRespawnedWithResume(t *testing.T) {
 	if after.ID != sess.ID || !after.Resumed || after.Generation != sess.Generation || after.PaneID != sess.PaneID {
 		t.Fatalf("want the same pane respawned on the same session: before %+v, after %+v", sess, after)
 	}
+	lastLaunchResumed(t, s, sess.ID)
 	h.Send("m2", "second message")
 	h.WaitFinal(wait, "m2")
 	if st := h.Status("m2"); st.State != seat.StateProcessed {
@@ -506,6 +522,7 @@ func TestStopThenStartKeepsIdentityAndLeavesNothingRunning(t *testing.T) {
 	if again.ID != sess.ID || again.Generation != sess.Generation || !again.Resumed || again.TmuxName != "cycle" {
 		t.Fatalf("restart must resume the same session: before %+v, after %+v", sess, again)
 	}
+	lastLaunchResumed(t, s, sess.ID)
 	if c := h.Cursor(); c.ID != cursor.ID || c.Closed != cursor.Closed || c.Seq != cursor.Seq {
 		t.Fatalf("cursor changed across stop/start: %+v -> %+v", cursor, c)
 	}
@@ -667,5 +684,30 @@ func TestSteeringCommandsRefusedInsideSeat(t *testing.T) {
 	}
 	if in, _ := h.Seat().ReadIntent(); in.Want != seat.IntentRunning {
 		t.Fatalf("a refused stop recorded intent %q", in.Want)
+	}
+}
+
+// A seat whose driver died still stops cleanly: stop takes the free lock and
+// ends the orphaned harness and its tmux session itself.
+func TestStopWithoutDriverEndsTheHarness(t *testing.T) {
+	t.Parallel()
+	h := seattest.New(t, "orphan")
+	h.Start()
+	o := h.Owner()
+	sess := h.Session()
+	if err := syscall.Kill(o.PID, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	waitGone(h, "the killed driver", o.PID)
+	if r := h.Run("seat", "stop", "orphan"); r.Code != 0 {
+		t.Fatalf("stop without a driver: %s", r)
+	}
+	waitGone(h, "the orphaned harness", sess.PanePID)
+	h.WaitFor("every process of the seat to be gone", wait, func() bool { return len(procsMentioning(h.Home, h.Socket)) == 0 })
+	if in, _ := h.Seat().ReadIntent(); in.Want != seat.IntentStopped {
+		t.Fatalf("intent after stop: %q", in.Want)
+	}
+	if got := h.Session(); got.ID != sess.ID {
+		t.Fatalf("stop changed the session: %+v -> %+v", sess, got)
 	}
 }

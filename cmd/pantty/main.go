@@ -34,7 +34,11 @@ func run(args []string) int {
 		Commands: []*cli.Command{
 			seatCommand(),
 			handoffCommand(),
+			statusCommand(),
+			watchCommand(),
 			measureCommand(),
+			gatesCommand(),
+			recoverCommand(),
 			demoCommand(),
 			hookCommand(),
 			simCommand(),

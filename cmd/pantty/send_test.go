@@ -323,10 +323,10 @@ func TestSendJSONL(t *testing.T) {
 		`{"id":"j1","text":"again"}`,                                                        // 4 duplicate
 		`{"id":"j3","from":"pantty","text":"x"}`,                                            // 5 reserved sender
 		`{"id":"j4","text":"esc \u001b[201~ inside"}`,                                       // 6 control byte
-		``,                                                    // 7 blank: skipped
-		`{"id":"j5","text":"fine\nwith two lines"}`,           // 8 stored
+		``, // 7 blank: skipped
+		`{"id":"j5","text":"fine\nwith two lines"}`,            // 8 stored
 		`{"id":"j6","text":"a"} {"id":"j7","text":"smuggled"}`, // 9 two objects on one line
-		`{"id":"j8 x","text":"bad id"}`,                       // 10
+		`{"id":"j8 x","text":"bad id"}`,                        // 10
 	}, "\n") + "\n"
 	r := h.RunStdin(in, "seat", "send", "jsonl", "--jsonl")
 	if r.Code != 2 {

@@ -596,3 +596,33 @@ func (h *Harness) HarnessPIDs() []int {
 	}
 	return out
 }
+
+// NewHarness makes a seat named name on the given harness (for example
+// "claude-code"), not yet started, with only the options' environment and lines:
+// unlike New it adds none of the simulator's knobs. Cleanup is New's.
+func NewHarness(t testing.TB, name, harness string, opts ...Option) *Harness {
+	t.Helper()
+	cfg := &config{env: map[string]string{}}
+	for _, o := range opts {
+		o(cfg)
+	}
+	dir := tmuxtest.Dir(t)
+	h := &Harness{T: t, Name: name, Home: filepath.Join(dir, "home"), Socket: filepath.Join(dir, "tmux"),
+		Work: filepath.Join(dir, "work"), Bin: Binary(t)}
+	if err := os.MkdirAll(h.Work, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	s := h.Seat()
+	if err := seat.InitConfig(s, harness, h.Work, cfg.env); err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.extra) > 0 {
+		data, _ := os.ReadFile(s.ConfigPath())
+		text := strings.Replace(string(data), "[tmux]", strings.Join(cfg.extra, "\n")+"\n\n[tmux]", 1)
+		if err := os.WriteFile(s.ConfigPath(), []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(h.cleanup)
+	return h
+}

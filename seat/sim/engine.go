@@ -100,6 +100,11 @@ func (e *engine) beginTurn(prompt, promptID, extra string) *turn {
 // completeTurn lands the reply: tokens grow by what was sent plus the
 // reply, the assistant row is written, then the Stop hook fires.
 func (e *engine) completeTurn(t *turn) {
+	for _, c := range t.tools {
+		e.runHooks("PreToolUse", c.name, map[string]any{"tool_name": c.name, "tool_input": c.input()})
+		e.runHooks("PostToolUse", c.name, map[string]any{"tool_name": c.name, "tool_input": c.input(),
+			"tool_response": map[string]any{"simulated": true}})
+	}
 	u := t.req
 	u.OutputTokens = tokens(t.reply)
 	e.st.Reclaimable += t.newTok + u.OutputTokens

@@ -75,12 +75,33 @@ type markers struct {
 	hang    bool
 	crash   bool
 	failure *apiFailure
+	tools   []toolCall // [sim:tool=NAME:ARG]: tool calls the "model" makes
+}
+
+// toolCall is a simulated tool invocation: it fires PreToolUse and PostToolUse
+// with Claude Code's payload shape (tool_name, tool_input), so activity hooks
+// can be tested; no tool really runs.
+type toolCall struct {
+	name string
+	arg  string // Bash: the command; file tools: the path
+}
+
+// input is the tool_input object Claude Code would send for this call.
+func (c toolCall) input() map[string]any {
+	switch c.name {
+	case "Bash":
+		return map[string]any{"command": c.arg, "description": "simulated"}
+	case "Read", "Edit", "Write":
+		return map[string]any{"file_path": c.arg}
+	}
+	return map[string]any{"input": c.arg}
 }
 
 var (
 	slowRe     = regexp.MustCompile(`\[sim:slow=([^\]]*)\]`)
 	rateRe     = regexp.MustCompile(`\[sim:429(?: reset=([^\]]*))?\]`)
 	swallowRe  = regexp.MustCompile(`\[sim:swallow-enter=(\d+)\]`)
+	toolRe     = regexp.MustCompile(`\[sim:tool=([A-Za-z]+):([^\]]*)\]`)
 	mentionRe  = regexp.MustCompile(`(?:^|\s)@(\S+)`)
 	interrupts = "[Request interrupted by user]"
 )
@@ -94,6 +115,9 @@ func parseMarkers(prompt string) markers {
 	}
 	m.hang = strings.Contains(prompt, "[sim:hang]")
 	m.crash = strings.Contains(prompt, "[sim:crash]")
+	for _, s := range toolRe.FindAllStringSubmatch(prompt, -1) {
+		m.tools = append(m.tools, toolCall{name: s[1], arg: s[2]})
+	}
 	if s := rateRe.FindStringSubmatch(prompt); s != nil {
 		msg := "API Error: Request rejected (429)"
 		if s[1] != "" {

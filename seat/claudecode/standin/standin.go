@@ -630,4 +630,3 @@ func split(text string, n int) []string {
 	}
 	return out
 }
-

@@ -1,0 +1,182 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/gates"
+	"github.com/urfave/cli/v2"
+)
+
+func gatesCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "gates",
+		Usage:     "show which adoption gates pass per harness: resident allowed, or must run turn-spawned",
+		ArgsUsage: "[HARNESS]",
+		Description: "Judges the adoption table (compaction first, then cancel, context, completion, continuity) and\n" +
+			"the dispatch gate from the dated registry shipped in this binary (or $" + gates.RegistryEnv + ")\n" +
+			"and the local dispatch measurement $PANTTY_HOME/facts/<harness>-resident.toml. Past a row's\n" +
+			"revisit date a gate warns; past its fail_after it fails unless a fresh local measurement covers it.\n" +
+			"Without HARNESS: one line per harness in the registry. Exit 0 whatever the verdict.",
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "json", Usage: "print the verdict(s) as JSON"},
+			&cli.StringFlag{Name: "version", Usage: "judge this harness version (default: the local facts file's build, else the registry's newest range)"},
+		},
+		Action: gatesShow,
+	}
+}
+
+func gatesShow(c *cli.Context) error {
+	if c.NArg() > 1 {
+		return usageErr("gates takes at most one HARNESS (got %d arguments)", c.NArg())
+	}
+	home, err := homeOf(c)
+	if err != nil {
+		return err
+	}
+	reg, err := gates.Load()
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	now := time.Now()
+	if c.NArg() == 0 {
+		if c.IsSet("version") {
+			return usageErr("gates --version needs a HARNESS")
+		}
+		var vs []gates.Verdict
+		for _, h := range reg.Harnesses() {
+			vs = append(vs, gates.Local(home, h, "", now))
+		}
+		if c.Bool("json") {
+			return printJSON(vs)
+		}
+		return gatesSummary(reg, vs)
+	}
+	h := c.Args().First()
+	known := false
+	for _, n := range reg.Harnesses() {
+		known = known || n == h
+	}
+	if !known {
+		return usageErr("gates: the registry (%s) has no harness %q (have %s)", reg.Origin, h, strings.Join(reg.Harnesses(), ", "))
+	}
+	v := gates.Local(home, h, c.String("version"), now)
+	if c.Bool("json") {
+		return printJSON(v)
+	}
+	gatesDetail(v)
+	return nil
+}
+
+func printJSON(v any) error {
+	enc := json.NewEncoder(os.Stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// gatesSummary prints one line per harness: each gate's status and the verdict.
+func gatesSummary(reg *gates.Registry, vs []gates.Verdict) error {
+	tw := tabwriter.NewWriter(os.Stdout, 0, 2, 2, ' ', 0)
+	head := []string{"HARNESS", "VERSION"}
+	if len(vs) > 0 {
+		for _, g := range vs[0].Gates {
+			head = append(head, strings.ToUpper(g.Name))
+		}
+	}
+	fmt.Fprintln(tw, strings.Join(append(head, "VERDICT"), "\t"))
+	for _, v := range vs {
+		row := []string{v.Harness, versionCell(v)}
+		for _, g := range v.Gates {
+			row = append(row, string(g.Status))
+		}
+		fmt.Fprintln(tw, strings.Join(append(row, v.Summary), "\t"))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	say("registry: %s; 'pantty gates HARNESS' shows each question, its evidence and dates, and the consequence", reg.Origin)
+	return nil
+}
+
+func versionCell(v gates.Verdict) string {
+	switch {
+	case v.Version != "":
+		return v.Version
+	case v.Range != "":
+		return v.Range + " (not observed)"
+	}
+	return "unknown"
+}
+
+// gatesDetail prints the adoption table for one harness.
+func gatesDetail(v gates.Verdict) {
+	say("%s: %s", v.Label(), v.Summary)
+	say("  registry   %s", v.Registry)
+	if v.VersionNote != "" {
+		say("  version    %s", v.VersionNote)
+	}
+	if v.Path != "" {
+		say("  path       %s", v.Path)
+	}
+	say("  judged at  %s", v.Now.UTC().Format(time.RFC3339))
+	for i, g := range v.Gates {
+		say("")
+		say("%d. %-10s %s  %s", i+1, g.Name, strings.ToUpper(string(g.Status)), g.Question)
+		say("   requires   %s", g.Requires)
+		say("   why        %s", g.Reason)
+		for _, e := range g.Evidence {
+			say("   evidence   %s [%s] %s: as of %s, revisit %s, fail after %s",
+				e.Source, e.Row, e.Status, gateDay(e.AsOf), gateDay(e.Revisit), gateDay(e.FailAfter))
+			if !strings.Contains(g.Reason, e.How) {
+				say("              %s", e.How)
+			}
+			if len(e.Sources) > 0 {
+				say("              sources: %s", strings.Join(e.Sources, "; "))
+			}
+		}
+		say("   if absent  %s", g.Consequence)
+		if g.Fix != "" {
+			say("   to do      %s", g.Fix)
+		}
+	}
+	say("")
+	switch {
+	case !v.ResidentAllowed:
+		say("verdict: must run turn-spawned (shape = %q): %s", seat.ShapeTurn, v.Summary)
+	case !v.AutoCompaction:
+		say("verdict: resident allowed, without an automated compaction policy ([refresh] policy none or self)")
+	default:
+		say("verdict: resident allowed")
+	}
+}
+
+func gateDay(t time.Time) string {
+	if t.IsZero() {
+		return "unknown"
+	}
+	return t.UTC().Format("2006-01-02")
+}
+
+// startGates acts on the adoption verdict before `seat start`: a gate that rules
+// out the seat's shape or policy refuses the start (exit 2, nothing changed)
+// naming the gate and what to do; warnings go to stderr and the start goes on.
+// A seat.toml that does not load is left to seat.Start to report.
+func startGates(s seat.Seat) error {
+	cfg, err := s.LoadConfig()
+	if err != nil {
+		return nil
+	}
+	_, warnings, err := gates.CheckStart(s.Home, cfg, time.Now())
+	for _, w := range warnings {
+		fmt.Fprintf(os.Stderr, "pantty: warning: seat %s: %s\n", s.Name, w)
+	}
+	if err != nil {
+		return usageErr("seat %s: %v", s.Name, err)
+	}
+	return nil
+}

@@ -1,0 +1,260 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+	"unicode/utf8"
+
+	"github.com/pantty/pantty/seat/telemetry"
+	"github.com/urfave/cli/v2"
+)
+
+// telemetryReader is how status and watch take readings; recover/ can set its
+// own RecoverReader here (telemetry.Reader.Recover) once it reads its own files.
+var telemetryReader = telemetry.Reader{}
+
+func statusCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "status",
+		Usage: "show every seat's (or one seat's) readings, derived from recorded state only",
+		Description: "Reads the state files and nothing else: no lock, no tmux, no model turn. A missing record\n" +
+			"shows as unknown and an old one as stale, never as 0 or idle. With NAME the readings are\n" +
+			"listed one per line with how each was bound to the seat. docs/telemetry.md lists every field.",
+		ArgsUsage: "[NAME]",
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "json", Usage: "print the JSON form (same as --format json)"},
+			&cli.StringFlag{Name: "format", Usage: "table | json | prom (Prometheus text format)"},
+		},
+		Action: statusAction,
+	}
+}
+
+func watchCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "watch",
+		Usage: "print a line whenever a seat's readings change meaningfully, until interrupted",
+		Description: "Follows the state directories with fsnotify. A line is printed for a change of health, phase,\n" +
+			"context (in 5% steps of the window), inbox depth, cursor, model or session; a rewrite that\n" +
+			"changed none of these prints nothing. The first line of each seat is its current state.",
+		ArgsUsage: "[NAME]",
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "json", Usage: "one JSON object per line"},
+			&cli.DurationFlag{Name: "for", Usage: "stop after `DURATION` (default: run until interrupted)"},
+		},
+		Action: watchAction,
+	}
+}
+
+func statusAction(c *cli.Context) error {
+	if c.NArg() > 1 {
+		return usageErr("status takes at most one seat NAME (got %d arguments)", c.NArg())
+	}
+	format := c.String("format")
+	if c.Bool("json") {
+		if format != "" && format != "json" {
+			return usageErr("--json and --format %s disagree", format)
+		}
+		format = "json"
+	}
+	switch format {
+	case "", "table", "json", "prom":
+	default:
+		return usageErr("--format %q: want table, json or prom", format)
+	}
+	home, err := homeOf(c)
+	if err != nil {
+		return err
+	}
+	now := time.Now()
+	var rows []telemetry.Row
+	if c.NArg() == 1 {
+		row, err := telemetryReader.ReadSeat(home, c.Args().First(), now)
+		if err != nil {
+			return err
+		}
+		rows = []telemetry.Row{row}
+	} else if rows, err = telemetryReader.Read(home, now); err != nil {
+		return err
+	}
+	out := os.Stdout
+	switch format {
+	case "json":
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(telemetry.Document{Version: telemetry.Version, At: now.UTC(), Home: home, Seats: rows})
+	case "prom":
+		return telemetry.WritePrometheus(out, rows)
+	}
+	col := colourOn(out)
+	if c.NArg() == 1 && format == "" {
+		writeDetail(out, rows[0], col)
+		return nil
+	}
+	if len(rows) == 0 {
+		fmt.Fprintf(out, "no seats under %s\n", home)
+		return nil
+	}
+	writeTable(out, rows, col)
+	return nil
+}
+
+func watchAction(c *cli.Context) error {
+	if c.NArg() > 1 {
+		return usageErr("watch takes at most one seat NAME (got %d arguments)", c.NArg())
+	}
+	home, err := homeOf(c)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if d := c.Duration("for"); d > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, d)
+		defer cancel()
+	}
+	asJSON := c.Bool("json")
+	var werr error
+	err = telemetry.Watch(ctx, home, telemetry.WatchOptions{Seat: c.Args().First(), Reader: telemetryReader},
+		func(ch telemetry.Change) {
+			if werr != nil {
+				return
+			}
+			if asJSON {
+				b, err := json.Marshal(ch)
+				if err != nil {
+					werr = err
+					return
+				}
+				_, werr = fmt.Fprintf(os.Stdout, "%s\n", b)
+				return
+			}
+			_, werr = fmt.Fprintln(os.Stdout, telemetry.FormatChange(ch))
+		})
+	if err != nil {
+		return err
+	}
+	return werr
+}
+
+// colourOn reports whether to colour output: a terminal, and NO_COLOR unset
+// (https://no-color.org: any non-empty value turns colour off).
+func colourOn(f *os.File) bool { return isTerminal(f) && os.Getenv("NO_COLOR") == "" }
+
+func paint(s string, t telemetry.Tone, on bool) string {
+	if !on {
+		return s
+	}
+	code := ""
+	switch t {
+	case telemetry.Good:
+		code = "32"
+	case telemetry.Warn:
+		code = "33"
+	case telemetry.Dim:
+		code = "2"
+	case telemetry.Bad:
+		code = "31"
+	}
+	if code == "" {
+		return s
+	}
+	return "\x1b[" + code + "m" + s + "\x1b[0m"
+}
+
+// writeTable prints one aligned row per seat. Widths are counted in runes on
+// the plain text and colour is added after padding, so escapes never skew them.
+func writeTable(w io.Writer, rows []telemetry.Row, col bool) {
+	heads := []string{"SEAT"}
+	for _, c := range telemetry.Columns {
+		heads = append(heads, c.Heading)
+	}
+	cells := make([][]telemetry.Cell, len(rows))
+	width := make([]int, len(heads))
+	for i, h := range heads {
+		width[i] = utf8.RuneCountInString(h)
+	}
+	for i, r := range rows {
+		m := r.Cells()
+		line := []telemetry.Cell{{Text: r.Seat}}
+		for _, c := range telemetry.Columns {
+			line = append(line, m[c.Key])
+		}
+		cells[i] = line
+		for j, c := range line {
+			width[j] = max(width[j], utf8.RuneCountInString(c.Text))
+		}
+	}
+	pad := func(s string, n int) string { return s + strings.Repeat(" ", n-utf8.RuneCountInString(s)) }
+	var b strings.Builder
+	for j, h := range heads {
+		if j == len(heads)-1 {
+			b.WriteString(h)
+		} else {
+			b.WriteString(pad(h, width[j]) + "  ")
+		}
+	}
+	fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
+	for _, line := range cells {
+		b.Reset()
+		for j, c := range line {
+			text := c.Text
+			if j < len(line)-1 {
+				text = pad(text, width[j])
+			}
+			b.WriteString(paint(text, c.Tone, col))
+			if j < len(line)-1 {
+				b.WriteString("  ")
+			}
+		}
+		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
+	}
+}
+
+// writeDetail prints one seat's readings one per line, each with how it was
+// bound to the seat and why it is unknown or stale.
+func writeDetail(w io.Writer, r telemetry.Row, col bool) {
+	cells := r.Cells()
+	metas := map[string]telemetry.Meta{}
+	for _, x := range r.Readings() {
+		metas[x.Name] = x.Meta
+	}
+	type line struct{ label, key, meta string }
+	lines := []line{
+		{"harness", "harness", "harness"}, {"shape", "shape", "shape"}, {"intent", "intent", "intent"},
+		{"health", "health", "health"}, {"phase", "phase", "heartbeat"}, {"heartbeat", "heartbeat", "heartbeat"},
+		{"driver", "driver", "driver"}, {"session", "session", "session"}, {"model", "model", "model"},
+		{"context", "context", "context"}, {"inbox", "inbox", "inbox"}, {"in flight", "in_flight", "in_flight"},
+		{"cursor", "cursor", "cursor"}, {"last turn end", "last_turn_end", "last_turn_end"},
+		{"ladder rung", "ladder", "ladder"}, {"provider waits", "provider_waits", "provider_waits"},
+		{"compaction", "compaction", "compaction"},
+	}
+	fmt.Fprintln(w, r.Seat)
+	const lw = 16
+	for _, l := range lines {
+		c := cells[l.key]
+		m := metas[l.meta]
+		fmt.Fprintf(w, "  %-*s%s\n", lw, l.label, paint(c.Text, c.Tone, col))
+		if l.label == "heartbeat" {
+			continue // the phase line above printed the heartbeat's binding
+		}
+		if m.Why != "" {
+			fmt.Fprintf(w, "  %-*s%s\n", lw, "", paint("why: "+m.Why, telemetry.Dim, col))
+		}
+		if m.Bound != "" {
+			fmt.Fprintf(w, "  %-*s%s\n", lw, "", paint("bound: "+m.Bound, telemetry.Dim, col))
+		}
+		if l.key == "provider_waits" {
+			for _, x := range r.ProviderWaits.Waits {
+				fmt.Fprintf(w, "  %-*s%s until %s: %s (%s)\n", lw, "", x.Provider, x.Until.Format(time.RFC3339), x.Reason, x.Bound)
+			}
+		}
+	}
+}

@@ -1,0 +1,325 @@
+package recover
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/tmux"
+	"golang.org/x/sys/unix"
+)
+
+// Bounds of the actions (every external step of a sweep has one).
+const (
+	askTimeout     = 10 * time.Second // a release request to a live driver
+	cancelTimeout  = 25 * time.Second // a cancel request: the driver verifies for up to 10s
+	lockFreeWait   = 10 * time.Second // for owner.lock to be let go after a driver left
+	paneDeathWait  = 5 * time.Second  // for a killed harness's pane to read dead
+	verifyMinimum  = 5 * time.Second  // the least a revival is given to show itself
+	verifyPollTick = 250 * time.Millisecond
+)
+
+// plan describes in words what recover does for a cause (also the --dry-run text).
+func plan(v verdict) string {
+	switch v.Cause {
+	case CauseDriverGone:
+		return "start a driver (it adopts the live harness or relaunches it with --resume)"
+	case CauseWedged:
+		return "kill the driver (only if its pid and start time match owner.toml), wait for the lock, start a replacement"
+	case CauseTurnStuck:
+		if v.Responsive {
+			return "cancel the turn through the driver; if still stuck, remove the driver, kill the harness, start a driver (resume)"
+		}
+		return "kill the stuck driver (identity checked), kill the harness, start a driver (resume)"
+	case CauseHarnessDown, CauseNotReady, CauseNoCapability:
+		return "replace the driver (release, or kill with identity check); the new driver relaunches the harness with --resume"
+	}
+	return "nothing"
+}
+
+// recoverSeat acts on a dead seat by its cause and verifies revival: a fresh
+// heartbeat from the new driver and the harness back on the same session.
+// It returns what it did and whether revival was verified (and if not, why).
+func (sw *sweeper) recoverSeat(o *observation, v verdict) (did []string, verified bool, why string) {
+	step := func(format string, a ...any) { did = append(did, fmt.Sprintf(format, a...)) }
+	fail := func(err error) ([]string, bool, string) { return did, false, err.Error() }
+
+	if v.Cause == CauseTurnStuck && v.Responsive {
+		id := ""
+		if e := o.inFlight(); e != nil {
+			id = e.Msg.ID
+		}
+		res, err := o.s.Ask(seat.Request{Kind: seat.CtlCancel}, cancelTimeout)
+		if err == nil {
+			step("cancelled through the driver (%s)", res.Detail)
+			if st, err := o.s.ReadStatus(id); err == nil && seat.Final(st.State) {
+				return did, true, ""
+			}
+		} else {
+			step("cancel request: %v", oneLine(err.Error()))
+		}
+	}
+	if o.ownerLive {
+		how, err := sw.removeDriver(o, v.Responsive)
+		if how != "" {
+			step("%s", how)
+		}
+		if err != nil {
+			return fail(err)
+		}
+	} else if !o.s.WaitFree(lockFreeWait) {
+		return fail(fmt.Errorf("owner.lock is still held although no live driver is recorded"))
+	}
+	if v.Cause == CauseTurnStuck {
+		how, err := sw.killHarness(o)
+		if how != "" {
+			step("%s", how)
+		}
+		if err != nil {
+			return fail(err)
+		}
+	}
+	if sw.opts.Pantty == "" {
+		return fail(fmt.Errorf("no pantty binary to start a driver with"))
+	}
+	start := time.Now()
+	pid, exited, err := sw.spawnDriver(o)
+	if err != nil {
+		return fail(err)
+	}
+	step("started driver pid %d", pid)
+	if ok, why := sw.verify(o, start, exited); !ok {
+		return did, false, why
+	}
+	return did, true, ""
+}
+
+// removeDriver makes the seat's driver leave: a responsive one is asked to
+// release the seat (the harness keeps running); one that does not answer is
+// killed, but only while its pid and start time still match owner.toml.
+func (sw *sweeper) removeDriver(o *observation, responsive bool) (string, error) {
+	if responsive {
+		if _, err := o.s.Ask(seat.Request{Kind: seat.CtlRelease}, askTimeout); err == nil && o.s.WaitFree(lockFreeWait) {
+			return fmt.Sprintf("driver pid %d released the seat", o.owner.PID), nil
+		}
+	}
+	if err := killIdentified(o.s, o.owner); err != nil {
+		return "", err
+	}
+	if !o.s.WaitFree(lockFreeWait) {
+		return "", fmt.Errorf("%w: killed driver pid %d, but owner.lock is still held after %s", seat.ErrUnobservable, o.owner.PID, lockFreeWait)
+	}
+	return fmt.Sprintf("killed driver pid %d (pid and start time matched owner.toml)", o.owner.PID), nil
+}
+
+// killIdentified sends SIGKILL to the recorded owner only if owner.toml still
+// names it and the process with that pid started when the record says. A pidfd
+// pins the process between the check and the signal, so a recycled pid can
+// never be hit.
+func killIdentified(s seat.Seat, seen seat.Owner) error {
+	cur, err := s.ReadOwner()
+	if err != nil {
+		return fmt.Errorf("%w: re-read owner.toml before killing: %v", seat.ErrUnobservable, err)
+	}
+	if cur.Holder != seen.Holder || cur.PID != seen.PID || cur.PIDStart != seen.PIDStart {
+		return fmt.Errorf("owner.toml changed while recovering (now %s): not killing", cur)
+	}
+	host, _ := os.Hostname()
+	if cur.Host != host {
+		return fmt.Errorf("the driver runs on %s, not here (%s): not killing", cur.Host, host)
+	}
+	fd, err := unix.PidfdOpen(cur.PID, 0)
+	if err != nil {
+		if errors.Is(err, unix.ESRCH) {
+			return nil // already gone
+		}
+		if !errors.Is(err, unix.ENOSYS) {
+			return fmt.Errorf("pidfd for pid %d: %v", cur.PID, err)
+		}
+		// No pidfd on this kernel: check, then signal (the window is microseconds).
+		if !seat.ProcAlive(cur.PID, cur.PIDStart) {
+			return fmt.Errorf("pid %d is no longer the driver owner.toml names (start time differs): not killing", cur.PID)
+		}
+		return syscall.Kill(cur.PID, syscall.SIGKILL)
+	}
+	defer unix.Close(fd)
+	if !seat.ProcAlive(cur.PID, cur.PIDStart) {
+		return fmt.Errorf("pid %d is no longer the driver owner.toml names (start time differs): not killing", cur.PID)
+	}
+	if err := unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0); err != nil && !errors.Is(err, unix.ESRCH) {
+		return fmt.Errorf("kill pid %d: %v", cur.PID, err)
+	}
+	return nil
+}
+
+// killHarness ends a harness that will not stop (a turn stuck past its ceiling):
+// with the driver gone, recover holds the seat's lock itself while it kills the
+// pane's process group, so nothing else touches the pane meanwhile. The pane
+// stays (remain-on-exit) for the new driver to respawn with --resume.
+func (sw *sweeper) killHarness(o *observation) (string, error) {
+	lock, err := o.s.Acquire()
+	if err != nil {
+		return "", fmt.Errorf("take owner.lock to kill the harness: %w", err)
+	}
+	defer lock.Release()
+	panes, err := sw.listPanes(o.socket)
+	if err != nil && !errors.Is(err, tmux.ErrNoServer) {
+		return "", fmt.Errorf("%w: tmux: %v", seat.ErrUnobservable, err)
+	}
+	var pane *tmux.Pane
+	for i := range panes {
+		p := panes[i]
+		if p.Session == o.sess.TmuxName && p.ID == o.sess.PaneID && p.PID == o.sess.PanePID && !p.Dead {
+			pane = &p
+		}
+	}
+	if pane == nil {
+		return "the harness was already gone", nil
+	}
+	seat.KillGroup(pane.PID)
+	deadline := time.Now().Add(paneDeathWait)
+	for time.Now().Before(deadline) {
+		// Bounded poll: tmux reports the death on its own schedule and the
+		// pane-died hook belongs to the (absent) driver.
+		if _, err := seat.ProcStart(pane.PID); err != nil { // gone, or a zombie
+			return fmt.Sprintf("killed the harness (pane %s, pid %d)", pane.ID, pane.PID), nil
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return "", fmt.Errorf("the harness pid %d did not die within %s of SIGKILL", pane.PID, paneDeathWait)
+}
+
+// spawnDriver starts `pantty --home H __drive NAME` detached (own session,
+// stdio to driver.log), the way `seat start` does, without recording intent
+// (the person's intent is unchanged). The driver is told the tmux socket
+// session.toml recorded, so a driver started by cron (whose TMUX_TMPDIR and
+// environment may differ) finds the same server.
+func (sw *sweeper) spawnDriver(o *observation) (int, <-chan error, error) {
+	logf, err := os.OpenFile(o.s.DriverLogPath(), os.O_WRONLY|os.O_APPEND|os.O_CREATE, seat.FileMode)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer logf.Close()
+	devnull, err := os.Open(os.DevNull)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer devnull.Close()
+	fmt.Fprintf(logf, "pantty recover: starting a driver for seat %s (%s)\n", o.s.Name, time.Now().UTC().Format(time.RFC3339))
+	cmd := exec.Command(sw.opts.Pantty, "--home", o.s.Home, "__drive", o.s.Name)
+	cmd.Env = os.Environ()
+	if o.hasSess && o.sess.Socket != "" && o.cfg.Tmux.Socket == "" {
+		cmd.Env = append(cmd.Env, "PANTTY_TMUX_SOCKET="+o.sess.Socket)
+	}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = devnull, logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return 0, nil, fmt.Errorf("start driver: %w", err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	return cmd.Process.Pid, exited, nil
+}
+
+// verify re-probes the seat after acting until it is revived or the bound
+// passes: a live owner, a heartbeat from that owner written after the action
+// and not stale, the harness up (the driver out of starting/relaunching, which
+// it leaves only on the harness's SessionStart for the seat's session), the
+// same session id as before, and the pane alive with the recorded pid. It
+// wakes on the seat directory's file events, with a slow tick as a safety net.
+func (sw *sweeper) verify(o *observation, after time.Time, exited <-chan error) (bool, string) {
+	limit := o.cfg.ReadyTimeout.Duration + staleIntervals*o.interval()
+	if limit < verifyMinimum {
+		limit = verifyMinimum
+	}
+	deadline := time.NewTimer(limit)
+	defer deadline.Stop()
+	tick := time.NewTicker(verifyPollTick)
+	defer tick.Stop()
+	var events chan fsnotify.Event
+	if w, err := fsnotify.NewWatcher(); err == nil {
+		defer w.Close()
+		if w.Add(o.s.Dir) == nil {
+			events = w.Events
+		}
+	}
+	why := "no sign of revival yet"
+	for {
+		var ok bool
+		if ok, why = sw.revived(o, after); ok {
+			return true, ""
+		}
+		select {
+		case <-events:
+		case <-tick.C:
+		case err := <-exited:
+			exited = nil
+			if ok, w2 := sw.revived(o, after); ok {
+				return true, ""
+			} else {
+				why = w2
+			}
+			return false, fmt.Sprintf("the new driver exited (%v) before the seat was revived: %s; driver.log: %s", err, why, logTail(o.s.DriverLogPath()))
+		case <-deadline.C:
+			return false, fmt.Sprintf("not revived within %s: %s", limit, why)
+		}
+	}
+}
+
+// revived checks the revival conditions once; the tmux call is made only when
+// every file already says revived.
+func (sw *sweeper) revived(o *observation, after time.Time) (bool, string) {
+	s := o.s
+	owner, err := s.ReadOwner()
+	if err != nil || !owner.Live() {
+		return false, "no live driver yet"
+	}
+	hb, err := s.ReadHeartbeat()
+	switch {
+	case err != nil:
+		return false, "no heartbeat yet"
+	case hb.Holder != owner.Holder || !hb.At.After(after):
+		return false, fmt.Sprintf("no heartbeat from the new driver %s yet", owner.Holder)
+	case time.Since(hb.At) > staleIntervals*hb.Interval.Duration:
+		return false, fmt.Sprintf("the new driver's heartbeat is stale (%s)", shortDur(time.Since(hb.At)))
+	case hb.Phase == seat.PhaseStarting || hb.Phase == seat.PhaseRelaunching:
+		return false, fmt.Sprintf("the harness is not up yet (phase %s%s)", hb.Phase, suffix(hb.Waiting))
+	}
+	sess, err := s.ReadSession()
+	if err != nil {
+		return false, "no session.toml"
+	}
+	if o.hasSess && o.sess.ID != "" && sess.ID != o.sess.ID {
+		return false, fmt.Sprintf("the harness runs session %s, not the seat's %s", sess.ID, o.sess.ID)
+	}
+	panes, err := sw.listPanes(sess.Socket)
+	if err != nil {
+		return false, "tmux: " + err.Error()
+	}
+	for _, p := range panes {
+		if p.Session == sess.TmuxName && p.ID == sess.PaneID && p.PID == sess.PanePID && !p.Dead {
+			return true, ""
+		}
+	}
+	return false, fmt.Sprintf("pane %s (pid %d) is not alive", sess.PaneID, sess.PanePID)
+}
+
+// logTail returns the last lines of a log, on one line, for a report.
+func logTail(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "(unreadable)"
+	}
+	lines := strings.Split(string(bytes.TrimRight(b, "\n")), "\n")
+	if len(lines) > 3 {
+		lines = lines[len(lines)-3:]
+	}
+	return strings.Join(lines, " | ")
+}

@@ -1,0 +1,218 @@
+package recover
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/tmux"
+)
+
+// Verdicts.
+const (
+	OK      = "ok"
+	Dead    = "dead"
+	Unknown = "unknown" // could not observe: never acted on, never silent
+)
+
+// Causes of a dead verdict (each is a means failure: tmux, process, binary,
+// resume path) and of an unknown one.
+const (
+	CauseDriverGone   = "driver-gone"       // intent running, no live driver
+	CauseWedged       = "wedged"            // the driver lives but its heartbeat is stale
+	CauseTurnStuck    = "turn-stuck"        // a turn runs past its ceiling and the driver could not stop it
+	CauseHarnessDown  = "harness-down"      // the pane is dead or gone, or the tmux server is
+	CauseNotReady     = "harness-not-ready" // the harness is relaunched but never comes up
+	CauseNoCapability = "no-capability"     // messages wait past the ceiling while nothing runs
+	CauseUnreadable   = "unreadable"        // a state file cannot be read (unknown)
+	CauseTmux         = "tmux-unobservable" // tmux timed out or failed unclassified (unknown)
+	CauseLockHolder   = "lock-holder"       // owner.lock is held by a process owner.toml does not name (unknown)
+
+	ClassMeans = "means"
+)
+
+// Graces: how long recover lets a live, beating driver fix its own harness
+// before acting itself.
+const (
+	// harnessGraceIntervals: the driver checks its pane on every heartbeat tick
+	// and relaunches at once; a pane still down this many intervals after recover
+	// first saw it is one the driver cannot bring back.
+	harnessGraceIntervals = 3
+	// relaunchBurst: this many launches between two sweeps with the harness
+	// never ready is a harness that dies at start (a broken binary or resume path).
+	relaunchBurst = 3
+	// cancelGrace is how long past its ceiling a turn may run: the driver's own
+	// cancel verifies for up to 10s, and a tick or two may pass before it starts.
+	cancelGrace = 10 * time.Second
+)
+
+// verdict is the classification of one observation.
+type verdict struct {
+	State  string
+	Cause  string
+	Class  string
+	Reason string
+	// Since is when this cause was first seen (carried from health.toml).
+	Since time.Time
+	// ActAfter, when set, is the end of the grace during which the live driver
+	// is expected to fix the cause itself: until then recover only reports it.
+	ActAfter time.Time
+	// Responsive: the driver's loop still beats (it can answer a control request).
+	Responsive bool
+}
+
+func unknown(cause, format string, a ...any) verdict {
+	return verdict{State: Unknown, Cause: cause, Reason: fmt.Sprintf(format, a...)}
+}
+
+func dead(cause, format string, a ...any) verdict {
+	return verdict{State: Dead, Cause: cause, Class: ClassMeans, Reason: fmt.Sprintf(format, a...)}
+}
+
+func ok(format string, a ...any) verdict {
+	return verdict{State: OK, Reason: fmt.Sprintf(format, a...)}
+}
+
+// classify turns an observation into ok, dead (with a cause) or unknown. It
+// never guesses: what it could not read makes the verdict unknown.
+func classify(o *observation) verdict {
+	if len(o.unreadable) > 0 {
+		return unknown(CauseUnreadable, "cannot read %s", strings.Join(o.unreadable, "; "))
+	}
+	iv := o.interval()
+	if !o.ownerLive {
+		if !o.lockFree {
+			return unknown(CauseLockHolder, "owner.lock is held by a process owner.toml does not name (it records pid %d, start %d): not acting on a process that cannot be identified",
+				o.owner.PID, o.owner.PIDStart)
+		}
+		if !o.hasOwner {
+			return dead(CauseDriverGone, "no driver has ever held the seat (no owner.toml)")
+		}
+		return dead(CauseDriverGone, "driver pid %d (holder %s) is not running", o.owner.PID, o.owner.Holder)
+	}
+	if !o.ours() {
+		// A new driver writes its first heartbeat within milliseconds of taking
+		// the lock; give it a few intervals before calling it wedged.
+		if age := o.now.Sub(o.owner.Started); age <= staleIntervals*iv+time.Second {
+			return ok("driver pid %d (holder %s) is starting (%s ago)", o.owner.PID, o.owner.Holder, shortDur(age))
+		}
+		v := dead(CauseWedged, "driver pid %d (holder %s) has written no heartbeat in the %s since it took the seat",
+			o.owner.PID, o.owner.Holder, shortDur(o.now.Sub(o.owner.Started)))
+		return v
+	}
+	if o.hbStale() {
+		if e, past := o.stuckTurn(); e != nil {
+			v := dead(CauseTurnStuck, "message %s has been in its turn %s (ceiling %s) and the work loop of pid %d is stuck (heartbeat %s old, phase %s)",
+				e.Msg.ID, shortDur(past), o.cfg.TurnCeiling.Duration, o.owner.PID, shortDur(o.hbAge()), o.hb.Phase)
+			return v
+		}
+		return dead(CauseWedged, "heartbeat %s old (interval %s, phase %s): the work loop of pid %d is not running",
+			shortDur(o.hbAge()), iv, o.hb.Phase, o.owner.PID)
+	}
+	// The loop beats. Now the harness.
+	if !o.hasSess {
+		if o.phaseStarting() {
+			return ok("driver pid %d is starting the harness (phase %s)", o.owner.PID, o.hb.Phase)
+		}
+		return dead(CauseHarnessDown, "driver pid %d beats (phase %s) but no session.toml records a harness", o.owner.PID, o.hb.Phase)
+	}
+	if o.tmuxErr != nil && !errors.Is(o.tmuxErr, tmux.ErrNoServer) {
+		return unknown(CauseTmux, "tmux server %s could not be observed: %v", o.socket, o.tmuxErr)
+	}
+	if down := o.harnessDown(); down != "" {
+		v := dead(CauseHarnessDown, "%s", down)
+		v.Since = o.now
+		if o.hasPrev && o.prev.Cause == CauseHarnessDown && !o.prev.Since.IsZero() {
+			v.Since = o.prev.Since
+		}
+		if act := v.Since.Add(harnessGraceIntervals * iv); o.now.Before(act) && !strings.HasPrefix(o.hb.Waiting, "relaunch failed") {
+			v.ActAfter = act
+			v.Reason += fmt.Sprintf("; the live driver (pid %d, phase %s) relaunches it itself", o.owner.PID, o.hb.Phase)
+		}
+		v.Responsive = true
+		return v
+	}
+	if o.phaseStarting() {
+		burst := o.hasPrev && o.prev.Session == o.sess.ID && o.sess.Launches-o.prev.Launches >= relaunchBurst
+		since := o.now.Sub(o.sess.LaunchedAt)
+		if burst || since > o.cfg.ReadyTimeout.Duration+staleIntervals*iv {
+			v := dead(CauseNotReady, "the harness does not come up: phase %s (%s), %d launches in all, %d since the last sweep; last launch %s ago",
+				o.hb.Phase, o.hb.Waiting, o.sess.Launches, o.sess.Launches-o.prev.Launches, shortDur(since))
+			v.Responsive = true
+			return v
+		}
+		return ok("harness starting (phase %s, launched %s ago)", o.hb.Phase, shortDur(since))
+	}
+	if e, past := o.stuckTurn(); e != nil && past > o.cfg.TurnCeiling.Duration+cancelGrace+staleIntervals*iv {
+		v := dead(CauseTurnStuck, "message %s has been in its turn %s, past its ceiling %s, and the driver did not stop it",
+			e.Msg.ID, shortDur(past), o.cfg.TurnCeiling.Duration)
+		v.Responsive = true
+		return v
+	}
+	if q := o.oldestQueued(); q != nil && o.hb.Phase != seat.PhaseProvider && o.hb.Phase != phaseRelay {
+		since := latest(q.Msg.EnqueuedAt, q.Status.UpdatedAt, o.lastProgress(), o.owner.Started, o.rec.LastAt)
+		if waited := o.now.Sub(since); waited > o.cfg.TurnCeiling.Duration {
+			v := dead(CauseNoCapability, "message %s has waited %s (ceiling %s) with nothing running (phase %s%s): no capability, whatever the heartbeat says",
+				q.Msg.ID, shortDur(waited), o.cfg.TurnCeiling.Duration, o.hb.Phase, suffix(o.hb.Waiting))
+			v.Responsive = true
+			return v
+		}
+	}
+	v := ok("phase %s%s, heartbeat %s old (interval %s), %s", o.hb.Phase, suffix(o.hb.Waiting), shortDur(o.hbAge()), iv, o.paneText())
+	return v
+}
+
+// phaseRelay is the phase of a seat a person drives by hand (relay mode): its
+// queue waits by design.
+const phaseRelay = "relay"
+
+// harnessDown says what is wrong with the seat's pane, or "".
+func (o *observation) harnessDown() string {
+	switch {
+	case errors.Is(o.tmuxErr, tmux.ErrNoServer):
+		return fmt.Sprintf("the tmux server %s is gone", o.socket)
+	case o.pane == nil:
+		return fmt.Sprintf("pane %s of tmux session %s is gone", o.sess.PaneID, o.sess.TmuxName)
+	case o.pane.Dead:
+		return fmt.Sprintf("the harness in pane %s is dead (status %d, signal %d)", o.pane.ID, o.pane.DeadStatus, o.pane.DeadSignal)
+	case o.pane.PID != o.sess.PanePID:
+		return fmt.Sprintf("pane %s runs pid %d, not the harness session.toml records (pid %d)", o.pane.ID, o.pane.PID, o.sess.PanePID)
+	}
+	return ""
+}
+
+// stuckTurn returns the in-flight message and how long its turn has run, when
+// it has run past its ceiling.
+func (o *observation) stuckTurn() (*seat.Entry, time.Duration) {
+	e := o.inFlight()
+	if e == nil {
+		return nil, 0
+	}
+	start := e.Status.SubmittedAt
+	if e.Status.State == seat.StateSubmitting || start.IsZero() {
+		start = e.Status.UpdatedAt
+	}
+	if past := o.now.Sub(start); past > o.cfg.TurnCeiling.Duration {
+		return e, past
+	}
+	return nil, 0
+}
+
+func latest(ts ...time.Time) time.Time {
+	var t time.Time
+	for _, x := range ts {
+		if x.After(t) {
+			t = x
+		}
+	}
+	return t
+}
+
+func suffix(s string) string {
+	if s == "" {
+		return ""
+	}
+	return " (" + s + ")"
+}

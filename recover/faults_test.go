@@ -1,0 +1,256 @@
+package recover_test
+
+import (
+	"context"
+	"os"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/pantty/pantty/recover"
+	"github.com/pantty/pantty/seat"
+)
+
+// A killed driver is a dead seat; recover starts a driver, which adopts the
+// live harness (same pane, same session), and the message queued meanwhile is
+// processed once. --dry-run first says so and changes nothing.
+func TestDriverKilled(t *testing.T) {
+	t.Parallel()
+	h := newSeat(t, "killed")
+	h.Start()
+	h.Send("m1", "before the kill")
+	h.WaitFinal(wait, "m1")
+	before := h.Session()
+	o := h.Owner()
+	if err := syscall.Kill(o.PID, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	h.WaitFor("the driver to die", wait, func() bool { return !alive(o.PID) })
+	h.Send("m2", "sent while no driver runs")
+
+	rep, _ := sweep(t, h, "--dry-run")
+	dr := seatIn(t, rep, "killed")
+	if dr.Verdict != recover.Dead || dr.Cause != recover.CauseDriverGone || !strings.Contains(dr.Action, "start a driver") || rep.Code != 1 {
+		t.Fatalf("dry run: %+v (exit %d)", dr, rep.Code)
+	}
+	if o2, _ := h.Seat().ReadOwner(); o2.Holder != o.Holder {
+		t.Fatalf("the dry run changed owner.toml: %s", o2)
+	}
+	if _, err := os.Stat(recover.HealthPath(h.Seat())); !os.IsNotExist(err) {
+		t.Fatalf("the dry run wrote health.toml (%v)", err)
+	}
+
+	seen := sweepUntil(t, h, "revived", okVerdict)
+	if !causes(seen)[recover.CauseDriverGone] || !strings.HasPrefix(seen[0].Result, "verified") {
+		t.Fatalf("the first sweep did not revive a dead driver:\n%s", describe(seen))
+	}
+	after := h.Session()
+	if after.ID != before.ID || after.PanePID != before.PanePID || after.Generation != before.Generation {
+		t.Fatalf("session changed: before %+v, after %+v (the new driver must adopt the live harness)", before, after)
+	}
+	exactlyOnce(t, h, "m1", "m2")
+	if r, err := h.Seat().ReadRecovery(); err != nil || r.Failures != 0 || r.Revived != 1 || r.LastCause != recover.CauseDriverGone {
+		t.Fatalf("recovery.toml: %+v %v", r, err)
+	}
+	if hl, err := recover.ReadHealth(h.Seat()); err != nil || hl.Verdict != recover.OK {
+		t.Fatalf("health.toml: %+v %v", hl, err)
+	}
+}
+
+// A loop wedged inside a live process (the test hook blocks it) goes stale;
+// recover kills that process — its identity matches owner.toml — waits for the
+// lock and starts a replacement, which adopts the harness.
+func TestWedgedLoopIsReplaced(t *testing.T) {
+	t.Parallel()
+	h := newSeat(t, "wedged")
+	if r := h.RunEnv(map[string]string{seat.TestHooksEnv: "1"}, "", "seat", "start", "wedged"); r.Code != 0 {
+		t.Fatalf("start: %s", r)
+	}
+	h.Send("m1", "before the wedge")
+	h.WaitFinal(wait, "m1")
+	o := h.Owner()
+	killOnCleanup(t, o.PID)
+	if _, err := h.Seat().Ask(seat.Request{Kind: seat.CtlTestBlock}, 10*time.Second); err != nil {
+		t.Fatalf("test-block: %v", err)
+	}
+	h.Send("m2", "sent to a wedged loop")
+	seen := sweepUntil(t, h, "revived", func(r recover.SeatReport) bool { return okVerdict(r) && r.Session != "" && !alive(o.PID) })
+	if !causes(seen)[recover.CauseWedged] {
+		t.Fatalf("a wedged loop was not classified wedged:\n%s", describe(seen))
+	}
+	for _, r := range seen {
+		if r.Cause == recover.CauseWedged && r.Result != "" && !strings.Contains(r.Action, "start time matched owner.toml") {
+			t.Fatalf("the wedged driver was not killed by identity: %+v", r)
+		}
+	}
+	if h.Owner().Holder == o.Holder {
+		t.Fatal("the replacement driver has the old holder id")
+	}
+	exactlyOnce(t, h, "m1", "m2")
+}
+
+// A stopped driver (SIGSTOP) is alive with a stale heartbeat. It is killed only
+// when its pid and start time match owner.toml: with the record naming another
+// start time, recover reports unknown and leaves it alone; with the record
+// right, it kills and replaces it.
+func TestStoppedDriverKilledOnlyOnIdentity(t *testing.T) {
+	t.Parallel()
+	h := newSeat(t, "stopped")
+	h.Start()
+	s := h.Seat()
+	o := h.Owner()
+	killOnCleanup(t, o.PID)
+	if err := syscall.Kill(o.PID, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	h.WaitFor("a stale heartbeat", wait, func() bool {
+		hb, err := s.ReadHeartbeat()
+		return err == nil && time.Since(hb.At) > 3500*time.Millisecond
+	})
+	forged := o
+	forged.PIDStart++
+	if err := s.Write(s.OwnerPath(), forged); err != nil {
+		t.Fatal(err)
+	}
+	rep, res := sweep(t, h)
+	sr := seatIn(t, rep, "stopped")
+	if sr.Verdict != recover.Unknown || sr.Cause != recover.CauseLockHolder || res.Code != 4 {
+		t.Fatalf("with a record that does not match the process: %+v (exit %d)", sr, res.Code)
+	}
+	if !alive(o.PID) {
+		t.Fatal("recover killed a process whose identity did not match owner.toml")
+	}
+	if hl, err := recover.ReadHealth(s); err != nil || hl.Verdict != recover.Unknown {
+		t.Fatalf("unknown was not recorded: %+v %v", hl, err)
+	}
+	if err := s.Write(s.OwnerPath(), o); err != nil {
+		t.Fatal(err)
+	}
+	seen := sweepUntil(t, h, "revived", okVerdict)
+	if !causes(seen)[recover.CauseWedged] || alive(o.PID) {
+		t.Fatalf("the stopped driver was not killed and replaced:\n%s", describe(seen))
+	}
+	h.Send("m1", "after the replacement")
+	exactlyOnce(t, h, "m1")
+}
+
+// A killed harness is relaunched by the live driver on the same session, even
+// in the middle of a turn (the lost turn is resubmitted once, marked); recover
+// sees the seat back to ok.
+func TestHarnessKilled(t *testing.T) {
+	t.Parallel()
+	h := newSeat(t, "harness")
+	h.Start()
+	h.Send("m1", "before the kill")
+	h.WaitFinal(wait, "m1")
+	before := h.Session()
+	h.Send("m2", "[sim:slow=2s] in flight when the harness dies")
+	h.WaitState("m2", seat.StateSubmitted, wait)
+	if err := syscall.Kill(before.PanePID, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	h.Send("m3", "after the kill")
+	sweepUntil(t, h, "ok with a new harness", func(r recover.SeatReport) bool {
+		return okVerdict(r) && h.Session().PanePID != before.PanePID
+	})
+	after := h.Session()
+	if after.ID != before.ID || !after.Resumed || after.Generation != before.Generation {
+		t.Fatalf("session: before %+v, after %+v: want the same session resumed", before, after)
+	}
+	exactlyOnce(t, h, "m1", "m2", "m3")
+}
+
+// A harness stopped mid-turn (SIGSTOP) cannot be cancelled: the driver's
+// ceiling cancel fails, recover sees the turn stuck past its ceiling, removes
+// the driver, kills the harness and starts a driver that resumes the session;
+// the lost turn is resubmitted once (marked) and processed.
+func TestHarnessStoppedMidTurn(t *testing.T) {
+	t.Parallel()
+	h := newSeat(t, "midturn", `turn_ceiling = "3s"`)
+	h.Start()
+	h.Send("m1", "before")
+	h.WaitFinal(wait, "m1")
+	before := h.Session()
+	h.Send("m2", "[sim:slow=1500ms] the harness is stopped during this turn")
+	h.WaitState("m2", seat.StateSubmitted, wait)
+	killOnCleanup(t, before.PanePID)
+	if err := syscall.Kill(before.PanePID, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	seen := sweepUntil(t, h, "revived past the stuck turn", func(r recover.SeatReport) bool {
+		return okVerdict(r) && !alive(before.PanePID) && h.Status("m2").State == seat.StateProcessed
+	})
+	if !causes(seen)[recover.CauseTurnStuck] && !causes(seen)[recover.CauseWedged] {
+		t.Fatalf("the stuck turn was never seen:\n%s", describe(seen))
+	}
+	after := h.Session()
+	if after.ID != before.ID || !after.Resumed {
+		t.Fatalf("session: before %s, after %+v", before.ID, after)
+	}
+	h.Send("m3", "after")
+	exactlyOnce(t, h, "m1", "m2", "m3")
+}
+
+// A killed tmux server is recreated by the driver with the same session;
+// recover sees it dead while it is gone and ok once it is back.
+func TestTmuxServerKilled(t *testing.T) {
+	t.Parallel()
+	h := newSeat(t, "server")
+	h.Start()
+	h.Send("m1", "before")
+	h.WaitFinal(wait, "m1")
+	before := h.Session()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := h.Tmux().KillServer(ctx); err != nil {
+		t.Fatal(err)
+	}
+	h.Send("m2", "after the server died")
+	sweepUntil(t, h, "ok on a new server", func(r recover.SeatReport) bool {
+		return okVerdict(r) && h.Session().PanePID != before.PanePID
+	})
+	if after := h.Session(); after.ID != before.ID || !after.Resumed || after.Socket != before.Socket {
+		t.Fatalf("session: before %+v, after %+v", before, after)
+	}
+	exactlyOnce(t, h, "m1", "m2")
+}
+
+// A directory where a state file should be is unreadable: the verdict is
+// unknown, recorded and printed, exit 4, and nothing is done to the seat. Once
+// the file is readable again the seat is ok.
+func TestUnreadableStateIsUnknown(t *testing.T) {
+	t.Parallel()
+	h := newSeat(t, "unread")
+	h.Start()
+	s := h.Seat()
+	o, sess := h.Owner(), h.Session()
+	hbPath := s.HeartbeatPath()
+	h.WaitFor("heartbeat.toml replaced by a directory", wait, func() bool {
+		os.Remove(hbPath)
+		return os.Mkdir(hbPath, 0o700) == nil
+	})
+	rep, res := sweep(t, h)
+	sr := seatIn(t, rep, "unread")
+	if sr.Verdict != recover.Unknown || sr.Cause != recover.CauseUnreadable || !strings.Contains(sr.Reason, "heartbeat.toml") || res.Code != 4 {
+		t.Fatalf("unreadable heartbeat: %+v (exit %d)", sr, res.Code)
+	}
+	text := h.Run("recover")
+	if text.Code != 4 || !strings.Contains(text.Stdout, "unknown") || !strings.Contains(text.Stdout, "heartbeat.toml") {
+		t.Fatalf("unknown is not printed: %s", text)
+	}
+	if hl, err := recover.ReadHealth(s); err != nil || hl.Verdict != recover.Unknown {
+		t.Fatalf("health.toml: %+v %v", hl, err)
+	}
+	if o2, sess2 := h.Owner(), h.Session(); o2 != o || sess2.PanePID != sess.PanePID || !alive(o.PID) {
+		t.Fatalf("recover acted on an unknown seat: owner %s → %s, pane pid %d → %d", o, o2, sess.PanePID, sess2.PanePID)
+	}
+	if _, err := s.ReadRecovery(); !os.IsNotExist(err) && err != nil {
+		t.Fatalf("recovery.toml: %v", err)
+	}
+	os.Remove(hbPath)
+	sweepUntil(t, h, "ok again", okVerdict)
+	if h.Owner() != o {
+		t.Fatal("the driver was replaced")
+	}
+}

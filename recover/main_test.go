@@ -1,0 +1,12 @@
+package recover_test
+
+import (
+	"os"
+	"testing"
+
+	"github.com/pantty/pantty/tmux/tmuxtest"
+)
+
+// TestMain fails the package if any test leaves a tmux server, driver or
+// simulated harness behind.
+func TestMain(m *testing.M) { os.Exit(tmuxtest.LeakCheck(m)) }

@@ -1,0 +1,260 @@
+package recover
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"strings"
+	"time"
+
+	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/tmux"
+)
+
+// observation is everything one sweep saw of one seat: its state files (read
+// without taking any lock) and its pane in the one tmux snapshot of its socket.
+// Nothing in it is a default standing in for a file that could not be read: an
+// unreadable file is listed in unreadable and makes the verdict unknown.
+type observation struct {
+	s   seat.Seat
+	now time.Time
+
+	intent    seat.Intent
+	hasIntent bool
+	cfg       seat.Config
+	owner     seat.Owner
+	hasOwner  bool
+	ownerLive bool
+	lockFree  bool // /proc/locks shows no holder of owner.lock
+	hb        seat.Heartbeat
+	hasHB     bool
+	sess      seat.Session
+	hasSess   bool
+	rec       seat.Recovery
+	prev      Health
+	hasPrev   bool
+	entries   []seat.Entry
+	launched  string // the rung launch.toml records
+	plan      seat.Plan
+
+	socket  string
+	panes   []tmux.Pane // the socket's snapshot
+	tmuxErr error       // the snapshot's error (ErrNoServer: the server is gone)
+	pane    *tmux.Pane  // the seat's pane (session.toml's pane id in its session)
+
+	unreadable []string
+}
+
+// readFiles reads the seat's state files. It stops after intent.toml when the
+// seat is not meant to run: a stopped seat is left alone, not even observed.
+func readFiles(s seat.Seat, now time.Time, blocks seat.Blocks) *observation {
+	o := &observation{s: s, now: now}
+	bad := func(what string, err error) {
+		o.unreadable = append(o.unreadable, fmt.Sprintf("%s: %v", what, err))
+	}
+	var err error
+	switch o.intent, err = s.ReadIntent(); {
+	case errors.Is(err, fs.ErrNotExist):
+		return o
+	case err != nil:
+		bad("intent.toml", err)
+		return o
+	}
+	o.hasIntent = true
+	if o.intent.Want != seat.IntentRunning {
+		return o
+	}
+	if o.cfg, err = s.LoadConfig(); err != nil {
+		bad("seat.toml", err)
+	}
+	if o.hasOwner, err = readOptional(s.OwnerPath(), &o.owner); err != nil {
+		bad("owner.toml", err)
+	}
+	o.ownerLive = o.hasOwner && o.owner.Live()
+	o.lockFree = s.WaitFree(0)
+	if o.hasHB, err = readOptional(s.HeartbeatPath(), &o.hb); err != nil {
+		bad("heartbeat.toml", err)
+	}
+	if o.hasSess, err = readOptional(s.SessionPath(), &o.sess); err != nil {
+		bad("session.toml", err)
+	}
+	if _, err = readOptional(s.RecoveryPath(), &o.rec); err != nil {
+		bad("recovery.toml", err)
+	}
+	if o.hasPrev, err = readOptional(HealthPath(s), &o.prev); err != nil {
+		bad("health.toml", err)
+	}
+	if o.entries, err = s.Entries(); err != nil {
+		bad("inbox", err)
+	}
+	if r, err := s.LaunchedRung(); err == nil {
+		o.launched = r
+	}
+	if o.cfg.Name != "" {
+		o.plan = seat.PlanFor(o.cfg, o.rec.Floor, blocks, now)
+		if o.hasSess && o.sess.Socket != "" {
+			o.socket = o.sess.Socket
+		} else if sock, err := seat.SocketFor(o.cfg); err == nil {
+			o.socket = sock
+		}
+	}
+	return o
+}
+
+// needsTmux reports whether the verdict depends on the seat's pane.
+func (o *observation) needsTmux() bool {
+	return o.hasIntent && o.intent.Want == seat.IntentRunning && len(o.unreadable) == 0 && o.socket != "" && o.hasSess
+}
+
+// attach binds the seat to its pane in the socket's snapshot.
+func (o *observation) attach(panes []tmux.Pane, err error) {
+	o.panes, o.tmuxErr, o.pane = panes, err, nil
+	if err != nil {
+		return
+	}
+	for i := range panes {
+		if panes[i].Session == o.sess.TmuxName && panes[i].ID == o.sess.PaneID {
+			o.pane = &panes[i]
+		}
+	}
+}
+
+// tmuxTimeout bounds the one list-panes call per socket.
+const tmuxTimeout = 5 * time.Second
+
+// snapshot lists every pane on a socket in ONE tmux call, shared by all the
+// seats on that socket.
+func (sw *sweeper) snapshot(socket string) ([]tmux.Pane, error) {
+	if snap, ok := sw.snaps[socket]; ok {
+		return snap.panes, snap.err
+	}
+	panes, err := sw.listPanes(socket)
+	sw.snaps[socket] = paneSnap{panes, err}
+	return panes, err
+}
+
+// listPanes is the sweep's only way to ask tmux what runs; it counts the calls.
+func (sw *sweeper) listPanes(socket string) ([]tmux.Pane, error) {
+	sw.tmuxCalls++
+	c := tmux.New(socket)
+	c.Timeout = tmuxTimeout
+	ctx, cancel := context.WithTimeout(context.Background(), tmuxTimeout)
+	defer cancel()
+	return c.ListPanes(ctx)
+}
+
+type paneSnap struct {
+	panes []tmux.Pane
+	err   error
+}
+
+// heartbeat staleness: a heartbeat older than staleIntervals times the
+// interval it declares means the work loop is not running, whatever the process
+// table says. One missed tick is noise (a slow tmux call inside the loop); three
+// are not.
+const staleIntervals = 3
+
+func (o *observation) interval() time.Duration {
+	if o.hasHB && o.hb.Interval.Duration > 0 {
+		return o.hb.Interval.Duration
+	}
+	if o.cfg.HeartbeatInterval.Duration > 0 {
+		return o.cfg.HeartbeatInterval.Duration
+	}
+	return seat.DefaultHeartbeatInterval
+}
+
+func (o *observation) hbAge() time.Duration { return o.now.Sub(o.hb.At) }
+
+func (o *observation) hbStale() bool { return o.hbAge() > staleIntervals*o.interval() }
+
+// ours reports whether the heartbeat was written by the recorded owner.
+func (o *observation) ours() bool { return o.hasHB && o.hasOwner && o.hb.Holder == o.owner.Holder }
+
+// inFlight is the message between paste and turn end, if any.
+func (o *observation) inFlight() *seat.Entry {
+	for i := range o.entries {
+		switch o.entries[i].Status.State {
+		case seat.StateSubmitting, seat.StateSubmitted:
+			return &o.entries[i]
+		}
+	}
+	return nil
+}
+
+// oldestQueued is the first queued message in queue order, if any.
+func (o *observation) oldestQueued() *seat.Entry {
+	for i := range o.entries {
+		if o.entries[i].Status.State == seat.StateQueued {
+			return &o.entries[i]
+		}
+	}
+	return nil
+}
+
+// lastProgress is when the seat last closed a message.
+func (o *observation) lastProgress() time.Time {
+	var t time.Time
+	for _, e := range o.entries {
+		if seat.Final(e.Status.State) && e.Status.EndedAt.After(t) {
+			t = e.Status.EndedAt
+		}
+	}
+	return t
+}
+
+// goodTurns counts messages processed after t.
+func (o *observation) goodTurns(after time.Time) int {
+	n := 0
+	for _, e := range o.entries {
+		if e.Status.State == seat.StateProcessed && e.Status.EndedAt.After(after) {
+			n++
+		}
+	}
+	return n
+}
+
+// phaseStarting reports a driver still waiting for its harness to come up.
+func (o *observation) phaseStarting() bool {
+	return o.hb.Phase == seat.PhaseStarting || o.hb.Phase == seat.PhaseRelaunching
+}
+
+func (o *observation) paneText() string {
+	switch {
+	case o.tmuxErr != nil:
+		return "tmux: " + o.tmuxErr.Error()
+	case o.pane == nil:
+		return fmt.Sprintf("no pane %s in session %s", o.sess.PaneID, o.sess.TmuxName)
+	case o.pane.Dead:
+		return fmt.Sprintf("pane %s dead (status %d, signal %d)", o.pane.ID, o.pane.DeadStatus, o.pane.DeadSignal)
+	default:
+		return fmt.Sprintf("pane %s pid %d", o.pane.ID, o.pane.PID)
+	}
+}
+
+func shortDur(d time.Duration) string {
+	switch {
+	case d < 0:
+		return "0s"
+	case d < 10*time.Second:
+		return d.Round(100 * time.Millisecond).String()
+	default:
+		return d.Round(time.Second).String()
+	}
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
+}
+
+func oneLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	return s
+}

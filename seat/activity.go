@@ -1,0 +1,90 @@
+package seat
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// Activity is activity.toml: what the seat is doing now, from its own tool
+// calls (PreToolUse/PostToolUse hooks, off by default), latest wins. It is
+// telemetry only: never part of the intake path, never turn evidence.
+type Activity struct {
+	Tool  string    `toml:"tool"`
+	What  string    `toml:"what"`  // redacted before it was cut to length
+	Phase string    `toml:"phase"` // pre (running), post (finished)
+	At    time.Time `toml:"at"`
+}
+
+func (s Seat) activityPath() string { return s.path("activity.toml") }
+
+// ReadActivity reads activity.toml.
+func (s Seat) ReadActivity() (Activity, error) {
+	var a Activity
+	return a, ReadState(s.activityPath(), &a)
+}
+
+// ActivityQuiet is how long after its last event an activity is still shown.
+const ActivityQuiet = 30 * time.Second
+
+// activityHook records one tool call. It can never fail the action it
+// observes: every error is swallowed (exit 0), nothing is printed, and it does
+// only a small bounded amount of work.
+func activityHook(s Seat, kind string, payload []byte, now time.Time) {
+	var p struct {
+		Tool  string         `json:"tool_name"`
+		Input map[string]any `json:"tool_input"`
+	}
+	if json.Unmarshal(payload, &p) != nil || p.Tool == "" {
+		return
+	}
+	a := Activity{Tool: truncate(p.Tool, 40), Phase: "pre", At: now.UTC()}
+	if kind == "PostToolUse" {
+		a.Phase = "post"
+	}
+	switch {
+	case p.Input["command"] != nil:
+		a.What = cut(Redact(fmt.Sprint(p.Input["command"])), 80)
+	case p.Input["file_path"] != nil:
+		a.What = filepath.Base(fmt.Sprint(p.Input["file_path"]))
+	case p.Input["pattern"] != nil:
+		a.What = cut(Redact(fmt.Sprint(p.Input["pattern"])), 80)
+	}
+	_ = s.Write(s.activityPath(), a)
+}
+
+// cut shortens s to at most n runes on a rune boundary.
+func cut(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}
+
+var (
+	// A credential-named key followed by its value: API_KEY=x, token: x, --password x.
+	secretKV = regexp.MustCompile(`(?i)([A-Za-z0-9_.-]*(?:token|api[_-]?key|secret|password|passwd|credential)[A-Za-z0-9_-]*["']?)(\s*[=:]\s*|\s+)("[^"]*"|'[^']*'|[^\s"']+)`)
+	bearer   = regexp.MustCompile(`(?i)\b(bearer)\s+[^\s"']+`)
+	// A long opaque string (keys, tokens): letters and digits mixed, 24+ chars.
+	opaque = regexp.MustCompile(`[A-Za-z0-9_\-+/=]{24,}`)
+)
+
+// Redact masks credentials in text pantty stores from a seat (activity, pane
+// text in artifacts and errors): values after token / api_key / secret /
+// password / Bearer, and long opaque strings. It runs before any cutting to
+// length, so a cut can never leave half a secret behind.
+func Redact(s string) string {
+	s = secretKV.ReplaceAllString(s, "$1$2[REDACTED]")
+	s = bearer.ReplaceAllString(s, "$1 [REDACTED]")
+	return opaque.ReplaceAllStringFunc(s, func(m string) string {
+		if strings.ContainsAny(m, "0123456789") && strings.ContainsAny(strings.ToLower(m), "abcdefghijklmnopqrstuvwxyz") {
+			return "[REDACTED]"
+		}
+		return m
+	})
+}

@@ -1,0 +1,236 @@
+package claudecode_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/claudecode"
+)
+
+var ad claudecode.Adapter
+
+const sid = "66666666-2222-4333-8444-555555555555"
+
+func TestArgvFirstLaunchAndResume(t *testing.T) {
+	l := seat.Launch{SessionID: sid, Settings: "/s/settings.json", Pantty: "/bin/pantty",
+		Config: seat.Config{Model: "opus", PermissionMode: "default", Args: []string{"--verbose"}}}
+	first, err := ad.Argv(l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"claude", "--settings", "/s/settings.json", "--session-id", sid, "--model", "opus", "--permission-mode", "default", "--verbose"}
+	if !slices.Equal(first, want) {
+		t.Fatalf("first launch %q, want %q", first, want)
+	}
+	l.Resume = true
+	l.Config.Command = "/opt/claude"
+	again, _ := ad.Argv(l)
+	want = []string{"/opt/claude", "--settings", "/s/settings.json", "--resume", sid, "--model", "opus", "--permission-mode", "default", "--verbose"}
+	if !slices.Equal(again, want) {
+		t.Fatalf("resume %q, want %q (the whole flag set again)", again, want)
+	}
+}
+
+func TestArgvRefusesFlagsPanttyOwns(t *testing.T) {
+	for _, a := range []string{"--resume", "-r", "--session-id=x", "--settings", "-c", "--continue", "-p", "--print", "--fork-session"} {
+		l := seat.Launch{SessionID: sid, Settings: "/s", Config: seat.Config{Args: []string{a}}}
+		if _, err := ad.Argv(l); err == nil {
+			t.Errorf("args %q accepted", a)
+		}
+	}
+	if _, err := ad.Argv(seat.Launch{SessionID: "not-a-uuid", Settings: "/s"}); err == nil {
+		t.Error("a session id claude refuses was accepted")
+	}
+}
+
+func TestEnvHasNoNestedMarkers(t *testing.T) {
+	env := ad.Env(seat.Seat{}, seat.Config{})
+	if env["DISABLE_AUTOUPDATER"] != "1" || env["CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC"] != "1" {
+		t.Fatalf("env %v", env)
+	}
+	for _, k := range []string{"CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT", "CLAUDE_CODE_SSE_PORT"} {
+		if _, ok := env[k]; ok {
+			t.Errorf("adapter sets the nested marker %s", k)
+		}
+	}
+}
+
+func TestProjectDir(t *testing.T) {
+	for in, want := range map[string]string{
+		"/tmp/meas/work":        "-tmp-meas-work",
+		"/home/a.b/my_repo-x":   "-home-a-b-my-repo-x",
+		"/srv/ünïcode/dir name": "-srv--n-code-dir-name", // one '-' per UTF-16 unit, as in JavaScript
+	} {
+		if got := claudecode.ProjectDir(in); got != want {
+			t.Errorf("ProjectDir(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// seatWith puts the measured transcript where Claude Code files it for workdir
+// under a private HOME, and returns the seat's config.
+func seatWith(t *testing.T, project string) seat.Config {
+	t.Helper()
+	home := t.TempDir()
+	c := seat.Config{Workdir: "/tmp/meas/work", Env: map[string]string{"HOME": home}}
+	if project == "" {
+		project = claudecode.ProjectDir(c.Workdir)
+	}
+	dir := filepath.Join(home, ".claude", "projects", project)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join("testdata", "transcript-2.1.328.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, sid+".jsonl"), data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func TestSessionExistsIsTheTranscript(t *testing.T) {
+	c := seatWith(t, "")
+	if ok, err := ad.SessionExists(seat.Seat{}, c, sid); !ok || err != nil {
+		t.Fatalf("SessionExists = %v, %v", ok, err)
+	}
+	if ok, err := ad.SessionExists(seat.Seat{}, c, "77777777-2222-4333-8444-555555555555"); ok || err != nil {
+		t.Fatalf("an unknown id: %v, %v", ok, err)
+	}
+	// Filed under another project name (a symlinked workdir): found by its id.
+	if ok, _ := ad.SessionExists(seat.Seat{}, seatWith(t, "-elsewhere"), sid); !ok {
+		t.Fatal("a transcript under another project directory was not found")
+	}
+	// CLAUDE_CONFIG_DIR moves the whole state directory.
+	moved := seatWith(t, "")
+	moved.Env["CLAUDE_CONFIG_DIR"] = t.TempDir()
+	if ok, _ := ad.SessionExists(seat.Seat{}, moved, sid); ok {
+		t.Fatal("CLAUDE_CONFIG_DIR ignored")
+	}
+}
+
+// The fixture is a real 2.1.328 transcript (big rows cut): t1 and t5 finished,
+// t2 was interrupted after text streamed, t3 before anything streamed, and t4
+// ended in a 429.
+func TestFindTurnOnTheMeasuredTranscript(t *testing.T) {
+	c := seatWith(t, "")
+	for _, tc := range []struct {
+		id, nonce string
+		found     bool
+		line      string
+	}{
+		{"t1", "0123456789ab", true, ":26"},
+		{"t2", "1123456789ab", false, ""},
+		{"t3", "2123456789ab", false, ""},
+		{"t4", "3123456789ab", false, ""},
+		{"t5", "4123456789ab", true, ":48"},
+		{"t1", "ffffffffffff", false, ""}, // another paste of t1
+		{"t9", "0123456789ab", false, ""},
+	} {
+		found, where, err := ad.FindTurn(seat.Seat{}, c, sid, tc.id, tc.nonce)
+		if err != nil || found != tc.found || !strings.HasSuffix(where, tc.line) {
+			t.Errorf("FindTurn(%s, %s) = %v %q %v, want %v at %q", tc.id, tc.nonce, found, where, err, tc.found, tc.line)
+		}
+	}
+	if found, _, err := ad.FindTurn(seat.Seat{}, c, "77777777-2222-4333-8444-555555555555", "t1", "0123456789ab"); found || err != nil {
+		t.Fatalf("no transcript: %v %v", found, err)
+	}
+}
+
+func screen(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", "screen-"+name+".txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestScreens(t *testing.T) {
+	idle := screen(t, "idle")
+	quoting := strings.Replace(idle, "/tmp/meas/work\n", "/tmp/meas/work\n\n● press esc to interrupt a turn\n", 1)
+	for _, tc := range []struct {
+		name, screen string
+		busy, ready  bool
+		box          string
+	}{
+		{"idle", idle, false, true, ""},
+		{"busy", screen(t, "busy"), true, true, ""},
+		{"interrupted after streaming", screen(t, "interrupted-streamed"), false, true, ""},
+		{"prompt put back", screen(t, "putback"), false, true, "[Pasted text #4 +3 lines]"},
+		{"after a 429", screen(t, "placeholder"), false, true, ""},
+		{"a reply quoting the footer", quoting, false, true, ""},
+		{"blank (just launched)", "\n\n\n", false, false, ""},
+		{"banner only", " ▐▛███▛█   Claude Code v2.1.328\n▝▜██████▀  Opus 5.5 · API Usage Billing\n", false, false, ""},
+	} {
+		if got := ad.Busy(tc.screen); got != tc.busy {
+			t.Errorf("%s: Busy = %v", tc.name, got)
+		}
+		if got := ad.InputReady(tc.screen); got != tc.ready {
+			t.Errorf("%s: InputReady = %v", tc.name, got)
+		}
+		if got, _ := ad.Composer(tc.screen); got != tc.box {
+			t.Errorf("%s: Composer = %q, want %q", tc.name, got, tc.box)
+		}
+	}
+	if text, ok := claudecode.Composer(screen(t, "placeholder")); !ok || text != claudecode.Placeholder {
+		t.Errorf("raw composer after a 429: %q %v", text, ok)
+	}
+}
+
+func TestCommandsLeaveOutClear(t *testing.T) {
+	cmds := ad.Commands()
+	if !slices.Contains(cmds, "compact") || slices.Contains(cmds, "clear") {
+		t.Fatalf("Commands = %v: want compact, never clear (it changes the session id)", cmds)
+	}
+	if _, err := seat.NewCommand(ad, "clear", ""); err == nil {
+		t.Fatal("the command door accepts /clear")
+	}
+	var _ seat.InputReady = ad
+	var _ seat.ComposerReader = ad
+	if ad.PasteSettle().Duration.Milliseconds() != 150 || ad.Facts() != seat.DefaultDispatchFacts {
+		t.Fatalf("paste settle %v, facts %+v", ad.PasteSettle(), ad.Facts())
+	}
+}
+
+func TestPrepareHomeMergesAndIsIdempotent(t *testing.T) {
+	home := t.TempDir()
+	path := filepath.Join(home, ".claude.json")
+	os.WriteFile(path, []byte(`{"theme":"dark","projects":{"/other":{"allowedTools":["x"]}},"customApiKeyResponses":{"approved":["old"]}}`), 0o600)
+	key := "sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789"
+	for range 2 {
+		if err := claudecode.PrepareHome(home, key, "/w/a", "/w/b"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var cfg struct {
+		Theme                  string `json:"theme"`
+		HasCompletedOnboarding bool   `json:"hasCompletedOnboarding"`
+		CustomAPIKeyResponses  struct {
+			Approved []string `json:"approved"`
+		} `json:"customApiKeyResponses"`
+		Projects map[string]map[string]any `json:"projects"`
+	}
+	data, _ := os.ReadFile(path)
+	if err := json.Unmarshal(data, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Theme != "dark" || !cfg.HasCompletedOnboarding || !slices.Equal(cfg.CustomAPIKeyResponses.Approved, []string{"old", key[len(key)-20:]}) ||
+		cfg.Projects["/w/a"]["hasTrustDialogAccepted"] != true || cfg.Projects["/w/b"]["hasTrustDialogAccepted"] != true ||
+		cfg.Projects["/other"]["allowedTools"] == nil {
+		t.Fatalf(".claude.json %s", data)
+	}
+	if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o600 {
+		t.Fatalf("mode %v", fi.Mode())
+	}
+	os.WriteFile(path, []byte("{broken"), 0o600)
+	if err := claudecode.PrepareHome(home, key); err == nil {
+		t.Fatal("a corrupt .claude.json was overwritten")
+	}
+}

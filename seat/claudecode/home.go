@@ -1,0 +1,101 @@
+package claudecode
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+)
+
+// PrepareHome makes a HOME in which Claude Code starts straight into its input
+// box, without the dialogs a person answers once (theme and onboarding, "use this
+// API key?", "trust this folder?"): it sets, in $home/.claude.json,
+//
+//	hasCompletedOnboarding: true
+//	customApiKeyResponses.approved: [the last 20 characters of apiKey]
+//	projects[<workdir>].hasTrustDialogAccepted: true   (for each workdir)
+//
+// Everything else already in the file is kept, so it can be pointed at a real
+// HOME too. The file is written atomically with mode 0600. It is for tests and
+// for `pantty measure`; a person's seat normally runs in a HOME where these were
+// answered by hand. apiKey may be empty (a HOME for an OAuth login).
+func PrepareHome(home, apiKey string, workdirs ...string) error {
+	if !filepath.IsAbs(home) {
+		return fmt.Errorf("claude-code: HOME %q is not absolute", home)
+	}
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		return err
+	}
+	path := filepath.Join(home, ".claude.json")
+	cfg := map[string]any{}
+	data, err := os.ReadFile(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return err
+	default:
+		if err := json.Unmarshal(data, &cfg); err != nil {
+			return fmt.Errorf("claude-code: %s: %v (not overwritten)", path, err)
+		}
+	}
+	cfg["hasCompletedOnboarding"] = true
+	if apiKey != "" {
+		tail := apiKey[max(0, len(apiKey)-20):]
+		resp := object(cfg, "customApiKeyResponses")
+		approved, _ := resp["approved"].([]any)
+		if !slices.Contains(approved, any(tail)) {
+			approved = append(approved, tail)
+		}
+		resp["approved"] = approved
+		if _, ok := resp["rejected"]; !ok {
+			resp["rejected"] = []any{}
+		}
+	}
+	projects := object(cfg, "projects")
+	for _, w := range workdirs {
+		abs, err := filepath.Abs(w)
+		if err != nil {
+			return err
+		}
+		p := object(projects, abs)
+		p["hasTrustDialogAccepted"] = true
+	}
+	out, err := json.MarshalIndent(cfg, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(home, ".claude.json.tmp*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(append(out, '\n')); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Chmod(0o600); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+// object returns m[key] as an object, creating (or replacing a non-object) it.
+func object(m map[string]any, key string) map[string]any {
+	o, ok := m[key].(map[string]any)
+	if !ok {
+		o = map[string]any{}
+		m[key] = o
+	}
+	return o
+}

@@ -1,0 +1,109 @@
+package gates
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"strings"
+	"time"
+
+	"github.com/pantty/pantty/seat"
+)
+
+// Local evaluates harness with the local measurements under home: the dispatch
+// facts file $PANTTY_HOME/facts/<harness>-resident.toml, when there is one. The
+// version is the one given, else the build the local facts file recorded, else
+// unobserved (judged by the registry's newest range for the harness, and the
+// verdict says so). pantty does not run the harness to ask its version.
+func Local(home, harness, version string, now time.Time) Verdict {
+	r, err := Load()
+	if err != nil {
+		return failAll(harness, version, now, "the gates registry could not be read: "+err.Error(),
+			"fix or unset $"+RegistryEnv)
+	}
+	var local *seat.FactsFile
+	f, err := seat.LoadFacts(home, harness, seat.ShapeResident)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		err = nil
+	case err != nil:
+	default:
+		local = &f
+	}
+	fromFacts := false
+	if version == "" && local != nil {
+		version, fromFacts = VersionOf(local.Build), true
+	}
+	v := r.evaluate(harness, version, local, err, now)
+	if fromFacts && version != "" {
+		v.VersionNote = fmt.Sprintf("%s, from the local facts file's build %q", version, local.Build)
+	}
+	return v
+}
+
+// Refusal is a `seat start` refused by a gate: exit 2, nothing changed.
+type Refusal struct {
+	Gate string // the first refusing gate, in the table's order
+	msg  string
+}
+
+func (r *Refusal) Error() string { return r.msg }
+
+// CheckStart acts on the verdict for a seat about to start, at now. It refuses
+// (a *Refusal) the resident shape when a gate that rules residency out fails
+// (compaction first, then cancel, completion, dispatch), and an automated
+// compaction policy ([refresh] policy fixed or context) when the context gate
+// fails. It
+// returns the warnings a start should print: gates past their revisit date, and
+// failing gates whose consequence does not stop the start.
+func CheckStart(home string, cfg seat.Config, now time.Time) (Verdict, []string, error) {
+	v := Local(home, cfg.Harness, "", now)
+	if cfg.Shape != seat.ShapeResident {
+		return v, nil, nil
+	}
+	var refusing []Gate
+	var warnings []string
+	for _, g := range v.Gates {
+		switch {
+		case g.Status == Fail && g.BlocksResident:
+			refusing = append(refusing, g)
+		case g.Status == Fail && g.Name == "context" && automated(cfg.Refresh.Policy):
+			g.Fix = fmt.Sprintf("set [refresh] policy = %q or %q in seat.toml (now %q: pantty would decide when to compact), or %s",
+				seat.RefreshNone, seat.RefreshSelf, cfg.Refresh.Policy, g.Fix)
+			refusing = append(refusing, g)
+		case g.Status == Fail:
+			warnings = append(warnings, fmt.Sprintf("the %s gate fails for %s: %s (consequence: %s)", g.Name, v.Label(), g.Reason, lower(g.Consequence)))
+		case g.Status == Warn:
+			warnings = append(warnings, fmt.Sprintf("the %s gate warns for %s: %s; %s", g.Name, v.Label(), g.Reason, g.Fix))
+		}
+	}
+	if len(refusing) == 0 {
+		return v, warnings, nil
+	}
+	g := refusing[0]
+	msg := fmt.Sprintf("the %s gate fails for %s: %s. A resident seat needs it (if absent: %s). What to do: %s",
+		g.Name, v.Label(), g.Reason, lower(g.Consequence), g.Fix)
+	if len(refusing) > 1 {
+		var also []string
+		for _, o := range refusing[1:] {
+			also = append(also, o.Name)
+		}
+		msg += ". Also failing: " + strings.Join(also, ", ")
+	}
+	msg += ". 'pantty gates " + cfg.Harness + "' shows every gate"
+	return v, warnings, &Refusal{Gate: g.Name, msg: msg}
+}
+
+func lower(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToLower(s[:1]) + s[1:]
+}
+
+// automated reports whether a refresh policy has pantty decide when to compact
+// (the table's "automate resident compaction policy"): on a count or on context
+// pressure. none (only explicit seat compact) and self (the seat asks) are not.
+func automated(policy string) bool {
+	return policy == seat.RefreshFixed || policy == seat.RefreshContext
+}

@@ -1,0 +1,192 @@
+package telemetry_test
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/telemetry"
+)
+
+// sample is one parsed line of the Prometheus text format.
+type sample struct {
+	name   string
+	labels map[string]string
+	value  float64
+}
+
+// parseProm parses the exposition format strictly enough to catch a malformed
+// line: HELP and TYPE before a family's samples, quoted and escaped labels,
+// a float value.
+func parseProm(t *testing.T, text string) (samples []sample, help, typ map[string]string) {
+	t.Helper()
+	help, typ = map[string]string{}, map[string]string{}
+	for i, line := range strings.Split(strings.TrimSuffix(text, "\n"), "\n") {
+		fail := func(why string) { t.Fatalf("line %d %q: %s", i+1, line, why) }
+		if rest, ok := strings.CutPrefix(line, "# HELP "); ok {
+			name, h, _ := strings.Cut(rest, " ")
+			help[name] = h
+			continue
+		}
+		if rest, ok := strings.CutPrefix(line, "# TYPE "); ok {
+			name, ty, _ := strings.Cut(rest, " ")
+			if help[name] == "" {
+				fail("TYPE before HELP")
+			}
+			typ[name] = ty
+			continue
+		}
+		brace := strings.IndexByte(line, '{')
+		if brace < 0 {
+			fail("sample without labels")
+		}
+		s := sample{name: line[:brace], labels: map[string]string{}}
+		if typ[s.name] == "" {
+			fail("sample before its TYPE line")
+		}
+		rest := line[brace+1:]
+		for !strings.HasPrefix(rest, "}") {
+			eq := strings.Index(rest, `="`)
+			if eq < 0 {
+				fail("bad label")
+			}
+			key := strings.TrimPrefix(rest[:eq], ",")
+			rest = rest[eq+2:]
+			var val strings.Builder
+			for {
+				if rest == "" {
+					fail("unterminated label value")
+				}
+				c := rest[0]
+				rest = rest[1:]
+				if c == '"' {
+					break
+				}
+				if c == '\\' {
+					switch rest[0] {
+					case 'n':
+						val.WriteByte('\n')
+					default:
+						val.WriteByte(rest[0])
+					}
+					rest = rest[1:]
+					continue
+				}
+				val.WriteByte(c)
+			}
+			s.labels[key] = val.String()
+		}
+		v, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimPrefix(rest, "}")), 64)
+		if err != nil {
+			fail(err.Error())
+		}
+		s.value = v
+		samples = append(samples, s)
+	}
+	return samples, help, typ
+}
+
+func find(samples []sample, name, seatName string, extra ...string) []sample {
+	var out []sample
+next:
+	for _, s := range samples {
+		if s.name != name || s.labels["seat"] != seatName {
+			continue
+		}
+		for i := 0; i+1 < len(extra); i += 2 {
+			if s.labels[extra[i]] != extra[i+1] {
+				continue next
+			}
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func TestPrometheusOmitsUnknownSamplesInsteadOfZero(t *testing.T) {
+	f := newFixture(t)
+	known := f.seat("known")
+	session(t, known, "sess-k")
+	heartbeat(t, known, t0.Add(-3*time.Second), "idle")
+	write(t, known, contextPath(known), seat.Context{SessionID: "sess-k", Occupancy: 20000, Window: 200000, ReadAt: t0})
+	f.bareSeat("blank") // nothing recorded
+
+	rows, err := telemetry.Read(f.home, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := telemetry.WritePrometheus(&b, rows); err != nil {
+		t.Fatal(err)
+	}
+	samples, help, typ := parseProm(t, b.String())
+	for _, s := range samples {
+		for _, l := range []string{"seat", "harness", "shape"} {
+			if _, ok := s.labels[l]; !ok {
+				t.Errorf("%s: no %s label", s.name, l)
+			}
+		}
+		if typ[s.name] != "gauge" || help[s.name] == "" {
+			t.Errorf("%s: TYPE %q HELP %q", s.name, typ[s.name], help[s.name])
+		}
+	}
+	if got := find(samples, "pantty_seat_heartbeat_age_seconds", "known"); len(got) != 1 || got[0].value != 3 {
+		t.Errorf("known seat's heartbeat age: %+v", got)
+	}
+	if got := find(samples, "pantty_seat_context_occupancy_tokens", "known"); len(got) != 1 || got[0].value != 20000 {
+		t.Errorf("known seat's occupancy: %+v", got)
+	}
+	// The floor of the known seat was never measured: no sample, not 0.
+	if got := find(samples, "pantty_seat_context_floor_tokens", "known"); len(got) != 0 {
+		t.Errorf("unmeasured floor written as %+v", got)
+	}
+	for _, name := range []string{"pantty_seat_heartbeat_age_seconds", "pantty_seat_heartbeat_stale", "pantty_seat_phase",
+		"pantty_seat_context_occupancy_tokens", "pantty_seat_context_window_tokens", "pantty_seat_inbox_depth",
+		"pantty_seat_cursor_closed", "pantty_seat_driver_live", "pantty_seat_health", "pantty_seat_model_info",
+		"pantty_seat_last_turn_end_timestamp_seconds"} {
+		if got := find(samples, name, "blank"); len(got) != 0 {
+			t.Errorf("%s written for a seat with no record: %+v", name, got)
+		}
+	}
+	if got := find(samples, "pantty_seat_reading_state", "blank", "reading", "context", "state", "unknown"); len(got) != 1 || got[0].value != 1 {
+		t.Errorf("the unknown context is not reported as unknown: %+v", got)
+	}
+	if got := find(samples, "pantty_seat_info", "blank"); len(got) != 1 || got[0].labels["harness"] != "sim" || got[0].labels["shape"] != "resident" {
+		t.Errorf("info: %+v", got)
+	}
+}
+
+func TestWriteTextfileIsAtomicAndParses(t *testing.T) {
+	f := newFixture(t)
+	s := f.seat("tf")
+	heartbeat(t, s, t0, "idle")
+	rows, _ := telemetry.Read(f.home, t0)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "pantty.prom")
+	for i := 0; i < 2; i++ { // the second write replaces the first
+		if err := telemetry.WriteTextfile(path, rows); err != nil {
+			t.Fatal(err)
+		}
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	samples, _, _ := parseProm(t, string(data))
+	if len(find(samples, "pantty_seat_phase", "tf", "phase", "idle")) != 1 {
+		t.Errorf("textfile lacks the phase:\n%s", data)
+	}
+	ents, _ := os.ReadDir(dir)
+	if len(ents) != 1 {
+		var names []string
+		for _, e := range ents {
+			names = append(names, e.Name())
+		}
+		t.Errorf("textfile directory holds %v, want only pantty.prom (no temp file left)", names)
+	}
+}

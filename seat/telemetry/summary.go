@@ -1,0 +1,301 @@
+package telemetry
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Cell is one reading in a few words, for the status table and watch lines:
+// its value, or `unknown`/`stale`/`error` with what little fits. The full
+// reason and binding are in the reading's Meta (status NAME prints them).
+type Cell struct {
+	Text string
+	Tone Tone // how a terminal may colour it
+}
+
+// Tone classes a cell for colour: plain, good, warn (stale, waiting), dim
+// (unknown) and bad (error, dead, gone).
+type Tone int
+
+const (
+	Plain Tone = iota
+	Good
+	Warn
+	Dim
+	Bad
+)
+
+// Columns lists the readings in table order, with their headings.
+var Columns = []struct {
+	Key, Heading string
+}{
+	{"health", "HEALTH"}, {"shape", "SHAPE"}, {"phase", "PHASE"}, {"heartbeat", "BEAT"},
+	{"driver", "DRIVER"}, {"session", "SESSION"}, {"model", "MODEL"}, {"context", "CONTEXT"},
+	{"inbox", "INBOX"}, {"in_flight", "IN-FLIGHT"}, {"cursor", "CURSOR"}, {"last_turn_end", "LAST TURN"},
+	{"ladder", "RUNG"}, {"provider_waits", "WAITS"}, {"compaction", "CYCLE"},
+}
+
+// Cells returns the row's cells keyed as in Columns.
+func (r Row) Cells() map[string]Cell {
+	return map[string]Cell{
+		"harness":        textCell(r.Harness),
+		"intent":         textCell(r.Intent),
+		"health":         r.healthCell(),
+		"shape":          textCell(r.Shape),
+		"phase":          r.phaseCell(),
+		"heartbeat":      r.beatCell(),
+		"driver":         r.driverCell(),
+		"session":        r.sessionCell(),
+		"model":          textCell(r.Model),
+		"context":        r.contextCell(),
+		"inbox":          r.inboxCell(),
+		"in_flight":      r.inFlightCell(),
+		"cursor":         r.cursorCell(),
+		"last_turn_end":  r.turnCell(),
+		"ladder":         r.ladderCell(),
+		"provider_waits": r.waitsCell(),
+		"compaction":     r.cycleCell(),
+	}
+}
+
+// Age prints a duration the way status does: 850ms, 42s, 3m05s, 2h10m, 3d4h.
+func Age(d time.Duration) string {
+	if d < 0 {
+		return "-" + Age(-d)
+	}
+	switch {
+	case d < time.Second:
+		return fmt.Sprintf("%dms", d.Milliseconds())
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
+	}
+	return fmt.Sprintf("%dd%dh", int(d.Hours())/24, int(d.Hours())%24)
+}
+
+func ageOf(m Meta) string {
+	if m.AgeSeconds == nil {
+		return "?"
+	}
+	return Age(time.Duration(*m.AgeSeconds * float64(time.Second)))
+}
+
+// off is the cell of a reading with no value.
+func off(m Meta) Cell {
+	if m.State == Error {
+		return Cell{"error", Bad}
+	}
+	return Cell{"unknown", Dim}
+}
+
+func textCell(t Text) Cell {
+	if !t.IsKnown() || t.Value == nil {
+		return off(t.Meta)
+	}
+	if t.State == Stale {
+		return Cell{"stale: " + *t.Value, Warn}
+	}
+	return Cell{*t.Value, Plain}
+}
+
+func (r Row) healthCell() Cell {
+	h := r.Health
+	if !h.IsKnown() || h.Verdict == nil {
+		if h.State == Error {
+			return Cell{"error", Bad}
+		}
+		return Cell{"unknown (no recover verdict)", Dim}
+	}
+	if h.State == Stale {
+		return Cell{"stale: " + *h.Verdict + " " + ageOf(h.Meta), Warn}
+	}
+	st := Good
+	switch *h.Verdict {
+	case "dead":
+		st = Bad
+	case "unknown":
+		return Cell{"unknown (recover could not observe)", Dim}
+	}
+	return Cell{*h.Verdict, st}
+}
+
+func (r Row) phaseCell() Cell {
+	h := r.Heartbeat
+	if !h.IsKnown() || h.Phase == nil {
+		return off(h.Meta)
+	}
+	p := *h.Phase
+	if h.Waiting != nil {
+		p += " (" + *h.Waiting + ")"
+	}
+	if h.State == Stale {
+		return Cell{"stale: " + p, Warn}
+	}
+	return Cell{p, Plain}
+}
+
+func (r Row) beatCell() Cell {
+	h := r.Heartbeat
+	if !h.IsKnown() {
+		return off(h.Meta)
+	}
+	if h.State == Stale {
+		return Cell{"stale " + ageOf(h.Meta), Warn}
+	}
+	return Cell{ageOf(h.Meta), Plain}
+}
+
+func (r Row) driverCell() Cell {
+	d := r.Driver
+	if d.State == Error {
+		return Cell{"error", Bad}
+	}
+	if d.Live == nil {
+		if d.Holder != nil {
+			return Cell{"unknown " + *d.Holder, Dim}
+		}
+		return Cell{"unknown", Dim}
+	}
+	if *d.Live {
+		return Cell{"live " + *d.Holder, Good}
+	}
+	return Cell{"gone " + *d.Holder, Bad}
+}
+
+func (r Row) sessionCell() Cell {
+	s := r.Session
+	if !s.IsKnown() || s.ID == nil {
+		return off(s.Meta)
+	}
+	id := *s.ID
+	if len(id) > 8 {
+		id = id[:8]
+	}
+	return Cell{fmt.Sprintf("%s g%d", id, *s.Generation), Plain}
+}
+
+func (r Row) contextCell() Cell {
+	c := r.Context
+	if !c.IsKnown() {
+		return off(c.Meta)
+	}
+	var b strings.Builder
+	if c.Percent != nil {
+		fmt.Fprintf(&b, "%.0f%% ", *c.Percent)
+	}
+	fmt.Fprintf(&b, "%d", *c.Occupancy)
+	if c.Window != nil {
+		fmt.Fprintf(&b, "/%d", *c.Window)
+	}
+	if c.Floor != nil {
+		fmt.Fprintf(&b, " floor %d", *c.Floor)
+	} else {
+		b.WriteString(" floor ?")
+	}
+	if c.State == Stale {
+		return Cell{"stale: " + b.String(), Warn}
+	}
+	return Cell{b.String(), Plain}
+}
+
+func (r Row) inboxCell() Cell {
+	in := r.Inbox
+	if !in.IsKnown() || in.Depth == nil {
+		return off(in.Meta)
+	}
+	t := fmt.Sprint(*in.Depth)
+	if in.OldestQueuedSeconds != nil {
+		t += " (oldest " + Age(time.Duration(*in.OldestQueuedSeconds*float64(time.Second))) + ")"
+	}
+	if in.Failed != nil && *in.Failed > 0 {
+		t += fmt.Sprintf(", %d failed", *in.Failed)
+	}
+	return Cell{t, Plain}
+}
+
+func (r Row) inFlightCell() Cell {
+	f := r.InFlight
+	if !f.IsKnown() {
+		return off(f.Meta)
+	}
+	if f.ID == nil {
+		return Cell{"none", Plain}
+	}
+	return Cell{fmt.Sprintf("%s %s %s", *f.ID, *f.MessageState, ageOf(f.Meta)), Plain}
+}
+
+func (r Row) cursorCell() Cell {
+	c := r.Cursor
+	if !c.IsKnown() || c.ID == nil {
+		return off(c.Meta)
+	}
+	t := fmt.Sprintf("%s (%d closed)", *c.ID, *c.Closed)
+	if c.State == Stale {
+		return Cell{"stale: " + t, Warn}
+	}
+	return Cell{t, Plain}
+}
+
+func (r Row) turnCell() Cell {
+	if !r.LastTurnEnd.IsKnown() {
+		return off(r.LastTurnEnd)
+	}
+	return Cell{ageOf(r.LastTurnEnd) + " ago", Plain}
+}
+
+func (r Row) ladderCell() Cell {
+	l := r.Ladder
+	if !l.IsKnown() || l.Rung == nil {
+		return off(l.Meta)
+	}
+	t := *l.Rung
+	if t == "" {
+		t = "top (no ladder)"
+	}
+	switch {
+	case l.Floor == nil && *l.Rung != "":
+		t += ", floor ?"
+	case l.Floor == nil:
+	case *l.Floor != "" && *l.Floor != *l.Rung:
+		t += ", floor " + *l.Floor
+	}
+	return Cell{t, Plain}
+}
+
+func (r Row) waitsCell() Cell {
+	w := r.ProviderWaits
+	if !w.IsKnown() {
+		return off(w.Meta)
+	}
+	if len(w.Waits) == 0 {
+		return Cell{"none", Plain}
+	}
+	first := w.Waits[0]
+	for _, x := range w.Waits[1:] {
+		if x.Until.Before(first.Until) {
+			first = x
+		}
+	}
+	t := "until " + first.Until.Local().Format("15:04:05")
+	if len(w.Waits) > 1 {
+		t += fmt.Sprintf(" (+%d)", len(w.Waits)-1)
+	}
+	return Cell{t, Warn}
+}
+
+func (r Row) cycleCell() Cell {
+	c := r.Compaction
+	if !c.IsKnown() || c.CycleState == nil {
+		return off(c.Meta)
+	}
+	t := *c.CycleState + " " + ageOf(c.Meta) + " ago"
+	st := Plain
+	if *c.CycleState == "failed" {
+		st = Bad
+	}
+	return Cell{t, st}
+}
