@@ -95,6 +95,8 @@ func (r Reader) row(s seat.Seat, now time.Time) Row {
 	row.Ladder = readLadder(s, now)
 	row.ProviderWaits = readWaits(s, cfg, cfgErr, entries, entErr, now)
 	row.Compaction = readCompaction(s, now)
+	row.Mode = readMode(s, cfg, cfgErr, now)
+	row.Activity = readActivity(s, cfg, cfgErr, sess, haveSess, now)
 	return row
 }
 
@@ -694,4 +696,41 @@ func readFileNoLink(path string) ([]byte, error) {
 		return nil, fmt.Errorf("read %s: not a regular file (refused)", path)
 	}
 	return os.ReadFile(path)
+}
+
+// readMode reports direct or relay from mode.toml (what the driver observed of
+// people at the pane), or that the seat ignores people attaching.
+func readMode(s seat.Seat, cfg seat.Config, cfgErr error, now time.Time) Text {
+	if cfgErr == nil && cfg.Relay == seat.RelayIgnore {
+		return Text{Meta: Meta{State: Known, Bound: "seat.toml relay = \"ignore\": people attach only to watch"}, Value: ptr(seat.ModeDirect)}
+	}
+	m, err := s.ReadMode()
+	if err != nil {
+		return Text{Meta: missing(err, "no mode.toml: no person has been observed at the pane")}
+	}
+	v, why := m.Mode, m.Why
+	if m.Draft != "" {
+		v = m.Mode + " (held by a draft)"
+	}
+	return Text{Meta: meta(Known, "", "mode.toml ("+why+")", m.Since, now), Value: ptr(v)}
+}
+
+// readActivity reports the current tool call; it says when activity is off, and
+// that switching takes effect at the harness's next launch.
+func readActivity(s seat.Seat, cfg seat.Config, cfgErr error, sess seat.Session, haveSess bool, now time.Time) Activity {
+	if cfgErr == nil && !cfg.Activity {
+		return Activity{Meta: Meta{State: Unknown, Why: "activity is off in seat.toml (turning it on takes effect at the harness's next launch)"}}
+	}
+	a, err := s.ReadActivity()
+	if err != nil {
+		why := "no activity.toml: no tool call recorded"
+		if haveSess && !sess.LaunchedAt.IsZero() {
+			why += " (activity applies from the launch after it was turned on)"
+		}
+		return Activity{Meta: missing(err, why)}
+	}
+	if now.Sub(a.At) > seat.ActivityQuiet {
+		return Activity{Meta: meta(Stale, "quiet for longer than "+seat.ActivityQuiet.String(), "activity.toml (PreToolUse/PostToolUse hooks)", a.At, now)}
+	}
+	return Activity{Meta: meta(Known, "", "activity.toml (PreToolUse/PostToolUse hooks)", a.At, now), Tool: ptr(a.Tool), What: ptr(a.What), Phase: ptr(a.Phase)}
 }

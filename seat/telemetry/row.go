@@ -66,6 +66,17 @@ type Row struct {
 	Ladder        Ladder     `json:"ladder"`
 	ProviderWaits Waits      `json:"provider_waits"`
 	Compaction    Compaction `json:"compaction"`
+	Mode          Text       `json:"mode"`
+	Activity      Activity   `json:"activity"`
+}
+
+// Activity is the seat's current tool call (activity.toml), shown only within
+// seat.ActivityQuiet of its last event.
+type Activity struct {
+	Meta
+	Tool  *string `json:"tool"`
+	What  *string `json:"what"`
+	Phase *string `json:"phase"`
 }
 
 // Text is a reading whose value is one string.

@@ -33,7 +33,7 @@ var Columns = []struct {
 	{"health", "HEALTH"}, {"shape", "SHAPE"}, {"phase", "PHASE"}, {"heartbeat", "BEAT"},
 	{"driver", "DRIVER"}, {"session", "SESSION"}, {"model", "MODEL"}, {"context", "CONTEXT"},
 	{"inbox", "INBOX"}, {"in_flight", "IN-FLIGHT"}, {"cursor", "CURSOR"}, {"last_turn_end", "LAST TURN"},
-	{"ladder", "RUNG"}, {"provider_waits", "WAITS"}, {"compaction", "CYCLE"},
+	{"ladder", "RUNG"}, {"provider_waits", "WAITS"}, {"compaction", "CYCLE"}, {"mode", "MODE"},
 }
 
 // Cells returns the row's cells keyed as in Columns.
@@ -56,6 +56,7 @@ func (r Row) Cells() map[string]Cell {
 		"ladder":         r.ladderCell(),
 		"provider_waits": r.waitsCell(),
 		"compaction":     r.cycleCell(),
+		"mode":           textCell(r.Mode),
 	}
 }
 
