@@ -368,7 +368,10 @@ func (d *Driver) onReadyTimeout() {
 		d.sess.ID, d.Cfg.ReadyTimeout.Duration, d.paneTail())
 	d.logf("%v", err)
 	if d.Report != nil {
+		// The start that waits for us fails: leave no harness running without
+		// a driver (its last lines are in the error and driver.log).
 		d.report(Progress{State: "error", Text: err.Error()})
+		d.killHarness()
 		code := 1
 		d.exit = &code
 	}

@@ -142,7 +142,7 @@ func (d *Driver) loadMode() {
 		d.logf("mode.toml: %v (observing afresh)", err)
 	}
 	if d.mode.Mode == "" {
-		d.mode.Mode = ModeDirect
+		d.setMode(ModeDirect, "driver start: no person observed yet", nil)
 	}
 	d.observeClients("driver start")
 }
