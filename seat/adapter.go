@@ -55,6 +55,14 @@ type ComposerReader interface {
 	Composer(screen string) (text string, ok bool)
 }
 
+// SelfNaming is an optional Adapter method for harnesses that choose their own
+// session id (Codex's thread id): pantty cannot pass one at launch, so the
+// driver records it from the first turn end bound to a pantty submission, and
+// resumes that id from then on.
+type SelfNaming interface {
+	NamesOwnSession() bool
+}
+
 // Launch is what an adapter needs to build one launch of its harness.
 type Launch struct {
 	Seat      Seat

@@ -249,6 +249,9 @@ func (d *Driver) setup() error {
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		sess = Session{Harness: d.Cfg.Harness, ID: NewSessionID(), Generation: 1, Why: "first start"}
+		if d.selfNaming() {
+			sess.ID = "" // the harness names it; recorded from the first bound turn end
+		}
 	case err != nil:
 		return fmt.Errorf("seat %q: %w (not overwritten; fix or remove it by hand)", d.S.Name, err)
 	case sess.Harness != d.Cfg.Harness:
@@ -413,4 +416,31 @@ func (t *timer) stop() {
 		t.t.Stop()
 		t.t = nil
 	}
+}
+
+// selfNaming reports whether the harness chooses its own session id.
+func (d *Driver) selfNaming() bool {
+	sn, ok := d.Ad.(SelfNaming)
+	return ok && sn.NamesOwnSession()
+}
+
+// sessionMatches binds a hook's session id to the seat: the recorded id, or —
+// for a harness that names its own session and has not yet had a bound turn —
+// whatever id it reports.
+func (d *Driver) sessionMatches(id string) bool {
+	return id != "" && (id == d.sess.ID || d.sess.ID == "" && d.selfNaming())
+}
+
+// learnSessionID records a self-naming harness's session id from the first turn
+// end bound to a pantty submission; it never changes an id already recorded.
+func (d *Driver) learnSessionID(id string) {
+	if d.sess.ID != "" || id == "" || !d.selfNaming() {
+		return
+	}
+	d.sess.ID = id
+	d.sess.Why += "; session id recorded from the first turn end bound to a pantty submission"
+	if err := d.saveSession(); err != nil {
+		d.logf("session: %v", err)
+	}
+	d.logf("session id %s recorded from the harness's first bound turn end", id)
 }

@@ -173,7 +173,7 @@ func (d *Driver) onHookEvent(ev Event) {
 	f := ev.Fields
 	switch ev.Kind {
 	case EvSessionStart:
-		if f.SessionID != d.sess.ID {
+		if !d.sessionMatches(f.SessionID) {
 			d.logf("SessionStart for session %s (source %s), not the seat's %s: recorded, not trusted", f.SessionID, f.Source, d.sess.ID)
 			return
 		}
@@ -220,7 +220,7 @@ func (d *Driver) onPromptSubmit(ev Event) {
 	// The nonce is matched against the one recorded in the message's status, not
 	// the in-memory Submission: a flight recovered by a new driver has no
 	// Submission, and its evidence must still bind.
-	if ok && fl != nil && id == fl.e.Msg.ID && nonce != "" && nonce == fl.e.Status.Nonce && f.SessionID == d.sess.ID {
+	if ok && fl != nil && id == fl.e.Msg.ID && nonce != "" && nonce == fl.e.Status.Nonce && d.sessionMatches(f.SessionID) {
 		if fl.e.Status.State == StateSubmitted {
 			return
 		}
@@ -281,13 +281,14 @@ func (d *Driver) armCeiling(e *Entry) {
 func (d *Driver) onTurnEnd(ev Event) {
 	f := ev.Fields
 	fl := d.flight
-	if fl == nil || fl.e.Status.State != StateSubmitted || f.SessionID != d.sess.ID ||
+	if fl == nil || fl.e.Status.State != StateSubmitted || !d.sessionMatches(f.SessionID) ||
 		(f.PromptID != "" && f.PromptID != fl.e.Status.PromptID) {
 		if f.PromptID != "" && f.PromptID == d.foreignTurn {
 			d.foreignTurn = ""
 		}
 		return
 	}
+	d.learnSessionID(f.SessionID)
 	if d.Cfg.Shape == ShapeTurn {
 		// The result envelope decides a turn-spawned message; a provider refusal
 		// seen here is remembered for it.
