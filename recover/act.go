@@ -38,7 +38,9 @@ func plan(v verdict) string {
 			return "cancel the turn through the driver; if still stuck, remove the driver, kill the harness, start a driver (resume)"
 		}
 		return "kill the stuck driver (identity checked), kill the harness, start a driver (resume)"
-	case CauseHarnessDown, CauseNotReady, CauseNoCapability:
+	case CauseNoCapability:
+		return "replace the driver (release, or kill with identity check) and restart the harness; the new driver resumes the session"
+	case CauseHarnessDown, CauseNotReady:
 		return "replace the driver (release, or kill with identity check); the new driver relaunches the harness with --resume"
 	}
 	return "nothing"
@@ -77,7 +79,8 @@ func (sw *sweeper) recoverSeat(o *observation, v verdict) (did []string, verifie
 	} else if !o.s.WaitFree(lockFreeWait) {
 		return fail(fmt.Errorf("owner.lock is still held although no live driver is recorded"))
 	}
-	if v.Cause == CauseTurnStuck {
+	if v.Cause == CauseTurnStuck || v.Cause == CauseNoCapability {
+		// The harness itself does not work: the new driver must not adopt it.
 		how, err := sw.killHarness(o)
 		if how != "" {
 			step("%s", how)

@@ -3,6 +3,7 @@ package recover
 import (
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 
@@ -121,6 +122,16 @@ func classify(o *observation) verdict {
 	if o.tmuxErr != nil && !errors.Is(o.tmuxErr, tmux.ErrNoServer) {
 		return unknown(CauseTmux, "tmux server %s could not be observed: %v", o.socket, o.tmuxErr)
 	}
+	// A driver relaunching a harness that dies at start shows a dead or
+	// respawning pane on most looks; the launch count tells it apart from a
+	// harness that died once and is being brought back.
+	burst := o.hasPrev && o.prev.Session == o.sess.ID && o.sess.Launches-o.prev.Launches >= relaunchBurst
+	if burst && o.phaseStarting() {
+		v := dead(CauseNotReady, "the harness does not come up: %d launches since the last sweep (%d in all), phase %s%s, %s",
+			o.sess.Launches-o.prev.Launches, o.sess.Launches, o.hb.Phase, suffix(o.hb.Waiting), o.paneText())
+		v.Responsive = true
+		return v
+	}
 	if down := o.harnessDown(); down != "" {
 		v := dead(CauseHarnessDown, "%s", down)
 		v.Since = o.now
@@ -135,11 +146,10 @@ func classify(o *observation) verdict {
 		return v
 	}
 	if o.phaseStarting() {
-		burst := o.hasPrev && o.prev.Session == o.sess.ID && o.sess.Launches-o.prev.Launches >= relaunchBurst
 		since := o.now.Sub(o.sess.LaunchedAt)
-		if burst || since > o.cfg.ReadyTimeout.Duration+staleIntervals*iv {
-			v := dead(CauseNotReady, "the harness does not come up: phase %s (%s), %d launches in all, %d since the last sweep; last launch %s ago",
-				o.hb.Phase, o.hb.Waiting, o.sess.Launches, o.sess.Launches-o.prev.Launches, shortDur(since))
+		if since > o.cfg.ReadyTimeout.Duration+staleIntervals*iv {
+			v := dead(CauseNotReady, "the harness does not come up: phase %s%s, last launch %s ago (ready_timeout %s), %d launches in all",
+				o.hb.Phase, suffix(o.hb.Waiting), shortDur(since), o.cfg.ReadyTimeout.Duration, o.sess.Launches)
 			v.Responsive = true
 			return v
 		}
@@ -148,6 +158,12 @@ func classify(o *observation) verdict {
 	if e, past := o.stuckTurn(); e != nil && past > o.cfg.TurnCeiling.Duration+cancelGrace+staleIntervals*iv {
 		v := dead(CauseTurnStuck, "message %s has been in its turn %s, past its ceiling %s, and the driver did not stop it",
 			e.Msg.ID, shortDur(past), o.cfg.TurnCeiling.Duration)
+		v.Responsive = true
+		return v
+	}
+	if ids := o.undeliveredStreak(); len(ids) >= undeliveredStreak {
+		v := dead(CauseNoCapability, "the last %d messages (%s) failed undelivered, none processed since: the harness takes no input, whatever the heartbeat says",
+			len(ids), strings.Join(ids, ", "))
 		v.Responsive = true
 		return v
 	}
@@ -167,6 +183,34 @@ func classify(o *observation) verdict {
 // phaseRelay is the phase of a seat a person drives by hand (relay mode): its
 // queue waits by design.
 const phaseRelay = "relay"
+
+// undeliveredStreak: this many messages in a row closed as undelivered (pasted,
+// Enter retried, and no UserPromptSubmit ever came) is a harness that does not
+// take input — a frozen process shows a live pane and its driver beats on.
+const undeliveredStreak = 2
+
+// undeliveredStreak returns the ids of the messages that failed undelivered
+// after the last processed one (recovery since resets it), newest last.
+func (o *observation) undeliveredStreak() []string {
+	var ids []string
+	var closed []seat.Entry
+	for _, e := range o.entries {
+		if seat.Final(e.Status.State) {
+			closed = append(closed, e)
+		}
+	}
+	sort.SliceStable(closed, func(i, j int) bool { return closed[i].Status.EndedAt.Before(closed[j].Status.EndedAt) })
+	for _, e := range closed {
+		switch {
+		case e.Status.EndedAt.Before(o.rec.LastAt):
+		case e.Status.State == seat.StateFailed && e.Status.Reason == seat.ReasonUndelivered:
+			ids = append(ids, e.Msg.ID)
+		default:
+			ids = nil
+		}
+	}
+	return ids
+}
 
 // harnessDown says what is wrong with the seat's pane, or "".
 func (o *observation) harnessDown() string {

@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fsnotify/fsnotify"
 	"github.com/pantty/pantty/recover"
 	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/seattest"
@@ -91,16 +90,10 @@ func seatIn(t *testing.T, rep recover.Report, name string) recover.SeatReport {
 
 // sweepUntil runs recover (as cron would, but without waiting a minute) until
 // done says the seat's report is what the test waits for; between runs it waits
-// for a file event in the seat's directory or a short tick. It returns every
+// a short tick. It returns every
 // report of the seat, in order.
 func sweepUntil(t *testing.T, h *seattest.Harness, what string, done func(recover.SeatReport) bool) []recover.SeatReport {
 	t.Helper()
-	w, err := fsnotify.NewWatcher()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-	w.Add(h.Seat().Dir)
 	deadline := time.Now().Add(wait)
 	var seen []recover.SeatReport
 	for {
@@ -113,17 +106,30 @@ func sweepUntil(t *testing.T, h *seattest.Harness, what string, done func(recove
 		if time.Now().After(deadline) {
 			t.Fatalf("after %s of sweeps, still not %s; reports:\n%s\ndriver.log:\n%s", wait, what, describe(seen), h.DriverLog())
 		}
-		select {
-		case <-w.Events:
-		case <-time.After(300 * time.Millisecond):
-		}
+		// The scheduler's tick, shortened: each sweep writes health.toml, so
+		// waiting on the seat's file events would only wake on our own writes.
+		time.Sleep(250 * time.Millisecond)
 	}
 }
 
+// describe lists reports for a failure message: every report that is not a
+// plain ok, and how many plain oks came between.
 func describe(rs []recover.SeatReport) string {
 	var b strings.Builder
+	oks := 0
 	for i, r := range rs {
+		if r.Verdict == recover.OK && r.Action == "" {
+			oks++
+			continue
+		}
+		if oks > 0 {
+			fmt.Fprintf(&b, "  (%d ok)\n", oks)
+			oks = 0
+		}
 		fmt.Fprintf(&b, "  %d: %s %s: %s | action: %s | result: %s\n", i, r.Verdict, r.Cause, r.Reason, r.Action, r.Result)
+	}
+	if oks > 0 {
+		fmt.Fprintf(&b, "  (%d ok)\n", oks)
 	}
 	return b.String()
 }
@@ -215,9 +221,12 @@ func exactlyOnce(t *testing.T, h *seattest.Harness, ids ...string) {
 			t.Errorf("message %s reached the model %d times (%d marked resubmissions)", id, turns[id], resub[id])
 		}
 	}
-	if c := h.Cursor(); c.ID != ids[len(ids)-1] || c.Closed != len(ids) {
-		t.Errorf("cursor at %s (%d closed), want %s (%d closed)", c.ID, c.Closed, ids[len(ids)-1], len(ids))
-	}
+	// The cursor is written right after the last status: wait for it.
+	last := ids[len(ids)-1]
+	h.WaitFor("the cursor at "+last, wait, func() bool {
+		c, err := h.Seat().ReadCursor()
+		return err == nil && c.ID == last && c.Closed == len(ids)
+	})
 }
 
 // killOnCleanup makes sure a process the test stopped (SIGSTOP) never

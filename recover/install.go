@@ -3,8 +3,6 @@ package recover
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"encoding/xml"
 	"errors"
@@ -117,10 +115,10 @@ func cronSchedule(d time.Duration) (string, error) {
 	}
 }
 
-// cronMarker tags the line install adds, per state root.
+// cronMarker tags the line install adds, per state root (a shell comment at
+// the end of the line; cron's % is escaped there too).
 func cronMarker(home string) string {
-	h := sha256.Sum256([]byte(home))
-	return "# pantty-recover:" + hex.EncodeToString(h[:4])
+	return "# pantty-recover " + strings.ReplaceAll(home, "%", `\%`)
 }
 
 // shQuote quotes a word for /bin/sh; cron turns an unescaped % into a newline,
@@ -135,6 +133,9 @@ func CronLine(o InstallOptions) (string, error) {
 	sched, err := cronSchedule(o.Interval)
 	if err != nil {
 		return "", err
+	}
+	if strings.ContainsAny(o.Home+o.Pantty, "\n\r") {
+		return "", fmt.Errorf("%w: a path with a newline cannot go in a crontab line", seat.ErrBadInput)
 	}
 	cmd := fmt.Sprintf("PANTTY_HOME=%s %s recover --interval %s", shQuote(o.Home), shQuote(o.Pantty), o.intervalArg())
 	return fmt.Sprintf("%s %s >>%s 2>&1 %s", sched, cmd, shQuote(filepath.Join(o.Home, LogName)), cronMarker(o.Home)), nil
@@ -855,8 +856,24 @@ func parsePlist(data []byte) (argv []string, env map[string]string, interval int
 	if err := dec.Decode(&doc); err != nil {
 		return nil, nil, 0, err
 	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, nil, 0, fmt.Errorf("trailing content after </plist>")
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, nil, 0, err
+		}
+		switch x := tok.(type) {
+		case xml.Comment, xml.ProcInst:
+		case xml.CharData:
+			if len(bytes.TrimSpace(x)) == 0 {
+				continue
+			}
+			return nil, nil, 0, fmt.Errorf("trailing content after </plist>")
+		default:
+			return nil, nil, 0, fmt.Errorf("trailing content after </plist>")
+		}
 	}
 	items := doc.Dict.Items
 	label := ""

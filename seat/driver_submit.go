@@ -563,7 +563,9 @@ func (d *Driver) cancelTurn(reason string) error {
 	ctx, cancel := d.ctx()
 	screen, err := d.tm.Capture(ctx, d.sess.PaneID)
 	cancel()
-	if err == nil && d.Ad.Busy(screen) {
+	// A submitted message has started its turn (UserPromptSubmit fires before
+	// it), even if the pane does not show it yet: Escape it either way.
+	if err == nil && (d.Ad.Busy(screen) || fl.e.Status.State == StateSubmitted) {
 		ctx, cancel := d.ctx()
 		err = d.tm.SendKeys(ctx, d.sess.PaneID, "Escape")
 		cancel()

@@ -47,6 +47,9 @@ func seatSend(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	if c.IsSet("id") && c.String("id") == "" {
+		return usageErr("--id is empty: give an id, or leave --id out for a generated one")
+	}
 	base := seat.Message{ID: c.String("id"), From: c.String("from"), Board: c.String("board"), Channel: c.String("channel")}
 	if c.Bool("lines") && c.Bool("jsonl") {
 		return usageErr("--lines and --jsonl exclude each other")

@@ -168,13 +168,55 @@ func isFile(p string) (bool, error) {
 	return fi.Mode().IsRegular(), nil
 }
 
-// SessionExists: Claude Code writes the transcript with the session's first
-// prompt, and `--resume` of an id without one fails ("No conversation found"),
-// while `--session-id` of an id that has one fails ("already in use"). So the
-// transcript decides, exactly.
+// SessionExists: the transcript decides, and what is in it. Measured on 2.1.328:
+// claude creates the transcript at the session's first prompt with three
+// metadata rows (mode, permission-mode, atis-latch) and writes the conversation
+// rows in batches, 0–150 ms after the Stop hook (about 1 s after the first
+// prompt). `--resume` of an id whose transcript holds no conversation fails
+// ("No conversation found with session ID"), and `--session-id` of an id whose
+// transcript file exists fails too ("Session ID … is already in use"), so a
+// claude killed before its first flush leaves an id that neither flag accepts.
+//
+// So: no file → false (first launch); a user or assistant row → true (resume);
+// a file with neither → it holds nothing of the conversation, and it is set
+// aside (renamed to <id>.jsonl.no-conversation-<unix ns>, kept for a person to
+// look at) so that `--session-id` can start the same id afresh → false. The
+// driver asks only when it is about to launch, with no claude alive on the id.
 func (Adapter) SessionExists(_ seat.Seat, c seat.Config, sessionID string) (bool, error) {
-	_, ok, err := TranscriptPath(c, sessionID)
-	return ok, err
+	path, ok, err := TranscriptPath(c, sessionID)
+	if err != nil || !ok {
+		return false, err
+	}
+	conv, err := hasConversation(path)
+	if err != nil || conv {
+		return conv, err
+	}
+	aside := fmt.Sprintf("%s.no-conversation-%d", path, time.Now().UnixNano())
+	if err := os.Rename(path, aside); err != nil {
+		return false, fmt.Errorf("claude-code: %s holds no conversation (claude would refuse --resume and --session-id): set it aside: %v", path, err)
+	}
+	return false, nil
+}
+
+// hasConversation reports whether a transcript holds a user or assistant row.
+func hasConversation(path string) (bool, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 256<<20)
+	for sc.Scan() {
+		if !jsonHasType(sc.Bytes(), "user", "assistant") {
+			continue
+		}
+		var r row
+		if json.Unmarshal(sc.Bytes(), &r) == nil && (r.Type == "user" || r.Type == "assistant") {
+			return true, nil
+		}
+	}
+	return false, sc.Err()
 }
 
 // row is the part of a transcript line FindTurn reads.

@@ -107,6 +107,22 @@ func TestSessionExistsIsTheTranscript(t *testing.T) {
 	if ok, _ := ad.SessionExists(seat.Seat{}, seatWith(t, "-elsewhere"), sid); !ok {
 		t.Fatal("a transcript under another project directory was not found")
 	}
+	// A transcript without a conversation (claude killed before its first
+	// flush): neither --resume nor --session-id would start, so it is set aside
+	// and the id starts afresh.
+	empty := seatWith(t, "")
+	path, _, _ := claudecode.TranscriptPath(empty, sid)
+	os.WriteFile(path, []byte(`{"type":"mode","mode":"normal","sessionId":"`+sid+`"}`+"\n"+
+		`{"type":"permission-mode","permissionMode":"auto","sessionId":"`+sid+`"}`+"\n"), 0o600)
+	if ok, err := ad.SessionExists(seat.Seat{}, empty, sid); ok || err != nil {
+		t.Fatalf("a transcript without a conversation: %v, %v", ok, err)
+	}
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Fatalf("the empty transcript was not set aside: %v", err)
+	}
+	if aside, _ := filepath.Glob(path + ".no-conversation-*"); len(aside) != 1 {
+		t.Fatalf("set-aside copies: %v", aside)
+	}
 	// CLAUDE_CONFIG_DIR moves the whole state directory.
 	moved := seatWith(t, "")
 	moved.Env["CLAUDE_CONFIG_DIR"] = t.TempDir()

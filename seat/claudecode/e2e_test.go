@@ -103,6 +103,16 @@ func (r *rig) request(id string) (standin.Request, bool) {
 	return out, found
 }
 
+// findTurn looks for message id's finished turn in claude's own transcript.
+func (r *rig) findTurn(id string) (bool, string, error) {
+	cfg, err := r.Seat().LoadConfig()
+	if err != nil {
+		return false, "", err
+	}
+	st := r.Status(id)
+	return claudecode.Adapter{}.FindTurn(r.Seat(), cfg, r.Session().ID, id, st.Nonce)
+}
+
 // events returns the hook events of kind the seat received, consumed or not.
 func (r *rig) events(kind string) []seat.Event {
 	s := r.Seat()
@@ -322,6 +332,13 @@ func TestKilledHarnessResumesTheSameSession(t *testing.T) {
 	r.processed("k1")
 	before := r.Session()
 	first, _ := r.request("k1")
+	// Claude writes the conversation to its transcript in batches, up to ~150 ms
+	// after the Stop hook: what a kill before that loses, no resume can carry
+	// (TestKillRightAfterATurnDoesNotWedgeTheSeat). Kill once it is recorded.
+	r.WaitFor("k1's turn in claude's transcript", 10*time.Second, func() bool {
+		found, _, _ := r.findTurn("k1")
+		return found
+	})
 
 	if err := syscall.Kill(before.PanePID, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
@@ -360,6 +377,31 @@ func TestKilledHarnessResumesTheSameSession(t *testing.T) {
 	if n := r.turns(); n["k1"] != 1 || n["k2"] != 1 {
 		t.Fatalf("model turns %v", n)
 	}
+}
+
+// A SIGKILL right after a turn's Stop, before claude has written that turn to
+// its transcript, can leave a transcript with no conversation in it, which
+// claude accepts neither for --resume nor for --session-id. The seat must come
+// back either way, on the same session id, and take the next message.
+func TestKillRightAfterATurnDoesNotWedgeTheSeat(t *testing.T) {
+	r := newRig(t, "cc-early")
+	r.Start()
+	r.Send("e1", "first turn of a fresh session")
+	r.processed("e1")
+	before := r.Session()
+	if err := syscall.Kill(before.PanePID, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	r.Send("e2", "after the kill")
+	r.processed("e2")
+	after := r.Session()
+	if after.ID != before.ID || after.Launches != before.Launches+1 {
+		t.Fatalf("session before %+v, after %+v: want the same id and exactly one relaunch", before, after)
+	}
+	if n := r.turns(); n["e2"] != 1 {
+		t.Fatalf("model turns %v", n)
+	}
+	t.Logf("relaunched with resume=%v", after.Resumed)
 }
 
 // 5. A 429 with CLAUDE_CODE_MAX_RETRIES=0: StopFailure (error rate_limit) ends
