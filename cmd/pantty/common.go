@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/pantty/pantty/seat"
 	"github.com/urfave/cli/v2"
@@ -47,3 +48,13 @@ func seatArg(c *cli.Context, mustExist bool) (seat.Seat, error) {
 func isTerminal(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }
 
 func say(format string, a ...any) { fmt.Fprintf(os.Stdout, format+"\n", a...) }
+
+// ask sends a request to the seat's driver and prints the driver's answer.
+func ask(s seat.Seat, r seat.Request, timeout time.Duration) error {
+	res, err := s.Ask(r, timeout)
+	if err != nil {
+		return err
+	}
+	say("%s", res.Detail)
+	return nil
+}

@@ -104,10 +104,5 @@ func handoffRequest(c *cli.Context) error {
 	if _, live, _ := s.LiveOwner(); !live {
 		return fmt.Errorf("seat %s has no live driver to take the request", s.Name)
 	}
-	res, err := s.Ask(seat.Request{Kind: seat.CtlRefresh}, 30*time.Second)
-	if err != nil {
-		return err
-	}
-	say("%s", res.Detail)
-	return nil
+	return ask(s, seat.Request{Kind: seat.CtlRefresh}, 30*time.Second)
 }

@@ -237,12 +237,7 @@ func seatRelay(c *cli.Context) error {
 	if len(rest) > 0 || !c.Bool("off") {
 		return usageErr("usage: pantty seat relay NAME --off  (relay is entered by attaching; --off is for when observation fails)")
 	}
-	res, err := s.Ask(seat.Request{Kind: seat.CtlRelay, Args: "force-off"}, 15*time.Second)
-	if err != nil {
-		return err
-	}
-	say("%s", res.Detail)
-	return nil
+	return ask(s, seat.Request{Kind: seat.CtlRelay, Args: "force-off"}, 15*time.Second)
 }
 
 // steered resolves the seat a steering command names (NAME [-- REST...]):
@@ -294,12 +289,7 @@ func seatCmd(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	res, err := s.Ask(seat.Request{Kind: seat.CtlCommand, Command: cmd.Name(), Args: cmd.Args()}, 2*time.Minute)
-	if err != nil {
-		return err
-	}
-	say("%s", res.Detail)
-	return nil
+	return ask(s, seat.Request{Kind: seat.CtlCommand, Command: cmd.Name(), Args: cmd.Args()}, 2*time.Minute)
 }
 
 func seatCancel(c *cli.Context) error {
@@ -310,12 +300,7 @@ func seatCancel(c *cli.Context) error {
 	if len(rest) > 0 {
 		return usageErr("seat cancel takes only the seat NAME")
 	}
-	res, err := s.Ask(seat.Request{Kind: seat.CtlCancel}, 30*time.Second)
-	if err != nil {
-		return err
-	}
-	say("%s", res.Detail)
-	return nil
+	return ask(s, seat.Request{Kind: seat.CtlCancel}, 30*time.Second)
 }
 
 func seatRetry(c *cli.Context) error {
@@ -372,12 +357,7 @@ func seatCompact(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	res, err := s.Ask(seat.Request{Kind: seat.CtlCompact, Args: strings.Join(rest, " ")}, 10*time.Minute)
-	if err != nil {
-		return err
-	}
-	say("%s", res.Detail)
-	return nil
+	return ask(s, seat.Request{Kind: seat.CtlCompact, Args: strings.Join(rest, " ")}, 10*time.Minute)
 }
 
 func seatProbe(c *cli.Context) error {
@@ -392,10 +372,5 @@ func seatProbe(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	res, err := s.Ask(seat.Request{Kind: seat.CtlProbe}, cfg.TurnCeiling.Duration+time.Minute)
-	if err != nil {
-		return err
-	}
-	say("%s", res.Detail)
-	return nil
+	return ask(s, seat.Request{Kind: seat.CtlProbe}, cfg.TurnCeiling.Duration+time.Minute)
 }
