@@ -177,6 +177,10 @@ func classify(o *observation) verdict {
 		}
 	}
 	v := ok("phase %s%s, heartbeat %s old (interval %s), %s", o.hb.Phase, suffix(o.hb.Waiting), shortDur(o.hbAge()), iv, o.paneText())
+	if o.pendingEvents > 0 && o.oldestEvent > staleIntervals*iv {
+		// The loop drains events on every wake-up; old ones left are worth a look.
+		v.Reason += fmt.Sprintf("; %d hook event(s) not consumed, the oldest %s old", o.pendingEvents, shortDur(o.oldestEvent))
+	}
 	return v
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -272,4 +273,56 @@ func TestUnreadableStateIsUnknown(t *testing.T) {
 	if h.Owner() != o {
 		t.Fatal("the driver was replaced")
 	}
+}
+
+// Capability, not presence: with a fresh heartbeat, a live pane and a live
+// driver, a message that waits past its ceiling while nothing runs for it (here
+// the driver waits on a person's turn that never ends) makes the seat dead "no
+// capability"; recover replaces the driver and restarts the harness on the same
+// session, and the message is processed.
+func TestNoCapabilityDespiteFreshHeartbeat(t *testing.T) {
+	t.Parallel()
+	h := newSeat(t, "nocap", `turn_ceiling = "3s"`)
+	h.Start()
+	h.Send("m1", "before")
+	h.WaitFinal(wait, "m1")
+	before := h.Session()
+	h.PasteRaw("[sim:hang] a person typed this and it never ends")
+	// Send m2 only once the driver has taken the person's prompt in (its
+	// UserPromptSubmit consumed): a message pasted while that prompt is still on
+	// its way is the driver race described in the report, not this test.
+	h.WaitFor("the driver to see the person's prompt", wait, func() bool {
+		names, _ := h.Seat().SeenEvents()
+		for _, n := range names {
+			if strings.HasSuffix(n, "-"+seat.EvUserPromptSubmit+".json") {
+				if ev, err := seat.ReadEvent(filepath.Join(h.Seat().SeenDir(), n)); err == nil && strings.Contains(ev.Fields.Prompt, "a person typed") {
+					return true
+				}
+			}
+		}
+		return false
+	})
+	h.Send("m2", "waits behind the person's turn")
+	seen := sweepUntil(t, h, "m2 processed", func(r recover.SeatReport) bool {
+		return okVerdict(r) && h.Status("m2").State == seat.StateProcessed
+	})
+	nocap := false
+	for _, r := range seen {
+		if r.Cause == recover.CauseNoCapability {
+			nocap = true
+			if r.Verdict != recover.Dead || !strings.Contains(r.Reason, "m2") {
+				t.Fatalf("no-capability report: %+v", r)
+			}
+		}
+		if r.Cause == recover.CauseWedged || r.Cause == recover.CauseHarnessDown {
+			t.Fatalf("the heartbeat and the pane were fine, yet: %+v", r)
+		}
+	}
+	if !nocap {
+		t.Fatalf("never classified no-capability:\n%s", describe(seen))
+	}
+	if after := h.Session(); after.ID != before.ID || after.PanePID == before.PanePID {
+		t.Fatalf("session: before %+v, after %+v: want the same session in a restarted harness", before, after)
+	}
+	exactlyOnce(t, h, "m1", "m2")
 }

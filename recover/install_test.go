@@ -249,3 +249,17 @@ func TestInstallRefusesBadInput(t *testing.T) {
 		t.Fatal("a refused install touched the crontab")
 	}
 }
+
+// A sweep steers every seat (it kills and starts drivers): a seat's own model
+// may not run one; a dry run only reads.
+func TestRecoverRefusedInsideASeat(t *testing.T) {
+	t.Parallel()
+	h := newSeat(t, "inside")
+	in := map[string]string{"PANTTY_SEAT": "inside"}
+	if r := h.RunEnv(in, "", "recover"); r.Code != 2 || !strings.Contains(r.Stderr, "inside seat") {
+		t.Fatalf("recover from inside a seat: %s", r)
+	}
+	if r := h.RunEnv(in, "", "recover", "--dry-run"); r.Code != 0 {
+		t.Fatalf("a dry run from inside a seat: %s", r)
+	}
+}

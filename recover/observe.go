@@ -38,6 +38,9 @@ type observation struct {
 	launched  string // the rung launch.toml records
 	plan      seat.Plan
 
+	pendingEvents int           // hook events the driver has not consumed yet
+	oldestEvent   time.Duration // the age of the oldest of them
+
 	socket  string
 	panes   []tmux.Pane // the socket's snapshot
 	tmuxErr error       // the snapshot's error (ErrNoServer: the server is gone)
@@ -90,6 +93,14 @@ func readFiles(s seat.Seat, now time.Time, blocks seat.Blocks) *observation {
 	}
 	if r, err := s.LaunchedRung(); err == nil {
 		o.launched = r
+	}
+	if names, err := s.PendingEvents(); err != nil {
+		bad("events/", err)
+	} else if len(names) > 0 {
+		o.pendingEvents = len(names)
+		if t, ok := seat.EventTime(names[0]); ok {
+			o.oldestEvent = now.Sub(t)
+		}
 	}
 	if o.cfg.Name != "" {
 		o.plan = seat.PlanFor(o.cfg, o.rec.Floor, blocks, now)

@@ -84,6 +84,7 @@ func Sweep(opts Options) (Report, error) {
 	if opts.Interval <= 0 {
 		opts.Interval = DefaultInterval
 	}
+	began := time.Now() // the sweep's real duration, whatever clock is injected
 	sw := &sweeper{opts: opts, now: opts.Now(), snaps: map[string]paneSnap{}}
 	rep := Report{Home: opts.Home, At: sw.now.UTC(), DryRun: opts.DryRun, Seats: []SeatReport{}, Providers: []ProviderWait{}, Cleanups: []CleanupReport{}}
 	if fi, err := os.Stat(opts.Home); err != nil || !fi.IsDir() {
@@ -153,10 +154,7 @@ func Sweep(opts Options) (Report, error) {
 		rep.Providers = append(rep.Providers, w)
 	}
 	rep.TmuxCalls = sw.tmuxCalls
-	rep.TookMS = time.Since(sw.now).Milliseconds()
-	if opts.Now().Before(sw.now) { // an injected clock: report the real duration anyway
-		rep.TookMS = 0
-	}
+	rep.TookMS = time.Since(began).Milliseconds()
 	rep.Code = exitCode(rep)
 	if !opts.DryRun {
 		last := LastSweep{At: sw.now.UTC(), Took: seat.Duration{Duration: time.Duration(rep.TookMS) * time.Millisecond},

@@ -40,7 +40,6 @@ func TestHealthySeatCostsNothing(t *testing.T) {
 	}
 	binDir := filepath.Dir(writeScript(t, "tmux", ""))
 	calls := filepath.Join(binDir, "calls.log")
-	writeScript(t, "x", "") // keep writeScript's directory layout simple
 	os.WriteFile(filepath.Join(binDir, "tmux"), []byte(fmt.Sprintf("#!/bin/sh\necho \"$*\" >> %s\nexec %s \"$@\"\n", calls, realTmux)), 0o755)
 	env := map[string]string{"PATH": binDir + ":" + os.Getenv("PATH")}
 
@@ -66,9 +65,16 @@ func TestHealthySeatCostsNothing(t *testing.T) {
 		}
 		return procs{owners: [2]seat.Owner{h.Owner(), b.Owner()}, panes: string(out)}
 	}
-	// Let both seats settle (the last turn's status line and context reading).
-	time.Sleep(1500 * time.Millisecond)
-	before, procsBefore := snapshot(t, h.Home, skip), state()
+	// Let both seats settle (the last turn's status line and context reading
+	// arrive after its Stop): two snapshots a beat apart must agree.
+	var before map[string]string
+	h.WaitFor("the seats' files to settle", wait, func() bool {
+		a := snapshot(t, h.Home, skip)
+		time.Sleep(500 * time.Millisecond)
+		before = snapshot(t, h.Home, skip)
+		return len(diff(a, before)) == 0
+	})
+	procsBefore := state()
 
 	const sweeps = 100
 	var took int64
@@ -254,5 +260,50 @@ func TestFinalizer(t *testing.T) {
 	rep, res := sweep(t, h)
 	if r := seatIn(t, rep, "fin"); r.Verdict != "" || !strings.Contains(r.Reason, "left alone") || res.Code != 0 || len(rep.Cleanups) != 0 {
 		t.Fatalf("a finished seat: %+v (exit %d)", r, res.Code)
+	}
+}
+
+// The sweep's clock is injected: the same seat read at a later time has an
+// expired provider block and a stale heartbeat (a dry run, in process: the
+// verdicts change, nothing is done).
+func TestSweepClockIsInjected(t *testing.T) {
+	t.Parallel()
+	h := newSeat(t, "clock")
+	h.Start()
+	now := time.Now()
+	if err := seat.RecordBlock(h.Home, "sim", seat.Block{Until: now.Add(10 * time.Minute), Since: now, Error: "rate_limit", Seat: "clock"}, now); err != nil {
+		t.Fatal(err)
+	}
+	at := func(d time.Duration) recover.SeatReport {
+		t.Helper()
+		rep, err := recover.Sweep(recover.Options{Home: h.Home, DryRun: true, Now: func() time.Time { return now.Add(d) }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return seatIn(t, rep, "clock")
+	}
+	if r := at(0); r.Verdict != recover.OK || !strings.Contains(r.Waiting, "provider sim") {
+		t.Fatalf("now: %+v", r)
+	}
+	if r := at(11 * time.Minute); r.Waiting != "" || r.Verdict != recover.Dead || r.Cause != recover.CauseWedged || !strings.Contains(r.Result, "dry run") {
+		t.Fatalf("eleven minutes later: %+v", r)
+	}
+	if !h.Owner().Live() {
+		t.Fatal("a dry run acted")
+	}
+}
+
+// --textfile writes the seats' readings for node_exporter after the sweep,
+// with recover's verdict in them.
+func TestTextfile(t *testing.T) {
+	t.Parallel()
+	h := newSeat(t, "prom")
+	h.Start()
+	path := filepath.Join(t.TempDir(), "pantty.prom")
+	if r := h.Run("recover", "--textfile", path); r.Code != 0 {
+		t.Fatalf("recover --textfile: %s", r)
+	}
+	if text := read(t, path); !strings.Contains(text, `pantty_seat_health{`) || !strings.Contains(text, `verdict="ok"`) {
+		t.Fatalf("textfile:\n%s", text)
 	}
 }

@@ -63,6 +63,18 @@ type SelfNaming interface {
 	NamesOwnSession() bool
 }
 
+// LazyStart is an optional Adapter method for a harness whose SessionStart
+// hook fires with the first turn of a session, not when the harness starts
+// (Codex CLI 0.171: SessionStart source startup, resume or compact runs as the
+// next turn begins). For such a harness the driver takes the pane showing its
+// input box (InputReady) as the start, and a compaction's re-injection
+// (SessionStart source "compact", whose output the harness puts into that
+// turn's request) as arriving with the first turn after the compaction.
+type LazyStart interface {
+	InputReady
+	StartsLazily() bool
+}
+
 // Launch is what an adapter needs to build one launch of its harness.
 type Launch struct {
 	Seat      Seat

@@ -20,7 +20,7 @@ const (
 
 // KnownHarnesses lists the harness names seat.toml may name; each has an adapter
 // registered by cmd/pantty.
-var KnownHarnesses = []string{"sim", "claude-code"}
+var KnownHarnesses = []string{"sim", "claude-code", "codex"}
 
 // Duration is a time.Duration written in seat.toml as a Go duration string ("30s").
 type Duration struct{ time.Duration }

@@ -364,7 +364,7 @@ func (d *Driver) rescan() {
 }
 
 func (d *Driver) onReadyTimeout() {
-	if d.ready {
+	if d.ready || d.pollReady() {
 		return
 	}
 	err := fmt.Errorf("harness did not report SessionStart for session %s within %s%s",

@@ -67,6 +67,9 @@ func (d *Driver) writeCycle() {
 // not choose (the PreCompact hook materialized for it).
 func (d *Driver) onCycleEvent(ev Event) {
 	if d.cycle == nil {
+		if ev.Kind == EvSessionStart && d.recordLateInjection(ev) {
+			return
+		}
 		if ev.Kind == EvPreCompact {
 			d.logf("compaction not chosen by pantty (trigger %s): handoff materialized by %s", ev.Fields.Trigger, ev.Pantty["materialized_by"])
 		}
@@ -85,6 +88,12 @@ func (d *Driver) onCycleEvent(ev Event) {
 		r.PostCompact = ev.File
 	}
 	d.writeCycle()
+	if r.PostCompact != "" && r.Injected == "" && d.injectsLater() {
+		// The harness re-injects with the next turn (LazyStart): the compaction
+		// is done; recordLateInjection completes the record then.
+		d.endCycle("done", "")
+		return
+	}
 	if r.Injected == "" || r.PostCompact == "" {
 		return
 	}
@@ -138,7 +147,11 @@ func (d *Driver) endCycle(state, errText string) {
 		if state != "done" {
 			err = fmt.Errorf("compaction cycle %s failed: %s", r.ID, errText)
 		}
-		d.answer(*d.cycle.req, err, fmt.Sprintf("compaction cycle %s done: handoff %s (hash %s) materialized before /compact and re-injected after it", r.ID, filepath.Base(r.Handoff), r.Hash))
+		how := "re-injected after it"
+		if r.Injected == "" {
+			how = "re-injected into the first request after it (the harness's SessionStart source compact fires with the next turn)"
+		}
+		d.answer(*d.cycle.req, err, fmt.Sprintf("compaction cycle %s done: handoff %s (hash %s) materialized before /compact and %s", r.ID, filepath.Base(r.Handoff), r.Hash, how))
 	}
 	d.cycle = nil
 	d.setPhase(PhaseIdle, "")
@@ -152,15 +165,22 @@ func (d *Driver) onStatusLine(ev Event) {
 	if err != nil || r.SessionID != d.sess.ID {
 		return
 	}
+	d.applyReading(r, "status line context_window.current_usage (input + cache_creation + cache_read)", ev.ReceivedAt.UTC())
+}
+
+// applyReading is the one rule for a context reading, whatever carried it:
+// occupancy as read, the floor measured on the first request of a fresh session
+// (occupancy minus what that request itself added), reclaimable the rest.
+func (d *Driver) applyReading(r StatusReading, source string, at time.Time) {
 	c := &d.ctxr
 	if c.SessionID != d.sess.ID {
 		*c = Context{SessionID: d.sess.ID}
 	}
-	c.Occupancy, c.Window, c.Model, c.ReadAt = r.Occupancy, r.Window, r.Model, ev.ReceivedAt.UTC()
-	c.Source = "status line context_window.current_usage (input + cache_creation + cache_read)"
+	c.Occupancy, c.Window, c.Model, c.ReadAt = r.Occupancy, r.Window, r.Model, at
+	c.Source = source
 	if d.floorPending != "" {
 		c.Floor = r.Occupancy - r.Input
-		c.FloorSource, c.FloorAt = d.floorPending, ev.ReceivedAt.UTC()
+		c.FloorSource, c.FloorAt = d.floorPending, at
 		d.floorPending = ""
 	}
 	c.Reclaimable = 0

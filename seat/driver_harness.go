@@ -126,6 +126,7 @@ func (d *Driver) launch(pane *tmux.Pane) error {
 	d.report(Progress{State: "progress", Text: fmt.Sprintf("%s session %s; waiting for the harness's SessionStart", verb, d.sess.ID)})
 	d.setPhase(PhaseStarting, "harness SessionStart")
 	d.readyT.set(d.Cfg.ReadyTimeout.Duration)
+	d.armReadyPoll()
 	return nil
 }
 

@@ -183,15 +183,7 @@ func (d *Driver) onHookEvent(ev Event) {
 		if f.Source == "compact" {
 			d.onCycleEvent(ev)
 		}
-		if !d.ready {
-			d.waitInputReady()
-			d.ready = true
-			d.readyT.stop()
-			d.logf("harness ready (SessionStart source %s)", f.Source)
-			d.setPhase(PhaseIdle, "")
-			d.report(Progress{State: "ready", Holder: d.Lock.Owner.Holder, Session: d.sess.ID, Adopted: d.adopted})
-			d.Report = nil
-		}
+		d.becomeReady("SessionStart source " + f.Source)
 	case EvUserPromptSubmit:
 		d.onPromptSubmit(ev)
 	case EvStop, EvStopFailure:
@@ -204,6 +196,8 @@ func (d *Driver) onHookEvent(ev Event) {
 		d.onCycleEvent(ev)
 	case EvStatusLine:
 		d.onStatusLine(ev)
+	case EvContextReading:
+		d.onContextReading(ev)
 	default:
 		// PreCompact, PostCompact, Notification, SessionEnd: recorded in
 		// events/seen for the compaction cycle and telemetry.
@@ -605,20 +599,26 @@ func (d *Driver) waitIdle(limit time.Duration) bool {
 	return false
 }
 
-// composerSettle is how long a cancel watches the input box after clearing it.
-const composerSettle = time.Second
+// composerQuiet and composerSettle: after a cancel the input box must stay
+// empty for composerQuiet, watched for at most composerSettle.
+const (
+	composerQuiet  = 300 * time.Millisecond
+	composerSettle = time.Second
+)
 
-// settleComposer watches the input box for composerSettle after a cancel and
-// clears it again whenever it holds text: the harness may put the interrupted
-// prompt back after the first clear (seen on Claude Code 2.1.328 under load).
-// Only for adapters that can read their input box (ComposerReader).
+// settleComposer watches the input box after a cancel and clears it again
+// whenever it holds text, until it has stayed empty for composerQuiet (at most
+// composerSettle): the harness may put the interrupted prompt back after the
+// first clear (seen on Claude Code 2.1.328 under load). Only for adapters that
+// can read their input box (ComposerReader).
 func (d *Driver) settleComposer() {
 	cr, ok := d.Ad.(ComposerReader)
 	if !ok {
 		return
 	}
 	deadline := time.Now().Add(composerSettle)
-	for time.Now().Before(deadline) {
+	empty := time.Now()
+	for time.Now().Before(deadline) && time.Since(empty) < composerQuiet {
 		time.Sleep(100 * time.Millisecond)
 		ctx, cancel := d.ctx()
 		screen, err := d.tm.Capture(ctx, d.sess.PaneID)
@@ -629,6 +629,7 @@ func (d *Driver) settleComposer() {
 		if text, ok := cr.Composer(screen); ok && text != "" {
 			d.logf("the input box holds %q after the cancel: clearing it again", text)
 			d.clearComposer()
+			empty = time.Now()
 		}
 	}
 }

@@ -146,6 +146,7 @@ func (d *Driver) onTurnDone(r turnDone) {
 	case env.Subtype == "success" && !env.IsError && env.NumTurns >= 1:
 		e.Status.Reply = truncate(env.Result, maxReply)
 		e.Status.SessionID = env.SessionID
+		d.learnSessionID(env.SessionID) // a self-naming harness names its session in the envelope
 		d.finish(e, StateProcessed, "", "", fmt.Sprintf("envelope: success, %d turn(s), session %s", env.NumTurns, env.SessionID))
 	case env.Subtype == "success" && !env.IsError:
 		d.finish(e, StateFailed, ReasonNoTurn, "the envelope says success with zero model turns: not processing", "")

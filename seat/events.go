@@ -27,6 +27,7 @@ const (
 	EvStatusLine       = "StatusLine" // a status-line payload whose usage changed
 	EvClientAttached   = "ClientAttached"
 	EvClientDetached   = "ClientDetached"
+	EvContextReading   = "ContextReading" // an adapter's occupancy reading (ContextReadingPayload)
 )
 
 // Event is one hook event as `pantty hook` recorded it in events/. The payload is

@@ -4,6 +4,7 @@ import (
 	"os"
 
 	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/codex"
 	"github.com/pantty/pantty/seat/sim"
 	"github.com/urfave/cli/v2"
 )
@@ -18,13 +19,24 @@ func hookCommand() *cli.Command {
 			&cli.StringFlag{Name: "seat", Required: true},
 			&cli.BoolFlag{Name: "status-line"},
 			&cli.StringFlag{Name: "tmux", Usage: "a tmux hook name instead of a harness event"},
+			&cli.BoolFlag{Name: "codex-hook", Usage: "a Codex hook (turn_id named prompt_id; PostModelRequest translated)"},
+			&cli.BoolFlag{Name: "codex-notify", Usage: "Codex's notify program: the JSON is the last argument"},
 		},
 		Action: func(c *cli.Context) error {
 			home, err := homeOf(c)
 			if err != nil {
 				return err
 			}
-			if code := seat.RunHook(home, c.String("seat"), c.Bool("status-line"), c.String("tmux"), os.Stdin, os.Stdout, os.Stderr); code != 0 {
+			code := 0
+			switch {
+			case c.Bool("codex-notify"):
+				code = codex.RunNotify(home, c.String("seat"), c.Args().Get(c.NArg()-1), os.Stderr)
+			case c.Bool("codex-hook"):
+				code = codex.RunHook(home, c.String("seat"), os.Stdin, os.Stdout, os.Stderr)
+			default:
+				code = seat.RunHook(home, c.String("seat"), c.Bool("status-line"), c.String("tmux"), os.Stdin, os.Stdout, os.Stderr)
+			}
+			if code != 0 {
 				return codedError{code, ""}
 			}
 			return nil

@@ -10,6 +10,7 @@ import (
 
 	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/claudecode"
+	"github.com/pantty/pantty/seat/codex"
 	"github.com/pantty/pantty/seat/sim"
 	"github.com/urfave/cli/v2"
 )
@@ -17,6 +18,7 @@ import (
 func main() {
 	seat.Register(sim.Adapter{})
 	seat.Register(claudecode.Adapter{})
+	seat.Register(codex.Adapter{})
 	os.Exit(run(os.Args))
 }
 

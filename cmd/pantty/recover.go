@@ -12,6 +12,7 @@ import (
 
 	"github.com/pantty/pantty/recover"
 	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/telemetry"
 	"github.com/urfave/cli/v2"
 )
 
@@ -33,6 +34,7 @@ func recoverCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "dry-run", Usage: "observe and classify, print what would be done, change nothing"},
 			&cli.BoolFlag{Name: "json", Usage: "print the report as JSON"},
+			&cli.StringFlag{Name: "textfile", Usage: "after the sweep, write every seat's readings in the Prometheus text format to `PATH` (*.prom, for node_exporter's textfile collector)"},
 			interval,
 		},
 		Action: recoverSweep,
@@ -111,6 +113,13 @@ func recoverSweep(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	// A sweep kills and starts drivers and harnesses: it steers every seat, so
+	// a seat's own model may not run it (a dry run only reads).
+	if !c.Bool("dry-run") {
+		if err := seat.RefuseInside(home, "recover"); err != nil {
+			return err
+		}
+	}
 	pantty, err := panttyPath()
 	if err != nil {
 		return err
@@ -130,6 +139,15 @@ func recoverSweep(c *cli.Context) error {
 		}
 	} else {
 		printReport(os.Stdout, rep)
+	}
+	if path := c.String("textfile"); path != "" && !rep.DryRun && rep.Busy == "" {
+		rows, err := telemetryReader.Read(home, time.Now())
+		if err == nil {
+			err = telemetry.WriteTextfile(path, rows)
+		}
+		if err != nil {
+			return fmt.Errorf("recover --textfile %s: %w", path, err)
+		}
 	}
 	if rep.Code != 0 {
 		return codedError{rep.Code, ""}
@@ -230,6 +248,9 @@ func recoverInstall(c *cli.Context) error {
 	if fi, err := os.Stat(home); err != nil || !fi.IsDir() {
 		return usageErr("no state root at %s: create a seat first ('pantty seat init'), or set PANTTY_HOME", home)
 	}
+	if err := seat.RefuseInside(home, "recover install"); err != nil {
+		return err
+	}
 	did, err := recover.Install(o)
 	for _, d := range did {
 		say("%s", d)
@@ -244,6 +265,9 @@ func recoverInstall(c *cli.Context) error {
 func recoverUninstall(c *cli.Context) error {
 	home, err := homeOf(c)
 	if err != nil {
+		return err
+	}
+	if err := seat.RefuseInside(home, "recover uninstall"); err != nil {
 		return err
 	}
 	did, err := recover.Uninstall(home, schedKinds(c))

@@ -149,6 +149,9 @@ func TranscriptPath(c seat.Config, sessionID string) (path string, exists bool, 
 		return want, false, err
 	}
 	for _, e := range ents {
+		if !e.IsDir() {
+			continue
+		}
 		p := filepath.Join(projects, e.Name(), sessionID+".jsonl")
 		if ok, err := isFile(p); ok || err != nil {
 			return p, ok, err

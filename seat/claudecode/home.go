@@ -19,7 +19,8 @@ import (
 //	projects[<workdir>].hasTrustDialogAccepted: true   (for each workdir)
 //
 // Everything else already in the file is kept, so it can be pointed at a real
-// HOME too. The file is written atomically with mode 0600. It is for tests and
+// HOME too. For a seat that sets CLAUDE_CONFIG_DIR pass that directory instead:
+// claude then reads .claude.json from there, not from HOME (measured). The file is written atomically with mode 0600. It is for tests and
 // for `pantty measure`; a person's seat normally runs in a HOME where these were
 // answered by hand. apiKey may be empty (a HOME for an OAuth login).
 func PrepareHome(home, apiKey string, workdirs ...string) error {

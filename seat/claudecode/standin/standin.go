@@ -178,7 +178,7 @@ func (s *Server) Close() error {
 	return err
 }
 
-// record appends r to the log and returns its sequence number.
+// record numbers r and appends it to the log (and the log file).
 func (s *Server) record(r Request) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -207,7 +207,8 @@ func (s *Server) serve(w http.ResponseWriter, req *http.Request) {
 	case req.Method == http.MethodPost && path == "/v1/messages/count_tokens":
 		s.countTokens(w, body, r)
 	case req.Method == http.MethodHead || req.Method == http.MethodGet && (path == "" || path == "/v1"):
-		// A reachability check: the root answers like the real host does.
+		// A reachability check (claude sends HEAD /api/hello unless
+		// CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC is set): answered 200.
 		r.Kind, r.Status = "other", http.StatusOK
 		s.record(r)
 		w.WriteHeader(http.StatusOK)
@@ -339,17 +340,16 @@ func joinRaw(rs []json.RawMessage) []byte {
 func tokens(n int) int { return (n + 3) / 4 }
 
 func (s *Server) countTokens(w http.ResponseWriter, body []byte, r Request) {
+	_, err := s.parse(body, &r)
 	r.Kind = "count_tokens"
-	a, err := s.parse(body, &r)
 	if err != nil {
 		r.Status = http.StatusBadRequest
 		s.record(r)
 		writeError(w, http.StatusBadRequest, "invalid_request_error", "standin: "+err.Error())
 		return
 	}
-	r.Kind = "count_tokens"
+	// What would be counted is the whole request: bytes/4, like the usage.
 	u := Usage{InputTokens: tokens(len(body))}
-	_ = a
 	r.Usage, r.Status = u, http.StatusOK
 	s.record(r)
 	writeJSON(w, http.StatusOK, map[string]int{"input_tokens": u.InputTokens})

@@ -1,0 +1,58 @@
+#!/bin/sh
+# scripts/bench.sh — pantty's performance measurements (docs/performance.md).
+#
+#   scripts/bench.sh            quick form (about 2-3 minutes on 2 cores)
+#   scripts/bench.sh --long     long form: more samples, 500 synthetic seats,
+#                               a 60 s idle run (about 10 minutes)
+#
+# Options (after the form):
+#   --only LIST    run only these sections: enqueue,hook,delivery,turnend,recover,status,idle
+#                  (turnend needs delivery; idle measures the seats started before it)
+#   --json FILE    also write the figures as JSON
+#   --no-gotest    skip the in-process `go test -bench` benchmarks
+#   --keep         keep the work directory (state roots, driver logs)
+#
+# It builds pantty once, runs scripts/bench (which starts real seats on the
+# simulator in private tmux servers under /tmp/pb-<pid>, and stops them and
+# their servers at the end), prints one table of medians, p99s and ratios
+# against the baselines run in the same process, then the go test benchmarks.
+# Speed is reported, never asserted: the exit code is non-zero only when a
+# measurement could not be taken or a correctness check failed.
+set -eu
+
+cd "$(dirname "$0")/.."
+long=""
+gotest=1
+args=""
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--long) long="-long" ;;
+	--no-gotest) gotest=0 ;;
+	--keep) args="$args -keep" ;;
+	--only) shift; args="$args -only $1" ;;
+	--json) shift; args="$args -json $1" ;;
+	-h|--help) sed -n '2,21p' "$0"; exit 0 ;;
+	*) echo "bench.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
+	esac
+	shift
+done
+
+bin="$(mktemp -d /tmp/pantty-bench-bin.XXXXXX)"
+trap 'rm -rf "$bin"' EXIT INT TERM
+go build -o "$bin/pantty" ./cmd/pantty
+go build -o "$bin/bench" ./scripts/bench
+
+status=0
+# shellcheck disable=SC2086 # $args is a list of words on purpose
+"$bin/bench" -pantty "$bin/pantty" $long $args || status=$?
+
+if [ "$gotest" = 1 ]; then
+	benchtime="20x"
+	[ -n "$long" ] && benchtime="1s"
+	echo
+	echo "go test benchmarks (in process, -benchtime $benchtime):"
+	go test -run '^$' -bench 'Guard|Enqueue|RunHook' -benchtime "$benchtime" -benchmem ./seat/ | grep -E '^(Benchmark|ok|FAIL)' || status=1
+	go test -run '^$' -bench 'Sweep' -benchtime 10x ./recover/ | grep -E '^(Benchmark|ok|FAIL)' || status=1
+	go test -run '^$' -bench 'Read' -benchtime 10x ./seat/telemetry/ | grep -E '^(Benchmark|ok|FAIL)' || status=1
+fi
+exit "$status"

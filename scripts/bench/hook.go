@@ -1,0 +1,93 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os/exec"
+	"strings"
+	"time"
+
+	"github.com/pantty/pantty/seat"
+)
+
+// hookCost measures `pantty hook` per call, the way the harness runs it (the
+// harness waits on it: a slow hook delays the seat): the process alone, and
+// through `sh -c` as the simulator and Claude Code start it. Payloads are the
+// shapes the harness sends, with a guarded prompt of a typical size.
+func (b *bench) hookCost() error {
+	home, _ := b.home("hook")
+	rs, err := b.newRealSeat(home, "", "hk")
+	if err != nil {
+		return err
+	}
+	s := rs.s
+	sid := seat.NewSessionID()
+	sub, err := seat.Guard(seat.Message{ID: "h-1", From: "alice", Board: "main", Text: strings.Repeat("please review the change in pkg/x and report ", 10)}, seat.DefaultDispatchFacts)
+	if err != nil {
+		return err
+	}
+	base := map[string]any{"session_id": sid, "transcript_path": "/tmp/none.jsonl", "cwd": b.work, "permission_mode": "default"}
+	payload := func(kind string, extra map[string]any) string {
+		p := map[string]any{"hook_event_name": kind}
+		for k, v := range base {
+			p[k] = v
+		}
+		for k, v := range extra {
+			p[k] = v
+		}
+		data, _ := json.Marshal(p)
+		return string(data)
+	}
+	ups := payload(seat.EvUserPromptSubmit, map[string]any{"prompt_id": seat.NewSessionID(), "prompt": sub.Text()})
+	stop := payload(seat.EvStop, map[string]any{"prompt_id": seat.NewSessionID(), "stop_hook_active": false, "last_assistant_message": "sim: received 512 chars"})
+	usage := func(i int) string {
+		data, _ := json.Marshal(map[string]any{"session_id": sid, "model": map[string]any{"id": "sim-1"}, "version": "sim-0.1",
+			"context_window": map[string]any{"context_window_size": 200000, "used_percentage": 7.1,
+				"current_usage": map[string]any{"input_tokens": 120 + i, "cache_creation_input_tokens": 2000, "cache_read_input_tokens": 12000, "output_tokens": 30}}})
+		return string(data)
+	}
+	env := b.env(home, "")
+	n := b.pick(100, 400)
+	var upsD, stopD, slD, shD durs
+	var maxRSS int64
+	for i := 0; i < n; i++ {
+		r := b.runIn(env, ups, "--home", home, "hook", "--seat", "hk")
+		if r.Code != 0 {
+			return fmt.Errorf("hook UserPromptSubmit: %s", r)
+		}
+		if r.Stdout != "" {
+			return fmt.Errorf("hook printed on UserPromptSubmit (that would enter the model's context): %q", r.Stdout)
+		}
+		upsD = append(upsD, r.Wall)
+		maxRSS = max(maxRSS, r.MaxRSSKB)
+		r = b.runIn(env, stop, "--home", home, "hook", "--seat", "hk")
+		if r.Code != 0 {
+			return fmt.Errorf("hook Stop: %s", r)
+		}
+		stopD = append(stopD, r.Wall)
+		maxRSS = max(maxRSS, r.MaxRSSKB)
+		r = b.runIn(env, usage(i), "--home", home, "hook", "--seat", "hk", "--status-line")
+		if r.Code != 0 {
+			return fmt.Errorf("hook --status-line: %s", r)
+		}
+		slD = append(slD, r.Wall)
+		maxRSS = max(maxRSS, r.MaxRSSKB)
+		// The way the harness runs it: sh -c with the settings' command line.
+		t := time.Now()
+		cmd := exec.Command("/bin/sh", "-c", seat.HookCommand(b.pantty, s))
+		cmd.Env = env
+		cmd.Stdin = strings.NewReader(ups)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("sh -c hook: %v: %s", err, out)
+		}
+		shD = append(shD, time.Since(t))
+	}
+	b.timing("4 hook", "pantty hook, UserPromptSubmit (process)", upsD, 0, "")
+	b.timing("4 hook", "pantty hook, Stop (process)", stopD, 0, "")
+	b.timing("4 hook", "pantty hook --status-line, usage changed (process)", slD, 0, "")
+	b.timing("4 hook", "sh -c '<hook command>', UserPromptSubmit (as the harness runs it)", shD, 0, "")
+	b.add(row{Section: "4 hook", What: "pantty hook peak RSS (VmHWM, max over all calls)", Median: fmt.Sprintf("%.1f MiB", float64(maxRSS)/1024)})
+	evs, _ := s.PendingEvents()
+	b.check("hook: one event file per call", len(evs) == 4*n, "%d calls that record an event (UserPromptSubmit twice, Stop, status line with changed usage): %d event files", 4*n, len(evs))
+	return nil
+}

@@ -1,0 +1,209 @@
+package codex
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/pantty/pantty/seat"
+)
+
+// RunHook is `pantty hook --seat S --codex-hook`: what every Codex hook pantty
+// installs runs. Codex's payloads have Claude Code's shape (hook_event_name,
+// session_id, prompt, last_assistant_message, source, trigger) except that a
+// turn is named turn_id; it is copied to prompt_id, which the driver binds a
+// turn end to, and the event goes through the ordinary `pantty hook`
+// (seat.RunHook: PreCompact materializes, SessionStart source compact prints
+// the handoff, which Codex puts into the next request). PostModelRequest is
+// Codex's own and is translated here (modelRequest). Like every hook it never
+// fails the harness's action because of pantty trouble.
+func RunHook(home, name string, stdin io.Reader, stdout, stderr io.Writer) int {
+	payload, err := io.ReadAll(io.LimitReader(stdin, seat.MaxHookPayload))
+	if err != nil {
+		fmt.Fprintf(stderr, "pantty hook: read payload: %v\n", err)
+	}
+	var m map[string]any
+	if json.Unmarshal(payload, &m) != nil {
+		return seat.RunHook(home, name, false, "", bytes.NewReader(payload), stdout, stderr)
+	}
+	if turn, ok := m["turn_id"].(string); ok && turn != "" {
+		if _, has := m["prompt_id"]; !has {
+			m["prompt_id"] = turn
+		}
+	}
+	if m["hook_event_name"] == "PostModelRequest" {
+		s, err := seat.Open(home, name)
+		if err != nil {
+			fmt.Fprintf(stderr, "pantty hook: %v\n", err)
+			return 0
+		}
+		modelRequest(s, m, time.Now(), stderr)
+		return 0
+	}
+	out, _ := json.Marshal(m)
+	return seat.RunHook(home, name, false, "", bytes.NewReader(out), stdout, stderr)
+}
+
+// ContextSource names where a Codex context reading comes from.
+const ContextSource = "codex PostModelRequest token_usage.input_tokens (the request's whole input, as the rollout's last_token_usage; total_token_usage is cumulative and never read)"
+
+// modelRequest translates a PostModelRequest (one per model request, after
+// Codex's own retries; measured) of the thread's sampling loop:
+//   - completed: a ContextReading of what the request carried (token_usage is
+//     this request's usage, the rollout's last_token_usage), with the window
+//     from the rollout;
+//   - failed: a StopFailure for the turn, since no Stop fires when a turn ends
+//     on an API error (measured: 429 → "exceeded retry limit, last status: 429
+//     Too Many Requests", then the turn ended), the error classified so the
+//     driver can tell a provider refusal (a wait) from a failure.
+func modelRequest(s seat.Seat, m map[string]any, now time.Time, stderr io.Writer) {
+	str := func(k string) string { v, _ := m[k].(string); return v }
+	if k := str("kind"); k != "" && k != "sampling" {
+		return // a compaction's summarisation request, not the turn's loop
+	}
+	thread := str("thread_id")
+	if thread == "" {
+		thread = str("session_id")
+	}
+	var kind string
+	var out any
+	switch str("status") {
+	case "completed":
+		u, _ := m["token_usage"].(map[string]any)
+		in, _ := u["input_tokens"].(float64)
+		if in <= 0 {
+			return
+		}
+		kind = seat.EvContextReading
+		out = seat.ContextReadingPayload{SessionID: thread, TurnID: str("turn_id"), Occupancy: int(in),
+			Window: ContextWindow(str("transcript_path")), Model: str("model"), Source: ContextSource}
+	case "failed":
+		kind = seat.EvStopFailure
+		msg := str("error")
+		out = map[string]string{"hook_event_name": seat.EvStopFailure, "session_id": thread, "prompt_id": str("turn_id"),
+			"error": ClassifyError(msg), "last_assistant_message": msg, "cwd": str("cwd")}
+	default:
+		return
+	}
+	b, _ := json.Marshal(out)
+	if _, err := s.WriteEventNote(kind, b, map[string]string{"from": "codex PostModelRequest " + str("request_id")}, now); err != nil {
+		fmt.Fprintf(stderr, "pantty hook: %v\n", err)
+	}
+}
+
+// ClassifyError names a failed request's error the way the driver's provider
+// refusal check reads it (seat.IsProviderRefusal): rate_limit, overloaded,
+// usage_limit; anything else is api_error (a failure of the turn).
+func ClassifyError(msg string) string {
+	t := strings.ToLower(msg)
+	switch {
+	case strings.Contains(t, "usage limit") || strings.Contains(t, "insufficient_quota") || strings.Contains(t, "quota"):
+		return "usage_limit"
+	case strings.Contains(t, "429") || strings.Contains(t, "too many requests") || strings.Contains(t, "rate limit"):
+		return "rate_limit"
+	case strings.Contains(t, "529") || strings.Contains(t, "503") || strings.Contains(t, "overloaded"):
+		return "overloaded"
+	}
+	return "api_error"
+}
+
+// Notify is the JSON Codex passes to its notify program after a turn.
+type Notify struct {
+	Type      string   `json:"type"`
+	Thread    string   `json:"thread-id"`
+	Turn      string   `json:"turn-id"`
+	Cwd       string   `json:"cwd"`
+	Client    string   `json:"client"`
+	Input     []string `json:"input-messages"`
+	Assistant string   `json:"last-assistant-message"`
+}
+
+// EvCodexNotify is a notify recorded without acting on it.
+const EvCodexNotify = "CodexNotify"
+
+// RunNotify is `pantty hook --seat S --codex-notify JSON`: Codex's notify
+// program, run once per finished turn (measured: agent-turn-complete with
+// thread-id, turn-id, input-messages — the exact submitted text — and
+// last-assistant-message; a second one for Codex's own title thread, whose id
+// differs and which has no rollout). It is the turn end when the hooks did not
+// deliver one: for the seat's thread and a turn with no Stop event yet, it
+// records a UserPromptSubmit (the input, for the guard header match) and a Stop,
+// with session_id = thread-id and prompt_id = turn-id. Otherwise it is recorded
+// as CodexNotify only. It never fails Codex.
+func RunNotify(home, name, arg string, stderr io.Writer) int {
+	s, err := seat.Open(home, name)
+	if err != nil {
+		fmt.Fprintf(stderr, "pantty hook: %v\n", err)
+		return 0
+	}
+	now := time.Now()
+	var n Notify
+	if err := json.Unmarshal([]byte(arg), &n); err != nil || n.Type != "agent-turn-complete" || !seatThread(s, n.Thread) || stopSeen(s, n.Turn, now) {
+		if _, err := s.WriteEvent(EvCodexNotify, []byte(arg), now); err != nil {
+			fmt.Fprintf(stderr, "pantty hook: %v\n", err)
+		}
+		return 0
+	}
+	ups, _ := json.Marshal(map[string]string{"hook_event_name": seat.EvUserPromptSubmit, "session_id": n.Thread,
+		"prompt_id": n.Turn, "prompt": strings.Join(n.Input, "\n"), "cwd": n.Cwd})
+	stop, _ := json.Marshal(map[string]string{"hook_event_name": seat.EvStop, "session_id": n.Thread,
+		"prompt_id": n.Turn, "last_assistant_message": n.Assistant, "cwd": n.Cwd})
+	note := map[string]string{"from": "codex notify (agent-turn-complete)"}
+	for _, e := range []struct {
+		kind string
+		b    []byte
+	}{{seat.EvUserPromptSubmit, ups}, {seat.EvStop, stop}} {
+		if _, err := s.WriteEventNote(e.kind, e.b, note, now); err != nil {
+			fmt.Fprintf(stderr, "pantty hook: %v\n", err)
+		}
+		now = now.Add(time.Microsecond) // keep the two in order
+	}
+	return 0
+}
+
+// seatThread reports whether thread is the seat's: the recorded session id, or,
+// before one is recorded, a thread with a rollout in the seat's CODEX_HOME
+// (Codex's title thread has none; measured).
+func seatThread(s seat.Seat, thread string) bool {
+	if thread == "" {
+		return false
+	}
+	if sess, err := s.ReadSession(); err == nil && sess.ID != "" {
+		return sess.ID == thread
+	}
+	c, err := s.LoadConfig()
+	if err != nil {
+		return false
+	}
+	p, _ := RolloutPath(Home(s, c), thread)
+	return p != ""
+}
+
+// stopSeen reports whether a Stop for this turn was already recorded (by the
+// Stop hook, which Codex runs before notify) in the last ten minutes.
+func stopSeen(s seat.Seat, turn string, now time.Time) bool {
+	if turn == "" {
+		return false
+	}
+	for _, dir := range []string{s.EventsDir(), s.SeenDir()} {
+		ents, _ := os.ReadDir(dir)
+		for i := len(ents) - 1; i >= 0; i-- {
+			name := ents[i].Name()
+			if !strings.HasSuffix(name, "-"+seat.EvStop+".json") {
+				continue
+			}
+			if t, ok := seat.EventTime(name); ok && now.Sub(t) > 10*time.Minute {
+				break // sorted by time: older ones cannot be this turn's
+			}
+			if ev, err := seat.ReadEvent(filepath.Join(dir, name)); err == nil && ev.Fields.PromptID == turn {
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -1,0 +1,513 @@
+// Package standin is a loopback stand-in for the OpenAI Responses API, so the
+// real Codex CLI can run in pantty's end-to-end tests and measurements with no
+// network and no cost: a per-seat CODEX_HOME/config.toml names a model
+// provider whose base_url is URL()+"/v1" with wire_api = "responses"
+// (codex.PrepareHome writes it).
+//
+// It answers POST /v1/responses (streaming SSE, or plain JSON) with
+// response.created, response.output_item.added, response.content_part.added,
+// response.output_text.delta…, response.output_text.done,
+// response.content_part.done, response.output_item.done and
+// response.completed with usage. Every other path is answered 404 and logged.
+// Every request is kept in a log (memory, and a JSONL file when asked) with the
+// turn's new user input, the sizes of what was sent, the thread it belongs to
+// (prompt_cache_key) and the usage answered, so a test counts exactly-once
+// delivery from what reached "the model".
+//
+// A reply quotes the first line of the new user input (so a guard header and
+// its nonce survive into the rollout). Behaviour is scripted per request by
+// the markers of seat/standinkit in the new input, or by Queue from Go:
+//
+//	[standin:slow=5s]          stream the reply over 5s (the client may cancel)
+//	[standin:delay=5s]         wait 5s before answering at all
+//	[standin:429 reset=30s]    429 rate_limit_exceeded with retry-after
+//	[standin:error=500]        that status with an error body
+//	[standin:fail]             a 200 stream that ends in response.failed
+//	[standin:reply=TEXT]       answer TEXT (to the end of the line) instead of the quote
+//
+// Usage grows with what was actually sent: tokens are bytes/4 of the request's
+// parts; instructions and tools seen before, and the longest input prefix seen
+// before, are reported as cached_tokens (input_tokens counts them too, as the
+// real API does). Fixed numbers would let any floor/reclaimable split pass.
+package standin
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/pantty/pantty/seat/standinkit"
+)
+
+// Options configure a stand-in. The zero value is usable.
+type Options struct {
+	// Addr is the listen address; default 127.0.0.1:0 (a free loopback port).
+	Addr string
+	// LogPath, when set, receives every request as one JSON line too.
+	LogPath string
+	// KeepBodies keeps each request's raw body in the log (for measuring a new
+	// client version; bodies are large).
+	KeepBodies bool
+	// ChunkDelay is the pause between streamed chunks of an ordinary reply.
+	ChunkDelay time.Duration
+	// Logf receives a line for each unknown path and each scripted answer.
+	Logf func(format string, args ...any)
+}
+
+// Request is one row of the request log: what reached the stand-in.
+type Request struct {
+	Seq    int       `json:"seq"`
+	At     time.Time `json:"at"`
+	Method string    `json:"method"`
+	Path   string    `json:"path"`
+	// Kind is turn (a main-loop request: it carries tools), compact (the
+	// summarisation request of a compaction), aux (a side request without
+	// tools: Codex's thread title), or other (an unknown path).
+	Kind   string `json:"kind"`
+	Model  string `json:"model,omitempty"`
+	Stream bool   `json:"stream,omitempty"`
+	// Thread is the request's prompt_cache_key: Codex sends the thread id.
+	Thread string `json:"thread,omitempty"`
+	// NewInput is the turn's new input: the text of the last user message
+	// item, where Codex puts the submitted prompt. Context holds the other
+	// user and developer texts sent after the last assistant output (what the
+	// client added to this turn besides the prompt).
+	NewInput          string `json:"new_input,omitempty"`
+	Context           string `json:"context,omitempty"`
+	InstructionsBytes int    `json:"instructions_bytes"`
+	Tools             int    `json:"tools"`
+	// Items is the whole input item count; Messages counts the user and
+	// assistant message items: more than one means history was carried.
+	Items    int   `json:"items"`
+	Messages int   `json:"messages"`
+	Usage    Usage `json:"usage"`
+	// Status is the HTTP status answered; Script names the behaviour applied.
+	Status int             `json:"status"`
+	Script string          `json:"script,omitempty"`
+	Body   json.RawMessage `json:"body,omitempty"`
+}
+
+// Usage is the Responses API usage object.
+type Usage struct {
+	InputTokens         int          `json:"input_tokens"`
+	InputTokensDetails  InputDetails `json:"input_tokens_details"`
+	OutputTokens        int          `json:"output_tokens"`
+	OutputTokensDetails struct {
+		ReasoningTokens int `json:"reasoning_tokens"`
+	} `json:"output_tokens_details"`
+	TotalTokens int `json:"total_tokens"`
+}
+
+// InputDetails splits input_tokens: cached_tokens were seen before.
+type InputDetails struct {
+	CachedTokens int `json:"cached_tokens"`
+}
+
+// Reply is a scripted answer (see seat/standinkit).
+type Reply = standinkit.Reply
+
+// Server is a running stand-in.
+type Server struct {
+	opts  Options
+	ln    net.Listener
+	srv   *http.Server
+	log   *standinkit.Log[Request]
+	cache standinkit.Cache
+
+	mu    sync.Mutex
+	queue []Reply
+	ids   int
+}
+
+// Start listens on loopback and serves until Close.
+func Start(opts Options) (*Server, error) {
+	if opts.Logf == nil {
+		opts.Logf = func(string, ...any) {}
+	}
+	log, err := standinkit.OpenLog[Request](opts.LogPath)
+	if err != nil {
+		return nil, err
+	}
+	ln, err := standinkit.Listen(opts.Addr)
+	if err != nil {
+		log.Close()
+		return nil, err
+	}
+	s := &Server{opts: opts, ln: ln, log: log}
+	s.srv = &http.Server{Handler: http.HandlerFunc(s.serve), ReadHeaderTimeout: 10 * time.Second}
+	go s.srv.Serve(ln)
+	return s, nil
+}
+
+// URL is the stand-in's root (no trailing slash); Codex's base_url is URL()+"/v1".
+func (s *Server) URL() string { return "http://" + s.ln.Addr().String() }
+
+// Requests returns a copy of the request log so far.
+func (s *Server) Requests() []Request { return s.log.Rows() }
+
+// Queue scripts the next turn requests (Kind turn) in order, ahead of markers.
+func (s *Server) Queue(r ...Reply) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.queue = append(s.queue, r...)
+}
+
+// Close stops serving (cutting open streams) and closes the log file.
+func (s *Server) Close() error {
+	err := s.srv.Close()
+	s.log.Close()
+	return err
+}
+
+func (s *Server) record(r Request) Request {
+	return s.log.Append(func(seq int) Request { r.Seq = seq; return r })
+}
+
+func (s *Server) id(prefix string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ids++
+	return fmt.Sprintf("%s_standin%012d", prefix, s.ids)
+}
+
+// maxBody bounds a request body: Codex's requests are tens of KiB.
+const maxBody = 64 << 20
+
+func (s *Server) serve(w http.ResponseWriter, req *http.Request) {
+	path := strings.TrimSuffix(req.URL.Path, "/")
+	body, _ := io.ReadAll(io.LimitReader(req.Body, maxBody))
+	r := Request{At: time.Now().UTC(), Method: req.Method, Path: req.URL.Path}
+	if s.opts.KeepBodies && json.Valid(body) {
+		r.Body = body
+	}
+	switch {
+	case req.Method == http.MethodPost && path == "/v1/responses":
+		s.responses(w, req, body, r)
+	default:
+		s.opts.Logf("standin: unknown %s %s (%d bytes): 404", req.Method, req.URL.Path, len(body))
+		r.Kind, r.Status = "other", http.StatusNotFound
+		s.record(r)
+		writeError(w, http.StatusNotFound, "invalid_request_error", "not_found", "standin: no such path "+req.URL.Path)
+	}
+}
+
+// apiRequest is the part of a Responses API request the stand-in reads.
+type apiRequest struct {
+	Model          string            `json:"model"`
+	Stream         bool              `json:"stream"`
+	Instructions   string            `json:"instructions"`
+	Tools          []json.RawMessage `json:"tools"`
+	Input          []json.RawMessage `json:"input"`
+	PromptCacheKey string            `json:"prompt_cache_key"`
+}
+
+// item is the part of an input item the stand-in reads.
+type item struct {
+	Type    string          `json:"type"`
+	Role    string          `json:"role"`
+	Content json.RawMessage `json:"content"`
+}
+
+// texts returns a message item's text parts in order (a string content is one).
+func (it item) texts() []string {
+	var s string
+	if json.Unmarshal(it.Content, &s) == nil {
+		return []string{s}
+	}
+	var parts []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	json.Unmarshal(it.Content, &parts)
+	var out []string
+	for _, p := range parts {
+		if p.Type == "input_text" || p.Type == "output_text" || p.Type == "text" {
+			out = append(out, p.Text)
+		}
+	}
+	return out
+}
+
+// parse decodes a Responses request into the log row and measures it.
+func parse(body []byte, r *Request) (apiRequest, error) {
+	var a apiRequest
+	if err := json.Unmarshal(body, &a); err != nil {
+		return a, err
+	}
+	r.Model, r.Stream, r.Thread = a.Model, a.Stream, a.PromptCacheKey
+	r.InstructionsBytes, r.Tools, r.Items = len(a.Instructions), len(a.Tools), len(a.Input)
+	items := make([]item, len(a.Input))
+	lastOut, lastUser := -1, -1
+	for i, raw := range a.Input {
+		json.Unmarshal(raw, &items[i])
+		it := items[i]
+		if it.Type == "message" || it.Type == "" && it.Role != "" {
+			if it.Role == "user" || it.Role == "assistant" {
+				r.Messages++
+			}
+			if it.Role == "user" {
+				lastUser = i
+			}
+		}
+		if it.Role == "assistant" || strings.HasSuffix(it.Type, "_call") || it.Type == "reasoning" {
+			lastOut = i
+		}
+	}
+	if lastUser >= 0 {
+		t := items[lastUser].texts()
+		r.NewInput = strings.Join(t, "\n")
+		var ctx []string
+		for i := lastOut + 1; i < len(items); i++ {
+			if i == lastUser || items[i].Role != "user" && items[i].Role != "developer" {
+				continue
+			}
+			ctx = append(ctx, items[i].texts()...)
+		}
+		r.Context = strings.Join(ctx, "\n")
+	}
+	switch {
+	case isCompaction(r.NewInput) || isCompaction(a.Instructions) && len(a.Tools) == 0:
+		r.Kind = "compact"
+	case len(a.Tools) > 0:
+		r.Kind = "turn"
+	default:
+		r.Kind = "aux"
+	}
+	return a, nil
+}
+
+// isCompaction recognises Codex's summarisation request: its last user text
+// asks for a checkpoint summary of the conversation for the next context.
+func isCompaction(text string) bool {
+	t := strings.ToLower(text)
+	return strings.Contains(t, "context checkpoint compaction") || strings.Contains(t, "handoff summary") ||
+		strings.Contains(t, "summarize the conversation")
+}
+
+// usage splits the request's size into the API's usage fields (see the package
+// comment), remembering what it has seen like a prompt cache.
+func (s *Server) usage(a apiRequest) Usage {
+	var u Usage
+	floor := append([]byte(a.Instructions), joinRaw(a.Tools)...)
+	ft := standinkit.Tokens(len(floor))
+	u.InputTokens += ft
+	if s.cache.Seen(floor) {
+		u.InputTokensDetails.CachedTokens += ft
+	}
+	var prefix []byte
+	for i, raw := range a.Input {
+		prefix = append(prefix, raw...)
+		t := standinkit.Tokens(len(raw))
+		u.InputTokens += t
+		if s.cache.Seen(prefix) && i < len(a.Input)-1 {
+			u.InputTokensDetails.CachedTokens += t
+		}
+	}
+	if u.InputTokens == 0 {
+		u.InputTokens = 1
+	}
+	return u
+}
+
+func joinRaw(rs []json.RawMessage) []byte {
+	var b []byte
+	for _, r := range rs {
+		b = append(b, r...)
+	}
+	return b
+}
+
+func (s *Server) responses(w http.ResponseWriter, req *http.Request, body []byte, r Request) {
+	a, err := parse(body, &r)
+	if err != nil {
+		r.Kind, r.Status = "other", http.StatusBadRequest
+		s.record(r)
+		writeError(w, http.StatusBadRequest, "invalid_request_error", "invalid_json", "standin: "+err.Error())
+		return
+	}
+	rep, script := s.script(r)
+	r.Script = script
+	if script != "" {
+		s.opts.Logf("standin: request %s %q: %s", r.Kind, standinkit.FirstLine(r.NewInput), script)
+	}
+	if !standinkit.Pause(rep.Delay, req.Context().Done()) {
+		r.Status = 499 // the client went away first
+		s.record(r)
+		return
+	}
+	if rep.Status != 0 && rep.Status != http.StatusOK {
+		r.Status = rep.Status
+		s.record(r)
+		refuse(w, rep)
+		return
+	}
+	r.Usage = s.usage(a)
+	text := rep.Text
+	if text == "" {
+		text = defaultReply(r)
+	}
+	r.Usage.OutputTokens = standinkit.Tokens(len(text))
+	r.Usage.TotalTokens = r.Usage.InputTokens + r.Usage.OutputTokens
+	r.Status = http.StatusOK
+	r = s.record(r)
+	model := a.Model
+	if model == "" {
+		model = "standin"
+	}
+	resp := s.response(model, text, r.Usage)
+	if !a.Stream {
+		if rep.Fail {
+			writeError(w, http.StatusInternalServerError, "server_error", "server_error", "standin: scripted failure")
+			return
+		}
+		writeJSON(w, http.StatusOK, resp.full())
+		return
+	}
+	s.stream(w, req, resp, rep)
+}
+
+// script picks the behaviour for a request: a queued Reply for a turn, else the
+// markers in its new input (turns and compactions only, so a side request
+// quoting the prompt does not take the turn's script).
+func (s *Server) script(r Request) (Reply, string) {
+	if r.Kind == "turn" {
+		s.mu.Lock()
+		if len(s.queue) > 0 {
+			rep := s.queue[0]
+			s.queue = s.queue[1:]
+			s.mu.Unlock()
+			return rep, fmt.Sprintf("queued %+v", rep)
+		}
+		s.mu.Unlock()
+	}
+	if r.Kind != "turn" && r.Kind != "compact" {
+		return Reply{}, ""
+	}
+	return standinkit.ParseMarkers(r.NewInput)
+}
+
+// defaultReply quotes the first line of the new input, so a guard header (with
+// its message id and nonce) appears in the assistant's answer and the rollout.
+func defaultReply(r Request) string {
+	switch r.Kind {
+	case "compact":
+		return fmt.Sprintf("standin compaction summary of %d messages.", r.Messages)
+	case "aux":
+		return "standin title"
+	}
+	return "standin received: " + standinkit.FirstLine(r.NewInput)
+}
+
+// response is one answer being built.
+type response struct {
+	id, msgID, model, text string
+	usage                  Usage
+	created                int64
+}
+
+func (s *Server) response(model, text string, u Usage) response {
+	return response{id: s.id("resp"), msgID: s.id("msg"), model: model, text: text, usage: u, created: time.Now().Unix()}
+}
+
+func (r response) message(done bool) map[string]any {
+	m := map[string]any{"id": r.msgID, "type": "message", "role": "assistant", "status": "in_progress", "content": []any{}}
+	if done {
+		m["status"] = "completed"
+		m["content"] = []any{map[string]any{"type": "output_text", "text": r.text, "annotations": []any{}}}
+	}
+	return m
+}
+
+func (r response) object(status string, output []any) map[string]any {
+	o := map[string]any{"id": r.id, "object": "response", "created_at": r.created, "status": status,
+		"model": r.model, "output": output}
+	if status == "completed" {
+		o["usage"] = r.usage
+	}
+	return o
+}
+
+func (r response) full() map[string]any { return r.object("completed", []any{r.message(true)}) }
+
+// stream writes the reply as the Responses API's SSE events. With rep.Slow the
+// text is spread over that long; a client that goes away (an interrupt) ends it.
+func (s *Server) stream(w http.ResponseWriter, req *http.Request, r response, rep Reply) {
+	h := w.Header()
+	h.Set("content-type", "text/event-stream")
+	h.Set("cache-control", "no-cache")
+	h.Set("x-request-id", s.id("req"))
+	w.WriteHeader(http.StatusOK)
+	out := standinkit.SSE{W: w}
+	seq := 0
+	send := func(typ string, fields map[string]any) error {
+		fields["type"] = typ
+		fields["sequence_number"] = seq
+		seq++
+		return out.Send(typ, fields)
+	}
+	done := req.Context().Done()
+	send("response.created", map[string]any{"response": r.object("in_progress", []any{})})
+	send("response.in_progress", map[string]any{"response": r.object("in_progress", []any{})})
+	send("response.output_item.added", map[string]any{"output_index": 0, "item": r.message(false)})
+	send("response.content_part.added", map[string]any{"item_id": r.msgID, "output_index": 0, "content_index": 0,
+		"part": map[string]any{"type": "output_text", "text": "", "annotations": []any{}}})
+	chunks := standinkit.Split(r.text, 16)
+	pause := s.opts.ChunkDelay
+	if rep.Slow > 0 {
+		pause = rep.Slow / time.Duration(len(chunks)+1)
+	}
+	for _, c := range chunks {
+		if !standinkit.Pause(pause, done) {
+			return
+		}
+		if send("response.output_text.delta", map[string]any{"item_id": r.msgID, "output_index": 0, "content_index": 0, "delta": c}) != nil {
+			return
+		}
+	}
+	if rep.Slow > 0 && !standinkit.Pause(pause, done) {
+		return
+	}
+	if rep.Fail {
+		fail := r.object("failed", []any{})
+		fail["error"] = map[string]string{"code": "server_error", "message": "standin: scripted failure"}
+		send("response.failed", map[string]any{"response": fail})
+		return
+	}
+	send("response.output_text.done", map[string]any{"item_id": r.msgID, "output_index": 0, "content_index": 0, "text": r.text})
+	send("response.content_part.done", map[string]any{"item_id": r.msgID, "output_index": 0, "content_index": 0,
+		"part": map[string]any{"type": "output_text", "text": r.text, "annotations": []any{}}})
+	send("response.output_item.done", map[string]any{"output_index": 0, "item": r.message(true)})
+	send("response.completed", map[string]any{"response": r.full()})
+}
+
+// refuse answers a scripted error with the headers the real API sends with it.
+func refuse(w http.ResponseWriter, rep Reply) {
+	switch rep.Status {
+	case http.StatusTooManyRequests:
+		reset, after := standinkit.RetryAfter(rep.Reset)
+		h := w.Header()
+		h.Set("retry-after", after)
+		h.Set("x-ratelimit-limit-requests", "50")
+		h.Set("x-ratelimit-remaining-requests", "0")
+		h.Set("x-ratelimit-reset-requests", after+"s")
+		writeError(w, rep.Status, "rate_limit_exceeded", "rate_limit_exceeded",
+			fmt.Sprintf("standin: rate limit reached; try again in %ds", int(reset/time.Second)))
+	default:
+		writeError(w, rep.Status, "server_error", "server_error", fmt.Sprintf("standin: scripted error %d", rep.Status))
+	}
+}
+
+func writeError(w http.ResponseWriter, status int, typ, code, msg string) {
+	writeJSON(w, status, map[string]any{"error": map[string]any{"type": typ, "code": code, "message": msg, "param": nil}})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("content-type", "application/json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(v)
+}

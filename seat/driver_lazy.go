@@ -1,0 +1,126 @@
+package seat
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"time"
+)
+
+// This file holds what the driver does for a harness whose SessionStart hook is
+// lazy (LazyStart: Codex CLI) and for adapters that report context through a
+// ContextReading event instead of a Claude-shaped status line.
+
+// readyPoll is how often the driver looks at the pane of a lazily starting
+// harness until its input box shows: no hook fires at start, so the pane is the
+// only witness. Bounded by ready_timeout like any start.
+const readyPoll = 100 * time.Millisecond
+
+func (d *Driver) lazyStart() (LazyStart, bool) {
+	ls, ok := d.Ad.(LazyStart)
+	return ls, ok && ls.StartsLazily()
+}
+
+// armReadyPoll replaces the ready timeout of a fresh launch with the pane poll
+// for a lazily starting harness (pollReady keeps the ready timeout itself).
+func (d *Driver) armReadyPoll() {
+	if _, ok := d.lazyStart(); ok {
+		d.readyT.set(readyPoll)
+	}
+}
+
+// pollReady runs on the ready timer of a lazily starting harness: ready once the
+// pane shows the input box, polled again until ready_timeout has passed since
+// the launch. It reports whether it handled the tick (false: the ordinary
+// ready timeout applies).
+func (d *Driver) pollReady() bool {
+	ls, ok := d.lazyStart()
+	if !ok || d.ready || time.Since(d.launchAt) >= d.Cfg.ReadyTimeout.Duration {
+		return false
+	}
+	ctx, cancel := d.ctx()
+	screen, err := d.tm.Capture(ctx, d.sess.PaneID)
+	cancel()
+	if err == nil && ls.InputReady(screen) {
+		d.becomeReady("the pane shows the input box (this harness fires SessionStart only with a turn)")
+		return true
+	}
+	d.readyT.set(readyPoll)
+	return true
+}
+
+// becomeReady marks the harness ready in this launch and gives the spawning
+// start its verdict.
+func (d *Driver) becomeReady(why string) {
+	if d.ready {
+		return
+	}
+	d.waitInputReady()
+	d.ready = true
+	d.readyT.stop()
+	d.logf("harness ready (%s)", why)
+	d.setPhase(PhaseIdle, "")
+	d.report(Progress{State: "ready", Holder: d.Lock.Owner.Holder, Session: d.sess.ID, Adopted: d.adopted})
+	d.Report = nil
+}
+
+// injectsLater reports whether a compaction's re-injection arrives with the
+// next turn rather than right after the compaction (LazyStart).
+func (d *Driver) injectsLater() bool {
+	_, ok := d.lazyStart()
+	return ok
+}
+
+// recordLateInjection takes a SessionStart (source compact) that arrived after
+// the cycle it belongs to was done (LazyStart): the handoff it injected into the
+// first request after the compaction is recorded in that cycle's record, and
+// checked against the one materialized. It reports whether a cycle was waiting.
+func (d *Driver) recordLateInjection(ev Event) bool {
+	var r Cycle
+	if err := ReadState(d.S.cyclePath(), &r); err != nil || r.State != "done" || r.Injected != "" || r.PostCompact == "" {
+		return false
+	}
+	r.Injected, r.InjectedHash = ev.File, ev.Pantty["injected_hash"]
+	if r.InjectedHash != r.Hash {
+		r.Error = fmt.Sprintf("the handoff injected with the next turn (hash %q) is not the one materialized (%s)", r.InjectedHash, r.Hash)
+		d.logf("compaction cycle %s: %s", r.ID, r.Error)
+	} else {
+		d.logf("compaction cycle %s: handoff %s re-injected with the first turn after it (%s)", r.ID, r.Hash, ev.File)
+	}
+	d.S.Write(d.S.cyclePath(), r)
+	d.S.Write(filepath.Join(d.S.ArtifactsDir(), "compact-"+r.ID+".toml"), r)
+	return true
+}
+
+// ContextReadingPayload is the payload of a ContextReading event: an adapter's
+// occupancy reading for a harness without a Claude-shaped status line (Codex:
+// the token usage of the request that just ended, from its PostModelRequest
+// hook). Occupancy is what that request carried; Added is the part of it the
+// request itself added (0 when the harness does not say: the floor is then the
+// whole first request of a fresh session). Cumulative totals never go here.
+type ContextReadingPayload struct {
+	SessionID string `json:"session_id"`
+	TurnID    string `json:"turn_id,omitempty"`
+	Occupancy int    `json:"occupancy"`
+	Added     int    `json:"added"`
+	Window    int    `json:"window"`
+	Model     string `json:"model,omitempty"`
+	Source    string `json:"source"`
+}
+
+// onContextReading turns a ContextReading event into context.toml by the same
+// rule as the status line (applyReading). The reading describes the request
+// that ended the turn, so it is taken in as of now, not of the hook's write:
+// it is never older than the turn end it belongs to.
+func (d *Driver) onContextReading(ev Event) {
+	var p ContextReadingPayload
+	if err := json.Unmarshal(ev.Payload, &p); err != nil || p.SessionID == "" || p.SessionID != d.sess.ID || p.Occupancy <= 0 {
+		return
+	}
+	src := p.Source
+	if src == "" {
+		src = "adapter context reading"
+	}
+	d.applyReading(StatusReading{SessionID: p.SessionID, Input: p.Added, Occupancy: p.Occupancy, Window: p.Window, Model: p.Model},
+		src, time.Now().UTC())
+}
