@@ -78,7 +78,10 @@ type Driver struct {
 	ctxr         Context            // the latest context reading (context.toml)
 	floorPending string             // why the next reading measures the floor ("" = not pending)
 	probes       map[string]Request // probe message id → the request waiting for it
+	lateReadings []Event            // context readings that came before a self-named session id was recorded
 	cycleT       timer
+	relaunchT    timer         // a backed-off relaunch of a harness that keeps exiting
+	quickExits   int           // exits within quickExit of launch, in a row
 	mode         Mode          // direct or relay (mode.toml)
 	relayPinned  bool          // `seat attach` declared relay; left when it returns
 	relayIgnored map[int]bool  // clients `seat relay --off` told the driver to ignore
@@ -208,6 +211,8 @@ func (d *Driver) Loop() int {
 			d.setPhase(PhaseIdle, "")
 		case r := <-d.turnDone:
 			d.onTurnDone(r)
+		case <-d.relaunchT.C():
+			d.relaunchNow()
 		case <-d.cycleT.C():
 			d.cycleT.stop()
 			d.onCycleTimeout()
@@ -443,4 +448,5 @@ func (d *Driver) learnSessionID(id string) {
 		d.logf("session: %v", err)
 	}
 	d.logf("session id %s recorded from the harness's first bound turn end", id)
+	d.applyLateReadings()
 }

@@ -211,7 +211,10 @@ func (d *Driver) checkHarness(why string) {
 
 // harnessGone settles the in-flight message by evidence and relaunches the
 // harness on the same session.
-func (d *Driver) harnessGone(why string, pane *tmux.Pane) {
+func (d *Driver) harnessGone(why string, _ *tmux.Pane) {
+	if d.relaunchT.C() != nil {
+		return // a relaunch is already scheduled (backing off)
+	}
 	d.logf("harness gone: %s", why)
 	d.ready = false
 	d.foreignTurn = ""
@@ -219,16 +222,51 @@ func (d *Driver) harnessGone(why string, pane *tmux.Pane) {
 	d.ceilingT.stop()
 	d.setPhase(PhaseRelaunching, why)
 	d.settleLostFlight()
-	if pane == nil {
-		// The pane may be in another state than we think; look once more.
-		ctx, cancel := d.ctx()
-		panes, _ := d.tm.ListPanes(ctx)
-		cancel()
-		for i := range panes {
-			if panes[i].Session == d.sess.TmuxName {
-				pane = &panes[i]
-				break
-			}
+	// A harness that keeps exiting right after launch (a broken binary, a
+	// session it refuses) must not spin the pane: back off exponentially.
+	if time.Since(d.launchAt) < quickExit {
+		d.quickExits++
+	} else {
+		d.quickExits = 0
+	}
+	if delay := relaunchDelay(d.quickExits); delay > 0 {
+		d.logf("harness exited %d times within %s of launch: relaunching in %s", d.quickExits, quickExit, delay)
+		d.setPhase(PhaseRelaunching, fmt.Sprintf("harness exited %d times within %s of launch; next launch in %s", d.quickExits, quickExit, delay))
+		d.relaunchT.set(delay)
+		return
+	}
+	d.relaunchNow()
+}
+
+// quickExit is how soon after launch an exit counts as "did not stay up".
+const quickExit = 10 * time.Second
+
+// relaunchDelay is the back-off before relaunching after n quick exits in a
+// row: none for the first, then 1s, 2s, 4s … capped at a minute.
+func relaunchDelay(n int) time.Duration {
+	if n <= 1 {
+		return 0
+	}
+	d := time.Second << (n - 2)
+	if d > time.Minute || d <= 0 {
+		return time.Minute
+	}
+	return d
+}
+
+// relaunchNow finds the seat's pane (if any is left) and launches the harness.
+func (d *Driver) relaunchNow() {
+	d.relaunchT.stop()
+	// Look at the pane as it is now: respawn it if it is there, else make a
+	// new session.
+	var pane *tmux.Pane
+	ctx, cancel := d.ctx()
+	panes, _ := d.tm.ListPanes(ctx)
+	cancel()
+	for i := range panes {
+		if panes[i].Session == d.sess.TmuxName {
+			pane = &panes[i]
+			break
 		}
 	}
 	if err := d.launch(pane); err != nil {

@@ -115,8 +115,9 @@ func (Adapter) FindTurn(s seat.Seat, c seat.Config, sessionID, msgID, nonce stri
 // Busy: the simulator, like Claude Code, shows "esc to interrupt" while a turn runs.
 func (Adapter) Busy(screen string) bool { return strings.Contains(screen, "esc to interrupt") }
 
-// Commands is the command door's allow-list for the simulator.
-func (Adapter) Commands() []string { return []string{"compact", "context", "clear"} }
+// Commands is the command door's allow-list for the simulator: like Claude
+// Code's, without /clear, which would start another session under the seat.
+func (Adapter) Commands() []string { return []string{"compact", "context"} }
 
 // Facts: the simulator dispatches on the first character by default.
 func (Adapter) Facts() seat.DispatchFacts { return seat.DefaultDispatchFacts }
