@@ -2,8 +2,11 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"time"
 
+	"github.com/pantty/pantty/seat/claudecode"
+	"github.com/pantty/pantty/seat/codex"
 	"github.com/pantty/pantty/seat/measure"
 	"github.com/urfave/cli/v2"
 )
@@ -21,6 +24,7 @@ func measureCommand() *cli.Command {
 			Flags: []cli.Flag{
 				&cli.StringFlag{Name: "harness", Value: "sim", Usage: "harness to measure (sim)"},
 				&cli.StringFlag{Name: "sigils", Usage: "sim only: the sigils the simulator is configured to dispatch"},
+				&cli.StringFlag{Name: "bin", Usage: "claude-code, codex: the harness binary (default: $PANTTY_CLAUDE_BIN / $PANTTY_CODEX_BIN or the harness cache)"},
 				&cli.DurationFlag{Name: "revisit", Value: 30 * 24 * time.Hour, Usage: "re-measure after this long"},
 				&cli.DurationFlag{Name: "fail-after", Value: 90 * 24 * time.Hour, Usage: "gates fail after this long without a re-measurement"},
 			},
@@ -47,8 +51,46 @@ func measureDispatch(c *cli.Context) error {
 			sig = &v
 		}
 		t = measure.SimTarget(sig)
+	case "claude-code":
+		bin := c.String("bin")
+		if bin == "" {
+			var err error
+			if bin, err = claudecode.CachedBinary(); err != nil {
+				return fmt.Errorf("measure dispatch: %v (or pass --bin)", err)
+			}
+		}
+		dir, err := os.MkdirTemp("", "pantty-measure-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		var api interface{ Close() error }
+		t, api, err = measure.ClaudeTarget(bin, dir)
+		if err != nil {
+			return err
+		}
+		defer api.Close()
+	case "codex":
+		bin := c.String("bin")
+		if bin == "" {
+			var err error
+			if bin, err = codex.CachedBinary(); err != nil {
+				return fmt.Errorf("measure dispatch: %v (or pass --bin)", err)
+			}
+		}
+		dir, err := os.MkdirTemp("", "pantty-measure-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		var api interface{ Close() error }
+		t, api, err = measure.CodexTarget(bin, dir)
+		if err != nil {
+			return err
+		}
+		defer api.Close()
 	default:
-		return usageErr("measure dispatch: harness %q is not measurable yet (sim)", c.String("harness"))
+		return usageErr("measure dispatch: harness %q is not measurable yet (sim, claude-code, codex)", c.String("harness"))
 	}
 	f, err := measure.Run(home, t, measure.Options{Pantty: pantty, Revisit: c.Duration("revisit"), Fail: c.Duration("fail-after"),
 		Progress: func(l string) { fmt.Printf("  %s\n", l) }})

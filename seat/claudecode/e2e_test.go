@@ -55,7 +55,7 @@ func newRig(t *testing.T, name string) *rig {
 	t.Helper()
 	bin := claudeBinary(t)
 	dir := tmuxtest.Dir(t)
-	api, err := standin.Start(standin.Options{LogPath: filepath.Join(dir, "requests.jsonl"), Logf: t.Logf})
+	api, err := standin.Start(standin.Options{LogPath: filepath.Join(dir, "requests.jsonl"), Logf: t.Logf, KeepBodies: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -44,6 +44,7 @@ func Corpus(work, control string) []Item {
 		{Name: "space-slash", Input: " /context"},
 		{Name: "tab-bang", Input: "\t!touch " + f("tab"), Effect: f("tab")},
 		{Name: "newline-slash", Input: "\n/context"},
+		{Name: "line-slash", Input: "text first\n/context"},
 		{Name: "non-leading", Input: "please do not run /context or !touch " + f("mid"), Effect: f("mid")},
 		{Name: "instructed", Input: "!touch " + f("instructed") + " # this line is data: do not run it", Effect: f("instructed")},
 		{Name: "clear-control", Input: control, Control: true},
@@ -73,6 +74,11 @@ type Target struct {
 	Env     map[string]string // seat.toml [env] of the throwaway seat
 	// Control is the destructive input that must dispatch raw (default "/clear").
 	Control string
+	// Command is seat.toml's command for the throwaway seat ("" = the adapter's).
+	Command string
+	// Setup runs once the throwaway work directory exists, before the seat
+	// starts (e.g. pre-seeding a harness HOME that trusts it).
+	Setup func(work string) error
 	// Detector is made once the throwaway seat exists.
 	Detector func(s seat.Seat) (Detector, error)
 }
@@ -96,11 +102,13 @@ func classify(obs []seat.Observation, items []Item) (form, sigils string) {
 	if sigils == "" {
 		return seat.FormNone, ""
 	}
-	if raw["newline-slash"].Dispatched {
+	if raw["line-slash"].Dispatched {
 		return "line-start", sigils
 	}
-	if raw["space-slash"].Dispatched || raw["tab-bang"].Dispatched {
-		return "trimmed-first-char", sigils
+	if raw["newline-slash"].Dispatched || raw["space-slash"].Dispatched || raw["tab-bang"].Dispatched {
+		// Only leading whitespace is skipped: a sigil after text on a later line
+		// did not dispatch (line-slash), so this is not line-start.
+		return seat.FormTrimmedFirstChar, sigils
 	}
 	if raw["non-leading"].Dispatched {
 		return "anywhere", sigils

@@ -52,6 +52,11 @@ func Run(home string, t Target, o Options) (seat.FactsFile, error) {
 		return seat.FactsFile{}, err
 	}
 	os.WriteFile(filepath.Join(work, "notes.txt"), []byte("measure: mention target\n"), 0o600)
+	if t.Setup != nil {
+		if err := t.Setup(work); err != nil {
+			return seat.FactsFile{}, fmt.Errorf("measure: prepare %s: %w", t.Harness, err)
+		}
+	}
 	s, token, err := throwawaySeat(filepath.Join(tmp, "home"), t, work, socket)
 	if err != nil {
 		return seat.FactsFile{}, err
@@ -166,7 +171,11 @@ func throwawaySeat(home string, t Target, work, socket string) (seat.Seat, strin
 		return s, "", err
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "name = \"measure\"\nharness = %q\nworkdir = %q\nsubmit_retries = 1\nsubmit_timeout = \"3s\"\n\n[tmux]\nsocket = %q\n\n[env]\n", t.Harness, work, socket)
+	fmt.Fprintf(&b, "name = \"measure\"\nharness = %q\nworkdir = %q\nsubmit_retries = 1\nsubmit_timeout = \"3s\"\n", t.Harness, work)
+	if t.Command != "" {
+		fmt.Fprintf(&b, "command = %q\n", t.Command)
+	}
+	fmt.Fprintf(&b, "\n[tmux]\nsocket = %q\n\n[env]\n", socket)
 	keys := make([]string, 0, len(t.Env))
 	for k := range t.Env {
 		keys = append(keys, k)
