@@ -207,8 +207,9 @@ func (d *Driver) Loop() int {
 			d.ceilingT.stop()
 			d.cancelTurn(ReasonCeiling)
 		case <-d.waitT.C():
+			// A wait ended (provider block, not_before, a busy pane): pump
+			// decides what the seat does next and records its phase.
 			d.waitT.stop()
-			d.setPhase(PhaseIdle, "")
 		case r := <-d.turnDone:
 			d.onTurnDone(r)
 		case <-d.relaunchT.C():
@@ -266,7 +267,12 @@ func (d *Driver) setup() error {
 	if err != nil {
 		return err
 	}
-	sess.Socket = socket
+	// Keep the socket the seat was recorded on unless seat.toml names a path:
+	// a driver started by cron (another TMUX_TMPDIR, no PANTTY_TMUX_SOCKET)
+	// must find the same server, not start a second harness elsewhere.
+	if sess.Socket == "" || filepath.IsAbs(d.Cfg.Tmux.Socket) {
+		sess.Socket = socket
+	}
 	sess.TmuxName = d.S.Name
 	d.sess = sess
 	d.tm = tmux.New(socket)

@@ -257,6 +257,9 @@ func relaunchDelay(n int) time.Duration {
 // relaunchNow finds the seat's pane (if any is left) and launches the harness.
 func (d *Driver) relaunchNow() {
 	d.relaunchT.stop()
+	if d.paneAlive() {
+		return // someone (a rung switch, a check) already brought it back
+	}
 	// Look at the pane as it is now: respawn it if it is there, else make a
 	// new session.
 	var pane *tmux.Pane
@@ -307,4 +310,23 @@ func tmuxQuote(s string) string {
 		out = append(out, s[i])
 	}
 	return string(append(out, '"'))
+}
+
+// paneAlive reports whether the seat's recorded pane runs the recorded harness.
+func (d *Driver) paneAlive() bool {
+	if d.sess.PaneID == "" {
+		return false
+	}
+	ctx, cancel := d.ctx()
+	panes, err := d.tm.ListPanes(ctx)
+	cancel()
+	if err != nil {
+		return false
+	}
+	for _, p := range panes {
+		if p.ID == d.sess.PaneID && p.PID == d.sess.PanePID && !p.Dead && p.Session == d.sess.TmuxName {
+			return true
+		}
+	}
+	return false
 }

@@ -401,6 +401,13 @@ func (d *Driver) maybeSubmit() {
 // paste from a uniquely named buffer, let the paste settle, send Enter as its own
 // key, then wait for UserPromptSubmit evidence.
 func (d *Driver) deliver(e *Entry) {
+	if d.Cfg.Shape != ShapeTurn && d.paneBusy() {
+		// A turn is running that pantty did not start (a person's prompt whose
+		// UserPromptSubmit is not consumed yet): pasting now would land in a
+		// busy harness. Look again shortly; the events will tell.
+		d.waitT.set(busyRecheck)
+		return
+	}
 	m := e.Msg.Message()
 	m.Resubmit = e.Status.Resubmits
 	sub, err := Guard(m, d.facts)
@@ -667,4 +674,15 @@ func IsProviderRefusal(errName string) bool {
 		return true
 	}
 	return false
+}
+
+// busyRecheck is how soon a delivery held back by a busy pane looks again.
+const busyRecheck = 250 * time.Millisecond
+
+// paneBusy reports whether the pane shows a running turn right now.
+func (d *Driver) paneBusy() bool {
+	ctx, cancel := d.ctx()
+	screen, err := d.tm.Capture(ctx, d.sess.PaneID)
+	cancel()
+	return err == nil && d.Ad.Busy(screen)
 }

@@ -222,7 +222,12 @@ func RunDriver(home, name, pantty string) int {
 	defer lock.Release()
 	logger.SetPrefix(fmt.Sprintf("[%s %s] ", name, lock.Owner.Holder))
 	logger.Printf("driver pid %d holds %s", os.Getpid(), s.LockPath())
-	d := &Driver{S: s, Cfg: cfg, Ad: ad, Lock: lock, Pantty: pantty, Log: logger, Report: enc}
+	d := &Driver{S: s, Cfg: cfg, Ad: ad, Lock: lock, Pantty: pantty, Log: logger}
+	if pipe != nil {
+		// Only a driver someone waits for reports (and gives up at ready_timeout);
+		// one spawned by recover keeps trying, and recover judges it.
+		d.Report = enc
+	}
 	code := d.Loop()
 	logger.Printf("driver exits with %d", code)
 	if pipe != nil {
