@@ -126,13 +126,20 @@ func classify(o *observation) verdict {
 	// respawning pane on most looks; the launch count tells it apart from a
 	// harness that died once and is being brought back.
 	burst := o.hasPrev && o.prev.Session == o.sess.ID && o.sess.Launches-o.prev.Launches >= relaunchBurst
-	if burst && o.phaseStarting() {
-		v := dead(CauseNotReady, "the harness does not come up: %d launches since the last sweep (%d in all), phase %s%s, %s",
-			o.sess.Launches-o.prev.Launches, o.sess.Launches, o.hb.Phase, suffix(o.hb.Waiting), o.paneText())
+	down := o.harnessDown()
+	sinceLaunch := o.now.Sub(o.sess.LaunchedAt)
+	diesAtStart := down != "" && sinceLaunch < o.cfg.ReadyTimeout.Duration+staleIntervals*iv
+	if o.phaseStarting() && (burst || diesAtStart) {
+		v := dead(CauseNotReady, "the harness does not come up: %s %s after its last launch, never ready (phase %s%s); %d launches since the last sweep, %d in all",
+			down, shortDur(sinceLaunch), o.hb.Phase, suffix(o.hb.Waiting), o.sess.Launches-o.prev.Launches, o.sess.Launches)
+		if down == "" {
+			v.Reason = fmt.Sprintf("the harness does not come up: %d launches since the last sweep (%d in all), phase %s%s, %s",
+				o.sess.Launches-o.prev.Launches, o.sess.Launches, o.hb.Phase, suffix(o.hb.Waiting), o.paneText())
+		}
 		v.Responsive = true
 		return v
 	}
-	if down := o.harnessDown(); down != "" {
+	if down != "" {
 		v := dead(CauseHarnessDown, "%s", down)
 		v.Since = o.now
 		if o.hasPrev && o.prev.Cause == CauseHarnessDown && !o.prev.Since.IsZero() {

@@ -209,7 +209,7 @@ func TestFailingResumePathDescendsAndClimbsBack(t *testing.T) {
 		t.Fatalf("the failing resume path was not seen:\n%s", describe(seen))
 	}
 	rec, err := s.ReadRecovery()
-	if err != nil || rec.Floor != "b" || rec.Failures != 0 || !strings.Contains(rec.FloorWhy, "harness-not-ready") {
+	if err != nil || rec.Floor != "b" || rec.Failures != 0 || !strings.Contains(rec.FloorWhy, "on rung a") {
 		t.Fatalf("recovery.toml after the descent: %+v %v", rec, err)
 	}
 	h.WaitFor("the harness on rung b", wait, func() bool { r, _ := s.LaunchedRung(); return r == "b" })

@@ -48,6 +48,14 @@ func ParseStatusLine(payload []byte) (StatusReading, error) {
 		return r, ErrNoUsage
 	}
 	u := p.CW.Usage
+	// A negative count, or parts whose sum overflows, is a broken payload, not
+	// a reading (found by FuzzParseStatusLine): it would steer the refresh policy.
+	const most = 1 << 60
+	for _, n := range []int{u.Input, u.CacheCreation, u.CacheRead, p.CW.Size} {
+		if n < 0 || n > most {
+			return StatusReading{}, fmt.Errorf("status line: token count %d out of range", n)
+		}
+	}
 	r.Input, r.CacheCreation, r.CacheRead = u.Input, u.CacheCreation, u.CacheRead
 	r.Occupancy = u.Input + u.CacheCreation + u.CacheRead
 	return r, nil

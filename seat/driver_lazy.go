@@ -92,6 +92,21 @@ func (d *Driver) recordLateInjection(ev Event) bool {
 	return true
 }
 
+// maxLateReadings bounds the readings kept while a self-named session id is
+// not recorded yet (a first turn makes one per model request).
+const maxLateReadings = 64
+
+// applyLateReadings takes in the readings kept before the session id was
+// recorded, in arrival order: those of the recorded session count (the first
+// is the floor of the fresh session), others are dropped.
+func (d *Driver) applyLateReadings() {
+	late := d.lateReadings
+	d.lateReadings = nil
+	for _, ev := range late {
+		d.onContextReading(ev)
+	}
+}
+
 // ContextReadingPayload is the payload of a ContextReading event: an adapter's
 // occupancy reading for a harness without a Claude-shaped status line (Codex:
 // the token usage of the request that just ended, from its PostModelRequest
@@ -114,7 +129,18 @@ type ContextReadingPayload struct {
 // it is never older than the turn end it belongs to.
 func (d *Driver) onContextReading(ev Event) {
 	var p ContextReadingPayload
-	if err := json.Unmarshal(ev.Payload, &p); err != nil || p.SessionID == "" || p.SessionID != d.sess.ID || p.Occupancy <= 0 {
+	if err := json.Unmarshal(ev.Payload, &p); err != nil || p.SessionID == "" || p.Occupancy <= 0 {
+		return
+	}
+	if d.sess.ID == "" && d.selfNaming() {
+		// The harness names its session with the first bound turn end, which
+		// comes after this turn's readings: keep them until then.
+		if len(d.lateReadings) < maxLateReadings {
+			d.lateReadings = append(d.lateReadings, ev)
+		}
+		return
+	}
+	if p.SessionID != d.sess.ID {
 		return
 	}
 	src := p.Source

@@ -28,6 +28,12 @@ const (
 	// FormNone: nothing submitted on this path dispatches. The guard still owns the
 	// first character, so that a change in the harness is not an open door.
 	FormNone = "none"
+	// FormTrimmedFirstChar: the first character after leading whitespace is
+	// tested (measured on Codex CLI 0.171.0 in tmux: a pasted "\n/context" ran
+	// the command parser, "text\n/context" did not). The guard's prefix starts
+	// with a non-whitespace character, so trimming leaves it first: the same
+	// invariant closes it.
+	FormTrimmedFirstChar = "trimmed-first-char"
 )
 
 // DispatchFacts is the measured dispatch predicate the guard is built against. It is
@@ -155,10 +161,10 @@ func Guard(m Message, f DispatchFacts) (Submission, error) {
 // from a form nobody measured protects against nothing in particular.
 func checkFacts(f DispatchFacts) error {
 	switch f.Form {
-	case FormFirstChar, FormNone:
+	case FormFirstChar, FormNone, FormTrimmedFirstChar:
 	default:
-		return fmt.Errorf("%w: dispatch form %q is not implemented (the guard implements %q and %q)",
-			ErrUnsupportedFacts, f.Form, FormFirstChar, FormNone)
+		return fmt.Errorf("%w: dispatch form %q is not implemented (the guard implements %q, %q and %q)",
+			ErrUnsupportedFacts, f.Form, FormFirstChar, FormTrimmedFirstChar, FormNone)
 	}
 	first, _ := utf8.DecodeRuneInString(Prefix)
 	if strings.ContainsRune(f.Sigils, first) {

@@ -348,6 +348,10 @@ func (d *Driver) switchRung(p Plan, from string) {
 	d.Cfg = p.Config
 	d.sess.Generation++
 	d.sess.Why = why
+	// This launch replaces any backed-off relaunch still pending for the old
+	// rung: that timer firing later would relaunch the new harness under it.
+	d.relaunchT.stop()
+	d.quickExits = 0
 	ctx, cancel := d.ctx()
 	panes, err := d.tm.ListPanes(ctx)
 	cancel()

@@ -42,6 +42,11 @@ func (o Owner) Live() bool {
 func (s Seat) ReadOwner() (Owner, error) {
 	var o Owner
 	err := ReadState(s.OwnerPath(), &o)
+	if err == nil && o.PIDStart > 1<<63-1 {
+		// BurntSushi/toml decodes a negative integer into a uint64 by wrapping it
+		// (found by FuzzReadState): a corrupt record, not a start time.
+		return o, fmt.Errorf("%s: pid_start is out of range (negative in the file?)", s.OwnerPath())
+	}
 	return o, err
 }
 

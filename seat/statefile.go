@@ -8,7 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/BurntSushi/toml"
@@ -178,43 +178,97 @@ func oneLine(s string) string {
 	return s
 }
 
-var (
-	tableRE = regexp.MustCompile(`^\s*\[\[?\s*([^\]]+?)\s*\]\]?\s*(#.*)?$`)
-	keyRE   = regexp.MustCompile(`^\s*([A-Za-z0-9_.\-"' ]+?)\s*=`)
-)
-
-// findKeyLine returns the 1-based line on which key is defined, or 0.
+// findKeyLine returns the 1-based line on which key is defined, or 0. It reads
+// each line's leading key the way TOML spells one — bare, "basic" or 'literal'
+// parts joined by dots — so a quoted key holding quotes, dots or spaces is found
+// too (a regexp over the raw text missed those: found by FuzzReadState).
 func findKeyLine(data []byte, key toml.Key) int {
-	want := strings.Join(key, ".")
-	table := ""
+	table := []string(nil)
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for n := 1; sc.Scan(); n++ {
-		line := sc.Text()
-		if m := tableRE.FindStringSubmatch(line); m != nil {
-			table = normKey(m[1])
-			if table == want {
-				return n
+		line := strings.TrimLeft(sc.Text(), " \t\ufeff")
+		if strings.HasPrefix(line, "[") {
+			inner := strings.TrimPrefix(strings.TrimPrefix(line, "["), "[")
+			if parts, rest, ok := parseKey(inner); ok && strings.HasPrefix(rest, "]") {
+				table = parts
+				if keyHasPrefix(key, parts) && len(parts) == len(key) {
+					return n
+				}
 			}
 			continue
 		}
-		if m := keyRE.FindStringSubmatch(line); m != nil {
-			k := normKey(m[1])
-			if table != "" {
-				k = table + "." + k
-			}
-			if k == want || strings.HasPrefix(want, k+".") {
-				return n
-			}
+		parts, rest, ok := parseKey(line)
+		if !ok || !strings.HasPrefix(rest, "=") {
+			continue
+		}
+		full := append(append([]string{}, table...), parts...)
+		// The key itself, or a table it lives in (an inline table's line).
+		if keyHasPrefix(key, full) {
+			return n
 		}
 	}
 	return 0
 }
 
-func normKey(s string) string {
-	parts := strings.Split(s, ".")
-	for i, p := range parts {
-		parts[i] = strings.Trim(strings.TrimSpace(p), `"'`)
+// keyHasPrefix reports whether key starts with the parts in prefix.
+func keyHasPrefix(key toml.Key, prefix []string) bool {
+	if len(prefix) == 0 || len(prefix) > len(key) {
+		return false
 	}
-	return strings.Join(parts, ".")
+	for i, p := range prefix {
+		if key[i] != p {
+			return false
+		}
+	}
+	return true
+}
+
+// parseKey reads a dotted TOML key at the start of s and returns its parts and
+// what follows it (after white space); ok is false when s does not start with one.
+func parseKey(s string) (parts []string, rest string, ok bool) {
+	for {
+		s = strings.TrimLeft(s, " \t")
+		var part string
+		switch {
+		case strings.HasPrefix(s, `"`):
+			end := 1
+			for end < len(s) && s[end] != '"' {
+				if s[end] == '\\' {
+					end++
+				}
+				end++
+			}
+			if end >= len(s) {
+				return nil, "", false
+			}
+			u, err := strconv.Unquote(s[:end+1])
+			if err != nil {
+				u = s[1:end] // an escape Go spells differently: close enough for a line number
+			}
+			part, s = u, s[end+1:]
+		case strings.HasPrefix(s, "'"):
+			end := strings.IndexByte(s[1:], '\'')
+			if end < 0 {
+				return nil, "", false
+			}
+			part, s = s[1:end+1], s[end+2:]
+		default:
+			end := 0
+			for end < len(s) && (s[end] >= 'A' && s[end] <= 'Z' || s[end] >= 'a' && s[end] <= 'z' ||
+				s[end] >= '0' && s[end] <= '9' || s[end] == '_' || s[end] == '-') {
+				end++
+			}
+			if end == 0 {
+				return nil, "", false
+			}
+			part, s = s[:end], s[end:]
+		}
+		parts = append(parts, part)
+		s = strings.TrimLeft(s, " \t")
+		if !strings.HasPrefix(s, ".") {
+			return parts, s, true
+		}
+		s = s[1:]
+	}
 }

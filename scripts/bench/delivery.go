@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"time"
 
 	"github.com/pantty/pantty/seat"
@@ -43,7 +44,7 @@ func (b *bench) delivery() error {
 	defer base.close()
 	env := b.env(home, socket)
 	k := b.pick(20, 100)
-	var pantty, baseline, baseDone, idleEnd durs
+	var pantty, baseline, baseDone, idleEnd, pickup, pasteToEv durs
 	var ids []string
 	body := "please look at the failing build on main and report back (delivery probe)"
 	for i := 0; i < k; i++ {
@@ -62,6 +63,10 @@ func (b *bench) delivery() error {
 			return fmt.Errorf("no UserPromptSubmit evidence for %s", id)
 		}
 		pantty = append(pantty, tUPS.Sub(sent))
+		if t, ok := w.firstStatus(id); ok {
+			pickup = append(pickup, t.Sub(sent))
+			pasteToEv = append(pasteToEv, tUPS.Sub(t))
+		}
 		st, err := rs.s.ReadStatus(id)
 		if err != nil {
 			return err
@@ -99,6 +104,19 @@ func (b *bench) delivery() error {
 	}
 	b.timing("2 delivery", "seat send returned → UserPromptSubmit evidence (idle seat)", pantty, 0, "")
 	b.versus(baseline, 3, "≥ 3× faster than baseline")
+	b.timing("2 delivery", "  of which: send returned → driver starts the submission (status written)", pickup, 0, "")
+	b.timing("2 delivery", "  of which: submission started → evidence (3 tmux calls, paste_settle, harness, hook)", pasteToEv, 0, "")
+	var spawn durs
+	for i := 0; i < 30; i++ {
+		t := time.Now()
+		cmd := exec.Command(b.realTmux, "-u", "-f", "/dev/null", "-S", socket, "display-message", "-p", "#{pane_id}")
+		cmd.Env = b.env(home, socket)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("tmux display-message: %v: %s", err, out)
+		}
+		spawn = append(spawn, time.Since(t))
+	}
+	b.timing("2 delivery", "  one tmux client invocation (display-message; a delivery makes 3)", spawn, 0, "")
 	b.timing("2 delivery", "baseline: send-keys -l, 500 ms, Enter → UserPromptSubmit evidence", baseline, 0, "")
 	b.timing("2 delivery", "baseline: … → its own 'done' (two idle polls at 200 ms)", baseDone, 0, "")
 	b.timing("3 turn end", "Stop event → message final (idle seat, one message at a time)", idleEnd, 0, "")

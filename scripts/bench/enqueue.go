@@ -30,7 +30,7 @@ func (b *bench) enqueue() error {
 
 	// One sender, one process per message.
 	n := b.pick(200, 1000)
-	var seq durs
+	var seq, seqCPU durs
 	for i := 0; i < n; i++ {
 		id := fmt.Sprintf("e%05d", i)
 		r := b.runIn(env, text(id), "seat", "send", "enq", "--id", id)
@@ -38,9 +38,10 @@ func (b *bench) enqueue() error {
 			return fmt.Errorf("send %s: %s", id, r)
 		}
 		want[id] = text(id)
-		seq = append(seq, r.Wall)
+		seq, seqCPU = append(seq, r.Wall), append(seqCPU, r.CPU)
 	}
 	b.timing("1 enqueue", "seat send, one process per message (fsync included)", seq, 10*time.Millisecond, "median < 10 ms")
+	b.withCPU(seqCPU)
 
 	// Eight concurrent senders, one process per message.
 	const senders = 8
@@ -141,6 +142,30 @@ func (b *bench) enqueue() error {
 		want[id] = text(id)
 	}
 	b.check("enqueue: raced ids", badRace == 0, "%d ids each sent by %d concurrent senders: %d told 'stored' by other than exactly one sender", races, senders, badRace)
+
+	// A restarted stream replays the board: every id is already stored, and
+	// each line must be answered "duplicate" without writing anything.
+	var replay strings.Builder
+	for i := 0; i < n; i++ {
+		id := fmt.Sprintf("e%05d", i)
+		line, _ := json.Marshal(map[string]string{"id": id, "text": text(id)})
+		replay.Write(append(line, '\n'))
+	}
+	bins := []string{b.pantty}
+	if b.compare != "" {
+		bins = append(bins, b.compare)
+	}
+	for j, bin := range bins {
+		r := b.runBin(bin, env, replay.String(), "seat", "send", "enq", "--jsonl")
+		if r.Code != 0 || strings.Count(r.Stdout, "duplicate") != n {
+			return fmt.Errorf("replay: want %d duplicates: %s", n, r)
+		}
+		what := fmt.Sprintf("replay: one --jsonl stream of %d already-stored ids", n)
+		if j == 1 {
+			what = "  the same with the -compare binary (before)"
+		}
+		b.add(row{Section: "1 enqueue", What: what, N: n, Median: fmt.Sprintf("%.0f msg/s", float64(n)/r.Wall.Seconds()), CPU: fmtD(r.CPU)})
+	}
 
 	// Nothing lost, nothing twice: the inbox holds exactly the ids sent, each
 	// with its own text, and no temp file is left behind.

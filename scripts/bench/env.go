@@ -30,6 +30,7 @@ var simEnv = map[string]string{
 type bench struct {
 	root     string // /tmp/pb-<pid>: state roots, sockets, workdirs
 	pantty   string
+	compare  string // another pantty binary to run interleaved (before/after a fix); "" = none
 	long     bool
 	realTmux string
 	work     string
@@ -147,9 +148,14 @@ func trim(s string) string {
 // runIn runs the pantty binary with env, stdin and args, timing it from start
 // to reaped.
 func (b *bench) runIn(env []string, stdin string, args ...string) result {
+	return b.runBin(b.pantty, env, stdin, args...)
+}
+
+// runBin is runIn with another pantty binary (the -compare one).
+func (b *bench) runBin(bin string, env []string, stdin string, args ...string) result {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, b.pantty, args...)
+	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Env = env
 	cmd.Stdin = strings.NewReader(stdin)
 	var out, errb bytes.Buffer

@@ -48,7 +48,7 @@ func (b *bench) hookCost() error {
 	}
 	env := b.env(home, "")
 	n := b.pick(100, 400)
-	var upsD, stopD, slD, shD durs
+	var upsD, stopD, slD, shD, upsCPU durs
 	var maxRSS int64
 	for i := 0; i < n; i++ {
 		r := b.runIn(env, ups, "--home", home, "hook", "--seat", "hk")
@@ -58,7 +58,7 @@ func (b *bench) hookCost() error {
 		if r.Stdout != "" {
 			return fmt.Errorf("hook printed on UserPromptSubmit (that would enter the model's context): %q", r.Stdout)
 		}
-		upsD = append(upsD, r.Wall)
+		upsD, upsCPU = append(upsD, r.Wall), append(upsCPU, r.CPU)
 		maxRSS = max(maxRSS, r.MaxRSSKB)
 		r = b.runIn(env, stop, "--home", home, "hook", "--seat", "hk")
 		if r.Code != 0 {
@@ -83,6 +83,7 @@ func (b *bench) hookCost() error {
 		shD = append(shD, time.Since(t))
 	}
 	b.timing("4 hook", "pantty hook, UserPromptSubmit (process)", upsD, 0, "")
+	b.withCPU(upsCPU)
 	b.timing("4 hook", "pantty hook, Stop (process)", stopD, 0, "")
 	b.timing("4 hook", "pantty hook --status-line, usage changed (process)", slD, 0, "")
 	b.timing("4 hook", "sh -c '<hook command>', UserPromptSubmit (as the harness runs it)", shD, 0, "")

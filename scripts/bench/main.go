@@ -36,6 +36,7 @@ func main() {
 	only := flag.String("only", "", "comma-separated sections to run ("+strings.Join(sections, ",")+"); default all")
 	jsonOut := flag.String("json", "", "also write the results as JSON to this file")
 	keep := flag.Bool("keep", false, "keep the work directory (state roots, logs) for inspection")
+	compare := flag.String("compare", "", "another pantty binary (e.g. built before a fix): enqueue replay, recover and status also run it, interleaved, as 'before'")
 	flag.Parse()
 	if *pantty == "" {
 		fmt.Fprintln(os.Stderr, "bench: -pantty is required (scripts/bench.sh builds it)")
@@ -54,6 +55,11 @@ func main() {
 	b, err := newBench(abs, *long)
 	if err != nil {
 		fatal(err)
+	}
+	if *compare != "" {
+		if b.compare, err = filepath.Abs(*compare); err != nil {
+			fatal(err)
+		}
 	}
 	// An interrupt still stops what was started.
 	sig := make(chan os.Signal, 1)

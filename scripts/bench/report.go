@@ -20,6 +20,7 @@ type row struct {
 	N       int     `json:"n,omitempty"`
 	Median  string  `json:"median"`
 	P99     string  `json:"p99,omitempty"`
+	CPU     string  `json:"cpu,omitempty"` // the measured process's own CPU time (user+sys), median
 	Base    string  `json:"baseline,omitempty"`
 	Ratio   string  `json:"ratio,omitempty"`
 	Target  string  `json:"target,omitempty"`
@@ -128,6 +129,11 @@ func (b *bench) versus(base durs, factor float64, targetText string) {
 	}
 }
 
+// withCPU sets the last row's CPU column from the processes' own CPU times.
+func (b *bench) withCPU(cpu durs) {
+	b.rows[len(b.rows)-1].CPU = fmtD(cpu.median())
+}
+
 func metText(ok bool) string {
 	if ok {
 		return "met"
@@ -173,7 +179,7 @@ func (b *bench) printTable(w io.Writer) {
 	}
 	fmt.Fprintf(w, "\npantty performance — %s, %s form\nmachine: %s\nsimulator: %s\n\n", time.Now().Format("2006-01-02 15:04 MST"), form, machine(), simText())
 	tw := tabwriter.NewWriter(w, 2, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "path\tfigure\tn\tmedian\tp99\tbaseline\tratio\ttarget\t")
+	fmt.Fprintln(tw, "path\tfigure\tn\tmedian\tp99\tcpu\tbaseline\tratio\ttarget\t")
 	last := ""
 	for _, r := range b.rows {
 		sec := r.Section
@@ -189,7 +195,7 @@ func (b *bench) printTable(w io.Writer) {
 		if r.Met != "" {
 			target += " — " + r.Met
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", sec, r.What, n, r.Median, r.P99, r.Base, r.Ratio, target)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", sec, r.What, n, r.Median, r.P99, r.CPU, r.Base, r.Ratio, target)
 	}
 	tw.Flush()
 	if len(b.checks) > 0 {

@@ -42,26 +42,41 @@ func (b *bench) status() error {
 	}
 	for _, k := range cases {
 		runs := b.pick(10, 20)
-		var walls durs
+		var walls, cpu, before, beforeCPU durs
 		for i := 0; i < runs; i++ {
-			r := b.runIn(b.env(k.home, ""), "", "status", "--json")
-			if r.Code != 0 {
-				return fmt.Errorf("status %s: %s", k.label, r)
+			bins := []string{b.pantty}
+			if b.compare != "" {
+				bins = append(bins, b.compare)
 			}
-			var doc telemetry.Document
-			if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil {
-				return fmt.Errorf("status %s: not JSON: %v", k.label, err)
+			for j, bin := range bins {
+				r := b.runBin(bin, b.env(k.home, ""), "", "status", "--json")
+				if r.Code != 0 {
+					return fmt.Errorf("status %s (%s): %s", k.label, bin, r)
+				}
+				var doc telemetry.Document
+				if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil {
+					return fmt.Errorf("status %s: not JSON: %v", k.label, err)
+				}
+				if len(doc.Seats) != k.n {
+					return fmt.Errorf("status %s: %d seats, want %d", k.label, len(doc.Seats), k.n)
+				}
+				if j == 0 {
+					walls, cpu = append(walls, r.Wall), append(cpu, r.CPU)
+				} else {
+					before, beforeCPU = append(before, r.Wall), append(beforeCPU, r.CPU)
+				}
 			}
-			if len(doc.Seats) != k.n {
-				return fmt.Errorf("status %s: %d seats, want %d", k.label, len(doc.Seats), k.n)
-			}
-			walls = append(walls, r.Wall)
 		}
 		text := ""
 		if k.target > 0 {
 			text = "< 100 ms"
 		}
 		b.timing("6 status", "status --json, "+k.label, walls, k.target, text)
+		b.withCPU(cpu)
+		if b.compare != "" {
+			b.timing("6 status", "  the same with the -compare binary (before)", before, 0, "")
+			b.withCPU(beforeCPU)
+		}
 	}
 	return nil
 }

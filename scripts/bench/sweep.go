@@ -150,13 +150,20 @@ func (b *bench) sweepCase(wrap, label, home string, n int, target time.Duration,
 	if n >= 500 {
 		runs = 10
 	}
-	var walls durs
+	var walls, cpu, before, beforeCPU durs
 	for i := 0; i < runs; i++ {
 		r := b.runIn(env, "", "recover", "--json")
 		if r.Code != 0 {
 			return fmt.Errorf("%s: recover: %s", label, r)
 		}
-		walls = append(walls, r.Wall)
+		walls, cpu = append(walls, r.Wall), append(cpu, r.CPU)
+		if b.compare != "" {
+			r := b.runBin(b.compare, env, "", "recover", "--json")
+			if r.Code != 0 {
+				return fmt.Errorf("%s: recover (-compare binary): %s", label, r)
+			}
+			before, beforeCPU = append(before, r.Wall), append(beforeCPU, r.CPU)
+		}
 	}
 	log := filepath.Join(b.root, "tmux-calls-"+strings.ReplaceAll(label, " ", "_")+".log")
 	counted := b.runIn(b.env(home, "", "PATH="+wrap+":"+os.Getenv("PATH"), "PANTTY_BENCH_TMUX_LOG="+log), "", "recover", "--json")
@@ -177,9 +184,14 @@ func (b *bench) sweepCase(wrap, label, home string, n int, target time.Duration,
 	}
 	what := fmt.Sprintf("recover sweep, %s (tmux invocations: %d, list-panes -a: %d)", label, calls, listAll)
 	b.timing("5 recover", what, walls, 0, "")
+	b.withCPU(cpu)
 	if targetText != "" {
 		b.rows[len(b.rows)-1].Target = targetText
 		b.rows[len(b.rows)-1].Met = metText(walls.median() < target && calls <= 3)
+	}
+	if b.compare != "" {
+		b.timing("5 recover", "  the same with the -compare binary (before)", before, 0, "")
+		b.withCPU(beforeCPU)
 	}
 	if b.sweepMed == nil {
 		b.sweepMed = map[int]time.Duration{}

@@ -210,10 +210,13 @@ func (Adapter) Composer(screen string) (string, bool) {
 // would no longer bind to session.toml.
 func (Adapter) Commands() []string { return []string{"compact"} }
 
-// Facts: on this path a pasted leading '/' ran a slash command and a leading
-// '!' a shell command (DESIGN §3; measured again by `pantty measure dispatch
-// --harness codex`); the shipped predicate covers both.
-func (Adapter) Facts() seat.DispatchFacts { return seat.DefaultDispatchFacts }
+// Facts is the predicate measured on this path by `pantty measure dispatch
+// --harness codex` (seat/codex/testdata/dispatch-0.171.0-2026-12-02): a leading
+// '/' or '!' dispatches, after any leading newlines (Codex skips them before it
+// tests the first character); the guard's constant prefix closes it.
+func (Adapter) Facts() seat.DispatchFacts {
+	return seat.DispatchFacts{Form: seat.FormTrimmedFirstChar, Sigils: "/!"}
+}
 
 // PasteSettle: 150 ms between paste and Enter (measured: UserPromptSubmit came
 // 30-60 ms after the Enter).

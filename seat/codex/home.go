@@ -328,3 +328,24 @@ func truncate(s string, n int) string {
 	}
 	return s
 }
+
+// WriteProvider names a model provider in the seat's config.toml and makes it
+// the seat's (model_provider, model), keeping everything else: for tests and
+// `pantty measure` against a loopback stand-in (baseURL ends in /v1, wire_api
+// "responses", the key read from envKey). Codex's own HTTP retries are off
+// (request_max_retries, stream_max_retries = 0), so a scripted 429 ends the
+// turn at once, like CLAUDE_CODE_MAX_RETRIES=0 for Claude Code.
+func WriteProvider(home, name, baseURL, envKey, model string) error {
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		return err
+	}
+	cfg, err := readConfig(home)
+	if err != nil {
+		return err
+	}
+	cfg["model_provider"] = name
+	cfg["model"] = model
+	table(cfg, "model_providers")[name] = map[string]any{"name": name, "base_url": baseURL, "wire_api": "responses",
+		"env_key": envKey, "request_max_retries": 0, "stream_max_retries": 0}
+	return writeConfig(home, cfg)
+}

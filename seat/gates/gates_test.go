@@ -141,21 +141,25 @@ func TestSimPassesEveryGate(t *testing.T) {
 	}
 }
 
-func TestCodexFailsUntilMeasured(t *testing.T) {
+// Codex 0.171.x was measured on the tmux path through seat/codex (2026-12-02):
+// every gate passes, the dispatch row records the measured trimmed-first-char
+// predicate with its artifacts, and the guard takes it.
+func TestCodexMeasuredOnTheTmuxPath(t *testing.T) {
 	r := shippedRegistry(t)
 	e := entry(t, r, "codex")
 	v := r.Evaluate("codex", "0.171.0", nil, e.AsOf.Add(dayLen))
 	checkTable(t, v)
-	if got := statuses(v); !reflect.DeepEqual(got, all(Fail)) {
-		t.Fatalf("codex gates %v, want all fail", got)
+	if got := statuses(v); !reflect.DeepEqual(got, all(Pass)) {
+		t.Fatalf("codex gates %v, want all pass", got)
 	}
-	if v.ResidentAllowed || v.AutoCompaction {
-		t.Fatalf("codex verdict allows residency: %+v", v)
+	if !v.ResidentAllowed || !v.AutoCompaction {
+		t.Fatalf("codex verdict: %+v", v)
 	}
-	if g := v.Gate("compaction"); !strings.Contains(g.Reason, "unmeasured") || !strings.Contains(g.Fix, `shape = "turn"`) {
-		t.Fatalf("compaction gate: reason %q, fix %q", g.Reason, g.Fix)
+	if d := e.Dispatch; d.Form != seat.FormTrimmedFirstChar || d.Sigils != "/!" || !d.ControlOK ||
+		!strings.Contains(d.Artifacts, "seat/codex/testdata/") {
+		t.Fatalf("codex dispatch row %+v", d)
 	}
-	// A version no entry covers is unmeasured too, and says which ranges exist.
+	// A version no entry covers is unmeasured, and says which ranges exist.
 	v = r.Evaluate("codex", "0.200.1", nil, e.AsOf.Add(dayLen))
 	if v.ResidentAllowed || !strings.Contains(v.Gate("compaction").Reason, "0.171.x") {
 		t.Fatalf("codex 0.200.1: %+v", v.Gate("compaction"))

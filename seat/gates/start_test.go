@@ -53,10 +53,10 @@ func TestGatesCommand(t *testing.T) {
 		t.Fatalf("summary header:\n%s", r.Stdout)
 	}
 	if !strings.HasPrefix(lines[1], "sim ") || !strings.Contains(lines[1], "resident allowed") ||
-		!strings.HasPrefix(lines[3], "codex ") || !strings.Contains(lines[3], "must run turn-spawned") {
+		!strings.HasPrefix(lines[3], "codex ") || !strings.Contains(lines[3], "resident allowed") {
 		t.Fatalf("summary rows:\n%s", r.Stdout)
 	}
-	if j := h.Run("gates", "codex", "--json"); j.Code != 0 || !strings.Contains(j.Stdout, `"resident_allowed": false`) {
+	if j := h.Run("gates", "codex", "--json"); j.Code != 0 || !strings.Contains(j.Stdout, `"resident_allowed": true`) {
 		t.Fatalf("pantty gates codex --json:\n%s", j)
 	}
 	if u := h.Run("gates", "nosuch"); u.Code != 2 || !strings.Contains(u.Stderr, "sim, claude-code, codex") {

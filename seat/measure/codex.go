@@ -142,6 +142,11 @@ func (d codexDetector) unrecognized(input string) string {
 	for i--; i >= 0 && strings.TrimSpace(lines[i]) == ""; i-- {
 	}
 	if i >= 0 && strings.Contains(lines[i], "Unrecognized command '"+name+"'") {
+		// The unknown command stays in the box (cursor not at its end): empty it,
+		// line by line, so the next input of this throwaway seat starts clean.
+		for k := 0; k < 3; k++ {
+			tmux.New(sess.Socket).SendKeys(ctx, sess.PaneID, "End", "C-u", "BSpace")
+		}
 		return strings.TrimSpace(lines[i])
 	}
 	return ""

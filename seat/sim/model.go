@@ -102,6 +102,7 @@ var (
 	rateRe     = regexp.MustCompile(`\[sim:429(?: reset=([^\]]*))?\]`)
 	swallowRe  = regexp.MustCompile(`\[sim:swallow-enter=(\d+)\]`)
 	toolRe     = regexp.MustCompile(`\[sim:tool=([A-Za-z]+):([^\]]*)\]`)
+	untilRe    = regexp.MustCompile(`\[sim:until=(\d+)\]`)
 	mentionRe  = regexp.MustCompile(`(?:^|\s)@(\S+)`)
 	interrupts = "[Request interrupted by user]"
 )
@@ -126,6 +127,15 @@ func parseMarkers(prompt string) markers {
 		m.failure = &apiFailure{code: "rate_limit", message: msg}
 	} else if strings.Contains(prompt, "[sim:overloaded]") {
 		m.failure = &apiFailure{code: "overloaded", message: "API Error: Overloaded (529)"}
+	}
+	// [sim:until=UNIX] scopes a refusal in time: the provider refuses only before
+	// then, and the same text goes through afterwards, as a real rate limit ends.
+	// (A refused message is resubmitted with the same text, so without it a 429
+	// marker refuses forever; the soak's provider-refusal fault needs one that ends.)
+	if s := untilRe.FindStringSubmatch(prompt); s != nil && m.failure != nil {
+		if n, err := strconv.ParseInt(s[1], 10, 64); err == nil && !time.Now().Before(time.Unix(n, 0)) {
+			m.failure = nil
+		}
 	}
 	return m
 }

@@ -1,0 +1,343 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/pantty/pantty/seat"
+)
+
+// The faults the injector chooses among, uniformly.
+const (
+	fKillDriver   = "kill-driver"  // SIGKILL the driver; recover (cron) restarts it, the new driver adopts the harness
+	fKillHarness  = "kill-harness" // SIGKILL the harness, mid-turn when one runs; the driver relaunches it on the same session
+	fKillHook     = "kill-hook"    // SIGKILL a running `pantty hook` mid-write
+	fStopDriver   = "stop-driver"  // SIGSTOP the driver 1–4s, then SIGCONT (a stale heartbeat: recover may replace it)
+	fStopHarness  = "stop-harness" // SIGSTOP the harness 1–4s, then SIGCONT
+	fKillTmux     = "kill-tmux"    // SIGKILL the seat's tmux server; the driver recreates it and relaunches on the same session
+	fProvider429  = "provider-429" // a message the provider refuses (429, reset in 1s) for its first 3 seconds
+	fCompact      = "compact"      // a full compaction cycle (`pantty seat compact`)
+	fStopStart    = "stop-start"   // `seat stop`, then `seat start`
+	fSecondStart  = "second-start" // `seat start` on a running seat: must exit 3 naming the holder
+	fDoubleStart  = "double-start" // two concurrent `seat start` on a stopped seat: exactly one 0, one 3
+	revivalLimit  = 90 * time.Second
+	faultDeadline = 2 * time.Minute
+)
+
+var faultKinds = []string{fKillDriver, fKillHarness, fKillHook, fStopDriver, fStopHarness, fKillTmux,
+	fProvider429, fCompact, fStopStart, fSecondStart, fDoubleStart}
+
+// faultRec is what one injected fault did.
+type faultRec struct {
+	kind, seat string
+	at         time.Time
+	done       bool          // the fault was really delivered (a process found, a command run)
+	note       string        // what happened, for the log
+	violation  string        // a broken promise (a second start that was not refused, ...)
+	revival    time.Duration // time to verified revival, when measured
+	measured   bool
+	revived    bool
+}
+
+// faultLog collects the faults.
+type faultLog struct {
+	mu   sync.Mutex
+	recs []*faultRec
+}
+
+func (f *faultLog) add(r *faultRec) {
+	f.mu.Lock()
+	f.recs = append(f.recs, r)
+	f.mu.Unlock()
+}
+
+// injector picks a fault and a free seat at random (seeded), every gap, until
+// stop; each fault runs in its own goroutine so seats suffer concurrently, but
+// one seat has one fault at a time (its revival is measured before the next).
+func (w *world) injector(rng *rand.Rand, stop <-chan struct{}, gap func(*rand.Rand) time.Duration, l *ledger, fl *faultLog, wg *sync.WaitGroup) {
+	n := 0
+	for {
+		select {
+		case <-stop:
+			return
+		case <-time.After(gap(rng)):
+		}
+		kind := faultKinds[rng.Intn(len(faultKinds))]
+		r := w.seats[rng.Intn(len(w.seats))]
+		seed := rng.Int63()
+		if !r.tryLock() {
+			w.log.printf("fault %s on %s skipped: the seat is still recovering from the last one", kind, r.name)
+			continue
+		}
+		n++
+		rec := &faultRec{kind: kind, seat: r.name, at: time.Now()}
+		fl.add(rec)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer r.unlock()
+			w.fault(rec, r, rand.New(rand.NewSource(seed)), l, n)
+			status := "ok"
+			if rec.violation != "" {
+				status = "VIOLATION: " + rec.violation
+			}
+			rev := ""
+			if rec.measured {
+				rev = fmt.Sprintf(", revived in %s", rec.revival.Round(10*time.Millisecond))
+				if !rec.revived {
+					rev = ", NOT revived within " + revivalLimit.String()
+				}
+			}
+			w.log.printf("fault %-13s %s: %s%s [%s]", kind, r.name, rec.note, rev, status)
+		}()
+	}
+}
+
+func (w *world) fault(rec *faultRec, r *seatRig, rng *rand.Rand, l *ledger, n int) {
+	s := w.seat(r)
+	measure := func(since time.Time) {
+		d, ok, why := w.waitRevived(r, since, revivalLimit)
+		rec.measured, rec.revival, rec.revived = true, d, ok
+		if !ok {
+			rec.note += " (not revived: " + why + ")"
+		}
+	}
+	switch rec.kind {
+	case fKillDriver, fStopDriver:
+		o, live, _ := s.LiveOwner()
+		if !live {
+			rec.note = "no live driver to hit"
+			return
+		}
+		rec.at = time.Now()
+		if rec.kind == fKillDriver {
+			rec.done = signalIdentified(o.PID, o.PIDStart, syscall.SIGKILL)
+			rec.note = fmt.Sprintf("SIGKILL driver pid %d", o.PID)
+		} else {
+			pause := time.Duration(1000+rng.Intn(3000)) * time.Millisecond
+			rec.done = signalIdentified(o.PID, o.PIDStart, syscall.SIGSTOP)
+			time.Sleep(pause)
+			cont := signalIdentified(o.PID, o.PIDStart, syscall.SIGCONT)
+			rec.note = fmt.Sprintf("SIGSTOP driver pid %d for %s (SIGCONT delivered: %v, else it was replaced)", o.PID, pause, cont)
+		}
+		if rec.done {
+			measure(rec.at)
+		}
+	case fKillHarness, fStopHarness:
+		// Mid-turn when the seat has one running within a few seconds.
+		midTurn := false
+		for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			if hb, err := s.ReadHeartbeat(); err == nil && hb.Phase == "in-turn" {
+				midTurn = true
+				break
+			}
+		}
+		sess, err := s.ReadSession()
+		if err != nil {
+			rec.note = "no session: " + err.Error()
+			return
+		}
+		start, err := seat.ProcStart(sess.PanePID)
+		if err != nil {
+			rec.note = "harness not running"
+			return
+		}
+		rec.at = time.Now()
+		when := "between turns"
+		if midTurn {
+			when = "mid-turn"
+		}
+		if rec.kind == fKillHarness {
+			rec.done = signalIdentified(sess.PanePID, start, syscall.SIGKILL)
+			rec.note = fmt.Sprintf("SIGKILL harness pid %d %s", sess.PanePID, when)
+		} else {
+			pause := time.Duration(1000+rng.Intn(3000)) * time.Millisecond
+			rec.done = signalIdentified(sess.PanePID, start, syscall.SIGSTOP)
+			time.Sleep(pause)
+			signalIdentified(sess.PanePID, start, syscall.SIGCONT)
+			rec.note = fmt.Sprintf("SIGSTOP harness pid %d %s for %s", sess.PanePID, when, pause)
+		}
+		if rec.done {
+			measure(rec.at)
+		}
+	case fKillHook:
+		// A hook lives a few milliseconds: watch /proc for new processes and
+		// kill the first `pantty hook` of this seat, after a random 0–3 ms so
+		// the kill lands at different steps of its write.
+		p, ok := w.catchHook(r.name, 5*time.Second)
+		if !ok {
+			rec.note = "no hook process caught running within 5s"
+			return
+		}
+		time.Sleep(time.Duration(rng.Intn(3000)) * time.Microsecond)
+		rec.at = time.Now()
+		if !signalIdentified(p.pid, p.start, syscall.SIGKILL) {
+			rec.note = "the hook " + strings.Join(p.argv[1:], " ") + " finished before the kill"
+			return
+		}
+		rec.done = true
+		rec.note = "SIGKILL " + strings.Join(p.argv[1:], " ")
+		measure(rec.at)
+	case fKillTmux:
+		pid := r.serverPID()
+		start, err := seat.ProcStart(pid)
+		if pid == 0 || err != nil {
+			rec.note = "no tmux server running"
+			return
+		}
+		rec.at = time.Now()
+		rec.done = signalIdentified(pid, start, syscall.SIGKILL)
+		rec.note = fmt.Sprintf("SIGKILL tmux server pid %d", pid)
+		measure(rec.at)
+	case fProvider429:
+		id := fmt.Sprintf("lim-%04d", n)
+		until := time.Now().Add(3 * time.Second).Unix()
+		w.send(l, sentMsg{id: id, seat: r.name, kind: "provider-429", sender: "injector"},
+			fmt.Sprintf("[sim:429 reset=in 1s][sim:until=%d] work the provider refuses for a while (%s)", until, id))
+		rec.done = true
+		rec.note = "sent " + id + " (refused until " + time.Unix(until, 0).Format("15:04:05") + ")"
+		time.Sleep(2 * time.Second)
+	case fCompact:
+		res := w.pantty(faultDeadline, "", "seat", "compact", r.name)
+		rec.done = true
+		rec.note = "seat compact: " + res.String()
+		if res.code != 0 && res.code != 1 {
+			rec.violation = "compact exit " + fmt.Sprint(res.code)
+		}
+	case fStopStart:
+		res := w.pantty(faultDeadline, "", "seat", "stop", r.name)
+		if res.code != 0 {
+			rec.violation = "seat stop: " + res.String()
+		}
+		time.Sleep(time.Duration(300+rng.Intn(1200)) * time.Millisecond)
+		rec.at = time.Now()
+		res2 := w.pantty(faultDeadline, "", "seat", "start", r.name)
+		rec.done = true
+		rec.note = fmt.Sprintf("seat stop (%d), seat start (%d)", res.code, res2.code)
+		if res2.code != 0 {
+			rec.violation = "seat start after stop: " + res2.String()
+		}
+		measure(rec.at)
+	case fSecondStart:
+		if ok, why := w.revived(r, time.Now().Add(-3*time.Second)); !ok {
+			rec.note = "not running right now (" + why + ")"
+			return
+		}
+		o, _, _ := s.LiveOwner()
+		res := w.pantty(faultDeadline, "", "seat", "start", r.name)
+		rec.done = true
+		rec.note = "second start: " + res.String()
+		if res.code != 3 || !strings.Contains(res.stderr+res.stdout, o.Holder) {
+			// The holder may have died in between (another seat's fault cannot
+			// touch it, but recover can replace a wedged one): check.
+			if o2, live, _ := s.LiveOwner(); !live || o2.Holder != o.Holder {
+				rec.note += " (the holder changed meanwhile)"
+			} else {
+				rec.violation = "a second start on a running seat was not refused with exit 3 naming " + o.Holder
+			}
+		}
+	case fDoubleStart:
+		if res := w.pantty(faultDeadline, "", "seat", "stop", r.name); res.code != 0 {
+			rec.violation = "seat stop: " + res.String()
+			return
+		}
+		rec.at = time.Now()
+		var wg sync.WaitGroup
+		res := make([]result, 2)
+		gate := make(chan struct{})
+		for i := range res {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-gate
+				res[i] = w.pantty(faultDeadline, "", "seat", "start", r.name)
+			}()
+		}
+		close(gate)
+		wg.Wait()
+		rec.done = true
+		codes := []int{res[0].code, res[1].code}
+		sort.Ints(codes)
+		rec.note = fmt.Sprintf("two concurrent starts: exit %d and %d", codes[0], codes[1])
+		if codes[0] != 0 || codes[1] != 3 {
+			rec.violation = fmt.Sprintf("two starts of a stopped seat gave %v, want one 0 and one 3 (%s; %s)", codes, res[0], res[1])
+		}
+		measure(rec.at)
+	}
+}
+
+// recoverRun is one `pantty recover` run, as its JSON report says.
+type recoverRun struct {
+	at    time.Time
+	code  int
+	busy  bool
+	acts  []recoverAct
+	took  time.Duration
+	error string
+}
+
+type recoverAct struct {
+	seat, verdict, cause, action, result string
+}
+
+// recoverLog collects the runs of the cron-like recover.
+type recoverLog struct {
+	mu   sync.Mutex
+	runs []recoverRun
+}
+
+// recoverOnce runs `pantty recover --json` and parses what it did.
+func (w *world) recoverOnce() recoverRun {
+	run := recoverRun{at: time.Now()}
+	res := w.pantty(2*time.Minute, "", "recover", "--json", "--interval", "3s")
+	run.code, run.took = res.code, res.took
+	var rep struct {
+		Busy  string `json:"busy"`
+		Seats []struct {
+			Seat    string `json:"seat"`
+			Verdict string `json:"verdict"`
+			Cause   string `json:"cause"`
+			Action  string `json:"action"`
+			Result  string `json:"result"`
+		} `json:"seats"`
+	}
+	if err := json.Unmarshal([]byte(res.stdout), &rep); err != nil {
+		run.error = fmt.Sprintf("exit %d, no report: %v%s", res.code, err, oneLine(res.stderr))
+		return run
+	}
+	run.busy = rep.Busy != ""
+	for _, s := range rep.Seats {
+		run.acts = append(run.acts, recoverAct{seat: s.Seat, verdict: s.Verdict, cause: s.Cause, action: s.Action, result: s.Result})
+	}
+	return run
+}
+
+// cron runs recover every 2–4 s (seeded jitter) until stop, in the background,
+// whatever else is happening: at any moment, like a real scheduler.
+func (w *world) cron(rng *rand.Rand, stop <-chan struct{}, rl *recoverLog) {
+	for {
+		select {
+		case <-stop:
+			return
+		case <-time.After(time.Duration(2000+rng.Intn(2000)) * time.Millisecond):
+		}
+		run := w.recoverOnce()
+		rl.mu.Lock()
+		rl.runs = append(rl.runs, run)
+		rl.mu.Unlock()
+		for _, a := range run.acts {
+			if a.verdict != "" && a.verdict != "ok" {
+				w.log.printf("recover: %s %s (%s) → %s = %s", a.seat, a.verdict, a.cause, a.action, a.result)
+			}
+		}
+		if run.error != "" {
+			w.log.printf("recover: %s", run.error)
+		}
+	}
+}
