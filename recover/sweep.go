@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/pantty/pantty/seat"
@@ -117,23 +118,37 @@ func Sweep(opts Options) (Report, error) {
 			rep.Cleanups = append(rep.Cleanups, *r)
 		}
 	}
-	var obs []*observation
-	for _, n := range names {
-		s, _ := seat.Open(opts.Home, n)
+	// Each seat's files are read on their own (no lock, nothing shared), so the
+	// seats are read concurrently.
+	obs := make([]*observation, len(names))
+	inParallel(len(names), func(i int) {
+		s, _ := seat.Open(opts.Home, names[i])
 		o := readFiles(s, sw.now, blocks)
 		if berr != nil {
 			o.unreadable = append(o.unreadable, "providers.toml: "+berr.Error())
 		}
-		obs = append(obs, o)
-	}
+		obs[i] = o
+	})
 	// One tmux call per socket, for all the seats on it.
 	for _, o := range obs {
 		if o.needsTmux() {
 			o.attach(sw.snapshot(o.socket))
 		}
 	}
-	for _, o := range obs {
-		rep.Seats = append(rep.Seats, sw.handle(o))
+	// A seat that is not dead is only recorded (health.toml: two fsyncs), and
+	// those writes overlap when such seats are handled concurrently. A dead seat
+	// is acted on one at a time, in order, as before.
+	rep.Seats = make([]SeatReport, len(obs))
+	handled := make([]bool, len(obs))
+	inParallel(len(obs), func(i int) {
+		if classify(obs[i]).State != Dead {
+			rep.Seats[i], handled[i] = sw.handle(obs[i]), true
+		}
+	})
+	for i, o := range obs {
+		if !handled[i] {
+			rep.Seats[i] = sw.handle(o)
+		}
 	}
 	for _, p := range blocks.SortedProviders() {
 		b, active := blocks.Active(p, sw.now)
@@ -394,4 +409,29 @@ func (sw *sweeper) climb(o *observation, rec *seat.Recovery) (string, bool) {
 	rec.Floor, rec.FloorSince, rec.FloorWhy = to, sw.now.UTC(), what
 	rec.MeansFailures = 0
 	return what, true
+}
+
+// sweepWorkers bounds the goroutines of a sweep's per-seat work: enough to
+// overlap file reads and fsyncs, few enough to be cheap on a small machine.
+const sweepWorkers = 8
+
+// inParallel runs f(0), …, f(n-1) on up to sweepWorkers goroutines and
+// returns when all have returned.
+func inParallel(n int, f func(i int)) {
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for w := 0; w < min(n, sweepWorkers); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				f(i)
+			}
+		}()
+	}
+	for i := 0; i < n; i++ {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
 }
