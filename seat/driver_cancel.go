@@ -1,0 +1,138 @@
+package seat
+
+import (
+	"fmt"
+	"time"
+)
+
+// clearComposer sends C-u: it empties the harness's input box (the one key
+// both Claude Code and the simulator read as "clear the line").
+func (d *Driver) clearComposer() {
+	ctx, cancel := d.ctx()
+	defer cancel()
+	if err := d.tm.SendKeys(ctx, d.sess.PaneID, "C-u"); err != nil {
+		d.logf("clear composer: %v", err)
+	}
+}
+
+// cancelTurn stops the in-flight turn with one Escape (never C-c, which quits on
+// a second press, never a double Escape, which opens the rewind menu), verifies
+// the pane went idle, clears the prompt the harness put back, and fails the
+// message with reason. It reports whether the turn stopped.
+func (d *Driver) cancelTurn(reason string) error {
+	fl := d.flight
+	if fl == nil {
+		return fmt.Errorf("no turn in flight")
+	}
+	d.setPhase(PhaseCancelling, fl.e.Msg.ID)
+	if d.Cfg.Shape == ShapeTurn {
+		d.killTurn(reason)
+		d.evidenceT.stop()
+		d.ceilingT.stop()
+		d.finish(fl.e, StateFailed, reason, "the turn process was killed; 'pantty seat retry "+fl.e.Msg.ID+"' re-queues it", "")
+		return nil
+	}
+	ctx, cancel := d.ctx()
+	screen, err := d.tm.Capture(ctx, d.sess.PaneID)
+	cancel()
+	// A submitted message has started its turn (UserPromptSubmit fires before
+	// it), even if the pane does not show it yet: Escape it either way.
+	if err == nil && (d.Ad.Busy(screen) || fl.e.Status.State == StateSubmitted) {
+		ctx, cancel := d.ctx()
+		err = d.tm.SendKeys(ctx, d.sess.PaneID, "Escape")
+		cancel()
+		if err != nil {
+			return err
+		}
+		if !d.waitIdle(cancelVerify) {
+			d.setPhase(PhaseInTurn, fl.e.Msg.ID)
+			return fmt.Errorf("the turn did not stop within %s of Escape", cancelVerify)
+		}
+	}
+	d.evidenceT.stop()
+	d.ceilingT.stop()
+	d.clearComposer()
+	d.settleComposer()
+	d.finish(fl.e, StateFailed, reason, "cancelled by pantty; 'pantty seat retry "+fl.e.Msg.ID+"' re-queues it", "")
+	return nil
+}
+
+// cancelVerify bounds how long a cancel waits for the pane to go idle.
+const cancelVerify = 10 * time.Second
+
+// waitIdle polls the pane until the adapter sees no running turn. No hook fires
+// on an interrupt (measured on Claude Code), so the pane is the only witness;
+// the poll is short and bounded.
+func (d *Driver) waitIdle(limit time.Duration) bool {
+	deadline := time.Now().Add(limit)
+	for time.Now().Before(deadline) {
+		ctx, cancel := d.ctx()
+		screen, err := d.tm.Capture(ctx, d.sess.PaneID)
+		cancel()
+		if err == nil && !d.Ad.Busy(screen) {
+			return true
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return false
+}
+
+// composerQuiet and composerSettle: after a cancel the input box must stay
+// empty for composerQuiet, watched for at most composerSettle.
+const (
+	composerQuiet  = 300 * time.Millisecond
+	composerSettle = time.Second
+)
+
+// settleComposer watches the input box after a cancel and clears it again
+// whenever it holds text, until it has stayed empty for composerQuiet (at most
+// composerSettle): the harness may put the interrupted prompt back after the
+// first clear (seen on Claude Code 2.1.328 under load). Only for adapters that
+// can read their input box (ComposerReader).
+func (d *Driver) settleComposer() {
+	cr, ok := d.Ad.(ComposerReader)
+	if !ok {
+		return
+	}
+	deadline := time.Now().Add(composerSettle)
+	empty := time.Now()
+	for time.Now().Before(deadline) && time.Since(empty) < composerQuiet {
+		time.Sleep(100 * time.Millisecond)
+		ctx, cancel := d.ctx()
+		screen, err := d.tm.Capture(ctx, d.sess.PaneID)
+		cancel()
+		if err != nil {
+			return
+		}
+		if text, ok := cr.Composer(screen); ok && text != "" {
+			d.logf("the input box holds %q after the cancel: clearing it again", text)
+			d.clearComposer()
+			empty = time.Now()
+		}
+	}
+}
+
+// inputReadyLimit bounds the wait for the input box after SessionStart.
+const inputReadyLimit = 5 * time.Second
+
+// waitInputReady polls the pane after SessionStart until an adapter that knows
+// its harness's ready screen (InputReady) sees it: a paste sent earlier is not
+// bracketed and may lose its Enter. Bounded: past the limit the driver goes on,
+// and the submission evidence still decides whether a paste arrived.
+func (d *Driver) waitInputReady() {
+	ir, ok := d.Ad.(InputReady)
+	if !ok {
+		return
+	}
+	deadline := time.Now().Add(inputReadyLimit)
+	for time.Now().Before(deadline) {
+		ctx, cancel := d.ctx()
+		screen, err := d.tm.Capture(ctx, d.sess.PaneID)
+		cancel()
+		if err == nil && ir.InputReady(screen) {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	d.logf("the pane did not show the harness's input box within %s of SessionStart: going on", inputReadyLimit)
+}

@@ -1,0 +1,178 @@
+package seat
+
+import (
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// drainEvents consumes every pending hook event in arrival order.
+func (d *Driver) drainEvents() {
+	names, err := d.S.PendingEvents()
+	if err != nil {
+		d.logf("events: %v", err)
+		return
+	}
+	for _, name := range names {
+		ev, err := ReadEvent(filepath.Join(d.S.EventsDir(), name))
+		if err != nil {
+			d.logf("event %s unreadable: %v (set aside)", name, err)
+		} else {
+			d.onHookEvent(ev)
+		}
+		if err := d.S.MarkSeen(name); err != nil {
+			d.logf("event %s: %v", name, err)
+		}
+		if d.exit != nil {
+			return
+		}
+	}
+}
+
+func (d *Driver) onHookEvent(ev Event) {
+	f := ev.Fields
+	switch ev.Kind {
+	case EvSessionStart:
+		if !d.sessionMatches(f.SessionID) {
+			d.logf("SessionStart for session %s (source %s), not the seat's %s: recorded, not trusted", f.SessionID, f.Source, d.sess.ID)
+			return
+		}
+		if ev.ReceivedAt.Before(d.launchAt.Add(-time.Second)) && !d.adopted {
+			return // an old start, from before this launch
+		}
+		if f.Source == "compact" {
+			d.onCycleEvent(ev)
+		}
+		d.becomeReady("SessionStart source " + f.Source)
+	case EvUserPromptSubmit:
+		d.onPromptSubmit(ev)
+	case EvStop, EvStopFailure:
+		d.onTurnEnd(ev)
+	case EvPaneDied:
+		d.checkHarness("pane-died hook")
+	case EvClientAttached, EvClientDetached:
+		d.observeClients(ev.Kind)
+	case EvPreCompact, EvPostCompact:
+		d.onCycleEvent(ev)
+	case EvStatusLine:
+		d.onStatusLine(ev)
+	case EvContextReading:
+		d.onContextReading(ev)
+	default:
+		// PreCompact, PostCompact, Notification, SessionEnd: recorded in
+		// events/seen for the compaction cycle and telemetry.
+	}
+}
+
+// onPromptSubmit binds UserPromptSubmit evidence to the flight by the guard's
+// header (message id and nonce) and the session. A prompt pantty did not build
+// is a person typing: recorded, and the seat counts as busy until its turn ends.
+func (d *Driver) onPromptSubmit(ev Event) {
+	f := ev.Fields
+	id, nonce, _, ok := MatchHeader(f.Prompt)
+	fl := d.flight
+	// The nonce is matched against the one recorded in the message's status, not
+	// the in-memory Submission: a flight recovered by a new driver has no
+	// Submission, and its evidence must still bind.
+	if ok && fl != nil && id == fl.e.Msg.ID && nonce != "" && nonce == fl.e.Status.Nonce && d.sessionMatches(f.SessionID) {
+		if fl.e.Status.State == StateSubmitted {
+			return
+		}
+		d.evidenceT.stop()
+		st := &fl.e.Status
+		st.State = StateSubmitted
+		st.PromptID = f.PromptID
+		st.SessionID = f.SessionID
+		st.Evidence = ev.File
+		st.SubmittedAt = ev.ReceivedAt
+		d.writeStatus(fl.e)
+		d.armCeiling(fl.e)
+		d.setPhase(PhaseInTurn, fl.e.Msg.ID)
+		return
+	}
+	if ok && fl == nil {
+		if e, known := d.entries[id]; known && e.Status.Nonce == nonce && !Final(e.Status.State) {
+			d.logf("late evidence for %s after it was settled: recorded", id)
+		}
+	}
+	d.foreignTurn, d.foreignAt = f.PromptID, ev.ReceivedAt
+	d.logf("prompt %s was not submitted by pantty (a person at the pane?): recorded, waiting for its turn end", f.PromptID)
+}
+
+// checkForeignTurn stops waiting for the end of a turn pantty did not submit
+// once the pane shows no running turn: a person who interrupts their own turn
+// with Escape fires no hook (measured on Claude Code), so that end never comes
+// as an event. Run from the heartbeat tick; a turn younger than foreignSettle is
+// left alone, since the harness may not show it as running yet.
+func (d *Driver) checkForeignTurn() {
+	if d.foreignTurn == "" || !d.ready || time.Since(d.foreignAt) < foreignSettle {
+		return
+	}
+	ctx, cancel := d.ctx()
+	screen, err := d.tm.Capture(ctx, d.sess.PaneID)
+	cancel()
+	if err != nil || d.Ad.Busy(screen) {
+		return
+	}
+	d.logf("prompt %s: no turn runs any more and its end never came (interrupted?): no longer waiting", d.foreignTurn)
+	d.foreignTurn = ""
+}
+
+// foreignSettle is how old a foreign turn must be before an idle pane is taken
+// as its end.
+const foreignSettle = 2 * time.Second
+
+func (d *Driver) armCeiling(e *Entry) {
+	left := d.Cfg.TurnCeiling.Duration - time.Since(e.Status.SubmittedAt)
+	if left < 0 {
+		left = 0
+	}
+	d.ceilingT.set(left)
+}
+
+// onTurnEnd closes the flight on a Stop or StopFailure tied to it by prompt_id
+// and session_id.
+func (d *Driver) onTurnEnd(ev Event) {
+	f := ev.Fields
+	fl := d.flight
+	if fl == nil || fl.e.Status.State != StateSubmitted || !d.sessionMatches(f.SessionID) ||
+		(f.PromptID != "" && f.PromptID != fl.e.Status.PromptID) {
+		if f.PromptID != "" && f.PromptID == d.foreignTurn {
+			d.foreignTurn = ""
+		}
+		return
+	}
+	d.learnSessionID(f.SessionID)
+	if d.Cfg.Shape == ShapeTurn {
+		// The result envelope decides a turn-spawned message; a provider refusal
+		// seen here is remembered for it.
+		if ev.Kind == EvStopFailure && IsProviderRefusal(f.Error) {
+			d.turnRefusal = f.Error + ": " + f.LastAssistantMessage
+		}
+		return
+	}
+	d.ceilingT.stop()
+	e := fl.e
+	d.flight = nil
+	e.Status.Reply = truncate(f.LastAssistantMessage, maxReply)
+	if ev.Kind == EvStop {
+		d.finish(e, StateProcessed, "", "", ev.File)
+		return
+	}
+	if IsProviderRefusal(f.Error) {
+		d.providerRefused(e, f.Error, f.LastAssistantMessage)
+		d.clearComposer()
+		return
+	}
+	d.finish(e, StateFailed, ReasonWorkError, f.Error+": "+f.LastAssistantMessage, ev.File)
+}
+
+// IsProviderRefusal reports whether a StopFailure error names a provider
+// refusal (a wait, not a failure of the seat or its work).
+func IsProviderRefusal(errName string) bool {
+	switch strings.ToLower(errName) {
+	case "rate_limit", "overloaded", "usage_limit", "rate_limit_error", "overloaded_error":
+		return true
+	}
+	return false
+}
