@@ -1,0 +1,187 @@
+package telemetry
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/pantty/pantty/seat"
+)
+
+// readLadder reads the rung the pane was launched on and recover's floor.
+func readLadder(s seat.Seat, now time.Time) Ladder {
+	rung, err := s.LaunchedRung()
+	if err != nil {
+		return Ladder{Meta: missing(err, "no launch.toml: the harness was never launched")}
+	}
+	l := Ladder{Rung: ptr(rung)}
+	bound := "launch.toml env " + seat.RungEnv + " (the rung the pane was last launched on)"
+	why := ""
+	var at time.Time
+	rec, err := s.ReadRecovery()
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		why = "floor: no recover record (recovery.toml absent: recover has never had to act on this seat)"
+	case err != nil:
+		return Ladder{Meta: Meta{State: Error, Why: err.Error()}, Rung: ptr(rung)}
+	default:
+		l.Floor, l.MeansFailures, l.Failures = ptr(rec.Floor), ptr(rec.MeansFailures), ptr(rec.Failures)
+		if rec.FloorWhy != "" {
+			l.FloorWhy = ptr(rec.FloorWhy)
+		}
+		if !rec.NextAttempt.IsZero() {
+			l.NextAttempt = ptr(rec.NextAttempt.UTC())
+		}
+		bound += "; floor from recovery.toml (written by recover)"
+		at = rec.LastAt
+	}
+	l.Meta = meta(Known, why, bound, at, now)
+	return l
+}
+
+// readWaits lists the provider waits that hold the seat: the active blocks in
+// providers.toml on any provider of the seat's rungs (blocks are per provider,
+// shared by every seat on it), and any message the driver re-queued after a
+// refusal whose wait no such block covers (a block the driver could not write).
+func readWaits(s seat.Seat, cfg seat.Config, cfgErr error, es []seat.Entry, entErr error, now time.Time) Waits {
+	if cfgErr != nil {
+		return Waits{Meta: missing(cfgErr, "no seat.toml: the seat's providers are not known")}
+	}
+	blocks, err := seat.ReadBlocks(s.Home)
+	if err != nil {
+		return Waits{Meta: Meta{State: Error, Why: err.Error()}}
+	}
+	top := cfg.Provider
+	if top == "" {
+		top = cfg.Harness
+	}
+	type use struct{ provider, rung string }
+	uses := []use{{top, ""}}
+	for _, r := range cfg.Ladder {
+		p := r.Provider
+		if p == "" {
+			p = top
+		}
+		uses = append(uses, use{p, r.Name})
+	}
+	ws := []Wait{}
+	seen := map[string]bool{}
+	var names []string
+	for _, u := range uses {
+		if seen[u.provider] {
+			continue
+		}
+		seen[u.provider] = true
+		names = append(names, u.provider)
+		b, ok := blocks.Active(u.provider, now)
+		if !ok {
+			continue
+		}
+		of := "the seat's provider"
+		if u.rung != "" {
+			of = "provider of rung " + u.rung
+		}
+		bound := fmt.Sprintf("providers.toml [%s] (%s in seat.toml)", u.provider, of)
+		if b.Seat != "" {
+			bound += ", refused on seat " + b.Seat
+		}
+		reason := b.Error
+		if b.Text != "" {
+			reason += ": " + b.Text
+		}
+		if !b.Parsed {
+			reason += " (no reset time in the refusal: re-probed at this time)"
+		}
+		ws = append(ws, Wait{Provider: u.provider, Until: b.Until.UTC(), Reason: reason, Bound: bound})
+	}
+	for _, e := range es {
+		st := e.Status
+		if st.State != seat.StateQueued || st.Reason != seat.ReasonProviderRefusal || !st.NotBefore.After(now) {
+			continue
+		}
+		covered := false
+		for _, w := range ws {
+			covered = covered || !w.Until.Before(st.NotBefore)
+		}
+		if !covered {
+			ws = append(ws, Wait{Provider: top, Until: st.NotBefore.UTC(), Reason: st.Detail,
+				Bound: "inbox/status/" + e.Msg.ID + ".toml not_before (the driver re-queued it after a refusal; no providers.toml block covers it)"})
+		}
+	}
+	bound := "providers.toml blocks on the seat's providers (" + strings.Join(names, ", ") + ") and its re-queued messages"
+	why := ""
+	if _, err := os.Lstat(seat.ProvidersPath(s.Home)); errors.Is(err, fs.ErrNotExist) {
+		why = "providers.toml absent: no provider block has been recorded"
+	}
+	if entErr != nil {
+		why = strings.TrimPrefix(why+"; inbox unreadable, re-queued messages not checked: "+entErr.Error(), "; ")
+	}
+	return Waits{Meta: Meta{State: Known, Why: why, Bound: bound}, Waits: ws}
+}
+
+func readCompaction(s seat.Seat, now time.Time) Compaction {
+	c, err := s.ReadCycle()
+	if err != nil {
+		return Compaction{Meta: missing(err, "no handoff/cycle.toml: no compaction cycle has run")}
+	}
+	out := Compaction{ID: ptr(c.ID), CycleState: ptr(c.State), Reason: ptr(c.Reason)}
+	if !c.Requested.IsZero() {
+		out.Requested = ptr(c.Requested.UTC())
+	}
+	at := c.Requested
+	if !c.Ended.IsZero() {
+		out.Ended = ptr(c.Ended.UTC())
+		at = c.Ended
+	}
+	if c.Before > 0 {
+		out.Before = ptr(c.Before)
+	}
+	if c.After > 0 {
+		out.After = ptr(c.After)
+	}
+	if c.Error != "" {
+		out.Error = ptr(c.Error)
+	}
+	out.Meta = meta(Known, "", "handoff/cycle.toml of this seat (written by its driver)", at, now)
+	return out
+}
+
+// readMode reports direct or relay from mode.toml (what the driver observed of
+// people at the pane), or that the seat ignores people attaching.
+func readMode(s seat.Seat, cfg seat.Config, cfgErr error, now time.Time) Text {
+	if cfgErr == nil && cfg.Relay == seat.RelayIgnore {
+		return Text{Meta: Meta{State: Known, Bound: "seat.toml relay = \"ignore\": people attach only to watch"}, Value: ptr(seat.ModeDirect)}
+	}
+	m, err := s.ReadMode()
+	if err != nil {
+		return Text{Meta: missing(err, "no mode.toml: no person has been observed at the pane")}
+	}
+	v, why := m.Mode, m.Why
+	if m.Draft != "" {
+		v = m.Mode + " (held by a draft)"
+	}
+	return Text{Meta: meta(Known, "", "mode.toml ("+why+")", m.Since, now), Value: ptr(v)}
+}
+
+// readActivity reports the current tool call; it says when activity is off, and
+// that switching takes effect at the harness's next launch.
+func readActivity(s seat.Seat, cfg seat.Config, cfgErr error, sess seat.Session, haveSess bool, now time.Time) Activity {
+	if cfgErr == nil && !cfg.Activity {
+		return Activity{Meta: Meta{State: Unknown, Why: "activity is off in seat.toml (turning it on takes effect at the harness's next launch)"}}
+	}
+	a, err := s.ReadActivity()
+	if err != nil {
+		why := "no activity.toml: no tool call recorded"
+		if haveSess && !sess.LaunchedAt.IsZero() {
+			why += " (activity applies from the launch after it was turned on)"
+		}
+		return Activity{Meta: missing(err, why)}
+	}
+	if now.Sub(a.At) > seat.ActivityQuiet {
+		return Activity{Meta: meta(Stale, "quiet for longer than "+seat.ActivityQuiet.String(), "activity.toml (PreToolUse/PostToolUse hooks)", a.At, now)}
+	}
+	return Activity{Meta: meta(Known, "", "activity.toml (PreToolUse/PostToolUse hooks)", a.At, now), Tool: ptr(a.Tool), What: ptr(a.What), Phase: ptr(a.Phase)}
+}
