@@ -285,8 +285,6 @@ func roundAge(d time.Duration) time.Duration {
 	return d.Round(time.Second)
 }
 
-func (e entriesErr) Error() string { return e.m.Why }
-
 // maxEventReads bounds how many event files of one kind a reading opens while
 // looking for the seat's session: retention keeps a week of events, and the
 // newest matching one is almost always the first.

@@ -16,6 +16,8 @@ import (
 // entriesErr is the reason the inbox could not be read.
 type entriesErr struct{ m Meta }
 
+func (e entriesErr) Error() string { return e.m.Why }
+
 // readEntries lists the inbox; an absent inbox is unknown, not empty: a seat
 // that was never started or sent to has no inbox/msgs directory.
 func readEntries(s seat.Seat) ([]seat.Entry, error) {
