@@ -66,7 +66,13 @@ func (d *Driver) refreshBefore(next *Entry) bool {
 		dec.Pressure = float64(c.Reclaimable+dec.Estimate) / float64(c.Window-c.Floor)
 		dec.Decision = "send"
 		dec.Reason = fmt.Sprintf("(reclaimable %d + next ~%d) / %d = %.2f below threshold %.2f", c.Reclaimable, dec.Estimate, c.Window-c.Floor, dec.Pressure, rc.Threshold)
-		if dec.Pressure >= rc.Threshold {
+		switch {
+		case dec.Pressure < rc.Threshold:
+		case d.sinceRefresh == 0:
+			dec.Reason = fmt.Sprintf("(reclaimable %d + next ~%d) / %d = %.2f crosses threshold %.2f, but nothing was processed since the last refresh: another would not make room", c.Reclaimable, dec.Estimate, c.Window-c.Floor, dec.Pressure, rc.Threshold)
+		case float64(dec.Estimate)/float64(c.Window-c.Floor) >= rc.Threshold:
+			dec.Reason = fmt.Sprintf("the next message alone (~%d of %d) crosses threshold %.2f: a refresh cannot make room for it", dec.Estimate, c.Window-c.Floor, rc.Threshold)
+		default:
 			dec.Decision = "refresh"
 			dec.Reason = fmt.Sprintf("(reclaimable %d + next ~%d) / %d = %.2f crosses threshold %.2f", c.Reclaimable, dec.Estimate, c.Window-c.Floor, dec.Pressure, rc.Threshold)
 		}

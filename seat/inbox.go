@@ -107,6 +107,11 @@ func (s Seat) Enqueue(m Message, maxBytes int, now time.Time) (EnqueueResult, er
 	if err := os.MkdirAll(s.MsgsDir(), DirMode); err != nil {
 		return EnqueueResult{}, err
 	}
+	// An id already stored is answered without writing (a replayed stream is
+	// all duplicates); the no-replace link below still decides a race.
+	if _, err := os.Lstat(s.msgPath(m.ID)); err == nil {
+		return EnqueueResult{ID: m.ID, Duplicate: true}, nil
+	}
 	err = LinkNew(s.TmpDir(), s.msgPath(m.ID), append(data, '\n'))
 	if errors.Is(err, fs.ErrExist) {
 		return EnqueueResult{ID: m.ID, Duplicate: true}, nil

@@ -49,22 +49,37 @@ func TestRefreshContextDecidesWithTheNextMessagesEstimate(t *testing.T) {
 	h := seattest.New(t, "ctxp", seattest.Env(map[string]string{"PANTTY_SIM_FLOOR": "1000", "PANTTY_SIM_WINDOW": "20000"}),
 		seattest.TOML("[refresh]", "policy = \"context\"", "threshold = 0.5"))
 	h.Start()
-	h.Send("small", "a small first message")
-	h.WaitFinal(30*time.Second, "small")
-	// ~9,500 tokens: with what the seat holds, crosses half of (20000 − 1000).
-	h.Send("big", strings.Repeat("0123456789abcdef", 2400))
-	h.WaitFinal(60*time.Second, "big")
+	// ~4,000 tokens held, then ~6,000 more would cross half of (20000 − 1000);
+	// the next message alone would not, so a refresh makes room for it.
+	h.Send("first", strings.Repeat("0123456789abcdef", 1000))
+	h.WaitFinal(30*time.Second, "first")
+	h.Send("second", strings.Repeat("0123456789abcdef", 1500))
+	h.WaitFinal(60*time.Second, "second")
 	var refresh *seat.RefreshDecision
 	for _, d := range decisions(t, h) {
-		if d.Next == "big" && d.Decision == "refresh" {
+		if d.Next == "second" && d.Decision == "refresh" {
+			d := d
 			refresh = &d
 		}
 	}
-	if refresh == nil || refresh.Estimate < 9000 || refresh.Floor != 1000 || refresh.Window != 20000 || refresh.Pressure < 0.5 {
-		t.Fatalf("no recorded refresh decision with its numbers before the big message: %+v", decisions(t, h))
+	if refresh == nil || refresh.Estimate < 5900 || refresh.Floor != 1000 || refresh.Window != 20000 || refresh.Pressure < 0.5 || refresh.Reclaimable < 3900 {
+		t.Fatalf("no recorded refresh decision with its numbers before the second message: %+v", decisions(t, h))
 	}
-	if cycles(h) != 1 {
-		t.Fatalf("%d cycles, want 1", cycles(h))
+	if n := cycles(h); n != 1 {
+		t.Fatalf("%d cycles, want 1 (no second refresh before anything was processed)", n)
+	}
+	// A message that alone crosses the threshold is sent: refreshing cannot help.
+	h.Send("huge", strings.Repeat("0123456789abcdef", 2600))
+	h.WaitFinal(60*time.Second, "huge")
+	if n := cycles(h); n != 1 {
+		t.Fatalf("%d cycles after the huge message, want still 1", n)
+	}
+	sent := false
+	for _, d := range decisions(t, h) {
+		sent = sent || d.Next == "huge" && d.Decision == "send" && strings.Contains(d.Reason, "alone")
+	}
+	if !sent {
+		t.Fatalf("no recorded send decision saying the huge message alone crosses: %+v", decisions(t, h))
 	}
 }
 
