@@ -5,12 +5,14 @@
 #   scripts/bench.sh --long     long form: more samples, 500 synthetic seats,
 #                               a 60 s idle run (about 10 minutes)
 #
-# Options (after the form):
+# Options:
 #   --only LIST    run only these sections: enqueue,hook,delivery,turnend,recover,status,idle
 #                  (turnend needs delivery; idle measures the seats started before it)
 #   --json FILE    also write the figures as JSON
 #   --no-gotest    skip the in-process `go test -bench` benchmarks
 #   --keep         keep the work directory (state roots, driver logs)
+#   --compare BIN  also run another pantty binary (built before a change) interleaved
+#                  in the enqueue replay, recover and status figures, as "before"
 #
 # It builds pantty once, runs scripts/bench (which starts real seats on the
 # simulator in private tmux servers under /tmp/pb-<pid>, and stops them and
@@ -31,14 +33,16 @@ while [ $# -gt 0 ]; do
 	--keep) args="$args -keep" ;;
 	--only) shift; args="$args -only $1" ;;
 	--json) shift; args="$args -json $1" ;;
-	-h|--help) sed -n '2,21p' "$0"; exit 0 ;;
+	--compare) shift; args="$args -compare $1" ;;
+	-h|--help) sed -n '2,23p' "$0"; exit 0 ;;
 	*) echo "bench.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
 	esac
 	shift
 done
 
 bin="$(mktemp -d /tmp/pantty-bench-bin.XXXXXX)"
-trap 'rm -rf "$bin"' EXIT INT TERM
+trap 'rm -rf "$bin"' EXIT
+trap 'exit 130' INT TERM
 go build -o "$bin/pantty" ./cmd/pantty
 go build -o "$bin/bench" ./scripts/bench
 

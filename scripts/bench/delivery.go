@@ -104,8 +104,8 @@ func (b *bench) delivery() error {
 	}
 	b.timing("2 delivery", "seat send returned → UserPromptSubmit evidence (idle seat)", pantty, 0, "")
 	b.versus(baseline, 3, "≥ 3× faster than baseline")
-	b.timing("2 delivery", "  of which: send returned → driver starts the submission (status written)", pickup, 0, "")
-	b.timing("2 delivery", "  of which: submission started → evidence (3 tmux calls, paste_settle, harness, hook)", pasteToEv, 0, "")
+	b.timing("2 delivery", "  driver starts the submission (status written), from send returned (< 0: before the sender exited)", pickup, 0, "")
+	b.timing("2 delivery", "  submission started → evidence (3 tmux calls, paste_settle, harness commit, hook)", pasteToEv, 0, "")
 	var spawn durs
 	for i := 0; i < 30; i++ {
 		t := time.Now()
