@@ -53,13 +53,14 @@ for t in "${targets[@]}"; do
 		continue
 	fi
 	echo "fuzz.sh: $name ($pkg) for $fuzztime" >&2
-	before=$(find "${pkg#./}/testdata/fuzz/$name" -type f 2>/dev/null | wc -l)
+	corpus="${pkg#./}/testdata/fuzz/$name"
+	before=$( (find "$corpus" -type f 2>/dev/null || true) | wc -l)
 	rc=0
 	TMPDIR=${scratch:-${TMPDIR:-/tmp}} go test -run '^$' -fuzz "^${name}\$" -fuzztime "$fuzztime" "$pkg" >"$log" 2>&1 || rc=$?
 	last=$(grep -E '^fuzz: elapsed: .*execs: ' "$log" | tail -1 || true)
 	execs=$(sed -nE 's/.*execs: ([0-9]+).*/\1/p' <<<"$last")
 	interesting=$(sed -nE 's/.*new interesting: ([0-9]+).*/\1/p' <<<"$last")
-	after=$(find "${pkg#./}/testdata/fuzz/$name" -type f 2>/dev/null | wc -l)
+	after=$( (find "$corpus" -type f 2>/dev/null || true) | wc -l)
 	crashers=$((after - before))
 	if [ "$rc" -ne 0 ]; then
 		failed=1

@@ -186,6 +186,7 @@ func (d *Driver) Loop() int {
 				d.observeClients("heartbeat check")
 			}
 			d.checkForeignTurn()
+			d.checkLostTurnEnd()
 			if time.Since(d.pruned) > pruneEvery && d.flight == nil {
 				d.prune()
 				d.entries, d.order = nil, nil

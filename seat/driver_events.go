@@ -105,17 +105,20 @@ func (d *Driver) onPromptSubmit(ev Event) {
 // as an event. Run from the heartbeat tick; a turn younger than foreignSettle is
 // left alone, since the harness may not show it as running yet.
 func (d *Driver) checkForeignTurn() {
-	if d.foreignTurn == "" || !d.ready || time.Since(d.foreignAt) < foreignSettle {
-		return
-	}
-	ctx, cancel := d.ctx()
-	screen, err := d.tm.Capture(ctx, d.sess.PaneID)
-	cancel()
-	if err != nil || d.Ad.Busy(screen) {
+	if d.foreignTurn == "" || !d.ready || time.Since(d.foreignAt) < foreignSettle || !d.paneShowsNoTurn() {
 		return
 	}
 	d.logf("prompt %s: no turn runs any more and its end never came (interrupted?): no longer waiting", d.foreignTurn)
 	d.foreignTurn = ""
+}
+
+// paneShowsNoTurn reports whether a capture of the pane succeeded and shows no
+// running turn; a failed capture counts as "cannot tell", so callers wait.
+func (d *Driver) paneShowsNoTurn() bool {
+	ctx, cancel := d.ctx()
+	screen, err := d.tm.Capture(ctx, d.sess.PaneID)
+	cancel()
+	return err == nil && !d.Ad.Busy(screen)
 }
 
 // foreignSettle is how old a foreign turn must be before an idle pane is taken

@@ -114,6 +114,9 @@ func (d *Driver) settleLostFlight() {
 	d.flight = nil
 	e := f.e
 	if e.Status.State == StateSubmitting {
+		if d.closedByTranscript(e, "no submission evidence before the harness went") {
+			return
+		}
 		d.requeue(e, "")
 		return
 	}
@@ -321,6 +324,9 @@ func (d *Driver) onEvidenceTimeout() {
 	if d.Ad.Busy(screen) {
 		// A turn is running: the evidence is late, not missing. Wait once more.
 		d.evidenceT.set(d.Cfg.SubmitTimeout.Duration)
+		return
+	}
+	if d.closedByTranscript(fl.e, "no submission evidence") {
 		return
 	}
 	if fl.enterTries < d.Cfg.SubmitRetries {

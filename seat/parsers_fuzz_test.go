@@ -54,9 +54,23 @@ func fuzzSeat(t *testing.T) seat.Seat {
 	return s
 }
 
+// bareSeat is a seat directory with only its tmp/: enough for a reader and a
+// write-back, and a few times cheaper per input than fuzzSeat.
+func bareSeat(t *testing.T) seat.Seat {
+	t.Helper()
+	s, err := seat.Open(filepath.Join(t.TempDir(), "home"), "fz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(s.TmpDir(), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
 func FuzzSeatConfig(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
-		s := fuzzSeat(t)
+		s := bareSeat(t)
 		if err := os.WriteFile(s.ConfigPath(), data, 0o600); err != nil {
 			t.Fatal(err)
 		}
@@ -150,7 +164,7 @@ func readAs[T any](rel string) func(s seat.Seat) (any, error) {
 func FuzzReadState(f *testing.F) {
 	f.Fuzz(func(t *testing.T, kind uint8, data []byte) {
 		k := stateKinds[int(kind)%len(stateKinds)]
-		s := fuzzSeat(t)
+		s := bareSeat(t)
 		path := k.path(s)
 		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 			t.Fatal(err)

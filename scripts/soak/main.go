@@ -87,6 +87,13 @@ func run() int {
 	}
 	w.bin, _ = filepath.Abs(*bin)
 	code = w.soak(*seed, *seats, *senders, *maxMsgs, *duration, settleLimit, faultGap)
+	if code != 0 && *quiet {
+		// CI runs it quiet: a failure still shows what happened.
+		if b, err := os.ReadFile(filepath.Join(root, "soak.log")); err == nil {
+			lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+			fmt.Printf("\nsoak: the last lines of soak.log:\n%s\n", strings.Join(lines[max(0, len(lines)-60):], "\n"))
+		}
+	}
 	return code
 }
 
@@ -242,6 +249,9 @@ func (w *world) soak(seed int64, nSeats, nSenders, maxMsgs int, duration, settle
 	fmt.Printf("  file modes           %d files and %d directories under the home, %d not 0600/0700, %d symlinks\n", modes.files, modes.dirs, len(modes.bad), len(modes.symlinks))
 	fmt.Printf("  left running         %d processes after the seats were stopped\n", len(left))
 
+	for _, x := range l.refused {
+		bad("SEND FAILED %s (every text the soak sends is valid: the door must store it)", x)
+	}
 	for _, x := range v.lost {
 		bad("LOST %s", x)
 	}

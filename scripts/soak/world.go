@@ -224,7 +224,7 @@ func (w *world) catchHook(name string, limit time.Duration) (hookProc, bool) {
 				continue
 			}
 			argv := strings.Split(strings.TrimRight(string(cmd), "\x00"), "\x00")
-			if len(argv) >= 4 && argv[0] == w.bin && argv[1] == "hook" && strings.Contains(string(cmd), "\x00"+name+"\x00") {
+			if argv[0] == w.bin && strings.Contains(string(cmd), "\x00hook\x00") && strings.Contains(string(cmd), "\x00--seat\x00"+name+"\x00") {
 				pid, _ := strconv.Atoi(n)
 				if start, err := seat.ProcStart(pid); err == nil {
 					return hookProc{pid: pid, start: start, argv: argv}, true

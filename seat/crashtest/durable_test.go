@@ -156,15 +156,7 @@ func TestEveryWriterFsyncsAroundThePublish(t *testing.T) {
 	for _, w := range writers {
 		t.Run(w.name, func(t *testing.T) {
 			home := filepath.Join(t.TempDir(), "home")
-			s, _ := seat.Open(home, "crash")
-			if err := s.Ensure(); err != nil {
-				t.Fatal(err)
-			}
-			if !w.create {
-				if err := w.write(s, 1); err != nil {
-					t.Fatal(err)
-				}
-			}
+			seatWithOld(t, home, w)
 			cmd := exec.Command(os.Args[0])
 			cmd.Env = append(os.Environ(), childEnv+"="+w.name, homeEnv+"="+home)
 			events, _ := traceFS(t, cmd)
@@ -172,5 +164,30 @@ func TestEveryWriterFsyncsAroundThePublish(t *testing.T) {
 				t.Fatalf("%s", strings.Join(bad, "\n"))
 			}
 		})
+	}
+}
+
+// The order check's own control: it catches a publish before the fsync of the
+// file, and a missing fsync of the directory.
+func TestDurabilityOrderCatchesAMissingFsync(t *testing.T) {
+	good := []fsEvent{{kind: "fsynced", path: "/s/tmp/.w-1"}, {kind: "publish", from: "/s/tmp/.w-1", path: "/s/a.toml"}, {kind: "fsynced", path: "/s"}}
+	if bad := durabilityOrder(good, len(good)); len(bad) != 0 {
+		t.Fatalf("a good order flagged: %v", bad)
+	}
+	for name, evs := range map[string][]fsEvent{
+		"file not fsynced":   {{kind: "publish", from: "/s/tmp/.w-1", path: "/s/a.toml"}, {kind: "fsynced", path: "/s"}},
+		"fsync after rename": {{kind: "publish", from: "/s/tmp/.w-1", path: "/s/a.toml"}, {kind: "fsynced", path: "/s/tmp/.w-1"}, {kind: "fsynced", path: "/s"}},
+		"dir not fsynced":    {{kind: "fsynced", path: "/s/tmp/.w-1"}, {kind: "publish", from: "/s/tmp/.w-1", path: "/s/a.toml"}},
+		"dir after answer":   {{kind: "fsynced", path: "/s/tmp/.w-1"}, {kind: "publish", from: "/s/tmp/.w-1", path: "/s/a.toml"}, {kind: "stdout"}, {kind: "fsynced", path: "/s"}},
+	} {
+		limit := len(evs)
+		for i, e := range evs {
+			if e.kind == "stdout" {
+				limit = i
+			}
+		}
+		if bad := durabilityOrder(evs, limit); len(bad) == 0 {
+			t.Errorf("%s: not caught", name)
+		}
 	}
 }

@@ -120,24 +120,15 @@ func short(step, home string) string { return strings.ReplaceAll(step, home+"/",
 // torn or mixed file; no temp file is left beside the target; and the next
 // write succeeds over whatever the kill left in tmp/.
 func TestKillBeforeEveryStepLeavesOldOrNew(t *testing.T) {
+	total := 0
+	defer func() { t.Logf("%d writers, %d kill points in all", len(writers), total) }()
 	for _, w := range writers {
 		t.Run(w.name, func(t *testing.T) {
 			base := scratch(t)
 			points, outcomes := 0, []string{}
 			for kill := 0; ; kill++ {
 				home := filepath.Join(base, fmt.Sprint(kill), "home")
-				s, err := seat.Open(home, "crash")
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := s.Ensure(); err != nil {
-					t.Fatal(err)
-				}
-				if !w.create {
-					if err := w.write(s, 1); err != nil {
-						t.Fatalf("write the old version: %v", err)
-					}
-				}
+				s := seatWithOld(t, home, w)
 				run := runWriter(t, w.name, home, kill)
 				v, err := w.read(s)
 				if err != nil {
@@ -149,6 +140,7 @@ func TestKillBeforeEveryStepLeavesOldOrNew(t *testing.T) {
 					}
 					t.Logf("%d kill points; steps: %s", points, short(strings.Join(run.steps, " | "), home))
 					t.Logf("outcomes: %s", strings.Join(outcomes, ", "))
+					total += points
 					return
 				}
 				if v == 0 && !w.create {

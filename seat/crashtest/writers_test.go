@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"testing"
 	"time"
 
 	"github.com/pantty/pantty/handoff"
@@ -26,6 +27,25 @@ type writer struct {
 	create bool // the file does not exist before the write (old = absent)
 	write  func(s seat.Seat, v int) error
 	read   func(s seat.Seat) (int, error)
+}
+
+// seatWithOld opens and lays out a seat under home and, unless the writer
+// creates its file, writes the old version (1) there first.
+func seatWithOld(t *testing.T, home string, w writer) seat.Seat {
+	t.Helper()
+	s, err := seat.Open(home, "crash")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Ensure(); err != nil {
+		t.Fatal(err)
+	}
+	if !w.create {
+		if err := w.write(s, 1); err != nil {
+			t.Fatalf("write the old version: %v", err)
+		}
+	}
+	return s
 }
 
 // pad makes every content span several pages, so a torn write would show.
