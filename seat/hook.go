@@ -22,7 +22,9 @@ import (
 // SessionStart after a compaction it prints the handoff, which the harness
 // injects into the fresh context.
 func RunHook(home, name string, statusLine bool, tmuxEvent string, stdin io.Reader, stdout, stderr io.Writer) int {
-	s, err := Open(home, name)
+	// Existing, not Open: a hook for a seat that is not there (removed, or a
+	// stale settings file) records nothing and creates no directory for it.
+	s, err := Existing(home, name)
 	if err != nil {
 		fmt.Fprintf(stderr, "pantty hook: %v\n", err)
 		return 0

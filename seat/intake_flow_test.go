@@ -7,7 +7,9 @@ package seat_test
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -169,6 +171,35 @@ func TestHookPrintsNothingOnUserPromptSubmit(t *testing.T) {
 		if row.Kind == "turn" && row.Injected != "" {
 			t.Fatalf("text was injected into the model's request along with message %s: %q", row.MsgID(), row.Injected)
 		}
+	}
+}
+
+// TestHookFailsOpen: trouble before an event can be recorded — wiring pantty
+// does not know, no seat, an unknown seat — never becomes an exit code the
+// harness reads as a verdict (Claude Code blocks a prompt on exit 2), and an
+// unknown seat gets no directory.
+func TestHookFailsOpen(t *testing.T) {
+	h := seattest.New(t, "hook")
+	payload := `{"hook_event_name":"UserPromptSubmit","session_id":"s-1","prompt_id":"p-1","prompt":"hi"}`
+	for _, c := range []struct {
+		name, want string
+		args       []string
+	}{
+		{"unknown flag", "flag provided but not defined", []string{"hook", "--seat", "hook", "--no-such-flag"}},
+		{"no seat", "no --seat given", []string{"hook"}},
+		{"bad seat name", "bad input", []string{"hook", "--seat", "Bad Name"}},
+		{"unknown seat", "unknown seat", []string{"hook", "--seat", "ghost"}},
+	} {
+		r := h.RunStdin(payload, c.args...)
+		if r.Code != 0 || r.Stdout != "" || !strings.Contains(r.Stderr, c.want) || strings.Count(r.Stderr, "\n") != 1 {
+			t.Errorf("%s: want exit 0, nothing on stdout and one line naming %q on stderr, got %s", c.name, c.want, r)
+		}
+	}
+	if _, err := os.Lstat(filepath.Join(h.Home, "seats", "ghost")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a hook for an unknown seat created its directory (%v)", err)
+	}
+	if evs, _ := h.Seat().PendingEvents(); len(evs) != 0 {
+		t.Errorf("a refused hook call recorded events: %v", evs)
 	}
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 
 	"github.com/pantty/pantty/seat"
@@ -15,17 +16,25 @@ func hookCommand() *cli.Command {
 		Name:   "hook",
 		Usage:  "record one harness hook event (run by the harness, not by people)",
 		Hidden: true,
+		// A harness treats some exit codes as verdicts (Claude Code blocks a
+		// prompt on exit 2), so trouble in pantty's own wiring — a flag it does
+		// not know, no seat, an unusable home — fails open like RunHook does:
+		// one line on stderr, exit 0.
+		OnUsageError: func(_ *cli.Context, err error, _ bool) error { return hookFailOpen(err) },
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "seat", Required: true},
+			&cli.StringFlag{Name: "seat"},
 			&cli.BoolFlag{Name: "status-line"},
 			&cli.StringFlag{Name: "tmux", Usage: "a tmux hook name instead of a harness event"},
 			&cli.BoolFlag{Name: "codex-hook", Usage: "a Codex hook (turn_id named prompt_id; PostModelRequest translated)"},
 			&cli.BoolFlag{Name: "codex-notify", Usage: "Codex's notify program: the JSON is the last argument"},
 		},
 		Action: func(c *cli.Context) error {
+			if c.String("seat") == "" {
+				return hookFailOpen(fmt.Errorf("no --seat given"))
+			}
 			home, err := homeOf(c)
 			if err != nil {
-				return err
+				return hookFailOpen(err)
 			}
 			code := 0
 			switch {
@@ -42,6 +51,14 @@ func hookCommand() *cli.Command {
 			return nil
 		},
 	}
+}
+
+// hookFailOpen reports a hook call pantty could not even start to handle and
+// lets the harness go on (exit 0): recording an event is never worth blocking
+// the harness's own action.
+func hookFailOpen(err error) error {
+	fmt.Fprintf(os.Stderr, "pantty hook: %v (event not recorded; the harness goes on)\n", err)
+	return nil
 }
 
 // simCommand runs the simulated harness (docs/sim.md).
