@@ -53,6 +53,7 @@ func run(args []string) int {
 			return usageErr("%s", err.Error())
 		},
 	}
+	oneLineUsageErrors(app.Commands)
 	err := app.Run(interspersed(app, args))
 	if err == nil {
 		return 0
@@ -62,4 +63,17 @@ func run(args []string) int {
 		fmt.Fprintln(os.Stderr, "pantty: "+msg)
 	}
 	return code
+}
+
+// oneLineUsageErrors gives every command without its own handler the app's
+// usage-error form: one line on stderr and exit 2. urfave/cli's default prints
+// "Incorrect Usage" and the whole help to stdout, where a script would take it
+// for output.
+func oneLineUsageErrors(cmds []*cli.Command) {
+	for _, c := range cmds {
+		if c.OnUsageError == nil {
+			c.OnUsageError = func(_ *cli.Context, err error, _ bool) error { return usageErr("%s", err.Error()) }
+		}
+		oneLineUsageErrors(c.Subcommands)
+	}
 }

@@ -23,7 +23,7 @@ func seatCommand() *cli.Command {
 				Usage:     "write a commented seat.toml for a new seat",
 				ArgsUsage: "NAME",
 				Flags: []cli.Flag{
-					&cli.StringFlag{Name: "harness", Usage: "sim | claude-code", Required: true},
+					&cli.StringFlag{Name: "harness", Usage: "sim | claude-code | codex", Required: true},
 					&cli.StringFlag{Name: "workdir", Usage: "directory the harness works in", Required: true},
 					&cli.StringSliceFlag{Name: "env", Usage: "KEY=VALUE added to the harness environment (repeatable)"},
 				},
