@@ -51,7 +51,8 @@ func claudeBinary(t *testing.T) string {
 	return bin
 }
 
-func newRig(t *testing.T, name string) *rig {
+// newRig makes the seat; extra lines go into its seat.toml.
+func newRig(t *testing.T, name string, extra ...string) *rig {
 	t.Helper()
 	bin := claudeBinary(t)
 	dir := tmuxtest.Dir(t)
@@ -69,7 +70,7 @@ func newRig(t *testing.T, name string) *rig {
 			"ANTHROPIC_API_KEY":       apiKey,
 			"CLAUDE_CODE_MAX_RETRIES": "0",
 		}),
-		seattest.TOML(fmt.Sprintf("command = %q", bin)))
+		seattest.TOML(append([]string{fmt.Sprintf("command = %q", bin)}, extra...)...))
 	if err := claudecode.PrepareHome(home, apiKey, h.Work); err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,9 @@
 //	[standin:529]              529 overloaded_error
 //	[standin:error=500]        that status with an api_error body
 //	[standin:reply=TEXT]       answer TEXT (to the end of the line) instead of the quote
+//	[standin:bash=COMMAND]     answer with a Bash tool call running COMMAND (to the end
+//	                           of the line); the request carrying its result is
+//	                           answered with text, ending the turn
 //
 // Usage grows with what was actually sent: tokens are bytes/4 of the request's
 // parts, split like the real API's prompt cache (a system prompt and tools seen
@@ -60,9 +63,11 @@ type Request struct {
 	At     time.Time `json:"at"`
 	Method string    `json:"method"`
 	Path   string    `json:"path"`
-	// Kind is turn (a main-loop request: it carries tools), compact (the
-	// summarisation request of a compaction), aux (a side request without tools:
-	// titles, topic checks), count_tokens, or other (an unknown path).
+	// Kind is turn (a main-loop request: it carries tools), tool_result (a
+	// main-loop request that carries a tool's result back, within a turn),
+	// compact (the summarisation request of a compaction), aux (a side request
+	// without tools: titles, topic checks), count_tokens, or other (an unknown
+	// path).
 	Kind   string `json:"kind"`
 	Model  string `json:"model,omitempty"`
 	Stream bool   `json:"stream,omitempty"`
@@ -103,6 +108,7 @@ type Reply struct {
 	Delay  time.Duration // before the response headers
 	Slow   time.Duration // spread of the streamed body
 	Reset  time.Duration // 429: when the limit resets (retry-after); default 30s
+	Bash   string        // a Bash tool call with this command instead of text
 }
 
 // Server is a running stand-in.
@@ -234,6 +240,21 @@ type apiMessage struct {
 	Content json.RawMessage `json:"content"`
 }
 
+// carriesToolResult reports whether the message holds a tool_result block: the
+// client sending a tool's output back inside a turn, not a new prompt.
+func (m apiMessage) carriesToolResult() bool {
+	var blocks []struct {
+		Type string `json:"type"`
+	}
+	json.Unmarshal(m.Content, &blocks)
+	for _, b := range blocks {
+		if b.Type == "tool_result" {
+			return true
+		}
+	}
+	return false
+}
+
 // texts returns the message's text blocks in order (a string content is one).
 func (m apiMessage) texts() []string {
 	var s string
@@ -262,8 +283,10 @@ func (s *Server) parse(body []byte, r *Request) (apiRequest, error) {
 	}
 	r.Model, r.Stream = a.Model, a.Stream
 	r.SystemBytes, r.Tools, r.Messages = len(a.System), len(a.Tools), len(a.Messages)
+	toolResult := false
 	for i := len(a.Messages) - 1; i >= 0; i-- {
 		if a.Messages[i].Role == "user" {
+			toolResult = a.Messages[i].carriesToolResult()
 			if t := a.Messages[i].texts(); len(t) > 0 {
 				r.NewInput = t[len(t)-1]
 				r.Context = strings.Join(t[:len(t)-1], "\n")
@@ -274,6 +297,8 @@ func (s *Server) parse(body []byte, r *Request) (apiRequest, error) {
 	switch {
 	case isCompaction(r.NewInput):
 		r.Kind = "compact"
+	case len(a.Tools) > 0 && toolResult:
+		r.Kind = "tool_result"
 	case len(a.Tools) > 0:
 		r.Kind = "turn"
 	default:
@@ -384,11 +409,16 @@ func (s *Server) messages(w http.ResponseWriter, req *http.Request, body []byte,
 		return
 	}
 	r.Usage = s.usage(a)
-	text := rep.Text
-	if text == "" {
-		text = defaultReply(r)
+	var out block
+	switch {
+	case rep.Bash != "":
+		out = toolUse("Bash", map[string]string{"command": rep.Bash, "description": "standin tool call"})
+	case rep.Text != "":
+		out = textBlock(rep.Text)
+	default:
+		out = textBlock(defaultReply(r))
 	}
-	r.Usage.OutputTokens = tokens(len(text))
+	r.Usage.OutputTokens = tokens(len(out.body()))
 	r.Status = http.StatusOK
 	s.record(r)
 	model := a.Model
@@ -396,10 +426,10 @@ func (s *Server) messages(w http.ResponseWriter, req *http.Request, body []byte,
 		model = "standin"
 	}
 	if !a.Stream {
-		writeJSON(w, http.StatusOK, message(model, text, r.Usage, true))
+		writeJSON(w, http.StatusOK, message(model, out, r.Usage, true))
 		return
 	}
-	s.stream(w, req, model, text, r.Usage, rep.Slow)
+	s.stream(w, req, model, out, r.Usage, rep.Slow)
 }
 
 // script picks the behaviour for a request: a queued Reply for a turn, else the
@@ -434,19 +464,23 @@ func ParseMarkers(text string) (Reply, string) {
 			break
 		}
 		rest = rest[i+len("[standin:"):]
+		if k, ok := lineMarker(rest); ok {
+			// The value runs to the end of the line, brackets and all.
+			line, _, _ := strings.Cut(rest, "\n")
+			v := strings.TrimSuffix(strings.TrimPrefix(line, k+"="), "]")
+			if k == "reply" {
+				rep.Text = v
+			} else {
+				rep.Bash = v
+			}
+			got = append(got, k)
+			continue
+		}
 		j := strings.IndexAny(rest, "]\n")
 		if j < 0 {
 			break
 		}
-		body := rest[:j]
-		if strings.HasPrefix(body, "reply=") {
-			// The reply runs to the end of the line, brackets and all.
-			line, _, _ := strings.Cut(rest, "\n")
-			rep.Text = strings.TrimSuffix(strings.TrimPrefix(line, "reply="), "]")
-			got = append(got, "reply")
-			continue
-		}
-		for _, f := range strings.Fields(body) {
+		for _, f := range strings.Fields(rest[:j]) {
 			k, v, _ := strings.Cut(f, "=")
 			d, derr := time.ParseDuration(v)
 			switch {
@@ -474,9 +508,23 @@ func ParseMarkers(text string) (Reply, string) {
 	return rep, strings.Join(got, " ")
 }
 
+// lineMarker names the marker at the start of rest when its value runs to the
+// end of the line.
+func lineMarker(rest string) (string, bool) {
+	for _, k := range []string{"reply", "bash"} {
+		if strings.HasPrefix(rest, k+"=") {
+			return k, true
+		}
+	}
+	return "", false
+}
+
 // defaultReply quotes the first line of the new input, so a guard header (with
 // its message id and nonce) appears in the assistant's answer and transcript.
 func defaultReply(r Request) string {
+	if r.Kind == "tool_result" {
+		return "standin: the tool's result arrived; the turn ends here."
+	}
 	if r.Kind == "compact" {
 		return "<analysis>standin: nothing to analyse.</analysis>\n\n<summary>\n" +
 			"1. Primary Request and Intent: standin compaction summary of " + fmt.Sprint(r.Messages) + " messages.\n" +
@@ -498,135 +546,4 @@ func firstLine(s string) string {
 		return l
 	}
 	return ""
-}
-
-// refuse answers a scripted error with the headers the real API sends with it.
-func (s *Server) refuse(w http.ResponseWriter, rep Reply) {
-	switch rep.Status {
-	case http.StatusTooManyRequests:
-		reset := rep.Reset
-		if reset <= 0 {
-			reset = 30 * time.Second
-		}
-		at := time.Now().Add(reset).UTC().Format(time.RFC3339)
-		h := w.Header()
-		h.Set("retry-after", fmt.Sprint(int((reset+time.Second-1)/time.Second)))
-		for _, k := range []string{"requests", "tokens", "input-tokens", "output-tokens"} {
-			h.Set("anthropic-ratelimit-"+k+"-limit", "50")
-			h.Set("anthropic-ratelimit-"+k+"-remaining", "0")
-			h.Set("anthropic-ratelimit-"+k+"-reset", at)
-		}
-		writeError(w, rep.Status, "rate_limit_error", fmt.Sprintf("standin: rate limit exceeded; it resets at %s (in %ds)", at, int(reset/time.Second)))
-	case 529:
-		writeError(w, rep.Status, "overloaded_error", "Overloaded")
-	default:
-		writeError(w, rep.Status, "api_error", fmt.Sprintf("standin: scripted error %d", rep.Status))
-	}
-}
-
-func writeError(w http.ResponseWriter, status int, typ, msg string) {
-	writeJSON(w, status, map[string]any{"type": "error", "error": map[string]string{"type": typ, "message": msg}})
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("content-type", "application/json")
-	w.Header().Set("request-id", requestID())
-	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(v)
-}
-
-var idMu sync.Mutex
-var idN int
-
-func requestID() string {
-	idMu.Lock()
-	defer idMu.Unlock()
-	idN++
-	return fmt.Sprintf("req_standin%012d", idN)
-}
-
-// message is a complete assistant message (the non-streaming answer, and the
-// message_start frame with empty content).
-func message(model, text string, u Usage, full bool) map[string]any {
-	m := map[string]any{
-		"id": "msg_" + strings.TrimPrefix(requestID(), "req_"), "type": "message", "role": "assistant",
-		"model": model, "content": []any{}, "stop_reason": nil, "stop_sequence": nil, "usage": u,
-	}
-	if full {
-		m["content"] = []any{map[string]string{"type": "text", "text": text}}
-		m["stop_reason"] = "end_turn"
-	}
-	return m
-}
-
-// stream writes the reply as the Messages API's SSE events. With slow > 0 the
-// text is spread over that long in small chunks; a client that goes away (an
-// interrupt) ends it early.
-func (s *Server) stream(w http.ResponseWriter, req *http.Request, model, text string, u Usage, slow time.Duration) {
-	fl, _ := w.(http.Flusher)
-	h := w.Header()
-	h.Set("content-type", "text/event-stream")
-	h.Set("cache-control", "no-cache")
-	h.Set("request-id", requestID())
-	w.WriteHeader(http.StatusOK)
-	send := func(event string, data any) error {
-		b, _ := json.Marshal(data)
-		if _, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", event, b); err != nil {
-			return err
-		}
-		if fl != nil {
-			fl.Flush()
-		}
-		return nil
-	}
-	start := u
-	start.OutputTokens = 1
-	send("message_start", map[string]any{"type": "message_start", "message": message(model, "", start, false)})
-	send("content_block_start", map[string]any{"type": "content_block_start", "index": 0,
-		"content_block": map[string]string{"type": "text", "text": ""}})
-	send("ping", map[string]string{"type": "ping"})
-	chunks := split(text, 16)
-	pause := s.opts.ChunkDelay
-	if slow > 0 {
-		pause = slow / time.Duration(len(chunks)+1)
-	}
-	for _, c := range chunks {
-		if pause > 0 {
-			select {
-			case <-time.After(pause):
-			case <-req.Context().Done():
-				return
-			}
-		}
-		if send("content_block_delta", map[string]any{"type": "content_block_delta", "index": 0,
-			"delta": map[string]string{"type": "text_delta", "text": c}}) != nil {
-			return
-		}
-	}
-	if slow > 0 {
-		select {
-		case <-time.After(pause):
-		case <-req.Context().Done():
-			return
-		}
-	}
-	send("content_block_stop", map[string]any{"type": "content_block_stop", "index": 0})
-	send("message_delta", map[string]any{"type": "message_delta",
-		"delta": map[string]any{"stop_reason": "end_turn", "stop_sequence": nil},
-		"usage": map[string]int{"output_tokens": u.OutputTokens}})
-	send("message_stop", map[string]string{"type": "message_stop"})
-}
-
-// split cuts text into about n pieces on rune boundaries.
-func split(text string, n int) []string {
-	rs := []rune(text)
-	if len(rs) == 0 {
-		return []string{""}
-	}
-	size := (len(rs) + n - 1) / n
-	var out []string
-	for i := 0; i < len(rs); i += size {
-		out = append(out, string(rs[i:min(i+size, len(rs))]))
-	}
-	return out
 }

@@ -315,3 +315,40 @@ func TestCompactionRequestIsAnswered(t *testing.T) {
 		t.Fatalf("default summary %q", text)
 	}
 }
+
+// TestBashMarkerAsksForAToolCall: [standin:bash=…] answers with a Bash tool_use
+// block (stop_reason tool_use); the request carrying its tool_result back is
+// logged as tool_result, not as a new turn, and answered with text.
+func TestBashMarkerAsksForAToolCall(t *testing.T) {
+	s := start(t, Options{})
+	res := post(t, s, "/v1/messages", body(false, 0, "go\n[standin:bash=echo 'hi there' > out.txt"))
+	var m struct {
+		StopReason string `json:"stop_reason"`
+		Content    []struct {
+			Type, ID, Name string
+			Input          map[string]string
+		}
+	}
+	if err := json.NewDecoder(res.Body).Decode(&m); err != nil {
+		t.Fatal(err)
+	}
+	if m.StopReason != "tool_use" || len(m.Content) != 1 || m.Content[0].Type != "tool_use" || m.Content[0].Name != "Bash" ||
+		m.Content[0].Input["command"] != "echo 'hi there' > out.txt" || m.Content[0].ID == "" {
+		t.Fatalf("bash marker answered %+v", m)
+	}
+	result, _ := json.Marshal(map[string]any{
+		"model": "claude-test", "stream": true, "max_tokens": 1000,
+		"tools": []any{map[string]any{"name": "Bash"}},
+		"messages": []any{
+			map[string]any{"role": "user", "content": "go"},
+			map[string]any{"role": "assistant", "content": []any{map[string]any{"type": "tool_use", "id": m.Content[0].ID, "name": "Bash", "input": m.Content[0].Input}}},
+			map[string]any{"role": "user", "content": []any{map[string]any{"type": "tool_result", "tool_use_id": m.Content[0].ID, "content": "ok"}}},
+		},
+	})
+	if _, text, _, _ := sse(t, post(t, s, "/v1/messages", string(result)).Body); !strings.Contains(text, "tool's result arrived") {
+		t.Fatalf("tool result answered %q", text)
+	}
+	if kinds := []string{s.Requests()[0].Kind, s.Requests()[1].Kind}; kinds[0] != "turn" || kinds[1] != "tool_result" {
+		t.Fatalf("logged kinds %v, want [turn tool_result]", kinds)
+	}
+}
