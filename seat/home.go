@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"time"
 )
 
@@ -115,9 +116,20 @@ func (s Seat) HandoffDir() string   { return s.path("handoff") }
 func (s Seat) HarnessDir() string   { return s.path("harness") }
 
 // Ensure creates the seat's directories, private to the owner.
+//
+// A directory inside the seat that is a symlink is refused: every writer checks
+// its target file, not the parents, so a planted link would aim whole classes of
+// writes elsewhere. The seat directory itself may be a link (a layout choice of
+// whoever owns the state root).
 func (s Seat) Ensure() error {
 	for _, d := range []string{s.Dir, s.TmpDir(), s.MsgsDir(), s.StatusDir(), s.EventsDir(), s.SeenDir(),
 		s.ControlDir(), s.ControlDoneDir(), s.ArtifactsDir(), s.HandoffDir(), s.HarnessDir()} {
+		// Checked before MkdirAll, which would follow a link and create there.
+		for p := d; p != s.Dir && strings.HasPrefix(p, s.Dir); p = filepath.Dir(p) {
+			if fi, err := os.Lstat(p); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+				return fmt.Errorf("seat %q: %s is a symlink (refused: state directories must be real directories)", s.Name, p)
+			}
+		}
 		if err := os.MkdirAll(d, DirMode); err != nil {
 			return fmt.Errorf("seat %q: %w", s.Name, err)
 		}

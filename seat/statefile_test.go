@@ -51,6 +51,39 @@ func TestWriteFileRefusesSymlinkTarget(t *testing.T) {
 	}
 }
 
+// TestEnsureRefusesASymlinkedStateDirectory: a directory inside a seat that is
+// a symlink (here events/ and inbox/, aimed at a victim directory) is refused by
+// Ensure, which every driver start runs, and nothing lands in the victim.
+func TestEnsureRefusesASymlinkedStateDirectory(t *testing.T) {
+	t.Parallel()
+	for _, rel := range []string{"events", "inbox"} {
+		s, err := seat.Open(filepath.Join(t.TempDir(), "home"), "linked")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Ensure(); err != nil {
+			t.Fatal(err)
+		}
+		victim := t.TempDir()
+		if err := os.RemoveAll(filepath.Join(s.Dir, rel)); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(victim, filepath.Join(s.Dir, rel)); err != nil {
+			t.Fatal(err)
+		}
+		err = s.Ensure()
+		if err == nil || !strings.Contains(err.Error(), "symlink") || !strings.Contains(err.Error(), filepath.Join(s.Dir, rel)) {
+			t.Errorf("%s/ as a symlink: want Ensure to refuse naming it, got %v", rel, err)
+		}
+		if _, err := s.Acquire(); err == nil {
+			t.Errorf("%s/ as a symlink: a driver could take the seat", rel)
+		}
+		if ents, _ := os.ReadDir(victim); len(ents) != 0 {
+			t.Errorf("%s/ as a symlink: %d entries appeared in the victim directory", rel, len(ents))
+		}
+	}
+}
+
 // A write is watched as it happens: the only name that ever appears in the
 // target's directory is the target itself (a temp file beside it would be seen
 // by the driver's watchers), and nothing is left in tmp/ afterwards.
