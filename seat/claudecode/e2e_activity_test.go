@@ -20,8 +20,9 @@ func TestActivityFromARealToolCall(t *testing.T) {
 	// Bash is allowed for this workdir (project settings, trusted by
 	// PrepareHome) and the mode is acceptEdits, so no permission prompt stops
 	// the turn. Claude Code 2.1.328's default mode is "auto", whose safety check
-	// runs on Anthropic's server: through a loopback API it cannot run, and a
-	// dialog holds the turn (measured).
+	// runs on Anthropic's server: through a loopback API it cannot run, and for
+	// this command (an env assignment and sh -c) a dialog holds the turn
+	// (measured; docs/claude-code.md).
 	settings := filepath.Join(r.Work, ".claude", "settings.json")
 	if err := os.MkdirAll(filepath.Dir(settings), 0o700); err != nil {
 		t.Fatal(err)
