@@ -1,6 +1,7 @@
 package seat
 
 import (
+	"fmt"
 	"path/filepath"
 	"strings"
 	"time"
@@ -58,10 +59,29 @@ func (d *Driver) onHookEvent(ev Event) {
 		d.onStatusLine(ev)
 	case EvContextReading:
 		d.onContextReading(ev)
+	case EvNotification:
+		d.onNotification(ev)
 	default:
-		// PreCompact, PostCompact, Notification, SessionEnd: recorded in
-		// events/seen for the compaction cycle and telemetry.
+		// SessionEnd and the rest: recorded in events/seen for telemetry.
 	}
+}
+
+// onNotification makes a harness that stopped mid-turn to ask a person (a
+// permission or safety dialog: Claude Code's agent_needs_input,
+// permission_prompt) visible: the heartbeat's waiting names it, so status and
+// recover show why the turn does not end. The turn itself is left alone: its
+// ceiling still applies, and the next phase change clears the note. Idle
+// reminders (idle_prompt) are not a question.
+func (d *Driver) onNotification(ev Event) {
+	f := ev.Fields
+	fl := d.flight
+	if f.NotificationType == "" || f.NotificationType == "idle_prompt" || fl == nil ||
+		fl.e.Status.State != StateSubmitted || !d.sessionMatches(f.SessionID) {
+		return
+	}
+	what := cut(Redact(f.Message), 120)
+	d.logf("message %s: the harness asks for a person mid-turn (%s): %s", fl.e.Msg.ID, f.NotificationType, what)
+	d.setPhase(PhaseInTurn, fmt.Sprintf("%s: the harness asks for a person (%s): %s", fl.e.Msg.ID, f.NotificationType, what))
 }
 
 // onPromptSubmit binds UserPromptSubmit evidence to the flight by the guard's

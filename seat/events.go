@@ -60,6 +60,8 @@ type HookFields struct {
 	CompactSummary       string `json:"compact_summary"`
 	Reason               string `json:"reason"`
 	Model                any    `json:"model"`
+	NotificationType     string `json:"notification_type"`
+	Message              string `json:"message"`
 }
 
 // MaxHookPayload bounds what `pantty hook` reads from stdin.

@@ -71,3 +71,32 @@ func TestActivityFromARealToolCall(t *testing.T) {
 		}
 	}
 }
+
+// TestAQuestionMidTurnIsShown: in Claude Code's default auto mode, a tool call
+// its safety check must clear cannot be cleared through a loopback API; claude
+// opens a dialog and fires Notification (agent_needs_input). The driver names
+// that in the heartbeat, so `status` says why the turn does not end, and leaves
+// the message submitted (its ceiling still applies).
+func TestAQuestionMidTurnIsShown(t *testing.T) {
+	r := newRig(t, "ask")
+	r.Start()
+	r.Send("q", "run the probe\n[standin:bash=API_KEY=abc123def456ghi789jkl012 sh -c 'echo ran > tool-ran.txt'")
+	var hb seat.Heartbeat
+	r.WaitFor("the heartbeat to name the harness's question", 60*time.Second, func() bool {
+		var err error
+		hb, err = r.Seat().ReadHeartbeat()
+		return err == nil && strings.Contains(hb.Waiting, "asks for a person")
+	})
+	if hb.Phase != seat.PhaseInTurn || !strings.Contains(hb.Waiting, "agent_needs_input") || !strings.HasPrefix(hb.Waiting, "q: ") {
+		t.Fatalf("heartbeat %s (%s), want in-turn naming message q and agent_needs_input", hb.Phase, hb.Waiting)
+	}
+	if st := r.Status("q"); st.State != seat.StateSubmitted {
+		t.Fatalf("message q is %s while the harness waits for a person, want submitted", st.State)
+	}
+	if res := r.Run("status", "ask"); res.Code != 0 || !strings.Contains(res.Stdout, "asks for a person (agent_needs_input)") {
+		t.Fatalf("status does not say the harness waits for a person: %s", res)
+	}
+	if _, err := os.Stat(filepath.Join(r.Work, "tool-ran.txt")); err == nil {
+		t.Fatal("the tool ran although the dialog was never answered")
+	}
+}
