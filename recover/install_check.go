@@ -234,13 +234,13 @@ func parseService(text string) ([]string, map[string]string, error) {
 		case "ExecStart":
 			w, err := sdWords(v)
 			if err != nil {
-				return nil, nil, fmt.Errorf("ExecStart: %v", err)
+				return nil, nil, fmt.Errorf("the ExecStart= line: %v", err)
 			}
 			argv = w
 		case "Environment":
 			w, err := sdWords(v)
 			if err != nil {
-				return nil, nil, fmt.Errorf("Environment: %v", err)
+				return nil, nil, fmt.Errorf("the Environment= line: %v", err)
 			}
 			for _, kv := range w {
 				if a, b, ok := strings.Cut(kv, "="); ok {

@@ -70,4 +70,10 @@ if [ -n "$unformatted" ]; then
 	exit 1
 fi
 go vet ./...
+# staticcheck when it is installed (go install honnef.co/go/tools/cmd/staticcheck@v0.8.2);
+# not fetched here, so a machine without it still runs the tests.
+staticcheck=$(command -v staticcheck || echo "$(go env GOPATH)/bin/staticcheck")
+if [ -x "$staticcheck" ]; then
+	"$staticcheck" ./...
+fi
 go test -count=1 -timeout 10m "$@" ./...

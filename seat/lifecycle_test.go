@@ -616,10 +616,7 @@ func TestNoPasteBeforeHarnessIsReady(t *testing.T) {
 		h.Send("two-lines", text)
 		h.Start()
 		h.WaitFinal(wait, "two-lines")
-		var turns []seattest.Request
-		for _, rq := range h.Requests() {
-			turns = append(turns, rq)
-		}
+		turns := h.Requests()
 		if len(turns) != 1 || turns[0].Kind != "turn" || turns[0].MsgID() != "two-lines" ||
 			!strings.Contains(turns[0].NewInput, "first line of the message\nsecond line of the message") {
 			t.Fatalf("want exactly one model turn carrying both lines, got %+v", turns)

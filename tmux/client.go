@@ -77,17 +77,22 @@ func (c *Client) baseArgs() []string {
 // anything it spawned, and TMUX/TMUX_PANE are removed from its environment:
 // when pantty itself runs inside tmux they would otherwise make tmux treat
 // our control clients as nested and pick "current" targets from the outer
-// server.
+// server. The context's end kills the group.
 func (c *Client) command(ctx context.Context, args []string) *exec.Cmd {
-	var cmd *exec.Cmd
-	full := append(c.baseArgs(), args...)
-	if ctx != nil {
-		cmd = exec.CommandContext(ctx, c.binary(), full...)
-		cmd.Cancel = func() error { return killGroup(cmd) }
-		cmd.WaitDelay = 500 * time.Millisecond
-	} else {
-		cmd = exec.Command(c.binary(), full...)
-	}
+	cmd := exec.CommandContext(ctx, c.binary(), append(c.baseArgs(), args...)...)
+	cmd.Cancel = func() error { return killGroup(cmd) }
+	cmd.WaitDelay = 500 * time.Millisecond
+	return c.isolate(cmd)
+}
+
+// longCommand is command for a client that lives as long as its caller wants
+// (a control-mode watch): no context, the caller ends it.
+func (c *Client) longCommand(args []string) *exec.Cmd {
+	return c.isolate(exec.Command(c.binary(), append(c.baseArgs(), args...)...))
+}
+
+// isolate gives the child its own process group and a clean environment.
+func (c *Client) isolate(cmd *exec.Cmd) *exec.Cmd {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Env = cleanEnv()
 	return cmd

@@ -110,7 +110,7 @@ func (c *Client) WatchSession(ctx context.Context, name string) (*Watch, error) 
 	if _, err := os.Stat(c.Socket); errors.Is(err, fs.ErrNotExist) {
 		return nil, &Error{Kind: ErrNoServer, Args: summarize(args), Stderr: "no socket at " + c.Socket, Err: err}
 	}
-	cmd := c.command(nil, args)
+	cmd := c.longCommand(args)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, &Error{Args: summarize(args), Err: err}

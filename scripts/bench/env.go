@@ -42,7 +42,6 @@ type bench struct {
 	rows   []row
 	checks []check
 	fails  []string
-	notes  []string
 
 	// shared between sections
 	dlv      *realSeat // the delivery seat (1 real seat; recover and status over it, idle)
@@ -77,8 +76,6 @@ func newBench(pantty string, long bool) (*bench, error) {
 func (b *bench) logf(format string, a ...any) {
 	fmt.Fprintf(os.Stderr, time.Now().Format("15:04:05.000")+" "+format+"\n", a...)
 }
-
-func (b *bench) note(format string, a ...any) { b.notes = append(b.notes, fmt.Sprintf(format, a...)) }
 
 func (b *bench) fail(section string, err error) {
 	b.fails = append(b.fails, section+": "+err.Error())

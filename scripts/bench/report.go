@@ -208,12 +208,6 @@ func (b *bench) printTable(w io.Writer) {
 			fmt.Fprintf(w, "  %s %s: %s\n", mark, c.What, c.Detail)
 		}
 	}
-	if len(b.notes) > 0 {
-		fmt.Fprintln(w, "\nnotes:")
-		for _, n := range b.notes {
-			fmt.Fprintf(w, "  - %s\n", n)
-		}
-	}
 	if len(b.fails) > 0 {
 		fmt.Fprintln(w, "\nsections that failed:")
 		for _, f := range b.fails {
@@ -229,10 +223,9 @@ type jsonReport struct {
 	Sim     string    `json:"simulator"`
 	Rows    []row     `json:"rows"`
 	Checks  []check   `json:"checks"`
-	Notes   []string  `json:"notes"`
 	Fails   []string  `json:"failed_sections"`
 }
 
 func (b *bench) report() jsonReport {
-	return jsonReport{At: time.Now().UTC(), Long: b.long, Machine: machine(), Sim: simText(), Rows: b.rows, Checks: b.checks, Notes: b.notes, Fails: b.fails}
+	return jsonReport{At: time.Now().UTC(), Long: b.long, Machine: machine(), Sim: simText(), Rows: b.rows, Checks: b.checks, Fails: b.fails}
 }

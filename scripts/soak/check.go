@@ -18,7 +18,7 @@ import (
 // turnRow is one row of a simulator's request log that reached the model as a
 // turn for a pantty message (its new input carries the guard header).
 type turnRow struct {
-	seat, session, prompt, err string
+	seat, session, prompt string
 	id, nonce                  string
 	resubmit                   int
 	at                         time.Time

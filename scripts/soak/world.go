@@ -32,9 +32,8 @@ type seatRig struct {
 	name, work, socket string
 	session            string // the harness session id of the first start: it must never change
 
-	mu      sync.Mutex
-	busy    bool // a fault is in progress on this seat
-	stopped bool // a stop/start fault has it stopped right now
+	mu   sync.Mutex
+	busy bool // a fault is in progress on this seat
 }
 
 func (r *seatRig) tryLock() bool {

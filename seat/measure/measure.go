@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/pantty/pantty/seat"
@@ -134,5 +133,3 @@ func exists(p string) bool {
 	_, err := os.Stat(p)
 	return err == nil
 }
-
-func oneLine(s string) string { return strings.ReplaceAll(s, "\n", "\\n") }

@@ -30,6 +30,7 @@ func newEngine(cfg *config) (*engine, error) {
 		return e, nil
 	}
 	if _, err := os.Stat(e.transcriptPath()); err == nil {
+		//lint:ignore ST1005 the simulator prints Claude Code's own message, word for word
 		return nil, fmt.Errorf("Session ID %s is already in use.", e.sessionID)
 	}
 	return e, nil

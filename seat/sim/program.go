@@ -252,6 +252,7 @@ func parseArgs(args []string) (*config, error) {
 		cfg.sessionID, cfg.resume = resumeID, true
 	}
 	if cfg.sessionID != "" && !uuidRe.MatchString(cfg.sessionID) {
+		//lint:ignore ST1005 the simulator prints Claude Code's own message, word for word
 		return nil, fmt.Errorf("Invalid session ID %q. Must be a valid UUID.", cfg.sessionID)
 	}
 	if cfg.sessionID == "" {

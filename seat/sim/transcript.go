@@ -156,6 +156,7 @@ func (r readRow) text() string {
 func (e *engine) loadTranscript() error {
 	f, err := os.Open(e.transcriptPath())
 	if errors.Is(err, os.ErrNotExist) {
+		//lint:ignore ST1005 the simulator prints Claude Code's own message, word for word
 		return fmt.Errorf("No conversation found with session ID: %s", e.sessionID)
 	}
 	if err != nil {

@@ -128,16 +128,3 @@ func asJSON(t *testing.T, v any) map[string]any {
 	}
 	return m
 }
-
-// field digs a value out of a generic JSON map by dotted path.
-func field(m map[string]any, path string) any {
-	var v any = m
-	for _, k := range strings.Split(path, ".") {
-		mm, ok := v.(map[string]any)
-		if !ok {
-			return nil
-		}
-		v = mm[k]
-	}
-	return v
-}
