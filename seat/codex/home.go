@@ -48,8 +48,11 @@ var hookTimeout = map[string]int{"Interrupt": 3, "PreToolUse": 5, "PostToolUse":
 var StatusLine = []string{"run-state", "thread-id", "context-used"}
 
 // AutoCompactOutOfReach is model_auto_compact_token_limit for a seat: far above
-// any context window, so Codex never compacts by itself and every compaction
-// boundary is pantty's (materialized before, re-injected after).
+// any context window, so no configured limit makes Codex compact early. It does
+// not stop Codex at the window's edge: Codex clamps the limit to 90% of the
+// model's window (measured on 0.171.0, e2e_autocompact_test.go), and that
+// boundary is caught by the PreCompact hook like any boundary pantty did not
+// choose.
 const AutoCompactOutOfReach = int64(1) << 60
 
 // HooksJSON is the hooks file pantty writes into the seat's CODEX_HOME.

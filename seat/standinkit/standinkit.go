@@ -98,6 +98,10 @@ type Reply struct {
 	Slow   time.Duration // spread of the streamed body
 	Reset  time.Duration // 429: when the limit resets (retry-after); default 30s
 	Fail   bool          // a 200 stream that ends in the API's own failure event
+	// Tokens, when set, is the input token count the usage reports instead of
+	// the request's own size: a thread at its window's edge, without sending
+	// a window's worth of text.
+	Tokens int
 }
 
 // ParseMarkers reads the [standin:…] markers of a prompt into a Reply, and
@@ -110,6 +114,7 @@ type Reply struct {
 //	[standin:error=500]        that status with an API error body
 //	[standin:fail]             a 200 stream that ends in a failure event
 //	[standin:reply=TEXT]       answer TEXT (to the end of the line) instead of the quote
+//	[standin:tokens=N]         report N input tokens in this answer's usage
 func ParseMarkers(text string) (Reply, string) {
 	var rep Reply
 	var got []string
@@ -148,6 +153,11 @@ func ParseMarkers(text string) (Reply, string) {
 				rep.Status = 529
 			case k == "fail":
 				rep.Fail = true
+			case k == "tokens":
+				if _, err := fmt.Sscanf(v, "%d", &rep.Tokens); err != nil || rep.Tokens <= 0 {
+					rep.Tokens = 0
+					continue
+				}
 			case k == "error":
 				var code int
 				if _, err := fmt.Sscanf(v, "%d", &code); err == nil && code >= 400 && code <= 599 {

@@ -24,6 +24,7 @@
 //	[standin:error=500]        that status with an error body
 //	[standin:fail]             a 200 stream that ends in response.failed
 //	[standin:reply=TEXT]       answer TEXT (to the end of the line) instead of the quote
+//	[standin:tokens=N]         report N input tokens in this answer's usage
 //
 // Usage grows with what was actually sent: tokens are bytes/4 of the request's
 // parts; instructions and tools seen before, and the longest input prefix seen
@@ -347,6 +348,10 @@ func (s *Server) responses(w http.ResponseWriter, req *http.Request, body []byte
 		return
 	}
 	r.Usage = s.usage(a)
+	if rep.Tokens > 0 {
+		r.Usage.InputTokens = rep.Tokens
+		r.Usage.InputTokensDetails.CachedTokens = min(r.Usage.InputTokensDetails.CachedTokens, rep.Tokens)
+	}
 	text := rep.Text
 	if text == "" {
 		text = defaultReply(r)
