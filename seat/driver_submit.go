@@ -12,10 +12,14 @@ import (
 
 // loadInbox reads every stored message and its status into memory.
 func (d *Driver) loadInbox() error {
-	es, err := d.S.Entries()
+	r, err := d.S.readInbox()
 	if err != nil {
 		return fmt.Errorf("seat %q: inbox: %w", d.S.Name, err)
 	}
+	if err := d.S.refreshClosedIfWorthwhile(r); err != nil {
+		d.logf("inbox cache: %v", err)
+	}
+	es := r.entries
 	if d.entries == nil {
 		d.entries = map[string]*Entry{}
 	}

@@ -164,33 +164,60 @@ type Entry struct {
 }
 
 // Entries reads every stored message and its status, in queue order (Seq, then id).
-// A corrupt message or status file is an error naming it, never skipped.
+// A corrupt message or status file is an error naming it, never skipped. A final
+// message whose two files are unchanged since the driver cached it
+// (inbox/closed.json) is taken from the cache instead of being decoded again.
 func (s Seat) Entries() ([]Entry, error) {
+	r, err := s.readInbox()
+	return r.entries, err
+}
+
+// inboxRead is one pass over the inbox: the entries, and how far the closed
+// cache was out of date, which tells the driver whether rewriting it pays.
+type inboxRead struct {
+	entries  []Entry
+	uncached int // final entries decoded from their files
+	stale    int // cache entries not used: their message is gone or was rewritten
+}
+
+// readInbox is Entries with the cache's bookkeeping; it writes nothing.
+func (s Seat) readInbox() (inboxRead, error) {
 	ents, err := os.ReadDir(s.MsgsDir())
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+		return inboxRead{}, nil
 	}
 	if err != nil {
-		return nil, err
+		return inboxRead{}, err
 	}
-	out := make([]Entry, 0, len(ents))
+	closed := s.readClosed()
+	r := inboxRead{entries: make([]Entry, 0, len(ents))}
+	used := 0
 	for _, e := range ents {
 		id, ok := strings.CutSuffix(e.Name(), ".json")
 		if !ok || !ValidID(id) {
 			continue
 		}
+		if c, ok := closed[id]; ok && s.stillClosed(id, c) {
+			r.entries = append(r.entries, Entry{Msg: c.Msg, Status: c.Status})
+			used++
+			continue
+		}
 		m, err := s.ReadStored(id)
 		if err != nil {
-			return nil, err
+			return inboxRead{}, err
 		}
 		st, err := s.ReadStatus(id)
 		if err != nil {
-			return nil, err
+			return inboxRead{}, err
 		}
-		out = append(out, Entry{Msg: m, Status: st})
+		if Final(st.State) {
+			r.uncached++
+		}
+		r.entries = append(r.entries, Entry{Msg: m, Status: st})
 	}
-	SortEntries(out)
-	return out, nil
+	r.stale = len(closed) - used
+	SortEntries(r.entries)
+	return r, nil
 }
 
 // SortEntries orders entries by enqueue time, then id.

@@ -18,28 +18,32 @@ const (
 
 // Prune removes what the retention rule says is old: consumed events, answered
 // control requests, and final messages behind the cursor that ended long ago.
-// Only the driver runs it (it owns the inbox state). It returns how many files
-// it removed.
+// Only the driver runs it (it owns the inbox state, and the closed cache it
+// rewrites). It returns how many files it removed.
 func (s Seat) Prune(now time.Time, cursor Cursor) int {
 	n := 0
 	n += pruneOlder(s.SeenDir(), now.Add(-EventRetention))
 	n += pruneOlder(s.ControlDoneDir(), now.Add(-ControlRetention))
-	es, err := s.Entries()
+	r, err := s.readInbox()
 	if err != nil {
 		return n
 	}
 	cutoff := now.Add(-MessageRetention)
-	for _, e := range es {
+	kept := inboxRead{entries: make([]Entry, 0, len(r.entries)), uncached: r.uncached, stale: r.stale}
+	for _, e := range r.entries {
 		if e.Msg.Seq > cursor.Seq || !Final(e.Status.State) || e.Status.EndedAt.After(cutoff) {
+			kept.entries = append(kept.entries, e)
 			continue
 		}
 		// The message file first: a status file without its message is ignored,
 		// but a message without its status would read as queued again if the
 		// removal stopped half-way.
 		if os.Remove(s.msgPath(e.Msg.ID)) != nil {
+			kept.entries = append(kept.entries, e)
 			continue
 		}
 		n++
+		kept.stale++ // left in the cache, it is decoded by every reader for nothing
 		if os.Remove(s.statusPath(e.Msg.ID)) == nil {
 			n++
 		}
@@ -50,6 +54,11 @@ func (s Seat) Prune(now time.Time, cursor Cursor) int {
 			}
 		}
 	}
+	// The daily prune also brings the closed cache up to date when that spares
+	// readers real work. A failed write only leaves reads slower: the driver's
+	// inbox load that follows every prune finds the same work, tries again and
+	// logs a failure.
+	_ = s.refreshClosedIfWorthwhile(kept)
 	return n
 }
 
