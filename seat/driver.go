@@ -71,6 +71,7 @@ type Driver struct {
 	notBefore   time.Time // provider wait: nothing is submitted before this
 	blocked     string    // why nothing may be submitted at all (e.g. unsupported dispatch facts)
 	pruned      time.Time // last retention sweep
+	closedSince int       // messages finished since the closed cache was last refreshed
 
 	cycle        *cycleRun          // the compaction cycle in progress
 	lastCycle    string             // a finished cycle still waiting for its "after" reading
@@ -192,6 +193,7 @@ func (d *Driver) Loop() int {
 				d.entries, d.order = nil, nil
 				d.rescan()
 			}
+			d.refreshClosedCache()
 			d.beat()
 		case pid := <-d.harnessW.done():
 			d.harnessW = nil

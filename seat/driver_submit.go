@@ -157,6 +157,7 @@ func (d *Driver) finish(e *Entry, state, reason, detail, turnEnd string) {
 	if d.flight != nil && d.flight.e == e {
 		d.flight = nil
 	}
+	d.closedSince++
 	e.Status.State = state
 	e.Status.Reason = reason
 	e.Status.Detail = detail

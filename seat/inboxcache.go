@@ -164,3 +164,22 @@ func (s Seat) refreshClosedIfWorthwhile(r inboxRead) error {
 	}
 	return s.RefreshClosedCache(r.entries)
 }
+
+// refreshClosedCache runs on the heartbeat tick: once closedRefreshMin messages
+// have finished since the last refresh and nothing is in flight, the cache is
+// brought up to date, so a busy seat's readers do not decode a day of history
+// until the next prune. The count restarts either way; messages finished in the
+// last closedSettle are left for the next refresh.
+func (d *Driver) refreshClosedCache() {
+	if d.closedSince < closedRefreshMin || d.flight != nil {
+		return
+	}
+	d.closedSince = 0
+	r, err := d.S.readInbox()
+	if err == nil {
+		err = d.S.refreshClosedIfWorthwhile(r)
+	}
+	if err != nil {
+		d.logf("inbox cache: %v", err)
+	}
+}

@@ -507,3 +507,25 @@ func TestTheDriverWritesTheCacheAtLoadAndPrune(t *testing.T) {
 	}
 	sameEntries(t, mustEntries(t, s), want)
 }
+
+// TestTheHeartbeatRefreshesTheCacheAsMessagesFinish: the driver does not wait
+// for its daily prune; once closedRefreshMin messages have finished and nothing
+// is in flight, the heartbeat tick brings the cache up to date.
+func TestTheHeartbeatRefreshesTheCacheAsMessagesFinish(t *testing.T) {
+	s := historySeat(t, 40)
+	d := &Driver{S: s}
+	d.closedSince = closedRefreshMin - 1
+	d.refreshClosedCache()
+	if _, err := os.Lstat(s.ClosedCachePath()); err == nil {
+		t.Fatal("the cache was written before enough messages had finished")
+	}
+	d.closedSince = closedRefreshMin
+	d.refreshClosedCache()
+	want := mustEntries(t, s)
+	if n := len(s.readClosed()); n != finals(want) || n == 0 {
+		t.Fatalf("after the heartbeat refresh: %d entries cached, want %d", n, finals(want))
+	}
+	if d.closedSince != 0 {
+		t.Fatalf("the count was not restarted (%d)", d.closedSince)
+	}
+}

@@ -37,7 +37,8 @@ import (
 // known hazards, kept by TestReliabilityFuzzSeedFiles); scripts/fuzz.sh runs
 // them with -fuzz for a bounded time.
 
-// fuzzSeat makes a seat directory with a session, as a running seat has one.
+// fuzzSeat makes a seat directory with its seat.toml and a session, as a
+// running seat has them.
 func fuzzSeat(t *testing.T) seat.Seat {
 	t.Helper()
 	s, err := seat.Open(filepath.Join(t.TempDir(), "home"), "fz")
@@ -45,6 +46,9 @@ func fuzzSeat(t *testing.T) seat.Seat {
 		t.Fatal(err)
 	}
 	if err := s.Ensure(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(s.ConfigPath(), []byte(goodSeatTOML), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	sess := seat.Session{Harness: "sim", ID: "4f8d2c1e-5b6a-4c3d-9e8f-7a6b5c4d3e2f", Generation: 1, PaneID: "%1", PanePID: 1}

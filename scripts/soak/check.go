@@ -19,10 +19,10 @@ import (
 // turn for a pantty message (its new input carries the guard header).
 type turnRow struct {
 	seat, session, prompt string
-	id, nonce                  string
-	resubmit                   int
-	at                         time.Time
-	completed                  bool // the transcript has the turn's reply: no crash cut it short
+	id, nonce             string
+	resubmit              int
+	at                    time.Time
+	completed             bool // the transcript has the turn's reply: no crash cut it short
 }
 
 // modelView is everything that reached the model, read from the simulators'
