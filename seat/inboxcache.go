@@ -176,8 +176,10 @@ func (d *Driver) refreshClosedCache() {
 	}
 	d.closedSince = 0
 	r, err := d.S.readInbox()
-	if err == nil {
-		err = d.S.refreshClosedIfWorthwhile(r)
+	if err == nil && (r.uncached > 0 || r.stale > 0) {
+		// Enough finished to pay (the count above); whatever is uncached now
+		// goes in, however few settled in time.
+		err = d.S.RefreshClosedCache(r.entries)
 	}
 	if err != nil {
 		d.logf("inbox cache: %v", err)
