@@ -36,6 +36,16 @@ type Adapter interface {
 	PasteSettle() Duration
 }
 
+// PromptFinder is an optional Adapter method: whether the harness's own records
+// hold this submission's prompt at all (a user row carrying its id and nonce),
+// its turn finished or not. A paste with no UserPromptSubmit evidence whose
+// prompt the harness recorded did reach it (the event was lost, not the paste);
+// queueing it again unmarked would make the model see it twice, so the driver
+// resubmits it once, marked, like a turn lost in a crash.
+type PromptFinder interface {
+	FindPrompt(s Seat, c Config, sessionID, msgID, nonce string) (found bool, where string, err error)
+}
+
 // InputReady is an optional Adapter method, for a harness that fires SessionStart
 // before its input box can take a paste. Claude Code 2.1.328 does: SessionStart
 // came about 170 ms before it enabled bracketed paste and 260 ms before it drew

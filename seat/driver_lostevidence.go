@@ -14,13 +14,7 @@ import "time"
 // closedByTranscript closes e as processed when the harness's transcript holds
 // its turn (this paste: id and nonce) with a reply, and reports whether it did.
 func (d *Driver) closedByTranscript(e *Entry, why string) bool {
-	if e == nil || e.Status.Nonce == "" {
-		return false
-	}
-	sess := e.Status.SessionID
-	if sess == "" {
-		sess = d.sess.ID
-	}
+	sess := d.lookupSession(e)
 	if sess == "" {
 		return false
 	}
@@ -49,4 +43,60 @@ func (d *Driver) checkLostTurnEnd() {
 		return
 	}
 	d.closedByTranscript(fl.e, "its turn end never arrived as an event")
+}
+
+// lookupSession is the session whose records can hold e's paste: the one bound
+// to it, else the seat's; "" when e was never pasted with a nonce or no session
+// is known.
+func (d *Driver) lookupSession(e *Entry) string {
+	if e == nil || e.Status.Nonce == "" {
+		return ""
+	}
+	if e.Status.SessionID != "" {
+		return e.Status.SessionID
+	}
+	return d.sess.ID
+}
+
+// promptRecorded reports whether the harness's records hold e's paste (its id
+// and nonce in a user row), turn finished or not, and where; false when the
+// adapter cannot tell (no seat.PromptFinder) or the lookup failed.
+func (d *Driver) promptRecorded(e *Entry) (bool, string) {
+	pf, ok := d.Ad.(PromptFinder)
+	sess := d.lookupSession(e)
+	if !ok || sess == "" {
+		return false, ""
+	}
+	found, where, err := pf.FindPrompt(d.S, d.Cfg, sess, e.Msg.ID, e.Status.Nonce)
+	if err != nil {
+		d.logf("prompt lookup for %s: %v", e.Msg.ID, err)
+		return false, ""
+	}
+	return found, where
+}
+
+// requeueUnlessReceived re-queues a paste that has no submission evidence and
+// no finished turn. When the harness recorded its prompt all the same (the
+// UserPromptSubmit event was lost, not the paste) it reached the model, so it
+// is resubmitted once, marked, like a turn lost in a crash — never re-sent
+// unmarked. It reports whether the prompt was recorded.
+func (d *Driver) requeueUnlessReceived(e *Entry, detail string) bool {
+	if ok, where := d.promptRecorded(e); ok {
+		d.logf("message %s: no submission evidence, but the harness recorded its prompt (%s): its turn was lost", e.Msg.ID, where)
+		d.resubmitOrFail(e, "resubmission: the harness recorded the prompt, but its evidence and turn end were lost")
+		return true
+	}
+	d.requeue(e, detail)
+	return false
+}
+
+// resubmitOrFail re-queues e as pantty's one marked resubmission, or fails it
+// lost when it was resubmitted already.
+func (d *Driver) resubmitOrFail(e *Entry, detail string) {
+	if e.Status.Resubmits == 0 {
+		e.Status.Resubmits = 1
+		d.requeue(e, detail)
+		return
+	}
+	d.finish(e, StateFailed, ReasonLost, "the resubmitted turn was lost as well", "")
 }

@@ -121,22 +121,18 @@ func (d *Driver) settleLostFlight() {
 		if d.closedByTranscript(e, "no submission evidence before the harness went") {
 			return
 		}
-		d.requeue(e, "")
+		d.requeueUnlessReceived(e, "")
 		return
 	}
 	found, where, err := d.Ad.FindTurn(d.S, d.Cfg, e.Status.SessionID, e.Msg.ID, e.Status.Nonce)
 	if err != nil {
 		d.logf("transcript lookup for %s: %v", e.Msg.ID, err)
 	}
-	switch {
-	case found:
+	if found {
 		d.finish(e, StateProcessed, "", "turn found in the harness transcript", "transcript:"+where)
-	case e.Status.Resubmits == 0:
-		e.Status.Resubmits = 1
-		d.requeue(e, "resubmission: the turn end was lost with the harness")
-	default:
-		d.finish(e, StateFailed, ReasonLost, "the resubmitted turn was lost as well", "")
+		return
 	}
+	d.resubmitOrFail(e, "resubmission: the turn end was lost with the harness")
 }
 
 func (d *Driver) requeue(e *Entry, detail string) {
@@ -353,7 +349,7 @@ func (d *Driver) onEvidenceTimeout() {
 		// with no evidence after the Enter retries, the text never reached the
 		// model, so it is queued again rather than failed.
 		d.flight = nil
-		d.requeue(fl.e, "no submission evidence after a driver restart: queued again")
+		d.requeueUnlessReceived(fl.e, "no submission evidence after a driver restart: queued again")
 		d.setPhase(PhaseIdle, "")
 		return
 	}

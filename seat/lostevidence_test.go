@@ -121,3 +121,38 @@ func TestLostStopIsSettledByTheTranscriptBeforeTheCeiling(t *testing.T) {
 		t.Fatalf("model turns %v, want exactly one each", n)
 	}
 }
+
+// Before: a lost UserPromptSubmit event and then a harness crash in the same
+// turn re-queued the paste as "never reached the model", and the model saw it
+// twice, the second time unmarked. The harness had recorded the prompt, so the
+// driver now resubmits it once, marked.
+func TestLostPromptEvidenceAndACrashInTheSameTurnResubmitsMarked(t *testing.T) {
+	h := seattest.New(t, "lostcrash", seattest.TOML(`submit_timeout = "3s"`))
+	lossyHooks(t, h, "UserPromptSubmit", "lost-4")
+	h.Send("lost-4", "[sim:slow=5s] the evidence of this one is lost, then its harness")
+	h.WaitFor("its turn to reach the model", 20*time.Second, func() bool { return h.ModelTurns()["lost-4"] == 1 })
+	if st := h.Status("lost-4"); st.State != seat.StateSubmitting {
+		t.Fatalf("lost-4 is %s while its evidence is missing, want submitting", st.State)
+	}
+	pids := h.HarnessPIDs()
+	if len(pids) == 0 {
+		t.Fatal("no harness process to kill")
+	}
+	for _, pid := range pids {
+		syscall.Kill(pid, syscall.SIGKILL)
+	}
+	h.WaitFinal(60*time.Second, "lost-4")
+	st := h.Status("lost-4")
+	if st.State != seat.StateProcessed || st.Resubmits != 1 {
+		t.Fatalf("lost-4: %s %s, %d resubmissions; want processed after one marked resubmission\n%s", st.State, st.Reason, st.Resubmits, h.DriverLog())
+	}
+	var headers []string
+	for _, rq := range h.Requests() {
+		if rq.Kind == "turn" && rq.MsgID() == "lost-4" {
+			headers = append(headers, strings.SplitN(rq.NewInput, "\n", 2)[0])
+		}
+	}
+	if len(headers) != 2 || strings.Contains(headers[0], "resubmit=1") || !strings.Contains(headers[1], "resubmit=1") {
+		t.Fatalf("lost-4 reached the model as %q: want the original, then one resubmission marked resubmit=1", headers)
+	}
+}

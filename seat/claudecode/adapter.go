@@ -267,6 +267,17 @@ func (r row) texts() []string {
 // matching user row and before the next prompt, a real assistant row is followed
 // by one of those system rows. Sidechain (subagent) rows are skipped.
 func (Adapter) FindTurn(_ seat.Seat, c seat.Config, sessionID, msgID, nonce string) (bool, string, error) {
+	return scanTranscript(c, sessionID, msgID, nonce, false)
+}
+
+// FindPrompt finds the submission's user row (matching id and nonce) whether
+// or not its turn finished (seat.PromptFinder).
+func (Adapter) FindPrompt(_ seat.Seat, c seat.Config, sessionID, msgID, nonce string) (bool, string, error) {
+	return scanTranscript(c, sessionID, msgID, nonce, true)
+}
+
+// scanTranscript is FindTurn's scan; promptOnly stops at the matching user row.
+func scanTranscript(c seat.Config, sessionID, msgID, nonce string, promptOnly bool) (bool, string, error) {
 	path, ok, err := TranscriptPath(c, sessionID)
 	if err != nil || !ok {
 		return false, "", err
@@ -299,6 +310,9 @@ func (Adapter) FindTurn(_ seat.Seat, c seat.Config, sessionID, msgID, nonce stri
 			prompt, answered = "", false
 			for _, t := range r.texts() {
 				if id, nn, _, ok := seat.MatchHeader(t); ok && id == msgID && nn == nonce {
+					if promptOnly {
+						return true, path + ":" + strconv.Itoa(n), nil
+					}
 					prompt = r.PromptID
 				}
 			}

@@ -159,6 +159,29 @@ func TestFindTurnOnTheMeasuredTranscript(t *testing.T) {
 	}
 }
 
+// FindPrompt finds every prompt the harness recorded, finished or not: the
+// interrupted t2 and t3 and the refused t4 too; never another paste or id.
+func TestFindPromptOnTheMeasuredTranscript(t *testing.T) {
+	c := seatWith(t, "")
+	for _, tc := range []struct {
+		id, nonce string
+		found     bool
+	}{
+		{"t1", "0123456789ab", true},
+		{"t2", "1123456789ab", true},
+		{"t3", "2123456789ab", true},
+		{"t4", "3123456789ab", true},
+		{"t5", "4123456789ab", true},
+		{"t1", "ffffffffffff", false},
+		{"t9", "0123456789ab", false},
+	} {
+		found, where, err := ad.FindPrompt(seat.Seat{}, c, sid, tc.id, tc.nonce)
+		if err != nil || found != tc.found || found == (where == "") {
+			t.Errorf("FindPrompt(%s, %s) = %v %q %v, want %v", tc.id, tc.nonce, found, where, err, tc.found)
+		}
+	}
+}
+
 func screen(t *testing.T, name string) string {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("testdata", "screen-"+name+".txt"))

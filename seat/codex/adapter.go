@@ -103,6 +103,12 @@ func (Adapter) FindTurn(s seat.Seat, c seat.Config, sessionID, msgID, nonce stri
 	return FindTurn(Home(s, c), sessionID, msgID, nonce)
 }
 
+// FindPrompt looks in the rollout for the submission's prompt, its turn
+// completed or not (seat.PromptFinder).
+func (Adapter) FindPrompt(s seat.Seat, c seat.Config, sessionID, msgID, nonce string) (bool, string, error) {
+	return FindPrompt(Home(s, c), sessionID, msgID, nonce)
+}
+
 // statusRE is the footer status line pantty configures ([tui] status_line =
 // run-state, thread-id, …): "Ready · <thread id> · …", "Working · <id>".
 var statusRE = regexp.MustCompile(`^\s*([^·]+?) · ([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})(?:\s+·|\s*$)`)

@@ -159,6 +159,13 @@ func TestSubmitEvidenceTurnEndAndExactlyOnce(t *testing.T) {
 		t.Fatalf("the model request ran on thread %q, session.toml says %q", q.Thread, sess.ID)
 	}
 	r.cursorAt("m01", seat.StateProcessed)
+	cfg, _ := r.Seat().LoadConfig()
+	if ok, where, err := (codex.Adapter{}).FindPrompt(r.Seat(), cfg, sess.ID, "m01", st.Nonce); !ok || err != nil {
+		t.Fatalf("FindPrompt(m01) in the rollout: %v %q %v", ok, where, err)
+	}
+	if ok, _, _ := (codex.Adapter{}).FindPrompt(r.Seat(), cfg, sess.ID, "m01", "ffffffffffff"); ok {
+		t.Fatal("FindPrompt matched another paste's nonce")
+	}
 	ids := []string{"m01"}
 	for i := 2; i <= 6; i++ {
 		id := fmt.Sprintf("m%02d", i)

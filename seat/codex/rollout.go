@@ -57,6 +57,17 @@ type rolloutLine struct {
 // guard header, closed by a task_complete without an error and with an agent
 // message. An interrupted turn (turn_aborted) or a failed one is not found.
 func FindTurn(home, thread, msgID, nonce string) (bool, string, error) {
+	return scanRollout(home, thread, msgID, nonce, false)
+}
+
+// FindPrompt finds the submission's UserMessage item (matching id and nonce)
+// whether or not its turn completed.
+func FindPrompt(home, thread, msgID, nonce string) (bool, string, error) {
+	return scanRollout(home, thread, msgID, nonce, true)
+}
+
+// scanRollout is FindTurn's scan; promptOnly stops at the matching user message.
+func scanRollout(home, thread, msgID, nonce string, promptOnly bool) (bool, string, error) {
 	path, err := RolloutPath(home, thread)
 	if err != nil || path == "" {
 		return false, "", err
@@ -86,6 +97,9 @@ func FindTurn(home, thread, msgID, nonce string) (bool, string, error) {
 			}
 			for _, c := range p.Item.Content {
 				if id, nn, _, ok := seat.MatchHeader(c.Text); ok && id == msgID && nn == nonce {
+					if promptOnly {
+						return true, path + ":" + strconv.Itoa(n), nil
+					}
 					turn = p.TurnID
 				}
 			}

@@ -72,7 +72,18 @@ func (Adapter) SessionExists(s seat.Seat, c seat.Config, id string) (bool, error
 // FindTurn scans the transcript for the user row carrying the guard header of
 // this submission followed by an assistant row of the same prompt.
 func (Adapter) FindTurn(s seat.Seat, c seat.Config, sessionID, msgID, nonce string) (bool, string, error) {
-	path := transcriptPath(s, c, sessionID)
+	return scanTranscript(transcriptPath(s, c, sessionID), msgID, nonce, false)
+}
+
+// FindPrompt scans the transcript for the user row carrying the guard header of
+// this submission, answered or not (seat.PromptFinder).
+func (Adapter) FindPrompt(s seat.Seat, c seat.Config, sessionID, msgID, nonce string) (bool, string, error) {
+	return scanTranscript(transcriptPath(s, c, sessionID), msgID, nonce, true)
+}
+
+// scanTranscript finds the submission's user row and, unless promptOnly, the
+// assistant row of the same prompt after it; where is the row's line.
+func scanTranscript(path, msgID, nonce string, promptOnly bool) (bool, string, error) {
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, "", nil
@@ -100,6 +111,9 @@ func (Adapter) FindTurn(s seat.Seat, c seat.Config, sessionID, msgID, nonce stri
 			var text string
 			if json.Unmarshal(row.Message.Content, &text) == nil {
 				if id, nn, _, ok := seat.MatchHeader(text); ok && id == msgID && nn == nonce {
+					if promptOnly {
+						return true, path + ":" + strconv.Itoa(n), nil
+					}
 					prompt = row.PromptID
 				}
 			}
