@@ -40,6 +40,10 @@ func NewCommand(a Adapter, name, args string) (Command, error) {
 		return Command{}, fmt.Errorf("%w: command %q is not in the %s adapter's allow-list (%s)",
 			ErrBadInput, "/"+name, a.Name(), "/"+strings.Join(a.Commands(), ", /"))
 	}
+	if args = strings.TrimSpace(args); args != "" && bare(a, name) {
+		return Command{}, fmt.Errorf("%w: the %s harness's /%s takes no arguments (text after it turns the line into a prompt for the model)",
+			ErrBadInput, a.Name(), name)
+	}
 	if len(args) > 4096 {
 		return Command{}, fmt.Errorf("%w: command arguments are %d bytes (at most 4096)", ErrBadInput, len(args))
 	}
@@ -49,4 +53,27 @@ func NewCommand(a Adapter, name, args string) (Command, error) {
 		}
 	}
 	return Command{name: name, args: strings.TrimSpace(args)}, nil
+}
+
+// BareCommands is an optional Adapter method: the allow-listed commands that
+// take no arguments in this harness. Text after one of them is not an argument
+// there: the whole line becomes a prompt for the model (measured on Codex
+// 0.171.0: "/compact keep X" reached the model as a turn and compacted
+// nothing), so NewCommand refuses arguments for them.
+type BareCommands interface {
+	BareCommands() []string
+}
+
+// bare reports whether the adapter's command name takes no arguments.
+func bare(a Adapter, name string) bool {
+	b, ok := a.(BareCommands)
+	if !ok {
+		return false
+	}
+	for _, n := range b.BareCommands() {
+		if n == name {
+			return true
+		}
+	}
+	return false
 }

@@ -43,6 +43,12 @@ func (d *Driver) startCycle(req *Request, reason, instructions string) {
 	}
 	if instructions == "" {
 		instructions = d.Cfg.Compaction.Instructions
+		if instructions != "" && bare(d.Ad, "compact") {
+			// The seat-wide setting cannot reach this harness; the cycle still
+			// runs. (Instructions asked for by one request are refused instead.)
+			d.logf("compaction cycle %s: seat.toml compaction.instructions not passed: the %s harness's /compact takes no arguments", c.ID, d.Ad.Name())
+			instructions = ""
+		}
 	}
 	cmd, err := NewCommand(d.Ad, "compact", instructions)
 	if err != nil {

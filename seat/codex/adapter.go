@@ -216,6 +216,10 @@ func (Adapter) Composer(screen string) (string, bool) {
 // would no longer bind to session.toml.
 func (Adapter) Commands() []string { return []string{"compact"} }
 
+// BareCommands: Codex's /compact takes no arguments; "/compact TEXT" is sent to
+// the model as a prompt (measured on 0.171.0, e2e_compact_test.go).
+func (Adapter) BareCommands() []string { return []string{"compact"} }
+
 // Facts is the predicate measured on this path by `pantty measure dispatch
 // --harness codex` (seat/codex/testdata/dispatch-0.171.0-2026-12-02): a leading
 // '/' or '!' dispatches, after any leading newlines (Codex skips them before it
