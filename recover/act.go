@@ -12,6 +12,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/gates"
 	"github.com/pantty/pantty/tmux"
 	"golang.org/x/sys/unix"
 )
@@ -67,6 +68,12 @@ func (sw *sweeper) recoverSeat(o *observation, v verdict) (did []string, verifie
 		} else {
 			step("cancel request: %v", oneLine(err.Error()))
 		}
+	}
+	// A revival is a start: the same gates apply (a registry row can expire, a
+	// harness can be upgraded to an unmeasured version while the seat runs).
+	// Checked before anything is removed or killed.
+	if _, _, err := gates.CheckStart(o.s.Home, o.cfg, sw.now); err != nil {
+		return fail(fmt.Errorf("not restarted: %v", err))
 	}
 	if o.ownerLive {
 		how, err := sw.removeDriver(o, v.Responsive)

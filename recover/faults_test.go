@@ -2,6 +2,7 @@ package recover_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io/fs"
 	"os"
@@ -325,4 +326,50 @@ func TestNoCapabilityDespiteFreshHeartbeat(t *testing.T) {
 		t.Fatalf("session: before %+v, after %+v: want the same session in a restarted harness", before, after)
 	}
 	exactlyOnce(t, h, "m1", "m2")
+}
+
+// A revival is a start, so the gates `seat start` applies apply to it: with a
+// registry in which the simulator's compaction gate fails (a row that expired,
+// an unmeasured upgrade), recover leaves the dead seat dead and says why,
+// nothing is killed or started, and the attempt counts toward its backoff.
+func TestAGateThatFailsStopsTheRevival(t *testing.T) {
+	t.Parallel()
+	h := newSeat(t, "gated")
+	h.Start()
+	o := h.Owner()
+	if err := syscall.Kill(o.PID, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	h.WaitFor("the driver to die", wait, func() bool { return !alive(o.PID) })
+
+	shipped, err := os.ReadFile(filepath.Join("..", "seat", "gates", "registry.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const met = "[harness.compaction]\nstatus = \"met\"" // the first entry is the simulator's
+	if !strings.Contains(string(shipped), met) {
+		t.Fatal("the shipped registry no longer has the simulator's compaction row")
+	}
+	reg := filepath.Join(t.TempDir(), "registry.toml")
+	if err := os.WriteFile(reg, []byte(strings.Replace(string(shipped), met, "[harness.compaction]\nstatus = \"unmet\"", 1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := h.RunEnv(map[string]string{"PANTTY_GATES_REGISTRY": reg}, "", "recover", "--json")
+	var rep recover.Report
+	if err := json.Unmarshal([]byte(r.Stdout), &rep); err != nil {
+		t.Fatalf("recover --json: %v: %s", err, r)
+	}
+	s := seatIn(t, rep, "gated")
+	if r.Code != 1 || s.Verdict != recover.Dead || !strings.Contains(s.Result, "not restarted") || !strings.Contains(s.Result, "compaction gate fails") {
+		t.Fatalf("with a failing gate: exit %d, %+v; want the seat left dead, saying which gate", r.Code, s)
+	}
+	if _, live, _ := h.Seat().LiveOwner(); live {
+		t.Fatal("a driver was started although the gate fails")
+	}
+	// The refused attempt counts as an unverified recovery: the next sweep backs
+	// off before trying again (TestDriverKilled shows the revival itself).
+	rep, _ = sweep(t, h)
+	if s := seatIn(t, rep, "gated"); s.Verdict != recover.Dead || !strings.Contains(s.Action, "backoff after 1 unverified") {
+		t.Fatalf("the sweep after a gate refusal: %+v; want it to back off", s)
+	}
 }
