@@ -98,6 +98,9 @@ type Reply struct {
 	Slow   time.Duration // spread of the streamed body
 	Reset  time.Duration // 429: when the limit resets (retry-after); default 30s
 	Fail   bool          // a 200 stream that ends in the API's own failure event
+	// Bash, when set, answers with a Bash tool call running this command
+	// instead of text (stand-ins that offer tools; Claude's).
+	Bash string
 	// Tokens, when set, is the input token count the usage reports instead of
 	// the request's own size: a thread at its window's edge, without sending
 	// a window's worth of text.
@@ -114,6 +117,7 @@ type Reply struct {
 //	[standin:error=500]        that status with an API error body
 //	[standin:fail]             a 200 stream that ends in a failure event
 //	[standin:reply=TEXT]       answer TEXT (to the end of the line) instead of the quote
+//	[standin:bash=COMMAND]     answer with a Bash tool call (to the end of the line)
 //	[standin:tokens=N]         report N input tokens in this answer's usage
 func ParseMarkers(text string) (Reply, string) {
 	var rep Reply
@@ -125,19 +129,23 @@ func ParseMarkers(text string) (Reply, string) {
 			break
 		}
 		rest = rest[i+len("[standin:"):]
+		if k, ok := lineMarker(rest); ok {
+			// The value runs to the end of the line, brackets and all.
+			line, _, _ := strings.Cut(rest, "\n")
+			v := strings.TrimSuffix(strings.TrimPrefix(line, k+"="), "]")
+			if k == "reply" {
+				rep.Text = v
+			} else {
+				rep.Bash = v
+			}
+			got = append(got, k)
+			continue
+		}
 		j := strings.IndexAny(rest, "]\n")
 		if j < 0 {
 			break
 		}
-		body := rest[:j]
-		if strings.HasPrefix(body, "reply=") {
-			// The reply runs to the end of the line, brackets and all.
-			line, _, _ := strings.Cut(rest, "\n")
-			rep.Text = strings.TrimSuffix(strings.TrimPrefix(line, "reply="), "]")
-			got = append(got, "reply")
-			continue
-		}
-		for _, f := range strings.Fields(body) {
+		for _, f := range strings.Fields(rest[:j]) {
 			k, v, _ := strings.Cut(f, "=")
 			d, derr := time.ParseDuration(v)
 			switch {
@@ -170,6 +178,17 @@ func ParseMarkers(text string) (Reply, string) {
 		}
 	}
 	return rep, strings.Join(got, " ")
+}
+
+// lineMarker names the marker at the start of rest when its value runs to the
+// end of the line.
+func lineMarker(rest string) (string, bool) {
+	for _, k := range []string{"reply", "bash"} {
+		if strings.HasPrefix(rest, k+"=") {
+			return k, true
+		}
+	}
+	return "", false
 }
 
 // Tokens is the stand-ins' tokenizer: four bytes a token, rounded up. Usage

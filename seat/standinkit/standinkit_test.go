@@ -22,3 +22,16 @@ func TestTokensMarker(t *testing.T) {
 		}
 	}
 }
+
+// TestLineMarkers: reply= and bash= run to the end of the line, brackets and
+// all, also when the line is the text's last.
+func TestLineMarkers(t *testing.T) {
+	rep, script := ParseMarkers("go\n[standin:bash=echo 'a [b]' > out.txt")
+	if rep.Bash != "echo 'a [b]' > out.txt" || script != "bash" {
+		t.Errorf("bash marker: %q, %q", rep.Bash, script)
+	}
+	rep, script = ParseMarkers("[standin:reply=hello [there]]\nmore [standin:slow=1s]")
+	if rep.Text != "hello [there]" || rep.Slow.String() != "1s" || script != "reply slow=1s" {
+		t.Errorf("reply marker: %+v, %q", rep, script)
+	}
+}

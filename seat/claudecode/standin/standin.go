@@ -21,6 +21,9 @@
 //	[standin:bash=COMMAND]     answer with a Bash tool call running COMMAND (to the end
 //	                           of the line); the request carrying its result is
 //	                           answered with text, ending the turn
+//	[standin:tokens=N]         report N input tokens (all fresh input) in the usage
+//
+// The markers are seat/standinkit's, shared with the Codex stand-in.
 //
 // Usage grows with what was actually sent: tokens are bytes/4 of the request's
 // parts, split like the real API's prompt cache (a system prompt and tools seen
@@ -40,6 +43,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/pantty/pantty/seat/standinkit"
 )
 
 // Options configure a stand-in. The zero value is usable.
@@ -101,15 +106,10 @@ func (u Usage) Total() int {
 	return u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens
 }
 
-// Reply is a scripted answer for one request (see the package comment's markers).
-type Reply struct {
-	Status int           // 0 means 200
-	Text   string        // "" means the default reply quoting the prompt
-	Delay  time.Duration // before the response headers
-	Slow   time.Duration // spread of the streamed body
-	Reset  time.Duration // 429: when the limit resets (retry-after); default 30s
-	Bash   string        // a Bash tool call with this command instead of text
-}
+// Reply is a scripted answer for one request (see the package comment's
+// markers): seat/standinkit's, shared with the Codex stand-in. Fail does
+// nothing here.
+type Reply = standinkit.Reply
 
 // Server is a running stand-in.
 type Server struct {
@@ -409,6 +409,10 @@ func (s *Server) messages(w http.ResponseWriter, req *http.Request, body []byte,
 		return
 	}
 	r.Usage = s.usage(a)
+	if rep.Tokens > 0 {
+		// The whole input, as fresh input: a context at a chosen size.
+		r.Usage = Usage{InputTokens: rep.Tokens}
+	}
 	var out block
 	switch {
 	case rep.Bash != "":
@@ -453,71 +457,8 @@ func (s *Server) script(r Request) (Reply, string) {
 }
 
 // ParseMarkers reads the [standin:…] markers of a text into a Reply, and
-// returns the markers it understood (empty when none).
-func ParseMarkers(text string) (Reply, string) {
-	var rep Reply
-	var got []string
-	rest := text
-	for {
-		i := strings.Index(rest, "[standin:")
-		if i < 0 {
-			break
-		}
-		rest = rest[i+len("[standin:"):]
-		if k, ok := lineMarker(rest); ok {
-			// The value runs to the end of the line, brackets and all.
-			line, _, _ := strings.Cut(rest, "\n")
-			v := strings.TrimSuffix(strings.TrimPrefix(line, k+"="), "]")
-			if k == "reply" {
-				rep.Text = v
-			} else {
-				rep.Bash = v
-			}
-			got = append(got, k)
-			continue
-		}
-		j := strings.IndexAny(rest, "]\n")
-		if j < 0 {
-			break
-		}
-		for _, f := range strings.Fields(rest[:j]) {
-			k, v, _ := strings.Cut(f, "=")
-			d, derr := time.ParseDuration(v)
-			switch {
-			case k == "slow" && derr == nil:
-				rep.Slow = d
-			case k == "delay" && derr == nil:
-				rep.Delay = d
-			case k == "reset" && derr == nil:
-				rep.Reset = d
-			case k == "429":
-				rep.Status = http.StatusTooManyRequests
-			case k == "529":
-				rep.Status = 529
-			case k == "error":
-				var code int
-				if _, err := fmt.Sscanf(v, "%d", &code); err == nil && code >= 400 && code <= 599 {
-					rep.Status = code
-				}
-			default:
-				continue
-			}
-			got = append(got, f)
-		}
-	}
-	return rep, strings.Join(got, " ")
-}
-
-// lineMarker names the marker at the start of rest when its value runs to the
-// end of the line.
-func lineMarker(rest string) (string, bool) {
-	for _, k := range []string{"reply", "bash"} {
-		if strings.HasPrefix(rest, k+"=") {
-			return k, true
-		}
-	}
-	return "", false
-}
+// returns the markers it understood (empty when none): standinkit's.
+func ParseMarkers(text string) (Reply, string) { return standinkit.ParseMarkers(text) }
 
 // defaultReply quotes the first line of the new input, so a guard header (with
 // its message id and nonce) appears in the assistant's answer and transcript.
@@ -535,15 +476,4 @@ func defaultReply(r Request) string {
 
 // firstLine is the first line of a prompt, skipping the <pasted_content …> line
 // Claude Code wraps a long paste in, cut to 200 bytes.
-func firstLine(s string) string {
-	for _, l := range strings.Split(strings.TrimSpace(s), "\n") {
-		if strings.HasPrefix(l, "<pasted_content ") {
-			continue
-		}
-		if len(l) > 200 {
-			l = l[:200]
-		}
-		return l
-	}
-	return ""
-}
+func firstLine(s string) string { return standinkit.FirstLine(s, "<pasted_content ") }
