@@ -35,16 +35,29 @@ func (d *Driver) cancelTurn(reason string) error {
 	ctx, cancel := d.ctx()
 	screen, err := d.tm.Capture(ctx, d.sess.PaneID)
 	cancel()
+	busy := err == nil && d.Ad.Busy(screen)
+	if err == nil && !busy && fl.e.Status.State == StateSubmitting {
+		// Enter went out but the harness may not show the turn yet (Claude Code
+		// fires UserPromptSubmit 80–150 ms after Enter): without this wait the
+		// cancel found an idle pane, failed the message, and the turn then ran
+		// to its end anyway.
+		busy = d.waitPane(cancelSubmitWait, true)
+		if !busy {
+			if ok, where := d.promptRecorded(fl.e); ok {
+				return fmt.Errorf("the harness already took %s (its prompt is at %s) and no turn runs now: too late to cancel; its turn end settles it", fl.e.Msg.ID, where)
+			}
+		}
+	}
 	// A submitted message has started its turn (UserPromptSubmit fires before
 	// it), even if the pane does not show it yet: Escape it either way.
-	if err == nil && (d.Ad.Busy(screen) || fl.e.Status.State == StateSubmitted) {
+	if busy || err == nil && fl.e.Status.State == StateSubmitted {
 		ctx, cancel := d.ctx()
 		err = d.tm.SendKeys(ctx, d.sess.PaneID, "Escape")
 		cancel()
 		if err != nil {
 			return err
 		}
-		if !d.waitIdle(cancelVerify) {
+		if !d.waitPane(cancelVerify, false) {
 			d.setPhase(PhaseInTurn, fl.e.Msg.ID)
 			return fmt.Errorf("the turn did not stop within %s of Escape", cancelVerify)
 		}
@@ -57,19 +70,24 @@ func (d *Driver) cancelTurn(reason string) error {
 	return nil
 }
 
-// cancelVerify bounds how long a cancel waits for the pane to go idle.
-const cancelVerify = 10 * time.Second
+// cancelVerify bounds how long a cancel waits for the pane to go idle;
+// cancelSubmitWait how long it waits for a just-entered paste's turn to show.
+const (
+	cancelVerify     = 10 * time.Second
+	cancelSubmitWait = 3 * time.Second
+)
 
-// waitIdle polls the pane until the adapter sees no running turn. No hook fires
-// on an interrupt (measured on Claude Code), so the pane is the only witness;
-// the poll is short and bounded.
-func (d *Driver) waitIdle(limit time.Duration) bool {
+// waitPane polls the pane until the adapter sees a running turn (busy true) or
+// none (busy false), and reports whether it did within limit. No hook fires on
+// an interrupt (measured on Claude Code), and none when a turn starts showing,
+// so the pane is the only witness; the poll is short and bounded.
+func (d *Driver) waitPane(limit time.Duration, busy bool) bool {
 	deadline := time.Now().Add(limit)
 	for time.Now().Before(deadline) {
 		ctx, cancel := d.ctx()
 		screen, err := d.tm.Capture(ctx, d.sess.PaneID)
 		cancel()
-		if err == nil && !d.Ad.Busy(screen) {
+		if err == nil && d.Ad.Busy(screen) == busy {
 			return true
 		}
 		time.Sleep(100 * time.Millisecond)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/seattest"
+	"github.com/pantty/pantty/seat/sim"
 )
 
 // waitBusy waits until the pane shows a running turn, so that a cancel acts on
@@ -346,4 +347,34 @@ func TestCursorCaughtUpAtStart(t *testing.T) {
 	}
 	h.Start()
 	waitCursor(h, "m2", 2)
+}
+
+// TestCancelRightAfterEnter: a cancel that arrives after Enter was accepted but
+// before the harness shows the turn (PANTTY_SIM_SUBMIT stretches that window)
+// must still stop the turn. Before: the pane looked idle, nothing was sent but
+// C-u, the message was failed "cancelled", and the model then ran the turn to
+// its end anyway ("failed but ran").
+func TestCancelRightAfterEnter(t *testing.T) {
+	h := seattest.New(t, "cancelearly", seattest.Env(map[string]string{"PANTTY_SIM_SUBMIT": "1500ms"}))
+	h.Start()
+	h.Send("early", "[sim:slow=3s] cancelled before the turn shows")
+	h.WaitFor("the paste and its Enter (state submitting)", 10*time.Second, func() bool {
+		return h.Status("early").State == seat.StateSubmitting && strings.Contains(h.Screen(), "> [pantty] msg=early")
+	})
+	if r := h.Run("seat", "cancel", "cancelearly"); r.Code != 0 {
+		t.Fatalf("seat cancel: %s\n%s", r, h.DriverLog())
+	}
+	if st := h.Status("early"); st.State != seat.StateFailed || st.Reason != seat.ReasonCancelled {
+		t.Fatalf("early is %s (%s), want failed (cancelled)", st.State, st.Reason)
+	}
+	time.Sleep(6 * time.Second) // longer than the turn would take
+	s := h.Seat()
+	cfg, err := s.LoadConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ran, where, err := sim.Adapter{}.FindTurn(s, cfg, h.Session().ID, "early", h.Status("early").Nonce)
+	if err != nil || ran {
+		t.Fatalf("the cancelled message's turn ran to its end (%s, %v): failed but ran\n%s", where, err, h.DriverLog())
+	}
 }

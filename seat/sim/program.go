@@ -41,6 +41,7 @@ type config struct {
 	stateDir       string
 	startup        time.Duration
 	commit         time.Duration
+	submit         time.Duration
 	turn           time.Duration
 	esc            time.Duration
 	idle           time.Duration
@@ -311,6 +312,7 @@ func readEnv(cfg *config) error {
 	}{
 		{"PANTTY_SIM_STARTUP", 300 * time.Millisecond, &cfg.startup},
 		{"PANTTY_SIM_COMMIT", 30 * time.Millisecond, &cfg.commit},
+		{"PANTTY_SIM_SUBMIT", 0, &cfg.submit},
 		{"PANTTY_SIM_TURN", 200 * time.Millisecond, &cfg.turn},
 		{"PANTTY_SIM_ESC", 30 * time.Millisecond, &cfg.esc},
 		{"PANTTY_SIM_IDLE", 60 * time.Second, &cfg.idle},

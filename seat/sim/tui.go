@@ -233,6 +233,17 @@ func (u *tui) submit(text string) {
 		return
 	}
 	u.addLine("> " + firstLine(text))
+	if d := u.e.cfg.submit; d > 0 {
+		// The window between an accepted Enter and the turn's start (and its
+		// UserPromptSubmit), stretched: the pane shows no running turn yet.
+		u.after(d, func() { u.startPrompt(text) })
+		return
+	}
+	u.startPrompt(text)
+}
+
+// startPrompt fires UserPromptSubmit for an accepted prompt and starts its turn.
+func (u *tui) startPrompt(text string) {
 	promptID, res := u.e.userPromptSubmit(text)
 	if res.blocked {
 		u.addLine("  ⎿  UserPromptSubmit operation blocked by hook: " + res.stderr)
