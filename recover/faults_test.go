@@ -341,6 +341,11 @@ func TestAGateThatFailsStopsTheRevival(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.WaitFor("the driver to die", wait, func() bool { return !alive(o.PID) })
+	// The lock can outlive the driver's pid for a moment (then the seat is
+	// unknown, not dead, and nothing is acted on): wait until it is free.
+	if !h.Seat().WaitFree(wait) {
+		t.Fatal("owner.lock stayed held after the driver died")
+	}
 
 	shipped, err := os.ReadFile(filepath.Join("..", "seat", "gates", "registry.toml"))
 	if err != nil {
