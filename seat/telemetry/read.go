@@ -92,7 +92,8 @@ func (r Reader) row(s seat.Seat, now time.Time) Row {
 
 	sess, sessErr := s.ReadSession()
 	haveSess := sessErr == nil && sess.ID != ""
-	row.Session = readSession(s, sess, sessErr, now)
+	evs := newEvents(s)
+	row.Session = readSession(s, evs, sess, sessErr, now)
 	row.Harness = readHarness(cfg, cfgErr, sess, haveSess)
 	row.Shape = readShape(cfg, cfgErr)
 	row.Intent = readIntent(s, now)
@@ -107,10 +108,10 @@ func (r Reader) row(s seat.Seat, now time.Time) Row {
 	row.Cursor = readCursor(s, entries, entErr, now)
 
 	ctx, ctxErr := s.ReadContext()
-	turnEnd := readLastTurnEnd(s, sess, haveSess, entries, ctx, ctxErr, now)
+	turnEnd := readLastTurnEnd(evs, sess, haveSess, entries, ctx, ctxErr, now)
 	row.LastTurnEnd = turnEnd
 	row.Context = readContext(ctx, ctxErr, sess, haveSess, turnEnd, now)
-	row.Model = readModel(s, sess, haveSess, ctx, ctxErr, now)
+	row.Model = readModel(evs, sess, haveSess, ctx, ctxErr, now)
 
 	row.Health = r.healthOf(s, now)
 	row.Ladder = readLadder(s, now)
@@ -176,7 +177,7 @@ func readIntent(s seat.Seat, now time.Time) Text {
 	return Text{Meta: meta(Known, "", bound, in.At, now), Value: ptr(in.Want)}
 }
 
-func readSession(s seat.Seat, sess seat.Session, err error, now time.Time) Session {
+func readSession(s seat.Seat, evs *events, sess seat.Session, err error, now time.Time) Session {
 	if err != nil {
 		return Session{Meta: missing(err, "no session.toml: the seat has never been launched")}
 	}
@@ -191,7 +192,7 @@ func readSession(s seat.Seat, sess seat.Session, err error, now time.Time) Sessi
 		out.LaunchedAt = ptr(sess.LaunchedAt.UTC())
 	}
 	bound := "session.toml id; " + howBound(s, sess.ID)
-	if ev, dir, ok := lastEvent(s, []string{seat.EvSessionStart}, sess.ID); ok {
+	if ev, dir, ok := evs.last(seat.EvSessionStart, sess.ID); ok {
 		out.ConfirmedBy = ptr(dir + "/" + ev.File)
 		bound += "; confirmed by the harness's SessionStart " + dir + "/" + ev.File + " carrying the same session_id"
 	} else {

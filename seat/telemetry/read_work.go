@@ -115,7 +115,7 @@ func readCursor(s seat.Seat, es []seat.Entry, entErr error, now time.Time) Curso
 // the harness's own Stop hook event carrying the session id, the
 // driver's processed messages bound to that session, and context.toml's record
 // of it. The newest wins; its source is named.
-func readLastTurnEnd(s seat.Seat, sess seat.Session, haveSess bool, es []seat.Entry, ctx seat.Context, ctxErr error, now time.Time) Meta {
+func readLastTurnEnd(evs *events, sess seat.Session, haveSess bool, es []seat.Entry, ctx seat.Context, ctxErr error, now time.Time) Meta {
 	if !haveSess {
 		return Meta{State: Unknown, Why: "no session id in session.toml: turn ends cannot be bound to this seat"}
 	}
@@ -123,7 +123,7 @@ func readLastTurnEnd(s seat.Seat, sess seat.Session, haveSess bool, es []seat.En
 	var bound string
 	// StopFailure is not counted: a refused turn added nothing to the context,
 	// and counting it would mark a still-true reading stale.
-	if ev, dir, ok := lastEvent(s, []string{seat.EvStop}, sess.ID); ok {
+	if ev, dir, ok := evs.last(seat.EvStop, sess.ID); ok {
 		at, bound = ev.ReceivedAt, fmt.Sprintf("the harness's %s hook event %s/%s, session_id matches session.toml", ev.Kind, dir, ev.File)
 	}
 	for _, e := range es {
@@ -191,7 +191,7 @@ func StepOf(occupancy, window int) int {
 // the latest status-line payload, context.toml's reading of it, and the last
 // SessionStart event — each only when its session id is the seat's. seat.toml's
 // model is a declaration and is never read here.
-func readModel(s seat.Seat, sess seat.Session, haveSess bool, c seat.Context, ctxErr error, now time.Time) Text {
+func readModel(evs *events, sess seat.Session, haveSess bool, c seat.Context, ctxErr error, now time.Time) Text {
 	if !haveSess {
 		return Text{Meta: Meta{State: Unknown, Why: "no session id in session.toml: the harness's model reports cannot be bound to this seat"}}
 	}
@@ -203,6 +203,7 @@ func readModel(s seat.Seat, sess seat.Session, haveSess bool, c seat.Context, ct
 			model, at, bound = m, t, b
 		}
 	}
+	s := evs.s
 	if data, err := readFileNoLink(s.StatusLinePath()); err == nil {
 		r, perr := seat.ParseStatusLine(data)
 		switch {
@@ -222,7 +223,7 @@ func readModel(s seat.Seat, sess seat.Session, haveSess bool, c seat.Context, ct
 			rejected = append(rejected, "context.toml is for session "+c.SessionID)
 		}
 	}
-	if ev, dir, ok := lastEvent(s, []string{seat.EvSessionStart}, sess.ID); ok {
+	if ev, dir, ok := evs.last(seat.EvSessionStart, sess.ID); ok {
 		consider(modelOf(ev.Fields.Model), ev.ReceivedAt, "the harness's SessionStart event "+dir+"/"+ev.File+" model field, session_id matches session.toml")
 	}
 	if model == "" {
@@ -253,32 +254,57 @@ func modelOf(v any) string {
 	return ""
 }
 
-// lastEvent finds the newest hook event of the given kinds whose session_id is
-// sessionID, in events/ (not yet consumed) and events/seen/. Names sort in
-// arrival order and carry the kind, so only candidate files are opened.
-func lastEvent(s seat.Seat, kinds []string, sessionID string) (seat.Event, string, bool) {
-	type cand struct{ name, dir, path string }
-	var cands []cand
-	for _, d := range []struct{ rel, path string }{{"events", s.EventsDir()}, {"events/seen", s.SeenDir()}} {
-		ents, err := os.ReadDir(d.path)
-		if err != nil {
-			continue
-		}
-		for _, e := range ents {
-			if !e.Type().IsRegular() {
+// events finds a seat's newest hook event of one kind bound to a session, for
+// one row. Both event directories are listed once, on the first lookup, and
+// every answer is kept: a row asks three times (SessionStart twice, Stop once),
+// and events/seen keeps a week of events.
+type events struct {
+	s      seat.Seat
+	listed bool
+	cands  []eventFile // newest first (the arrival time in ns leads the name)
+	found  map[string]foundEvent
+}
+
+type eventFile struct{ name, dir, path string }
+
+type foundEvent struct {
+	ev  seat.Event
+	dir string
+	ok  bool
+}
+
+func newEvents(s seat.Seat) *events { return &events{s: s, found: map[string]foundEvent{}} }
+
+// last returns the newest event of kind whose session_id is sessionID, and the
+// directory it is in (events or events/seen); it opens at most maxEventReads
+// files of that kind.
+func (e *events) last(kind, sessionID string) (seat.Event, string, bool) {
+	key := kind + "\x00" + sessionID
+	if f, ok := e.found[key]; ok {
+		return f.ev, f.dir, f.ok
+	}
+	if !e.listed {
+		e.listed = true
+		for _, d := range []struct{ rel, path string }{{"events", e.s.EventsDir()}, {"events/seen", e.s.SeenDir()}} {
+			ents, err := os.ReadDir(d.path)
+			if err != nil {
 				continue
 			}
-			for _, k := range kinds {
-				if strings.HasSuffix(e.Name(), "-"+k+".json") {
-					cands = append(cands, cand{e.Name(), d.rel, filepath.Join(d.path, e.Name())})
+			for _, de := range ents {
+				if de.Type().IsRegular() && strings.HasSuffix(de.Name(), ".json") {
+					e.cands = append(e.cands, eventFile{de.Name(), d.rel, filepath.Join(d.path, de.Name())})
 				}
 			}
 		}
+		sort.Slice(e.cands, func(i, j int) bool { return e.cands[i].name > e.cands[j].name })
 	}
-	// Newest first by name (the arrival time in ns leads the name).
-	sort.Slice(cands, func(i, j int) bool { return cands[i].name > cands[j].name })
-	for i, c := range cands {
-		if i >= maxEventReads {
+	var f foundEvent
+	reads := 0
+	for _, c := range e.cands {
+		if !strings.HasSuffix(c.name, "-"+kind+".json") {
+			continue
+		}
+		if reads++; reads > maxEventReads {
 			break
 		}
 		ev, err := seat.ReadEvent(c.path)
@@ -286,8 +312,10 @@ func lastEvent(s seat.Seat, kinds []string, sessionID string) (seat.Event, strin
 			continue // consumed (moved to seen/) between the listing and the read, or corrupt
 		}
 		if ev.Fields.SessionID == sessionID {
-			return ev, c.dir, true
+			f = foundEvent{ev, c.dir, true}
+			break
 		}
 	}
-	return seat.Event{}, "", false
+	e.found[key] = f
+	return f.ev, f.dir, f.ok
 }
