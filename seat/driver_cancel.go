@@ -44,6 +44,7 @@ func (d *Driver) cancelTurn(reason string) error {
 		busy = d.waitPane(cancelSubmitWait, true)
 		if !busy {
 			if ok, where := d.promptRecorded(fl.e); ok {
+				d.setPhase(PhaseSubmitting, "evidence for "+fl.e.Msg.ID)
 				return fmt.Errorf("the harness already took %s (its prompt is at %s) and no turn runs now: too late to cancel; its turn end settles it", fl.e.Msg.ID, where)
 			}
 		}
