@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -189,8 +190,14 @@ func TestHookFailsOpen(t *testing.T) {
 		{"no seat", "no --seat given", []string{"hook"}},
 		{"bad seat name", "bad input", []string{"hook", "--seat", "Bad Name"}},
 		{"unknown seat", "unknown seat", []string{"hook", "--seat", "ghost"}},
+		{"unknown seat, Codex model request", "unknown seat", []string{"hook", "--codex-hook", "--seat", "ghost"}},
+		{"unknown seat, Codex notify", "unknown seat", []string{"hook", "--codex-notify", "--seat", "ghost", `{"type":"agent-turn-complete"}`}},
 	} {
-		r := h.RunStdin(payload, c.args...)
+		stdin := payload
+		if slices.Contains(c.args, "--codex-hook") {
+			stdin = `{"hook_event_name":"PostModelRequest","session_id":"s-1","turn_id":"t-1"}`
+		}
+		r := h.RunStdin(stdin, c.args...)
 		if r.Code != 0 || r.Stdout != "" || !strings.Contains(r.Stderr, c.want) || strings.Count(r.Stderr, "\n") != 1 {
 			t.Errorf("%s: want exit 0, nothing on stdout and one line naming %q on stderr, got %s", c.name, c.want, r)
 		}

@@ -37,7 +37,7 @@ func RunHook(home, name string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 	}
 	if m["hook_event_name"] == "PostModelRequest" {
-		s, err := seat.Open(home, name)
+		s, err := seat.Existing(home, name)
 		if err != nil {
 			fmt.Fprintf(stderr, "pantty hook: %v\n", err)
 			return 0
@@ -136,7 +136,7 @@ const EvCodexNotify = "CodexNotify"
 // with session_id = thread-id and prompt_id = turn-id. Otherwise it is recorded
 // as CodexNotify only. It never fails Codex.
 func RunNotify(home, name, arg string, stderr io.Writer) int {
-	s, err := seat.Open(home, name)
+	s, err := seat.Existing(home, name)
 	if err != nil {
 		fmt.Fprintf(stderr, "pantty hook: %v\n", err)
 		return 0
