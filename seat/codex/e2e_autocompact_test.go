@@ -35,26 +35,18 @@ func TestAutoCompactionAtTheWindowEdge(t *testing.T) {
 	below, above := c.Window*94/100, c.Window*96/100
 	t.Logf("window %d (Codex's, 95%% of the model's): %d tokens is below 90%% of the model's window, %d above", c.Window, below, above)
 
-	compactions := func() int {
-		n := 0
-		for _, q := range r.api.Requests() {
-			if q.Kind == "compact" {
-				n++
-			}
-		}
-		return n
-	}
 	r.Send("w2", fmt.Sprintf("below the clamp\n[standin:tokens=%d]", below))
 	r.Send("w3", "the turn after it")
 	r.processed("w2", "w3")
-	if n := compactions(); n != 0 {
+	if n, _, _ := r.compaction(); n != 0 {
 		t.Fatalf("Codex compacted after a %d-token request (%d compactions): the clamp is lower than measured", below, n)
 	}
 
 	r.Send("w4", fmt.Sprintf("above the clamp\n[standin:tokens=%d]", above))
 	r.Send("w5", "the turn it interrupts")
 	r.processed("w4", "w5")
-	if n := compactions(); n != 1 {
+	n, q, ok := r.compaction()
+	if n != 1 {
 		t.Fatalf("%d compactions after a %d-token request, want 1 (Codex's own)", n, above)
 	}
 	pre := r.events(seat.EvPreCompact)
@@ -64,22 +56,9 @@ func TestAutoCompactionAtTheWindowEdge(t *testing.T) {
 	if !strings.Contains(r.DriverLog(), "compaction not chosen by pantty (trigger auto): handoff materialized by hook") {
 		t.Fatalf("the driver did not record the unchosen boundary:\n%s", r.DriverLog())
 	}
-	reqs := r.api.Requests()
-	var next *int
-	for i, q := range reqs {
-		if q.Kind == "compact" {
-			for j := i + 1; j < len(reqs); j++ {
-				if reqs[j].Kind == "turn" {
-					next = &j
-					break
-				}
-			}
-		}
-	}
-	if next == nil {
+	if !ok {
 		t.Fatal("no turn after the compaction")
 	}
-	q := reqs[*next]
 	if id, _, _, _ := seat.MatchHeader(q.NewInput); id != "w5" {
 		t.Fatalf("the first turn after the compaction carried %q, want w5", id)
 	}

@@ -29,16 +29,12 @@ func TestCompactTakesNoInstructions(t *testing.T) {
 	}
 	r.Send("p2", "second piece of work")
 	r.processed("p2")
-	compactions := 0
 	for _, q := range r.api.Requests() {
 		if strings.Contains(q.NewInput, "zebra") {
 			t.Fatalf("the instructions reached the model as text (%s request %q)", q.Kind, q.NewInput)
 		}
-		if q.Kind == "compact" {
-			compactions++
-		}
 	}
-	if compactions != 1 {
-		t.Fatalf("%d compaction requests, want 1", compactions)
+	if n, _, _ := r.compaction(); n != 1 {
+		t.Fatalf("%d compaction requests, want 1", n)
 	}
 }

@@ -125,6 +125,26 @@ func (r *rig) processed(ids ...string) {
 	}
 }
 
+// compaction returns how many compaction requests reached the stand-in, and
+// the first turn request after the last of them (ok false when there is none).
+func (r *rig) compaction() (n int, next standin.Request, ok bool) {
+	reqs := r.api.Requests()
+	last := -1
+	for i, q := range reqs {
+		if q.Kind == "compact" {
+			n, last = n+1, i
+		}
+	}
+	if last >= 0 {
+		for _, q := range reqs[last+1:] {
+			if q.Kind == "turn" {
+				return n, q, true
+			}
+		}
+	}
+	return n, standin.Request{}, false
+}
+
 func (r *rig) cursorAt(id, state string) seat.Cursor {
 	r.T.Helper()
 	var c seat.Cursor
@@ -372,23 +392,14 @@ func TestCompactionCycleReinjectsIntoTheNextRequest(t *testing.T) {
 	}
 	r.Send("p2", "second piece of work")
 	r.processed("p2")
-	var compactAt, next = -1, -1
-	reqs := r.api.Requests()
-	for i, q := range reqs {
-		if q.Kind == "compact" {
-			compactAt = i
-		}
-		if compactAt >= 0 && next < 0 && q.Kind == "turn" {
-			next = i
-		}
+	_, next, ok := r.compaction()
+	if !ok {
+		t.Fatalf("no compaction, or no turn after it: %+v", r.api.Requests())
 	}
-	if compactAt < 0 || next < 0 {
-		t.Fatalf("no compaction, or no turn after it: %+v", reqs)
-	}
-	if id, _, _, _ := seat.MatchHeader(reqs[next].NewInput); id != "p2" {
+	if id, _, _, _ := seat.MatchHeader(next.NewInput); id != "p2" {
 		t.Fatalf("the first turn after the compaction carried %q, want p2", id)
 	}
-	if c := reqs[next].Context; !strings.Contains(c, "always run the linter before the tests") || !strings.Contains(c, "pantty handoff for seat "+r.Name) {
+	if c := next.Context; !strings.Contains(c, "always run the linter before the tests") || !strings.Contains(c, "pantty handoff for seat "+r.Name) {
 		t.Fatalf("the first request after the compaction did not carry the handoff: context=%q", c)
 	}
 	r.WaitFor("the injection recorded in the cycle", 10*time.Second, func() bool {
