@@ -24,13 +24,19 @@ const (
 	lockFreeWait   = 10 * time.Second // for owner.lock to be let go after a driver left
 	paneDeathWait  = 5 * time.Second  // for a killed harness's pane to read dead
 	verifyMinimum  = 5 * time.Second  // the least a revival is given to show itself
+	// verifyMaximum bounds how long one sweep waits for a revival to show
+	// itself, whatever the seat's ready_timeout: a scheduler runs recover every
+	// minute and one slow seat must not hold the sweep (and the seats after it)
+	// for minutes. A revival not shown by then is unverified now and looked at
+	// again by the next sweep, which clears the failure count when it sees ok.
+	verifyMaximum = 20 * time.Second
 	verifyPollTick = 250 * time.Millisecond
 )
 
 // plan describes in words what recover does for a cause (also the --dry-run text).
 func plan(v verdict) string {
 	switch v.Cause {
-	case CauseDriverGone:
+	case CauseDriverGone, CauseLaunchFails:
 		return "start a driver (it adopts the live harness or relaunches it with --resume)"
 	case CauseWedged:
 		return "kill the driver (only if its pid and start time match owner.toml), wait for the lock, start a replacement"
@@ -246,9 +252,7 @@ func (sw *sweeper) spawnDriver(o *observation) (int, <-chan error, error) {
 // wakes on the seat directory's file events, with a slow tick as a safety net.
 func (sw *sweeper) verify(o *observation, after time.Time, exited <-chan error) (bool, string) {
 	limit := o.cfg.ReadyTimeout.Duration + staleIntervals*o.interval()
-	if limit < verifyMinimum {
-		limit = verifyMinimum
-	}
+	limit = min(max(limit, verifyMinimum), verifyMaximum)
 	deadline := time.NewTimer(limit)
 	defer deadline.Stop()
 	tick := time.NewTicker(verifyPollTick)
@@ -278,7 +282,7 @@ func (sw *sweeper) verify(o *observation, after time.Time, exited <-chan error) 
 			}
 			return false, fmt.Sprintf("the new driver exited (%v) before the seat was revived: %s; driver.log: %s", err, why, logTail(o.s.DriverLogPath()))
 		case <-deadline.C:
-			return false, fmt.Sprintf("not revived within %s: %s", limit, why)
+			return false, fmt.Sprintf("not revived within %s (the bound of one sweep; the next sweep looks again): %s", limit, why)
 		}
 	}
 }

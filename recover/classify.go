@@ -27,6 +27,7 @@ const (
 	CauseHarnessDown  = "harness-down"      // the pane is dead or gone, or the tmux server is
 	CauseNotReady     = "harness-not-ready" // the harness is relaunched but never comes up
 	CauseNoCapability = "no-capability"     // messages wait past the ceiling while nothing runs
+	CauseLaunchFails  = "harness-exits"     // the harness exits before it comes up; its driver gave up
 	CauseUnreadable   = "unreadable"        // a state file cannot be read (unknown)
 	CauseTmux         = "tmux-unobservable" // tmux timed out or failed unclassified (unknown)
 	CauseLockHolder   = "lock-holder"       // owner.lock is held by a process owner.toml does not name (unknown)
@@ -91,6 +92,10 @@ func classify(o *observation) verdict {
 		if !o.hasOwner {
 			return dead(CauseDriverGone, "no driver has ever held the seat (no owner.toml)")
 		}
+		if o.hasExit && o.exit.GaveUp && !o.exit.At.Before(o.owner.Started) {
+			return dead(CauseLaunchFails, "the harness exited %d times in a row before it came up and driver pid %d gave up; its last words: %s",
+				o.exit.InARow, o.owner.PID, o.exit.Words())
+		}
 		return dead(CauseDriverGone, "driver pid %d (holder %s) is not running", o.owner.PID, o.owner.Holder)
 	}
 	if !o.ours() {
@@ -136,11 +141,12 @@ func classify(o *observation) verdict {
 			v.Reason = fmt.Sprintf("the harness does not come up: %d launches since the last sweep (%d in all), phase %s%s, %s",
 				o.sess.Launches-o.prev.Launches, o.sess.Launches, o.hb.Phase, suffix(o.hb.Waiting), o.paneText())
 		}
+		v.Reason += o.exitWords()
 		v.Responsive = true
 		return v
 	}
 	if down != "" {
-		v := dead(CauseHarnessDown, "%s", down)
+		v := dead(CauseHarnessDown, "%s%s", down, o.exitWords())
 		v.Since = o.now
 		if o.hasPrev && o.prev.Cause == CauseHarnessDown && !o.prev.Since.IsZero() {
 			v.Since = o.prev.Since
@@ -189,6 +195,15 @@ func classify(o *observation) verdict {
 		v.Reason += fmt.Sprintf("; %d hook event(s) not consumed, the oldest %s old", o.pendingEvents, shortDur(o.oldestEvent))
 	}
 	return v
+}
+
+// exitWords is "; the harness's last words: …" when the live driver recorded
+// an exit of its harness (harness-exit.toml newer than the driver), else "".
+func (o *observation) exitWords() string {
+	if !o.hasExit || o.exit.At.Before(o.owner.Started) {
+		return ""
+	}
+	return fmt.Sprintf("; at its last exit (%s, %s ago) the harness said: %s", o.exit.Why, shortDur(o.now.Sub(o.exit.At)), o.exit.Words())
 }
 
 // phaseRelay is the phase of a seat a person drives by hand (relay mode): its

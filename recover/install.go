@@ -226,7 +226,7 @@ func Install(o InstallOptions) ([]string, error) {
 			return nil, err
 		}
 		e.CronLine, e.Crontab = line, prog
-		did = append(did, fmt.Sprintf("crontab (%s): %s", prog, line))
+		did = append(did, fmt.Sprintf("crontab (%s): %s", prog, line), schedulerNote(Cron))
 	case Systemd, Launchd:
 		dir, overridden, err := o.unitDir()
 		if err != nil {
@@ -294,6 +294,7 @@ func Install(o InstallOptions) ([]string, error) {
 			}
 		}
 		did = append(did, e.Enabled)
+		did = append(did, schedulerNote(o.Kind))
 	default:
 		return nil, fmt.Errorf("%w: unknown scheduler %q (want --cron, --launchd or --systemd)", seat.ErrBadInput, o.Kind)
 	}
@@ -308,6 +309,26 @@ func Install(o InstallOptions) ([]string, error) {
 		return did, err
 	}
 	return did, nil
+}
+
+// schedulerNote says what the scheduler itself needs for the entry to revive
+// seats with nobody logged in: the part of the setup pantty cannot do.
+func schedulerNote(kind string) string {
+	switch kind {
+	case Systemd:
+		u := os.Getenv("USER")
+		if u == "" {
+			u = "$USER"
+		}
+		state := "is not on"
+		if _, err := os.Stat(filepath.Join("/var/lib/systemd/linger", u)); err == nil {
+			state = "is on"
+		}
+		return fmt.Sprintf("note: a user timer runs after you log out only with lingering ('loginctl enable-linger %s'; it %s for %s); the service has KillMode=process so revived drivers outlive the sweep", u, state, u)
+	case Launchd:
+		return "note: a LaunchAgent runs only while you are logged in (your GUI session); for a machine nobody logs in to, run the same command from cron or a LaunchDaemon with UserName set"
+	}
+	return "note: cron runs the entry with PATH=/usr/bin:/bin and none of your variables; seats launch from the environment 'pantty seat start' recorded (launch-env.toml), and 'pantty recover check' proves it"
 }
 
 func withoutMarker(crontab, marker string) []string {

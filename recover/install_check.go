@@ -150,7 +150,7 @@ func Check(home string, now time.Time) ([]CheckResult, error) {
 			if why := runEntry(argv, shell, env); why != "" {
 				fail("%s", why)
 			} else {
-				pass("the entry's command ran in the scheduler's environment with --dry-run and printed a sweep report")
+				pass("the entry's command ran in the scheduler's environment with --dry-run and printed a sweep report; every seat meant to run is launchable there (launch-env.toml complete, binary on its recorded PATH)")
 			}
 		}
 		last, err := ReadLastSweep(home)
@@ -209,6 +209,13 @@ func runEntry(argv []string, shell string, env []string) string {
 			err = fmt.Errorf("output is not a sweep report: %q", firstLine(out))
 		}
 		return fmt.Sprintf("the entry's command does not run in the scheduler's environment: %v", err)
+	}
+	var launch []string
+	for _, sr := range rep.Seats {
+		launch = append(launch, sr.Launch...)
+	}
+	if len(launch) > 0 {
+		return "in the scheduler's environment a seat meant to run cannot be launched: " + strings.Join(launch, "; ")
 	}
 	return ""
 }

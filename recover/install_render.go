@@ -108,6 +108,8 @@ func LaunchdPlist(o InstallOptions) string {
 	<integer>` + strconv.Itoa(int(o.Interval/time.Second)) + `</integer>
 	<key>RunAtLoad</key>
 	<true/>
+	<key>AbandonProcessGroup</key>
+	<true/>
 	<key>StandardOutPath</key>
 	<string>` + logp + `</string>
 	<key>StandardErrorPath</key>
@@ -136,6 +138,11 @@ Documentation=https://github.com/pantty/pantty/blob/main/docs/recover.md
 
 [Service]
 Type=oneshot
+# The drivers and tmux servers a sweep revives must outlive it: with the
+# default KillMode=control-group systemd kills every process left in the
+# service's cgroup when the sweep exits. (A user timer runs after logout only
+# with 'loginctl enable-linger'.)
+KillMode=process
 Environment=` + sdQuote("PANTTY_HOME="+o.Home) + `
 ExecStart=` + sdQuote(o.Pantty) + ` recover --interval ` + o.intervalArg() + `
 `

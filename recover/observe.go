@@ -36,6 +36,8 @@ type observation struct {
 	hasPrev   bool
 	entries   []seat.Entry
 	launched  string // the rung launch.toml records
+	exit      seat.HarnessExit
+	hasExit   bool // harness-exit.toml: the harness's last exit and its words
 	plan      seat.Plan
 
 	pendingEvents int           // hook events the driver has not consumed yet
@@ -90,6 +92,9 @@ func readFiles(s seat.Seat, now time.Time, blocks seat.Blocks) *observation {
 	}
 	if o.entries, err = s.Entries(); err != nil {
 		bad("inbox", err)
+	}
+	if o.hasExit, err = readOptional(s.HarnessExitPath(), &o.exit); err != nil {
+		bad("harness-exit.toml", err)
 	}
 	if r, err := s.LaunchedRung(); err == nil {
 		o.launched = r

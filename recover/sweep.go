@@ -54,6 +54,9 @@ type SeatReport struct {
 	Waiting     string     `json:"waiting,omitempty"`
 	Failures    int        `json:"failures,omitempty"`
 	NextAttempt *time.Time `json:"next_attempt,omitempty"`
+	// Launch lists what would stop the harness from launching the way `seat
+	// start` recorded, judged in this process's environment (the scheduler's).
+	Launch []string `json:"launch_problems,omitempty"`
 }
 
 // ProviderWait is one active provider block, and the seats it holds.
@@ -231,6 +234,9 @@ func (sw *sweeper) handle(o *observation) SeatReport {
 	}
 	v := classify(o)
 	r.Verdict, r.Cause, r.Class, r.Reason = v.State, v.Cause, v.Class, v.Reason
+	if o.cfg.Name != "" {
+		r.Launch = seat.LaunchProblems(o.s, o.cfg)
+	}
 	r.Phase, r.Session, r.Rung, r.Floor = o.hb.Phase, o.sess.ID, o.launched, o.rec.Floor
 	if !o.plan.Wait.IsZero() {
 		r.Waiting = o.plan.Waiting

@@ -62,6 +62,10 @@ type Config struct {
 	// PassEnv names further caller variables to pass through (e.g. an API key
 	// kept out of this file).
 	PassEnv []string `toml:"pass_env"`
+	// EnvFile is a file of KEY=VALUE lines (systemd EnvironmentFile syntax) read
+	// at every launch, after the recorded caller variables and before env: a
+	// credential that rotates without touching seat.toml or re-running start.
+	EnvFile string `toml:"env_file"`
 
 	MaxMessageBytes   int      `toml:"max_message_bytes"`
 	TurnCeiling       Duration `toml:"turn_ceiling"`
@@ -206,6 +210,9 @@ func (c *Config) validate(name string) error {
 		if !envKeyRE.MatchString(k) || isNestedMarker(k) {
 			return fmt.Errorf("pass_env name %q is not a variable pantty may pass", k)
 		}
+	}
+	if c.EnvFile != "" && !filepath.IsAbs(c.EnvFile) {
+		return fmt.Errorf("env_file %q: want an absolute path (a scheduler's working directory is not yours)", c.EnvFile)
 	}
 	if c.MaxMessageBytes < 0 || c.MaxMessageBytes > DefaultMaxMessageBytes {
 		return fmt.Errorf("max_message_bytes = %d: want 1..%d (the guard's own limit)", c.MaxMessageBytes, DefaultMaxMessageBytes)

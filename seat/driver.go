@@ -81,19 +81,23 @@ type Driver struct {
 	probes       map[string]Request // probe message id → the request waiting for it
 	lateReadings []Event            // context readings that came before a self-named session id was recorded
 	cycleT       timer
-	relaunchT    timer         // a backed-off relaunch of a harness that keeps exiting
-	quickExits   int           // exits within quickExit of launch, in a row
-	mode         Mode          // direct or relay (mode.toml)
-	relayPinned  bool          // `seat attach` declared relay; left when it returns
-	relayIgnored map[int]bool  // clients `seat relay --off` told the driver to ignore
-	harnessW     *procWatch    // the harness process (pidfd): its exit wakes the loop
-	stepDone     bool          // step shape: the current session already ran its step
-	turn         *turnProc     // turn shape: the harness process of the flight
-	turnDone     chan turnDone // turn shape: its waiter reports here
-	turnRefusal  string        // turn shape: a provider refusal seen in StopFailure for the flight
-	sinceRefresh int           // messages processed since the last refresh (fixed policy)
-	selfRefresh  bool          // the seat asked for a refresh (self policy)
-	facts        DispatchFacts // the measured dispatch predicate the guard is built against
+	relaunchT    timer // a backed-off relaunch of a harness that keeps exiting
+	quickExits   int   // exits within quickExit of launch, in a row
+	// launchFailures counts launches in a row that ended before the harness
+	// came up; lastExit is the latest exit's record (harness-exit.toml).
+	launchFailures int
+	lastExit       HarnessExit
+	mode           Mode          // direct or relay (mode.toml)
+	relayPinned    bool          // `seat attach` declared relay; left when it returns
+	relayIgnored   map[int]bool  // clients `seat relay --off` told the driver to ignore
+	harnessW       *procWatch    // the harness process (pidfd): its exit wakes the loop
+	stepDone       bool          // step shape: the current session already ran its step
+	turn           *turnProc     // turn shape: the harness process of the flight
+	turnDone       chan turnDone // turn shape: its waiter reports here
+	turnRefusal    string        // turn shape: a provider refusal seen in StopFailure for the flight
+	sinceRefresh   int           // messages processed since the last refresh (fixed policy)
+	selfRefresh    bool          // the seat asked for a refresh (self policy)
+	facts          DispatchFacts // the measured dispatch predicate the guard is built against
 
 	w         *fsnotify.Watcher
 	watch     *tmux.Watch

@@ -71,7 +71,15 @@ func (d *Driver) launch(pane *tmux.Pane) error {
 	if err != nil {
 		return err
 	}
-	env := HarnessEnv(os.Environ(), d.S, d.Cfg, d.Ad.Env(d.S, d.Cfg))
+	env, err := HarnessEnv(os.Environ(), d.S, d.Cfg, d.Ad.Env(d.S, d.Cfg))
+	if err != nil {
+		return err
+	}
+	// Resolve the binary now, on the PATH the harness gets, so a missing one is
+	// refused with that PATH named before tmux starts anything.
+	if argv[0], err = d.resolveBinary(argv[0], env["PATH"]); err != nil {
+		return err
+	}
 	if err := d.S.Write(d.S.LaunchPath(), LaunchFile{Argv: argv, Dir: d.Cfg.Workdir, Env: env}); err != nil {
 		return err
 	}
@@ -128,6 +136,23 @@ func (d *Driver) launch(pane *tmux.Pane) error {
 	d.readyT.set(d.Cfg.ReadyTimeout.Duration)
 	d.armReadyPoll()
 	return nil
+}
+
+// resolveBinary finds the harness command on the harness's PATH and keeps the
+// answer in launch-env.toml, where `recover check` and a person can see which
+// binary the seat runs.
+func (d *Driver) resolveBinary(command, path string) (string, error) {
+	bin, err := ResolveBinary(command, path)
+	if err != nil {
+		return "", err
+	}
+	if rec, rerr := d.S.ReadLaunchEnv(); rerr == nil && (rec.Binary != bin || rec.Command != command) {
+		rec.Binary, rec.Command = bin, command
+		if werr := d.S.Write(d.S.LaunchEnvPath(), rec); werr != nil {
+			d.logf("launch-env.toml: %v", werr)
+		}
+	}
+	return bin, nil
 }
 
 func (d *Driver) saveSession() error { return d.S.Write(d.S.SessionPath(), d.sess) }
@@ -211,17 +236,25 @@ func (d *Driver) checkHarness(why string) {
 
 // harnessGone settles the in-flight message by evidence and relaunches the
 // harness on the same session.
-func (d *Driver) harnessGone(why string, _ *tmux.Pane) {
+func (d *Driver) harnessGone(why string, pane *tmux.Pane) {
 	if d.relaunchT.C() != nil {
 		return // a relaunch is already scheduled (backing off)
 	}
+	if d.exit != nil {
+		return // the loop is ending (gave up, stopping): nothing to relaunch
+	}
 	d.logf("harness gone: %s", why)
+	giveUp := d.noteExit(why, pane, d.ready)
 	d.ready = false
 	d.foreignTurn = ""
 	d.evidenceT.stop()
 	d.ceilingT.stop()
 	d.setPhase(PhaseRelaunching, why)
 	d.settleLostFlight()
+	if giveUp {
+		d.giveUp()
+		return
+	}
 	// A harness that keeps exiting right after launch (a broken binary, a
 	// session it refuses) must not spin the pane: back off exponentially.
 	if time.Since(d.launchAt) < quickExit {
@@ -275,6 +308,19 @@ func (d *Driver) relaunchNow() {
 	if err := d.launch(pane); err != nil {
 		d.logf("relaunch failed: %v", err)
 		d.setPhase(PhaseRelaunching, "relaunch failed: "+err.Error())
+		// A launch that cannot even be made (no binary, an unreadable env_file)
+		// counts as a launch that ended before the harness came up.
+		d.launchFailures++
+		d.lastExit = HarnessExit{At: time.Now().UTC(), Why: "relaunch failed", BeforeReady: true,
+			InARow: d.launchFailures, Lines: []string{err.Error()}, GaveUp: d.launchFailures >= MaxLaunchFailures}
+		if err := d.S.Write(d.S.HarnessExitPath(), d.lastExit); err != nil {
+			d.logf("harness-exit.toml: %v", err)
+		}
+		if d.lastExit.GaveUp {
+			d.giveUp()
+		} else {
+			d.relaunchT.set(relaunchDelay(d.launchFailures + 1))
+		}
 	}
 }
 

@@ -83,7 +83,14 @@ func (d *Driver) deliverTurn(e *Entry, sub Submission) {
 		d.turnStartFailed(e, err)
 		return
 	}
-	env := HarnessEnv(os.Environ(), d.S, d.Cfg, d.Ad.Env(d.S, d.Cfg))
+	env, err := HarnessEnv(os.Environ(), d.S, d.Cfg, d.Ad.Env(d.S, d.Cfg))
+	if err == nil {
+		argv[0], err = d.resolveBinary(argv[0], env["PATH"])
+	}
+	if err != nil {
+		d.turnStartFailed(e, err)
+		return
+	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir, cmd.Env = d.Cfg.Workdir, envList(env)
 	cmd.Stdin = strings.NewReader(sub.Text())

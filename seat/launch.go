@@ -26,41 +26,32 @@ const (
 var passEnv = []string{"PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "TZ", "TMPDIR",
 	"XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME", "XDG_RUNTIME_DIR"}
 
-// HarnessEnv builds the harness's whole environment: the allow-list taken from the
-// caller, LC_* locale variables, the seat's pass_env names, the adapter's and the
-// seat's own variables, and pantty's in-seat markers. Nested markers never pass.
-func HarnessEnv(caller []string, s Seat, c Config, adapterEnv map[string]string) map[string]string {
-	from := map[string]string{}
-	for _, kv := range caller {
-		if k, v, ok := strings.Cut(kv, "="); ok {
-			from[k] = v
-		}
-	}
-	env := map[string]string{}
-	for _, k := range passEnv {
-		if v, ok := from[k]; ok {
-			env[k] = v
-		}
-	}
-	for k, v := range from {
-		if strings.HasPrefix(k, "LC_") {
-			env[k] = v
-		}
-	}
-	for _, k := range c.PassEnv {
-		if v, ok := from[k]; ok && !isNestedMarker(k) {
-			env[k] = v
-		}
-	}
+// HarnessEnv builds the harness's whole environment: the allow-listed caller
+// variables, LC_* and the seat's pass_env names (a driver has made its own
+// environment the recorded launch-env.toml first: AdoptLaunchEnv), then the
+// adapter's variables, then env_file's (read at every launch, so a rotated
+// credential file takes effect at the next launch), then seat.toml's env, then
+// pantty's in-seat markers. Nested-session markers never pass.
+func HarnessEnv(caller []string, s Seat, c Config, adapterEnv map[string]string) (map[string]string, error) {
+	env := callerVars(envMap(caller), c)
 	for k, v := range adapterEnv {
 		env[k] = v
+	}
+	if c.EnvFile != "" {
+		fileEnv, err := ReadEnvFile(c.EnvFile)
+		if err != nil {
+			return nil, err
+		}
+		for k, v := range fileEnv {
+			env[k] = v
+		}
 	}
 	for k, v := range c.Env {
 		env[k] = v
 	}
 	env[SeatEnv] = s.Name
 	env[SeatHomeEnv] = s.Home
-	return env
+	return env, nil
 }
 
 // LaunchFile is launch.toml: exactly what the pane was last launched with, so a

@@ -10,6 +10,7 @@ import (
 	"log"
 	"os"
 	"os/exec"
+	"strings"
 	"syscall"
 	"time"
 
@@ -18,9 +19,11 @@ import (
 
 // StartOptions steer Start.
 type StartOptions struct {
-	Takeover string       // holder id to replace; must name the live holder
-	Pantty   string       // absolute path of the pantty binary (the driver and hooks run it)
-	Progress func(string) // progress lines for a terminal; nil for none
+	Takeover   string       // holder id to replace; must name the live holder
+	RefreshEnv bool         // replace launch-env.toml with this shell's environment
+	Pantty     string       // absolute path of the pantty binary (the driver and hooks run it)
+	Progress   func(string) // progress lines for a terminal; nil for none
+	Warn       func(string) // warnings a person must see even off a terminal; nil for none
 }
 
 // Start records the intent to run and spawns the seat's driver, then waits for
@@ -51,6 +54,19 @@ func Start(s Seat, o StartOptions) (Progress, error) {
 		}
 	case o.Takeover != "":
 		progress(o, "no live holder (last was %s): starting normally", owner.Holder)
+	}
+	by := "seat start"
+	if o.RefreshEnv {
+		by = "seat start --refresh-env"
+	}
+	rec, what, err := RecordLaunchEnv(s, cfg, os.Environ(), by, o.RefreshEnv)
+	if err != nil {
+		return Progress{}, err
+	}
+	progress(o, "%s", what)
+	if len(rec.Missing) > 0 && o.Warn != nil {
+		o.Warn(fmt.Sprintf("warning: pass_env %s is not in the recorded environment, so the harness starts without it (set it and run 'pantty seat start --refresh-env %s', or use env_file)",
+			strings.Join(rec.Missing, ", "), s.Name))
 	}
 	if err := s.SetIntent(IntentRunning, "seat start"); err != nil {
 		return Progress{}, err
@@ -202,6 +218,17 @@ func RunDriver(home, name, pantty string) int {
 	cfg, err := s.LoadConfig()
 	if err != nil {
 		return fail(2, err)
+	}
+	// Launch the way the person's `seat start` recorded, whoever started this
+	// driver (cron's PATH=/usr/bin:/bin and no key must not reach the harness).
+	switch rec, err := s.ReadLaunchEnv(); {
+	case err == nil:
+		AdoptLaunchEnv(rec, cfg)
+		logger.Printf("driver: harness environment from launch-env.toml (recorded %s by %s)", rec.RecordedAt.Format(time.RFC3339), rec.By)
+	case errors.Is(err, fs.ErrNotExist):
+		logger.Printf("driver: no launch-env.toml (never recorded by 'pantty seat start'): the harness gets this process's environment")
+	default:
+		return fail(1, err)
 	}
 	// Start on the running rung (demotion floor, provider blocks); the loop keeps
 	// following it at every turn boundary.

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"fmt"
 )
 
 // Paste delivers text to a pane the way a terminal delivers a paste: via a
@@ -101,6 +102,19 @@ func (c *Client) SendLiteral(ctx context.Context, paneID string, text string) er
 	}
 	_, err := c.run(ctx, nil, args...)
 	return err
+}
+
+// CaptureWithHistory returns the pane's visible screen plus up to history
+// lines of its scrollback, wrapped lines joined. A dead pane needs it: when a
+// pane dies under remain-on-exit, tmux 3.3a writes its "Pane is dead" line at
+// the bottom with a linefeed that scrolls the screen, so a short error printed
+// at the top (a harness that failed at launch) is already in the scrollback.
+func (c *Client) CaptureWithHistory(ctx context.Context, paneID string, history int) (string, error) {
+	args := []string{"capture-pane", "-p", "-J", "-S", fmt.Sprintf("-%d", history), "-t", paneID}
+	if err := checkPane(paneID, args); err != nil {
+		return "", err
+	}
+	return c.run(ctx, nil, args...)
 }
 
 // Capture returns the visible screen of a pane as text, wrapped lines

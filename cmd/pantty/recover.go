@@ -184,6 +184,9 @@ func printReport(w io.Writer, r recover.Report) {
 		if s.Waiting != "" {
 			fmt.Fprintf(tw, "  \t\twaiting: %s\n", s.Waiting)
 		}
+		for _, l := range s.Launch {
+			fmt.Fprintf(tw, "  \t\tcannot launch: %s\n", l)
+		}
 		if s.Action != "" {
 			fmt.Fprintf(tw, "  \t\t→ %s\n", s.Action)
 		}

@@ -35,6 +35,7 @@ func seatCommand() *cli.Command {
 				ArgsUsage: "NAME",
 				Flags: []cli.Flag{
 					&cli.StringFlag{Name: "takeover", Usage: "replace the live driver whose holder id is `HOLDER`"},
+					&cli.BoolFlag{Name: "refresh-env", Usage: "record this shell's environment (PATH, pass_env values such as a rotated API key) in launch-env.toml, replacing the recorded one; every later launch, recover's included, uses the record"},
 				},
 				Action: seatStart,
 			},
@@ -108,7 +109,8 @@ func seatStart(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	opts := seat.StartOptions{Takeover: c.String("takeover"), Pantty: pantty}
+	opts := seat.StartOptions{Takeover: c.String("takeover"), RefreshEnv: c.Bool("refresh-env"), Pantty: pantty,
+		Warn: func(line string) { fmt.Fprintf(os.Stderr, "pantty: %s\n", line) }}
 	if isTerminal(os.Stderr) {
 		opts.Progress = func(line string) { fmt.Fprintf(os.Stderr, "  %s …\n", line) }
 	}

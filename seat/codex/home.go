@@ -118,7 +118,11 @@ func PrepareHome(s seat.Seat, c seat.Config, pantty string) error {
 	if err := writeConfig(home, cfg); err != nil {
 		return err
 	}
-	trusted, err := TrustHooks(home, binary(c), c.Workdir, hookCommand(pantty, s), harnessEnv(s, c, home))
+	env, err := harnessEnv(s, c, home)
+	if err != nil {
+		return err
+	}
+	trusted, err := TrustHooks(home, binary(c), c.Workdir, hookCommand(pantty, s), env)
 	if err != nil {
 		return err
 	}
@@ -204,13 +208,16 @@ func writeFile(dir, name string, data []byte) error {
 }
 
 // harnessEnv is the environment the harness (and the trust step) runs with.
-func harnessEnv(s seat.Seat, c seat.Config, home string) []string {
-	env := seat.HarnessEnv(os.Environ(), s, c, map[string]string{"CODEX_HOME": home})
+func harnessEnv(s seat.Seat, c seat.Config, home string) ([]string, error) {
+	env, err := seat.HarnessEnv(os.Environ(), s, c, map[string]string{"CODEX_HOME": home})
+	if err != nil {
+		return nil, err
+	}
 	out := make([]string, 0, len(env))
 	for k, v := range env {
 		out = append(out, k+"="+v)
 	}
-	return out
+	return out, nil
 }
 
 // trustTimeout bounds the trust step (Codex's app server answers in about 0.3 s).

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/user"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -169,10 +170,17 @@ func (h *Harness) Run(args ...string) Result { return h.RunStdin("", args...) }
 // RunStdin runs the pantty binary with args and the given stdin.
 func (h *Harness) RunStdin(stdin string, args ...string) Result {
 	h.T.Helper()
+	return h.runWith(h.Env(), stdin, args)
+}
+
+// runWith runs the pantty binary with exactly env, failing the test when the
+// process cannot run at all.
+func (h *Harness) runWith(env []string, stdin string, args []string) Result {
+	h.T.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, h.Bin, args...)
-	cmd.Env = h.Env()
+	cmd.Env = env
 	cmd.Stdin = strings.NewReader(stdin)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
@@ -625,4 +633,21 @@ func NewHarness(t testing.TB, name, harness string, opts ...Option) *Harness {
 	}
 	t.Cleanup(h.cleanup)
 	return h
+}
+
+// CronPath is the PATH cron gives its jobs (Debian's cron; DESIGN.md §10).
+const CronPath = "/usr/bin:/bin"
+
+// RunBare runs the pantty binary the way a scheduler does: `env -i` with
+// cron's PATH, the user's own HOME and name, and PANTTY_HOME — none of the
+// variables of the shell that started the seat (no API key, no harness
+// directory on PATH, no tmux socket override). A test that passes only in the
+// starting shell's environment proves the lab, not the product.
+func (h *Harness) RunBare(args ...string) Result {
+	h.T.Helper()
+	env := []string{"PATH=" + CronPath, "SHELL=/bin/sh", seat.HomeEnv + "=" + h.Home}
+	if u, err := user.Current(); err == nil {
+		env = append(env, "HOME="+u.HomeDir, "LOGNAME="+u.Username, "USER="+u.Username)
+	}
+	return h.runWith(env, "", args)
 }

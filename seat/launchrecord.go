@@ -1,0 +1,361 @@
+package seat
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// LaunchEnv is launch-env.toml: the environment the harness needs, taken once
+// from the shell of the person who ran `seat start` (the allow-listed variables,
+// LC_*, and the seat's pass_env names) and used for every later launch — a
+// driver's relaunch, a revival by `pantty recover` under cron's bare
+// environment, a ladder rung, a step — so a seat launches the same way whoever
+// launches it. It holds secrets (pass_env values such as an API key): it is
+// private (0600 in a 0700 directory) and lives under $PANTTY_HOME, which the
+// settings pantty gives the harness deny to its read tools.
+type LaunchEnv struct {
+	RecordedAt time.Time         `toml:"recorded_at"`
+	By         string            `toml:"by"`                // which command recorded it
+	Vars       map[string]string `toml:"vars"`              // the caller variables the harness gets
+	Command    string            `toml:"command"`           // the harness command as the adapter names it
+	Binary     string            `toml:"binary"`            // Command resolved on the recorded PATH at the last launch
+	Missing    []string          `toml:"missing,omitempty"` // pass_env names the recording shell did not have
+}
+
+// LaunchEnvPath is launch-env.toml.
+func (s Seat) LaunchEnvPath() string { return s.path("launch-env.toml") }
+
+// ReadLaunchEnv reads launch-env.toml; fs.ErrNotExist when no start recorded one.
+func (s Seat) ReadLaunchEnv() (LaunchEnv, error) {
+	var v LaunchEnv
+	return v, ReadState(s.LaunchEnvPath(), &v)
+}
+
+// RecordLaunchEnv takes what the harness needs from the caller's environment
+// and stores it as launch-env.toml. With refresh false an existing record is
+// kept (a second `seat start` from another shell must not drop the key the
+// first one recorded) and only pass_env names it lacks are filled in from the
+// caller; with refresh true (`seat start --refresh-env`, for a rotated key) the
+// caller's environment replaces it. It returns the record now in force and a
+// line saying what it did.
+func RecordLaunchEnv(s Seat, c Config, caller []string, by string, refresh bool) (LaunchEnv, string, error) {
+	from := envMap(caller)
+	old, err := s.ReadLaunchEnv()
+	switch {
+	case err == nil && !refresh:
+		added := []string{}
+		for _, k := range c.PassEnv {
+			if _, ok := old.Vars[k]; !ok {
+				if v, ok := from[k]; ok {
+					if old.Vars == nil {
+						old.Vars = map[string]string{}
+					}
+					old.Vars[k] = v
+					added = append(added, k)
+				}
+			}
+		}
+		old.Missing = missingPass(c, old.Vars)
+		if len(added) == 0 {
+			return old, "kept the recorded environment from " + old.RecordedAt.Format(time.RFC3339) + " (--refresh-env takes this shell's)", nil
+		}
+		if err := s.Write(s.LaunchEnvPath(), old); err != nil {
+			return old, "", err
+		}
+		return old, "added " + strings.Join(added, ", ") + " to the recorded environment", nil
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
+		return LaunchEnv{}, "", fmt.Errorf("seat %q: %w", s.Name, err)
+	}
+	rec := LaunchEnv{RecordedAt: time.Now().UTC(), By: by, Vars: callerVars(from, c), Command: old.Command, Binary: old.Binary}
+	rec.Missing = missingPass(c, rec.Vars)
+	if err := s.Write(s.LaunchEnvPath(), rec); err != nil {
+		return rec, "", err
+	}
+	return rec, fmt.Sprintf("recorded the harness environment (%d variables) in %s", len(rec.Vars), s.LaunchEnvPath()), nil
+}
+
+// Environ is the record's variables as KEY=VALUE, sorted.
+func (l LaunchEnv) Environ() []string { return envList(l.Vars) }
+
+// missingPass lists the pass_env names vars lacks.
+func missingPass(c Config, vars map[string]string) []string {
+	var out []string
+	for _, k := range c.PassEnv {
+		if _, ok := vars[k]; !ok {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// callerVars is the part of a caller's environment a harness may inherit: the
+// allow-list, LC_* and the seat's pass_env names; nested-session markers never.
+func callerVars(from map[string]string, c Config) map[string]string {
+	env := map[string]string{}
+	for _, k := range passEnv {
+		if v, ok := from[k]; ok {
+			env[k] = v
+		}
+	}
+	for k, v := range from {
+		if strings.HasPrefix(k, "LC_") {
+			env[k] = v
+		}
+	}
+	for _, k := range c.PassEnv {
+		if v, ok := from[k]; ok && !isNestedMarker(k) {
+			env[k] = v
+		}
+	}
+	return env
+}
+
+func envMap(kvs []string) map[string]string {
+	m := map[string]string{}
+	for _, kv := range kvs {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			m[k] = v
+		}
+	}
+	return m
+}
+
+// AdoptLaunchEnv makes this process's environment the recorded one for every
+// variable a harness may inherit (the allow-list, LC_*, the seat's pass_env):
+// set from the record, or unset when the record lacks it. Every lookup a driver
+// then makes on the harness's behalf (HOME, CLAUDE_CONFIG_DIR, CODEX_HOME, the
+// PATH a binary and tmux are found on) and every environment it builds sees what
+// the person's shell had, whoever started the driver — cron included. The
+// variables pantty itself uses to find the seat (PANTTY_*) are never recorded
+// and stay as they are.
+func AdoptLaunchEnv(l LaunchEnv, c Config) {
+	names := map[string]bool{}
+	for _, k := range passEnv {
+		names[k] = true
+	}
+	for _, k := range c.PassEnv {
+		names[k] = true
+	}
+	for k := range envMap(os.Environ()) {
+		if strings.HasPrefix(k, "LC_") {
+			names[k] = true
+		}
+	}
+	for k := range l.Vars {
+		names[k] = true
+	}
+	for k := range names {
+		if v, ok := l.Vars[k]; ok {
+			os.Setenv(k, v)
+		} else {
+			os.Unsetenv(k)
+		}
+	}
+}
+
+// ResolveBinary finds the harness command on the given PATH the way the pane's
+// exec will: a name with a slash must be an executable file, a bare name is
+// looked up on path. The error says which PATH was searched, since the usual
+// cause is a scheduler's PATH (cron: /usr/bin:/bin) without the harness on it.
+func ResolveBinary(command, path string) (string, error) {
+	if strings.Contains(command, "/") {
+		if err := executable(command); err != nil {
+			return "", fmt.Errorf("harness binary %s: %v", command, err)
+		}
+		return command, nil
+	}
+	for _, dir := range filepath.SplitList(path) {
+		if dir == "" || !filepath.IsAbs(dir) {
+			continue // exec ignores relative PATH entries for a detached process; so does pantty
+		}
+		p := filepath.Join(dir, command)
+		if executable(p) == nil {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("harness binary %q not found on the recorded PATH (%s); run 'pantty seat start --refresh-env' from a shell where it is, or set command to an absolute path in seat.toml", command, path)
+}
+
+func executable(p string) error {
+	fi, err := os.Stat(p)
+	switch {
+	case err != nil:
+		return err
+	case fi.IsDir():
+		return errors.New("is a directory")
+	case fi.Mode()&0o111 == 0:
+		return errors.New("is not executable")
+	}
+	return nil
+}
+
+// maxEnvFile bounds an env_file: it holds variables, not data.
+const maxEnvFile = 64 << 10
+
+// ReadEnvFile reads an env_file in systemd's EnvironmentFile syntax: one
+// KEY=VALUE a line, blank lines and lines starting with # or ; ignored, a value
+// optionally in single or double quotes (in double quotes \" \\ \n \t \$ are
+// escapes), a trailing backslash continuing the line. Unlike systemd, a line
+// that is not an assignment is an error naming the line, not a silent skip:
+// a typo in a credential file must not become a seat without its key.
+func ReadEnvFile(path string) (map[string]string, error) {
+	data, err := readBounded(path, maxEnvFile)
+	if err != nil {
+		return nil, fmt.Errorf("env_file: %w", err)
+	}
+	out := map[string]string{}
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 0, 4096), maxEnvFile+1)
+	n, pending, start := 0, "", 0
+	for sc.Scan() {
+		n++
+		line := sc.Text()
+		if pending == "" {
+			start = n
+		}
+		if strings.HasSuffix(line, `\`) && !strings.HasSuffix(line, `\\`) {
+			pending += strings.TrimSuffix(line, `\`)
+			continue
+		}
+		line, pending = pending+line, ""
+		t := strings.TrimSpace(line)
+		if t == "" || t[0] == '#' || t[0] == ';' {
+			continue
+		}
+		k, v, ok := strings.Cut(t, "=")
+		k = strings.TrimSpace(k)
+		if !ok || !envKeyRE.MatchString(k) {
+			return nil, fmt.Errorf("env_file %s: line %d: want KEY=VALUE", path, start)
+		}
+		if isNestedMarker(k) || k == SeatEnv || k == SeatHomeEnv {
+			return nil, fmt.Errorf("env_file %s: line %d: %s is reserved (pantty sets or strips it)", path, start, k)
+		}
+		val, err := envValue(strings.TrimSpace(v))
+		if err != nil {
+			return nil, fmt.Errorf("env_file %s: line %d: %v", path, start, err)
+		}
+		out[k] = val
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("env_file %s: %v", path, err)
+	}
+	return out, nil
+}
+
+// envValue unquotes one env_file value.
+func envValue(v string) (string, error) {
+	if len(v) >= 1 && (v[0] == '"' || v[0] == '\'') {
+		q := v[0]
+		if len(v) < 2 || v[len(v)-1] != q {
+			return "", errors.New("unterminated quote")
+		}
+		body := v[1 : len(v)-1]
+		if q == '\'' {
+			return body, nil
+		}
+		var b strings.Builder
+		for i := 0; i < len(body); i++ {
+			c := body[i]
+			if c == '\\' && i+1 < len(body) {
+				i++
+				switch body[i] {
+				case 'n':
+					b.WriteByte('\n')
+				case 't':
+					b.WriteByte('\t')
+				default:
+					b.WriteByte(body[i])
+				}
+				continue
+			}
+			b.WriteByte(c)
+		}
+		return b.String(), nil
+	}
+	return v, nil
+}
+
+// readBounded reads a regular file of at most max bytes without following a
+// symlink at the path and without blocking on a FIFO.
+func readBounded(path string, max int64) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file", path)
+	}
+	buf := make([]byte, 0, min(fi.Size(), max)+1)
+	for {
+		if int64(len(buf)) > max {
+			return nil, fmt.Errorf("%s: larger than %d bytes", path, max)
+		}
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := f.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err != nil {
+			if int64(len(buf)) > max {
+				return nil, fmt.Errorf("%s: larger than %d bytes", path, max)
+			}
+			if errors.Is(err, io.EOF) {
+				return buf, nil
+			}
+			return nil, err
+		}
+	}
+}
+
+// LaunchProblems says what would stop the seat's harness from launching the
+// way `seat start` recorded, checked from whatever environment runs it (recover
+// under a scheduler's bare environment is the one that matters): the record
+// exists and is readable, every pass_env name is in it, env_file reads, and the
+// harness binary resolves on the recorded PATH. nil means launchable.
+func LaunchProblems(s Seat, c Config) []string {
+	var out []string
+	rec, err := s.ReadLaunchEnv()
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return []string{fmt.Sprintf("seat %s: no launch-env.toml, so a launch by recover gets the scheduler's environment (cron: PATH=/usr/bin:/bin, no API key); run 'pantty seat start --refresh-env %s' from your shell", s.Name, s.Name)}
+	case err != nil:
+		return []string{fmt.Sprintf("seat %s: %v", s.Name, err)}
+	}
+	if m := missingPass(c, rec.Vars); len(m) > 0 {
+		out = append(out, fmt.Sprintf("seat %s: pass_env %s missing from launch-env.toml (set it and run 'pantty seat start --refresh-env %s')", s.Name, strings.Join(m, ", "), s.Name))
+	}
+	if c.EnvFile != "" {
+		if _, err := ReadEnvFile(c.EnvFile); err != nil {
+			out = append(out, fmt.Sprintf("seat %s: %v", s.Name, err))
+		}
+	}
+	path := rec.Vars["PATH"]
+	if v, ok := c.Env["PATH"]; ok {
+		path = v
+	}
+	switch {
+	case rec.Command != "":
+		if _, err := ResolveBinary(rec.Command, path); err != nil {
+			out = append(out, fmt.Sprintf("seat %s: %v", s.Name, err))
+		}
+	case c.Command != "":
+		if _, err := ResolveBinary(c.Command, path); err != nil {
+			out = append(out, fmt.Sprintf("seat %s: %v", s.Name, err))
+		}
+	}
+	return out
+}
