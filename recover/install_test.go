@@ -263,3 +263,48 @@ func TestRecoverRefusedInsideASeat(t *testing.T) {
 		t.Fatalf("a dry run from inside a seat: %s", r)
 	}
 }
+
+// check proves launchability in the scheduler's own environment: a seat meant
+// to run whose launch-env.toml lacks a pass_env value (started from a shell
+// without the key) makes check fail naming the seat and the variable; started
+// again with --refresh-env from a shell that has it, check passes.
+func TestCheckNamesASeatThatCannotLaunchUnderCron(t *testing.T) {
+	t.Parallel()
+	h := newSeat(t, "keyed", `pass_env = ["PANTTY_TEST_KEY"]`)
+	e := newInstallEnv(t)
+	run := func(extra map[string]string, args ...string) seattest.Result {
+		env := map[string]string{}
+		for k, v := range e.env {
+			env[k] = v
+		}
+		for k, v := range extra {
+			env[k] = v
+		}
+		return h.RunEnv(env, "", args...)
+	}
+	r := run(nil, "seat", "start", h.Name)
+	if r.Code != 0 || !strings.Contains(r.Stderr, "pass_env PANTTY_TEST_KEY is not in the recorded environment") {
+		t.Fatalf("seat start without the key should start with a warning: %s", r)
+	}
+	if r := run(nil, "recover", "install", "--cron"); r.Code != 0 || !strings.Contains(r.Stdout, "PATH=/usr/bin:/bin") {
+		t.Fatalf("install: %s", r)
+	}
+	if r := run(nil, "recover"); r.Code != 0 {
+		t.Fatalf("sweep: %s", r)
+	}
+	r = run(nil, "recover", "check")
+	if r.Code != 1 || !strings.Contains(r.Stderr, "seat keyed: pass_env PANTTY_TEST_KEY missing from launch-env.toml") {
+		t.Fatalf("check with a seat lacking its key: want exit 1 naming it, got %s", r)
+	}
+	if r := run(map[string]string{"PANTTY_TEST_KEY": "k1"}, "seat", "start", h.Name, "--refresh-env"); r.Code != 0 || !strings.Contains(r.Stdout, "for its next launch") {
+		// The live driver keeps the seat: the record is refreshed for its next launch.
+		t.Fatalf("seat start --refresh-env on a running seat: %s", r)
+	}
+	rec, err := h.Seat().ReadLaunchEnv()
+	if err != nil || rec.Vars["PANTTY_TEST_KEY"] != "k1" || rec.By != "seat start --refresh-env" {
+		t.Fatalf("launch-env.toml after --refresh-env: %+v (%v)", rec, err)
+	}
+	if r := run(nil, "recover", "check"); r.Code != 0 {
+		t.Fatalf("check after the key was recorded: %s", r)
+	}
+}

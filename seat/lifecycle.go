@@ -42,6 +42,15 @@ func Start(s Seat, o StartOptions) (Progress, error) {
 		return Progress{}, fmt.Errorf("%w: %v", ErrUnobservable, err)
 	}
 	switch {
+	case live && o.Takeover == "" && o.RefreshEnv:
+		// A key rotation on a running seat: record it for the next launch (a
+		// relaunch, a revival, a rung switch); the live harness keeps its own.
+		_, what, err := RecordLaunchEnv(s, cfg, os.Environ(), "seat start --refresh-env", true)
+		if err != nil {
+			return Progress{}, err
+		}
+		progress(o, "%s", what)
+		return Progress{State: StateEnvRecorded, Holder: owner.Holder}, nil
 	case live && o.Takeover == "":
 		return Progress{}, fmt.Errorf("%w: seat %q is held by %s; 'pantty seat start %s --takeover %s' replaces it",
 			ErrOwned, s.Name, owner, s.Name, owner.Holder)
@@ -73,6 +82,11 @@ func Start(s Seat, o StartOptions) (Progress, error) {
 	}
 	return s.spawnDriver(cfg, o)
 }
+
+// StateEnvRecorded is the Progress state Start returns for --refresh-env on a
+// seat whose live driver keeps running: the environment was recorded for the
+// seat's next launch and nothing was started.
+const StateEnvRecorded = "env-recorded"
 
 func progress(o StartOptions, format string, a ...any) {
 	if o.Progress != nil {

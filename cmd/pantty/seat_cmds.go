@@ -102,6 +102,13 @@ func seatStart(c *cli.Context) error {
 			return err
 		}
 	}
+	if c.Bool("refresh-env") {
+		// The record decides what every later launch gets (a base URL, a key):
+		// the seat's own model must not be able to rewrite it.
+		if err := seat.RefuseInside(s.Home, "seat start --refresh-env"); err != nil {
+			return err
+		}
+	}
 	if err := startGates(s); err != nil {
 		return err
 	}
@@ -117,6 +124,10 @@ func seatStart(c *cli.Context) error {
 	p, err := seat.Start(s, opts)
 	if err != nil {
 		return err
+	}
+	if p.State == seat.StateEnvRecorded {
+		say("seat %s runs (holder %s): recorded this shell's environment in launch-env.toml for its next launch; the live harness keeps its own until then ('pantty seat stop %s' and start to apply it now)", s.Name, p.Holder, s.Name)
+		return nil
 	}
 	how := "started"
 	if p.Adopted {
