@@ -14,6 +14,7 @@ import (
 	"github.com/pantty/pantty/seat/claudecode"
 	"github.com/pantty/pantty/seat/claudecode/standin"
 	"github.com/pantty/pantty/seat/seattest"
+	"github.com/pantty/pantty/seat/telemetry"
 	"github.com/pantty/pantty/tmux/tmuxtest"
 )
 
@@ -165,7 +166,9 @@ func TestRevivalUnderCronKeepsTheSeatWorking(t *testing.T) {
 // refused before tmux starts.
 func TestHarnessThatCannotStartAnswersFastInItsWords(t *testing.T) {
 	r := newCronRig(t, "broken", `args = ["--no-such-flag"]`)
+	began := time.Now()
 	res := r.RunEnv(r.shell, "", "seat", "start", r.Name)
+	t.Logf("seat start answered exit %d after %s", res.Code, time.Since(began).Round(time.Millisecond))
 	if res.Code != 1 || !strings.Contains(res.Stderr, "unknown option '--no-such-flag'") {
 		t.Fatalf("seat start of a claude that exits at launch: want exit 1 with claude's words, got %s\ndriver.log:\n%s", res, r.DriverLog())
 	}
@@ -173,10 +176,18 @@ func TestHarnessThatCannotStartAnswersFastInItsWords(t *testing.T) {
 	if err != nil || !ex.GaveUp || ex.InARow != seat.MaxLaunchFailures || !strings.Contains(ex.Words(), "unknown option") {
 		t.Fatalf("harness-exit.toml: %+v (%v)", ex, err)
 	}
-	rep, _ := r.bareSweep("--dry-run")
+	var doc telemetry.Document
+	st := r.Run("status", r.Name, "--json")
+	if err := json.Unmarshal([]byte(st.Stdout), &doc); err != nil || len(doc.Seats) != 1 ||
+		doc.Seats[0].LastExit.Value == nil || !strings.Contains(*doc.Seats[0].LastExit.Value, "unknown option") {
+		t.Fatalf("status should show claude's last words: %s", st)
+	}
+	began = time.Now()
+	rep, _ := r.bareSweep()
+	t.Logf("a recover sweep over the seat that cannot start took %s (report: %d ms)", time.Since(began).Round(time.Millisecond), rep.TookMS)
 	sr := seatReport(t, rep, r.Name)
-	if sr.Verdict != recover.Dead || !strings.Contains(sr.Reason, "unknown option") {
-		t.Fatalf("recover should call the seat dead in claude's words, got %+v", sr)
+	if sr.Verdict != recover.Dead || !strings.Contains(sr.Reason, "unknown option") || strings.HasPrefix(sr.Result, "verified") {
+		t.Fatalf("recover should call the seat dead in claude's words and not verify it, got %+v", sr)
 	}
 
 	missing := newCronRig(t, "nobinary", `command = "claude-not-installed"`)

@@ -118,6 +118,7 @@ func (r Reader) row(s seat.Seat, now time.Time) Row {
 	row.ProviderWaits = readWaits(s, cfg, cfgErr, entries, entErr, now)
 	row.Compaction = readCompaction(s, now)
 	row.Mode = readMode(s, cfg, cfgErr, now)
+	row.LastExit = readLastExit(s, sess, haveSess, now)
 	row.Activity = readActivity(s, cfg, cfgErr, sess, haveSess, now)
 	return row
 }

@@ -166,6 +166,25 @@ func readMode(s seat.Seat, cfg seat.Config, cfgErr error, now time.Time) Text {
 	return Text{Meta: meta(Known, "", "mode.toml ("+why+")", m.Since, now), Value: ptr(v)}
 }
 
+// readLastExit reports the harness's last exit and its words (harness-exit.toml,
+// captured from the pane before any respawn): stale once the harness was
+// launched again after it, because the words then describe an earlier launch.
+func readLastExit(s seat.Seat, sess seat.Session, haveSess bool, now time.Time) Text {
+	x, err := s.ReadHarnessExit()
+	if err != nil {
+		return Text{Meta: missing(err, "no harness-exit.toml: the harness has not been seen to exit")}
+	}
+	v := fmt.Sprintf("%s (status %d): %s", x.Why, x.Status, x.Words())
+	if x.BeforeReady {
+		v = fmt.Sprintf("exited before it came up (%d in a row%s), %s", x.InARow, map[bool]string{true: ", driver gave up"}[x.GaveUp], v)
+	}
+	state, why := Known, ""
+	if haveSess && sess.LaunchedAt.After(x.At) {
+		state, why = Stale, "the harness was launched again after this exit"
+	}
+	return Text{Meta: meta(state, why, "harness-exit.toml (the pane's last lines, captured by the driver before the respawn)", x.At, now), Value: ptr(v)}
+}
+
 // readActivity reports the current tool call; it says when activity is off, and
 // that switching takes effect at the harness's next launch.
 func readActivity(s seat.Seat, cfg seat.Config, cfgErr error, sess seat.Session, haveSess bool, now time.Time) Activity {

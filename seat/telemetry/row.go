@@ -68,6 +68,7 @@ type Row struct {
 	Compaction    Compaction `json:"compaction"`
 	Mode          Text       `json:"mode"`
 	Activity      Activity   `json:"activity"`
+	LastExit      Text       `json:"last_exit"`
 }
 
 // Activity is the seat's current tool call (activity.toml), shown only within

@@ -57,6 +57,7 @@ func (r Row) Cells() map[string]Cell {
 		"provider_waits": r.waitsCell(),
 		"compaction":     r.cycleCell(),
 		"mode":           textCell(r.Mode),
+		"last_exit":      textCell(r.LastExit),
 	}
 }
 
