@@ -19,17 +19,17 @@ import (
 
 // Bounds of the actions (every external step of a sweep has one).
 const (
-	askTimeout     = 10 * time.Second // a release request to a live driver
-	cancelTimeout  = 25 * time.Second // a cancel request: the driver verifies for up to 10s
-	lockFreeWait   = 10 * time.Second // for owner.lock to be let go after a driver left
-	paneDeathWait  = 5 * time.Second  // for a killed harness's pane to read dead
-	verifyMinimum  = 5 * time.Second  // the least a revival is given to show itself
+	askTimeout    = 10 * time.Second // a release request to a live driver
+	cancelTimeout = 25 * time.Second // a cancel request: the driver verifies for up to 10s
+	lockFreeWait  = 10 * time.Second // for owner.lock to be let go after a driver left
+	paneDeathWait = 5 * time.Second  // for a killed harness's pane to read dead
+	verifyMinimum = 5 * time.Second  // the least a revival is given to show itself
 	// verifyMaximum bounds how long one sweep waits for a revival to show
 	// itself, whatever the seat's ready_timeout: a scheduler runs recover every
 	// minute and one slow seat must not hold the sweep (and the seats after it)
 	// for minutes. A revival not shown by then is unverified now and looked at
 	// again by the next sweep, which clears the failure count when it sees ok.
-	verifyMaximum = 20 * time.Second
+	verifyMaximum  = 20 * time.Second
 	verifyPollTick = 250 * time.Millisecond
 )
 
