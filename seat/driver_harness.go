@@ -264,7 +264,7 @@ func (d *Driver) harnessGone(why string, pane *tmux.Pane) {
 	}
 	if delay := relaunchDelay(d.quickExits); delay > 0 {
 		d.logf("harness exited %d times within %s of launch: relaunching in %s", d.quickExits, quickExit, delay)
-		d.setPhase(PhaseRelaunching, fmt.Sprintf("harness exited %d times within %s of launch; next launch in %s", d.quickExits, quickExit, delay))
+		d.setPhase(PhaseRelaunching, fmt.Sprintf("harness exited %d times within %s of launch; next launch in %s; it said: %s", d.quickExits, quickExit, delay, d.lastExit.LastLine()))
 		d.relaunchT.set(delay)
 		return
 	}

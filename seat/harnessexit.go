@@ -42,6 +42,14 @@ func (h HarnessExit) Words() string {
 	return strings.Join(h.Lines, " | ")
 }
 
+// LastLine is the exit's last line, for a one-line heartbeat.
+func (h HarnessExit) LastLine() string {
+	if len(h.Lines) == 0 {
+		return "(nothing)"
+	}
+	return h.Lines[len(h.Lines)-1]
+}
+
 // MaxLaunchFailures is how many launches in a row may end before the harness
 // came up before the driver stops relaunching and exits with the harness's
 // words: a missing key, a broken binary or no network do not fix themselves in
