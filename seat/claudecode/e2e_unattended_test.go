@@ -83,6 +83,11 @@ func (r *cronRig) killAll() {
 	r.WaitFor("driver and harness gone", 20*time.Second, func() bool {
 		return !seat.ProcAlive(o.PID, o.PIDStart) && !alivePID(sess.PanePID)
 	})
+	// The flock can outlive the killed driver's pid for a moment (recover then
+	// rightly says unknown): wait until it is free.
+	if !r.Seat().WaitFree(20 * time.Second) {
+		r.T.Fatal("owner.lock still held after the driver died")
+	}
 }
 
 func alivePID(pid int) bool { _, err := seat.ProcStart(pid); return err == nil }

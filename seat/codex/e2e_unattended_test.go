@@ -63,6 +63,9 @@ func TestRevivalUnderCronKeepsTheSeatWorking(t *testing.T) {
 		_, err := seat.ProcStart(sess.PanePID)
 		return !seat.ProcAlive(o.PID, o.PIDStart) && err != nil
 	})
+	if !r.Seat().WaitFree(20 * time.Second) {
+		t.Fatal("owner.lock still held after the driver died")
+	}
 
 	res := r.RunBare("recover", "--json")
 	var rep recover.Report
