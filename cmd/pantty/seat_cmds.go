@@ -66,6 +66,7 @@ func seatCommand() *cli.Command {
 			{Name: "cancel", Usage: "cancel the in-flight turn (one Escape, verified)", ArgsUsage: "NAME", Action: seatCancel},
 			{Name: "retry", Usage: "re-queue a failed message", ArgsUsage: "NAME ID", Action: seatRetry},
 			{Name: "inbox", Usage: "list the seat's messages and their states", ArgsUsage: "NAME", Action: seatInbox},
+			seatShowCommand(),
 			seatDoneCommand(),
 		},
 	}
@@ -304,18 +305,10 @@ func seatCancel(c *cli.Context) error {
 }
 
 func seatRetry(c *cli.Context) error {
-	if c.NArg() != 2 {
-		return usageErr("usage: pantty seat retry NAME ID")
-	}
-	home, err := homeOf(c)
+	s, id, err := seatAndID(c)
 	if err != nil {
 		return err
 	}
-	s, err := seat.Existing(home, c.Args().Get(0))
-	if err != nil {
-		return err
-	}
-	id := c.Args().Get(1)
 	if err := seat.Retry(s, id); err != nil {
 		return err
 	}
