@@ -38,6 +38,7 @@ func run(args []string) int {
 			handoffCommand(),
 			statusCommand(),
 			watchCommand(),
+			eventsCommand(),
 			measureCommand(),
 			gatesCommand(),
 			recoverCommand(),
