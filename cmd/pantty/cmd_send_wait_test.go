@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -244,17 +245,8 @@ func TestSendWaitStreamPrintsOneResultPerMessage(t *testing.T) {
 	for _, l := range lines {
 		var res wantResult
 		decodeStrict(t, l, &res)
-		if res.State != seat.StateProcessed || !contains(replies, res.Reply) {
+		if res.State != seat.StateProcessed || !slices.Contains(replies, res.Reply) {
 			t.Fatalf("--lines result %+v is not one of the model's replies", res)
 		}
 	}
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

@@ -26,7 +26,7 @@ func seatShowCommand() *cli.Command {
 		ArgsUsage: "NAME ID",
 		Description: "Exit 0 shown, 2 no such seat or message, 4 a record could not be read.\n" +
 			"--json prints one object (schema v1 in docs/cli.md).",
-		Flags:  []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print one JSON object (schema in docs/cli.md)"}},
+		Flags:  []cli.Flag{jsonFlag()},
 		Action: seatShow,
 	}
 }

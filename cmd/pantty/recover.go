@@ -134,7 +134,10 @@ func recoverSweep(c *cli.Context) error {
 	if c.Bool("json") {
 		enc := json.NewEncoder(os.Stdout)
 		enc.SetIndent("", "  ")
-		if err := enc.Encode(rep); err != nil {
+		if err := enc.Encode(struct { // schema v1 (docs/cli.md)
+			V int `json:"v"`
+			recover.Report
+		}{jsonVersion, rep}); err != nil {
 			return err
 		}
 	} else {
@@ -295,7 +298,15 @@ func recoverCheck(c *cli.Context) error {
 	if c.Bool("json") {
 		enc := json.NewEncoder(os.Stdout)
 		enc.SetIndent("", "  ")
-		enc.Encode(res)
+		type versioned struct { // schema v1 (docs/cli.md): "v" in each element
+			V int `json:"v"`
+			recover.CheckResult
+		}
+		out := make([]versioned, len(res))
+		for i, r := range res {
+			out[i] = versioned{jsonVersion, r}
+		}
+		enc.Encode(out)
 	} else {
 		for _, r := range res {
 			state := "OK"

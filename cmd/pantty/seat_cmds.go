@@ -39,7 +39,7 @@ func seatCommand() *cli.Command {
 				Action: seatStart,
 			},
 			{Name: "stop", Usage: "stop driver and harness; all state stays", ArgsUsage: "NAME", Action: seatStop},
-			{Name: "list", Usage: "list seats with intent, owner and phase", Action: seatList},
+			{Name: "list", Usage: "list seats with intent, owner and phase", Flags: []cli.Flag{jsonFlag()}, Action: seatList},
 			{Name: "attach", Usage: "switch the seat to relay (the driver submits nothing) and attach this terminal; back to direct when you detach", ArgsUsage: "NAME", Action: seatAttach},
 			{Name: "watch-pane", Usage: "attach read-only (the driver keeps submitting)", ArgsUsage: "NAME", Action: seatWatchPane},
 			{
@@ -65,7 +65,7 @@ func seatCommand() *cli.Command {
 			{Name: "probe", Usage: "prove the seat can run a turn: a probe through the board path must be processed", ArgsUsage: "NAME", Action: seatProbe},
 			{Name: "cancel", Usage: "cancel the in-flight turn (one Escape, verified)", ArgsUsage: "NAME", Action: seatCancel},
 			{Name: "retry", Usage: "re-queue a failed message", ArgsUsage: "NAME ID", Action: seatRetry},
-			{Name: "inbox", Usage: "list the seat's messages and their states", ArgsUsage: "NAME", Action: seatInbox},
+			{Name: "inbox", Usage: "list the seat's messages and their states", ArgsUsage: "NAME", Flags: []cli.Flag{jsonFlag()}, Action: seatInbox},
 			seatShowCommand(),
 			seatDoneCommand(),
 		},
@@ -151,6 +151,9 @@ func seatList(c *cli.Context) error {
 	names, err := seat.List(home)
 	if err != nil {
 		return err
+	}
+	if c.Bool("json") {
+		return seatListJSON(home, names)
 	}
 	tw := tabwriter.NewWriter(os.Stdout, 0, 2, 2, ' ', 0)
 	fmt.Fprintln(tw, "SEAT\tHARNESS\tINTENT\tOWNER\tPHASE\tQUEUED\tSESSION")
@@ -324,6 +327,9 @@ func seatInbox(c *cli.Context) error {
 	es, err := s.Entries()
 	if err != nil {
 		return err
+	}
+	if c.Bool("json") {
+		return seatInboxJSON(s, es)
 	}
 	tw := tabwriter.NewWriter(os.Stdout, 0, 2, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tSTATE\tREASON\tATTEMPTS\tFROM\tTEXT")
