@@ -63,9 +63,12 @@ func isTerminal(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }
 
 func say(format string, a ...any) { fmt.Fprintf(os.Stdout, format+"\n", a...) }
 
-// ask sends a request to the seat's driver and prints the driver's answer.
+// ask sends a request to the seat's driver and prints the driver's answer; on
+// a terminal the driver's phases are shown while it works.
 func ask(s seat.Seat, r seat.Request, timeout time.Duration) error {
+	stop := progress(s)
 	res, err := s.Ask(r, timeout)
+	stop()
 	if err != nil {
 		return err
 	}

@@ -68,6 +68,17 @@ type Row struct {
 	Compaction    Compaction `json:"compaction"`
 	Mode          Text       `json:"mode"`
 	Activity      Activity   `json:"activity"`
+	Done          Done       `json:"done"`
+}
+
+// Done is the finalizer's marker (cleanup.toml): a `seat done` whose teardown
+// recover has not finished. Its absence is a known "nothing pending", because
+// the marker's existence is the whole queue.
+type Done struct {
+	Meta
+	Pending   *bool   `json:"pending"`
+	Attempts  *int    `json:"attempts"`   // recover sweeps that tried and failed
+	LastError *string `json:"last_error"` // why the last one failed
 }
 
 // Activity is the seat's current tool call (activity.toml), shown only within
