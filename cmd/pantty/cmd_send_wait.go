@@ -120,9 +120,9 @@ func resultErr(s seat.Seat, r resultLine, timeout time.Duration) error {
 // noteNoDriver says on stderr when nobody is there to process the message yet,
 // so a script that blocks knows why; the wait goes on (start or recover may
 // bring a driver).
-func noteNoDriver(s seat.Seat, id string) {
+func noteNoDriver(s seat.Seat, what string) {
 	if _, live, err := s.LiveOwner(); err == nil && !live {
-		fmt.Fprintf(os.Stderr, "pantty: seat %s has no live driver; %s waits for one (pantty seat start %s, or recover)\n", s.Name, id, s.Name)
+		fmt.Fprintf(os.Stderr, "pantty: seat %s has no live driver; %s waits for one (pantty seat start %s, or recover)\n", s.Name, what, s.Name)
 	}
 }
 
@@ -162,6 +162,7 @@ type streamWaiter struct {
 }
 
 func newStreamWaiter(s seat.Seat, wt *seat.Waiter, timeout time.Duration) *streamWaiter {
+	noteNoDriver(s, "every message")
 	sw := &streamWaiter{s: s, wt: wt, timeout: timeout, seen: map[string]bool{}, printed: make(chan struct{}, 1<<16)}
 	go func() {
 		for o := range wt.Outcomes() {
