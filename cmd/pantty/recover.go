@@ -146,7 +146,7 @@ func recoverSweep(c *cli.Context) error {
 	if path := c.String("textfile"); path != "" && !rep.DryRun && rep.Busy == "" {
 		rows, err := telemetryReader.Read(home, time.Now())
 		if err == nil {
-			err = telemetry.WriteTextfile(path, rows)
+			err = telemetry.WriteTextfileWith(path, rows, telemetry.PromOptions{Home: home, Now: time.Now()})
 		}
 		if err != nil {
 			return fmt.Errorf("recover --textfile %s: %w", path, err)

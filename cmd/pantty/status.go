@@ -98,7 +98,7 @@ func statusAction(c *cli.Context) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(telemetry.Document{Version: telemetry.Version, At: now.UTC(), Home: home, Seats: rows})
 	case "prom":
-		return telemetry.WritePrometheus(out, rows)
+		return telemetry.WritePrometheusWith(out, rows, telemetry.PromOptions{Home: home, Now: now})
 	}
 	col := colourOn(out)
 	if c.NArg() == 1 && format == "" {

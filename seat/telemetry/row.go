@@ -160,8 +160,11 @@ type Inbox struct {
 	Queued    *int `json:"queued"`
 	Failed    *int `json:"failed"`
 	Processed *int `json:"processed"`
-	// OldestQueuedSeconds is how long the oldest queued message has waited.
-	OldestQueuedSeconds *float64 `json:"oldest_queued_seconds"`
+	// OldestQueuedSeconds is how long the oldest queued message has waited;
+	// OldestQueuedAt is when it was enqueued (a time does not freeze in a
+	// textfile the way an age does).
+	OldestQueuedSeconds *float64   `json:"oldest_queued_seconds"`
+	OldestQueuedAt      *time.Time `json:"oldest_queued_at"`
 }
 
 // InFlight is the message between paste and turn end, if any. Known with a
