@@ -31,7 +31,7 @@ type Options struct {
 	Seat   string        // one seat; "" = every seat, including seats that appear while following
 	Since  Cursor        // print only events after it (zero: from the oldest record)
 	Follow bool          // keep following on fsnotify events until ctx ends
-	Settle time.Duration // hold time; 0 = DefaultSettle
+	Settle time.Duration // hold time (0: none; `pantty events` defaults to DefaultSettle)
 }
 
 // Run prints the events of the state root's seats through emit: first a health
@@ -42,8 +42,8 @@ type Options struct {
 // returns once the settled events are printed (younger ones wait for the next
 // run, which resumes from the last cursor). An emit error ends it (a closed pipe).
 func Run(ctx context.Context, home string, opt Options, emit func(Event) error) error {
-	if opt.Settle <= 0 {
-		opt.Settle = DefaultSettle
+	if opt.Settle < 0 {
+		return fmt.Errorf("%w: settle %s is negative", seat.ErrBadInput, opt.Settle)
 	}
 	if opt.Seat != "" {
 		if _, err := seat.Existing(home, opt.Seat); err != nil {
