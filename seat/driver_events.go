@@ -177,7 +177,7 @@ func (d *Driver) onTurnEnd(ev Event) {
 	d.ceilingT.stop()
 	e := fl.e
 	d.flight = nil
-	e.Status.Reply = truncate(f.LastAssistantMessage, maxReply)
+	d.keepReply(e, f.LastAssistantMessage)
 	if ev.Kind == EvStop {
 		d.finish(e, StateProcessed, "", "", ev.File)
 		return

@@ -151,7 +151,7 @@ func (d *Driver) onTurnDone(r turnDone) {
 	case perr != nil:
 		d.finish(e, StateFailed, ReasonWorkError, fmt.Sprintf("no result envelope (%v; exit %v): %s", perr, r.err, truncate(string(r.stderr), 300)), "")
 	case env.Subtype == "success" && !env.IsError && env.NumTurns >= 1:
-		e.Status.Reply = truncate(env.Result, maxReply)
+		d.keepReply(e, env.Result)
 		e.Status.SessionID = env.SessionID
 		d.learnSessionID(env.SessionID) // a self-naming harness names its session in the envelope
 		d.finish(e, StateProcessed, "", "", fmt.Sprintf("envelope: success, %d turn(s), session %s", env.NumTurns, env.SessionID))

@@ -72,6 +72,9 @@ type Status struct {
 	SubmittedAt time.Time `toml:"submitted_at,omitempty"`
 	EndedAt     time.Time `toml:"ended_at,omitempty"`
 	UpdatedAt   time.Time `toml:"updated_at"`
+	// ReplyBytes is the whole reply's length; Reply is a 1 KiB preview of it, and
+	// inbox/replies/<id>.txt the reply itself (seat/reply.go).
+	ReplyBytes int `toml:"reply_bytes,omitempty"`
 }
 
 // EnqueueResult says what a send did.

@@ -12,7 +12,7 @@ import (
 // is also how long a board may safely replay old ids.
 const (
 	EventRetention   = 7 * 24 * time.Hour  // events/seen/*
-	MessageRetention = 30 * 24 * time.Hour // final messages behind the cursor, their status and artifacts
+	MessageRetention = 30 * 24 * time.Hour // final messages behind the cursor, their status, reply and artifacts
 	ControlRetention = 24 * time.Hour      // control/done/*
 )
 
@@ -45,6 +45,9 @@ func (s Seat) Prune(now time.Time, cursor Cursor) int {
 		n++
 		kept.stale++ // left in the cache, it is decoded by every reader for nothing
 		if os.Remove(s.statusPath(e.Msg.ID)) == nil {
+			n++
+		}
+		if os.Remove(s.ReplyPath(e.Msg.ID)) == nil {
 			n++
 		}
 		arts, _ := filepath.Glob(filepath.Join(s.ArtifactsDir(), e.Msg.ID+".*.toml"))

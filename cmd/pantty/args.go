@@ -11,9 +11,11 @@ import (
 // documented forms put flags after the seat name (`pantty seat send NAME
 // --lines`). Everything after "--" is left exactly as given.
 func interspersed(app *cli.App, args []string) []string {
-	if len(args) < 2 {
+	// A completion request must stay last, where urfave/cli looks for it.
+	if len(args) < 2 || args[len(args)-1] == "--generate-bash-completion" {
 		return args
 	}
+	args = globalsFirst(app, args)
 	out := []string{args[0]}
 	cmds := app.Commands
 	flags := app.Flags
@@ -81,6 +83,42 @@ func takesValue(flags []cli.Flag, tok string) bool {
 			if n == name {
 				_, isBool := f.(*cli.BoolFlag)
 				return !isBool
+			}
+		}
+	}
+	return false
+}
+
+// globalsFirst moves the app's own flags (--home) from wherever they are before
+// "--" to right after the program name: urfave/cli only reads them there.
+func globalsFirst(app *cli.App, args []string) []string {
+	var globals, rest []string
+	for i := 1; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			rest = append(rest, args[i:]...)
+			break
+		}
+		if strings.HasPrefix(a, "-") && isGlobal(app, a) {
+			globals = append(globals, a)
+			if takesValue(app.Flags, a) && !strings.Contains(a, "=") && i+1 < len(args) {
+				i++
+				globals = append(globals, args[i])
+			}
+			continue
+		}
+		rest = append(rest, a)
+	}
+	return append(append([]string{args[0]}, globals...), rest...)
+}
+
+// isGlobal reports whether the flag token names one of the app's flags.
+func isGlobal(app *cli.App, tok string) bool {
+	name, _, _ := strings.Cut(strings.TrimLeft(tok, "-"), "=")
+	for _, f := range app.Flags {
+		for _, n := range f.Names() {
+			if n == name {
+				return true
 			}
 		}
 	}

@@ -44,14 +44,31 @@ func seatArg(c *cli.Context, mustExist bool) (seat.Seat, error) {
 	return seat.Open(home, c.Args().First())
 }
 
+// seatAndID opens the existing seat and message id named by NAME ID (`seat
+// retry`, `seat show`).
+func seatAndID(c *cli.Context) (seat.Seat, string, error) {
+	if c.NArg() != 2 {
+		return seat.Seat{}, "", usageErr("usage: pantty %s NAME ID", c.Command.FullName())
+	}
+	home, err := homeOf(c)
+	if err != nil {
+		return seat.Seat{}, "", err
+	}
+	s, err := seat.Existing(home, c.Args().Get(0))
+	return s, c.Args().Get(1), err
+}
+
 // isTerminal reports whether f is a terminal: progress lines and colour only then.
 func isTerminal(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }
 
 func say(format string, a ...any) { fmt.Fprintf(os.Stdout, format+"\n", a...) }
 
-// ask sends a request to the seat's driver and prints the driver's answer.
+// ask sends a request to the seat's driver and prints the driver's answer; on
+// a terminal the driver's phases are shown while it works.
 func ask(s seat.Seat, r seat.Request, timeout time.Duration) error {
+	stop := progress(s)
 	res, err := s.Ask(r, timeout)
+	stop()
 	if err != nil {
 		return err
 	}

@@ -24,24 +24,49 @@ func main() {
 
 // run executes the CLI and returns the exit code (docs/cli.md lists them).
 func run(args []string) int {
+	app := newApp()
+	var unknown string
+	app.CommandNotFound = func(_ *cli.Context, name string) { unknown = name }
+	err := app.Run(interspersed(app, args))
+	if err == nil && unknown != "" {
+		err = usageErr("unknown command %q (pantty --help lists them)", unknown)
+	}
+	if err == nil {
+		return 0
+	}
+	code := exitCode(err)
+	if msg := err.Error(); msg != "" {
+		fmt.Fprintln(os.Stderr, "pantty: "+msg)
+	}
+	return code
+}
+
+// newApp is the whole command tree: the CLI runs it, and completion and the
+// manual page are generated from it.
+func newApp() *cli.App {
+	cli.VersionFlag = &cli.BoolFlag{Name: "version", Usage: "print the version and the harness versions it was measured against"}
+	cli.VersionPrinter = printVersion
 	app := &cli.App{
 		Name:  "pantty",
 		Usage: "keep AI coding seats in tmux safe to feed from a board and recoverable unattended",
 		Description: "State lives under $PANTTY_HOME (default ${XDG_STATE_HOME:-~/.local/state}/pantty), one directory per seat.\n" +
 			"Exit codes: 0 done, 1 failed, 2 bad input or usage (nothing changed), 3 refused: a live owner holds the seat,\n" +
 			"4 could not observe (the answer is unknown).",
-		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "home", Usage: "state root (overrides $PANTTY_HOME)", EnvVars: []string{seat.HomeEnv}},
-		},
+		Version:              buildVersion(),
+		EnableBashCompletion: true,
+		Flags:                globalFlags(),
 		Commands: []*cli.Command{
 			seatCommand(),
 			handoffCommand(),
 			statusCommand(),
 			watchCommand(),
+			eventsCommand(),
 			measureCommand(),
 			gatesCommand(),
 			recoverCommand(),
 			demoCommand(),
+			completionCommand(),
+			manCommand(),
 			hookCommand(),
 			simCommand(),
 			driveCommand(),
@@ -54,15 +79,15 @@ func run(args []string) int {
 		},
 	}
 	oneLineUsageErrors(app.Commands)
-	err := app.Run(interspersed(app, args))
-	if err == nil {
-		return 0
+	return app
+}
+
+// globalFlags are accepted before or after the command (`pantty seat list
+// --home DIR`): interspersed moves them to the front.
+func globalFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "home", Usage: "state root (overrides $PANTTY_HOME)", EnvVars: []string{seat.HomeEnv}},
 	}
-	code := exitCode(err)
-	if msg := err.Error(); msg != "" {
-		fmt.Fprintln(os.Stderr, "pantty: "+msg)
-	}
-	return code
 }
 
 // oneLineUsageErrors gives every command without its own handler the app's

@@ -134,7 +134,10 @@ func recoverSweep(c *cli.Context) error {
 	if c.Bool("json") {
 		enc := json.NewEncoder(os.Stdout)
 		enc.SetIndent("", "  ")
-		if err := enc.Encode(rep); err != nil {
+		if err := enc.Encode(struct { // schema v1 (docs/cli.md)
+			V int `json:"v"`
+			recover.Report
+		}{jsonVersion, rep}); err != nil {
 			return err
 		}
 	} else {
@@ -143,7 +146,7 @@ func recoverSweep(c *cli.Context) error {
 	if path := c.String("textfile"); path != "" && !rep.DryRun && rep.Busy == "" {
 		rows, err := telemetryReader.Read(home, time.Now())
 		if err == nil {
-			err = telemetry.WriteTextfile(path, rows)
+			err = telemetry.WriteTextfileWith(path, rows, telemetry.PromOptions{Home: home, Now: time.Now()})
 		}
 		if err != nil {
 			return fmt.Errorf("recover --textfile %s: %w", path, err)
@@ -298,7 +301,15 @@ func recoverCheck(c *cli.Context) error {
 	if c.Bool("json") {
 		enc := json.NewEncoder(os.Stdout)
 		enc.SetIndent("", "  ")
-		enc.Encode(res)
+		type versioned struct { // schema v1 (docs/cli.md): "v" in each element
+			V int `json:"v"`
+			recover.CheckResult
+		}
+		out := make([]versioned, len(res))
+		for i, r := range res {
+			out[i] = versioned{jsonVersion, r}
+		}
+		enc.Encode(out)
 	} else {
 		for _, r := range res {
 			state := "OK"

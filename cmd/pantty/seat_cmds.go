@@ -40,7 +40,7 @@ func seatCommand() *cli.Command {
 				Action: seatStart,
 			},
 			{Name: "stop", Usage: "stop driver and harness; all state stays", ArgsUsage: "NAME", Action: seatStop},
-			{Name: "list", Usage: "list seats with intent, owner and phase", Action: seatList},
+			{Name: "list", Usage: "list seats with intent, owner and phase", Flags: []cli.Flag{jsonFlag()}, Action: seatList},
 			{Name: "attach", Usage: "switch the seat to relay (the driver submits nothing) and attach this terminal; back to direct when you detach", ArgsUsage: "NAME", Action: seatAttach},
 			{Name: "watch-pane", Usage: "attach read-only (the driver keeps submitting)", ArgsUsage: "NAME", Action: seatWatchPane},
 			{
@@ -66,7 +66,8 @@ func seatCommand() *cli.Command {
 			{Name: "probe", Usage: "prove the seat can run a turn: a probe through the board path must be processed", ArgsUsage: "NAME", Action: seatProbe},
 			{Name: "cancel", Usage: "cancel the in-flight turn (one Escape, verified)", ArgsUsage: "NAME", Action: seatCancel},
 			{Name: "retry", Usage: "re-queue a failed message", ArgsUsage: "NAME ID", Action: seatRetry},
-			{Name: "inbox", Usage: "list the seat's messages and their states", ArgsUsage: "NAME", Action: seatInbox},
+			{Name: "inbox", Usage: "list the seat's messages and their states", ArgsUsage: "NAME", Flags: []cli.Flag{jsonFlag()}, Action: seatInbox},
+			seatShowCommand(),
 			seatDoneCommand(),
 		},
 	}
@@ -163,6 +164,9 @@ func seatList(c *cli.Context) error {
 	names, err := seat.List(home)
 	if err != nil {
 		return err
+	}
+	if c.Bool("json") {
+		return seatListJSON(home, names)
 	}
 	tw := tabwriter.NewWriter(os.Stdout, 0, 2, 2, ' ', 0)
 	fmt.Fprintln(tw, "SEAT\tHARNESS\tINTENT\tOWNER\tPHASE\tQUEUED\tSESSION")
@@ -317,18 +321,10 @@ func seatCancel(c *cli.Context) error {
 }
 
 func seatRetry(c *cli.Context) error {
-	if c.NArg() != 2 {
-		return usageErr("usage: pantty seat retry NAME ID")
-	}
-	home, err := homeOf(c)
+	s, id, err := seatAndID(c)
 	if err != nil {
 		return err
 	}
-	s, err := seat.Existing(home, c.Args().Get(0))
-	if err != nil {
-		return err
-	}
-	id := c.Args().Get(1)
 	if err := seat.Retry(s, id); err != nil {
 		return err
 	}
@@ -344,6 +340,9 @@ func seatInbox(c *cli.Context) error {
 	es, err := s.Entries()
 	if err != nil {
 		return err
+	}
+	if c.Bool("json") {
+		return seatInboxJSON(s, es)
 	}
 	tw := tabwriter.NewWriter(os.Stdout, 0, 2, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tSTATE\tREASON\tATTEMPTS\tFROM\tTEXT")

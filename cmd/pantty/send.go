@@ -21,7 +21,10 @@ func sendCommand() *cli.Command {
 		Description: "Whole stdin is one message by default; --lines makes each line a message (blank lines are skipped),\n" +
 			"--jsonl reads objects {id, from, board, channel, text}. Each message is stored as it arrives and its id\n" +
 			"printed. A refused line is reported with its line number and the stream goes on; the exit code at the\n" +
-			"end is 2 if any line was refused. An id already stored is a duplicate: reported, exit 0.",
+			"end is 2 if any line was refused. An id already stored is a duplicate: reported, exit 0.\n" +
+			"With --wait it blocks until the message is final and prints the model's reply on stdout: exit 0 processed,\n" +
+			"1 failed (the reason on stderr), 4 not final by --timeout or unknown (the message stays queued; its id on\n" +
+			"stderr). With --lines/--jsonl (or --json) --wait prints one JSON result line per message instead.",
 		ArgsUsage: "NAME",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "id", Usage: "message id (default: generated); the same id is stored once"},
@@ -30,6 +33,9 @@ func sendCommand() *cli.Command {
 			&cli.StringFlag{Name: "channel", Usage: "channel name"},
 			&cli.BoolFlag{Name: "lines", Usage: "each line of stdin is one message"},
 			&cli.BoolFlag{Name: "jsonl", Usage: "each line of stdin is a JSON object {id, from, board, channel, text}"},
+			&cli.BoolFlag{Name: "wait", Usage: "block until the message is final; print the model's reply (exit 0 processed, 1 failed, 4 timed out or unknown)"},
+			&cli.DurationFlag{Name: "timeout", Usage: "with --wait: give up after `D` (exit 4, the message stays queued); 0 waits without limit"},
+			&cli.BoolFlag{Name: "json", Usage: "with --wait: print the result as one JSON line (schema in docs/cli.md)"},
 		},
 		Action: seatSend,
 	}
@@ -57,6 +63,21 @@ func seatSend(c *cli.Context) error {
 	if (c.Bool("lines") || c.Bool("jsonl")) && base.ID != "" {
 		return usageErr("--id names one message; with --lines or --jsonl every message needs its own id (use --jsonl with an id field)")
 	}
+	if !c.Bool("wait") && (c.IsSet("timeout") || c.Bool("json")) {
+		return usageErr("--timeout and --json go with --wait")
+	}
+	if c.Duration("timeout") < 0 {
+		return usageErr("--timeout %s is negative", c.Duration("timeout"))
+	}
+	// The watch is set up before anything is stored: if the inbox cannot be
+	// watched, nothing was sent.
+	var wt *seat.Waiter
+	if c.Bool("wait") {
+		if wt, err = s.NewWaiter(); err != nil {
+			return err
+		}
+		defer wt.Close()
+	}
 	max := cfg.MaxMessageBytes
 	if !c.Bool("lines") && !c.Bool("jsonl") {
 		data, err := io.ReadAll(io.LimitReader(os.Stdin, int64(max)+1))
@@ -68,28 +89,41 @@ func seatSend(c *cli.Context) error {
 		}
 		m := base
 		m.Text = string(data)
-		return store(s, m, max)
+		if wt == nil {
+			_, err := store(s, m, max, true)
+			return err
+		}
+		res, err := store(s, m, max, false)
+		if err != nil {
+			return err
+		}
+		return waitOne(s, wt, res.ID, c.Duration("timeout"), c.Bool("json"))
 	}
-	return sendStream(c, s, base, max)
+	var sw *streamWaiter
+	if wt != nil {
+		sw = newStreamWaiter(s, wt, c.Duration("timeout"))
+	}
+	return sendStream(c, s, base, max, sw)
 }
 
-// store enqueues one message and prints its id.
-func store(s seat.Seat, m seat.Message, max int) error {
+// store enqueues one message and, when show is set, prints its id.
+func store(s seat.Seat, m seat.Message, max int, show bool) (seat.EnqueueResult, error) {
 	res, err := s.Enqueue(m, max, time.Now())
-	if err != nil {
-		return err
+	if err != nil || !show {
+		return res, err
 	}
 	if res.Duplicate {
 		say("%s duplicate: already stored", res.ID)
 	} else {
 		say("%s", res.ID)
 	}
-	return nil
+	return res, nil
 }
 
 // sendStream stores one message per line as lines arrive, so an endless
-// `tail -F board.log | pantty seat send NAME --lines` works.
-func sendStream(c *cli.Context, s seat.Seat, base seat.Message, max int) error {
+// `tail -F board.log | pantty seat send NAME --lines` works. With sw (--wait)
+// each message's result line is printed when it settles, instead of its id.
+func sendStream(c *cli.Context, s seat.Seat, base seat.Message, max int, sw *streamWaiter) error {
 	r := bufio.NewReaderSize(os.Stdin, 64<<10)
 	refused := 0
 	for n := 1; ; n++ {
@@ -117,7 +151,10 @@ func sendStream(c *cli.Context, s seat.Seat, base seat.Message, max int) error {
 			m.Text = string(line)
 		}
 		if lerr == nil {
-			lerr = store(s, m, max)
+			var res seat.EnqueueResult
+			if res, lerr = store(s, m, max, sw == nil); lerr == nil && sw != nil {
+				sw.follow(res.ID)
+			}
 		}
 		if lerr != nil {
 			if !errors.Is(lerr, seat.ErrBadInput) {
@@ -130,8 +167,17 @@ func sendStream(c *cli.Context, s seat.Seat, base seat.Message, max int) error {
 			break
 		}
 	}
-	if refused > 0 {
+	worst := exitOK
+	if sw != nil {
+		worst = sw.finish()
+	}
+	switch {
+	case refused > 0:
 		return codedError{exitBadInput, fmt.Sprintf("%d line(s) refused", refused)}
+	case worst == exitUnknown:
+		return codedError{exitUnknown, "some messages are not final or unknown (timed_out or unknown in their result lines); they stay queued"}
+	case worst == exitFailed:
+		return codedError{exitFailed, "some messages failed (state failed in their result lines)"}
 	}
 	return nil
 }

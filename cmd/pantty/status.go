@@ -3,14 +3,18 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
 	"unicode/utf8"
+
+	"golang.org/x/term"
 
 	"github.com/pantty/pantty/seat/telemetry"
 	"github.com/urfave/cli/v2"
@@ -31,6 +35,7 @@ func statusCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "json", Usage: "print the JSON form (same as --format json)"},
 			&cli.StringFlag{Name: "format", Usage: "table | json | prom (Prometheus text format)"},
+			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "wide: every column (default on a terminal: the most useful columns that fit its width)"},
 		},
 		Action: statusAction,
 	}
@@ -68,6 +73,9 @@ func statusAction(c *cli.Context) error {
 	default:
 		return usageErr("--format %q: want table, json or prom", format)
 	}
+	if o := c.String("output"); o != "" && o != "wide" {
+		return usageErr("-o %q: want wide", o)
+	}
 	home, err := homeOf(c)
 	if err != nil {
 		return err
@@ -90,7 +98,7 @@ func statusAction(c *cli.Context) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(telemetry.Document{Version: telemetry.Version, At: now.UTC(), Home: home, Seats: rows})
 	case "prom":
-		return telemetry.WritePrometheus(out, rows)
+		return telemetry.WritePrometheusWith(out, rows, telemetry.PromOptions{Home: home, Now: now})
 	}
 	col := colourOn(out)
 	if c.NArg() == 1 && format == "" {
@@ -101,7 +109,11 @@ func statusAction(c *cli.Context) error {
 		fmt.Fprintf(out, "no seats under %s\n", home)
 		return nil
 	}
-	writeTable(out, rows, col)
+	width := 0 // every column: -o wide, or not a terminal (a pipe, a file)
+	if c.String("output") != "wide" && isTerminal(out) {
+		width = terminalWidth(out)
+	}
+	writeTable(out, rows, col, width)
 	return nil
 }
 
@@ -120,6 +132,8 @@ func watchAction(c *cli.Context) error {
 		ctx, cancel = context.WithTimeout(ctx, d)
 		defer cancel()
 	}
+	// The reader going away ends the watch, even while nothing changes.
+	ctx = untilOutputClosed(ctx, os.Stdout)
 	asJSON := c.Bool("json")
 	var werr error
 	err = telemetry.Watch(ctx, home, telemetry.WatchOptions{Seat: c.Args().First(), Reader: telemetryReader},
@@ -140,6 +154,9 @@ func watchAction(c *cli.Context) error {
 		})
 	if err != nil {
 		return err
+	}
+	if errors.Is(werr, syscall.EPIPE) {
+		return nil // the reader went away between the poll and the write
 	}
 	return werr
 }
@@ -171,10 +188,38 @@ func paint(s string, t telemetry.Tone, on bool) string {
 
 // writeTable prints one aligned row per seat. Widths are counted in runes on
 // the plain text and colour is added after padding, so escapes never skew them.
-func writeTable(w io.Writer, rows []telemetry.Row, col bool) {
+// With fit > 0 only the best-ranked columns whose total fits in fit runes are
+// printed (SEAT always), in table order.
+func writeTable(w io.Writer, rows []telemetry.Row, col bool, fit int) {
+	all := make([]map[string]telemetry.Cell, len(rows))
+	for i, r := range rows {
+		all[i] = r.Cells()
+	}
+	colWidth := func(key, head string) int {
+		n := utf8.RuneCountInString(head)
+		for _, m := range all {
+			n = max(n, utf8.RuneCountInString(m[key].Text))
+		}
+		return n
+	}
+	seatWidth := utf8.RuneCountInString("SEAT")
+	for _, r := range rows {
+		seatWidth = max(seatWidth, utf8.RuneCountInString(r.Seat))
+	}
+	keep := map[string]bool{}
+	used := seatWidth
+	ranked := slices.Clone(telemetry.Columns)
+	slices.SortFunc(ranked, func(a, b telemetry.Column) int { return a.Rank - b.Rank })
+	for _, c := range ranked {
+		if n := colWidth(c.Key, c.Heading) + 2; fit <= 0 || used+n <= fit {
+			keep[c.Key], used = true, used+n
+		}
+	}
 	heads := []string{"SEAT"}
 	for _, c := range telemetry.Columns {
-		heads = append(heads, c.Heading)
+		if keep[c.Key] {
+			heads = append(heads, c.Heading)
+		}
 	}
 	cells := make([][]telemetry.Cell, len(rows))
 	width := make([]int, len(heads))
@@ -182,10 +227,11 @@ func writeTable(w io.Writer, rows []telemetry.Row, col bool) {
 		width[i] = utf8.RuneCountInString(h)
 	}
 	for i, r := range rows {
-		m := r.Cells()
 		line := []telemetry.Cell{{Text: r.Seat}}
 		for _, c := range telemetry.Columns {
-			line = append(line, m[c.Key])
+			if keep[c.Key] {
+				line = append(line, all[i][c.Key])
+			}
 		}
 		cells[i] = line
 		for j, c := range line {
@@ -234,7 +280,7 @@ func writeDetail(w io.Writer, r telemetry.Row, col bool) {
 		{"context", "context", "context"}, {"inbox", "inbox", "inbox"}, {"in flight", "in_flight", "in_flight"},
 		{"cursor", "cursor", "cursor"}, {"last turn end", "last_turn_end", "last_turn_end"},
 		{"ladder rung", "ladder", "ladder"}, {"provider waits", "provider_waits", "provider_waits"},
-		{"compaction", "compaction", "compaction"}, {"last exit", "last_exit", "last_exit"},
+		{"compaction", "compaction", "compaction"}, {"seat done", "done", "done"}, {"last exit", "last_exit", "last_exit"},
 	}
 	fmt.Fprintln(w, r.Seat)
 	const lw = 16
@@ -257,4 +303,13 @@ func writeDetail(w io.Writer, r telemetry.Row, col bool) {
 			}
 		}
 	}
+}
+
+// terminalWidth is f's width in columns; 0 (every column) when it cannot be told.
+func terminalWidth(f *os.File) int {
+	w, _, err := term.GetSize(int(f.Fd()))
+	if err != nil || w <= 0 {
+		return 0
+	}
+	return w
 }

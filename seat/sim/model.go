@@ -103,6 +103,7 @@ var (
 	swallowRe  = regexp.MustCompile(`\[sim:swallow-enter=(\d+)\]`)
 	toolRe     = regexp.MustCompile(`\[sim:tool=([A-Za-z]+):([^\]]*)\]`)
 	untilRe    = regexp.MustCompile(`\[sim:until=(\d+)\]`)
+	replyLenRe = regexp.MustCompile(`\[sim:reply-bytes=(\d+)\]`)
 	mentionRe  = regexp.MustCompile(`(?:^|\s)@(\S+)`)
 	interrupts = "[Request interrupted by user]"
 )
@@ -154,8 +155,25 @@ func swallowCount(box string) int {
 // first line) so a test can match a nonce in the reply.
 func replyFor(prompt string) string {
 	first, _, _ := strings.Cut(prompt, "\n")
-	return fmt.Sprintf("sim: received %d chars\n> %s", utf8.RuneCountInString(prompt), first)
+	r := fmt.Sprintf("sim: received %d chars\n> %s", utf8.RuneCountInString(prompt), first)
+	// [sim:reply-bytes=N] pads the reply to N bytes, so a test can get a long
+	// answer back whole; the padding numbers its lines to show nothing is lost.
+	if m := replyLenRe.FindStringSubmatch(prompt); m != nil {
+		n, err := strconv.Atoi(m[1])
+		if err == nil && n <= maxReplyBytes {
+			var b strings.Builder
+			b.WriteString(r)
+			for i := 1; b.Len() < n; i++ {
+				fmt.Fprintf(&b, "\nline %06d of the long reply", i)
+			}
+			r = b.String()[:max(n, len(r))]
+		}
+	}
+	return r
 }
+
+// maxReplyBytes bounds [sim:reply-bytes=N].
+const maxReplyBytes = 8 << 20
 
 // mention is an @path found in a prompt that resolved to a readable file.
 type mention struct {

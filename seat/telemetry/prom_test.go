@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -43,7 +44,14 @@ func parseProm(t *testing.T, text string) (samples []sample, help, typ map[strin
 		}
 		brace := strings.IndexByte(line, '{')
 		if brace < 0 {
-			fail("sample without labels")
+			// A family of the state root (recover's figures) has no labels.
+			name, value, ok := strings.Cut(line, " ")
+			v, err := strconv.ParseFloat(value, 64)
+			if !ok || err != nil || typ[name] == "" {
+				fail("bad unlabelled sample")
+			}
+			samples = append(samples, sample{name: name, labels: map[string]string{}, value: v})
+			continue
 		}
 		s := sample{name: line[:brace], labels: map[string]string{}}
 		if typ[s.name] == "" {
@@ -92,20 +100,7 @@ func parseProm(t *testing.T, text string) (samples []sample, help, typ map[strin
 }
 
 func find(samples []sample, name, seatName string, extra ...string) []sample {
-	var out []sample
-next:
-	for _, s := range samples {
-		if s.name != name || s.labels["seat"] != seatName {
-			continue
-		}
-		for i := 0; i+1 < len(extra); i += 2 {
-			if s.labels[extra[i]] != extra[i+1] {
-				continue next
-			}
-		}
-		out = append(out, s)
-	}
-	return out
+	return findGlobal(samples, name, append([]string{"seat", seatName}, extra...)...)
 }
 
 func TestPrometheusOmitsUnknownSamplesInsteadOfZero(t *testing.T) {
@@ -189,4 +184,93 @@ func TestWriteTextfileIsAtomicAndParses(t *testing.T) {
 		}
 		t.Errorf("textfile directory holds %v, want only pantty.prom (no temp file left)", names)
 	}
+}
+
+// TestTextfileHasTimestampsNotFrozenAges: the textfile form drops the age
+// families and keeps the timestamps; with the state root it carries recover's
+// sweep figures and when it was written.
+func TestTextfileHasTimestampsNotFrozenAges(t *testing.T) {
+	f := newFixture(t)
+	s := f.seat("ts")
+	heartbeat(t, s, t0.Add(-3*time.Second), "idle")
+	sweep := "at = 2026-12-03T09:00:00Z\ntook = \"1.5s\"\npid = 1\ninterval = \"1m0s\"\nseats = 3\nok = 2\ndead = 1\nunknown = 0\nrevived = 1\nexit_code = 1\n"
+	if err := os.WriteFile(filepath.Join(f.home, telemetry.LastSweepFile), []byte(sweep), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := telemetry.Read(f.home, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "pantty.prom")
+	if err := telemetry.WriteTextfileWith(path, rows, telemetry.PromOptions{Home: f.home, Now: t0}); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(path)
+	samples, _, _ := parseProm(t, string(data))
+	if got := find(samples, "pantty_seat_heartbeat_age_seconds", "ts"); len(got) != 0 {
+		t.Errorf("the textfile carries a frozen age: %+v", got)
+	}
+	if got := find(samples, "pantty_seat_heartbeat_timestamp_seconds", "ts"); len(got) != 1 || got[0].value != float64(t0.Add(-3*time.Second).Unix()) {
+		t.Errorf("heartbeat timestamp: %+v", got)
+	}
+	want := map[string]float64{"pantty_recover_last_sweep_duration_seconds": 1.5, "pantty_recover_interval_seconds": 60,
+		"pantty_recover_last_sweep_revived": 1, "pantty_recover_last_sweep_exit_code": 1, "pantty_exposition_timestamp_seconds": float64(t0.Unix())}
+	for name, v := range want {
+		if got := findGlobal(samples, name); len(got) != 1 || got[0].value != v {
+			t.Errorf("%s: %+v, want %v", name, got, v)
+		}
+	}
+	if got := findGlobal(samples, "pantty_recover_last_sweep_seats", "verdict", "dead"); len(got) != 1 || got[0].value != 1 {
+		t.Errorf("seats by verdict: %+v", got)
+	}
+	// The live form keeps the age.
+	var b bytes.Buffer
+	telemetry.WritePrometheus(&b, rows)
+	if live, _, _ := parseProm(t, b.String()); len(find(live, "pantty_seat_heartbeat_age_seconds", "ts")) != 1 {
+		t.Errorf("status --format prom lost the age")
+	}
+}
+
+// TestAlertRulesNameExistingMetrics keeps examples/prometheus-alerts.yml in
+// step with the families: every pantty_* name it uses is written by pantty.
+func TestAlertRulesNameExistingMetrics(t *testing.T) {
+	rules, err := os.ReadFile("../../examples/prometheus-alerts.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := newFixture(t)
+	s := f.seat("al")
+	heartbeat(t, s, t0, "idle")
+	os.WriteFile(filepath.Join(f.home, telemetry.LastSweepFile), []byte("at = 2026-12-03T09:00:00Z\ninterval = \"1m0s\"\n"), 0o600)
+	rows, _ := telemetry.Read(f.home, t0)
+	var b bytes.Buffer
+	telemetry.WritePrometheusWith(&b, rows, telemetry.PromOptions{Home: f.home, Now: t0})
+	_, help, _ := parseProm(t, b.String())
+	names := regexp.MustCompile(`pantty_[a-z_]+`).FindAllString(string(rules), -1)
+	if len(names) < 10 {
+		t.Fatalf("found only %d metric names in the rules", len(names))
+	}
+	for _, n := range names {
+		if help[n] == "" {
+			t.Errorf("the alert rules use %s, which pantty does not write", n)
+		}
+	}
+}
+
+// findGlobal returns the samples of name with the given labels, seat or not.
+func findGlobal(ss []sample, name string, kv ...string) []sample {
+	var out []sample
+next:
+	for _, s := range ss {
+		if s.name != name {
+			continue
+		}
+		for i := 0; i+1 < len(kv); i += 2 {
+			if s.labels[kv[i]] != kv[i+1] {
+				continue next
+			}
+		}
+		out = append(out, s)
+	}
+	return out
 }

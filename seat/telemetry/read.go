@@ -120,7 +120,20 @@ func (r Reader) row(s seat.Seat, now time.Time) Row {
 	row.Mode = readMode(s, cfg, cfgErr, now)
 	row.LastExit = readLastExit(s, sess, haveSess, now)
 	row.Activity = readActivity(s, cfg, cfgErr, sess, haveSess, now)
+	row.Done = readDone(s, now)
 	return row
+}
+
+func readDone(s seat.Seat, now time.Time) Done {
+	c, err := s.ReadCleanup()
+	if errors.Is(err, fs.ErrNotExist) {
+		return Done{Meta: Meta{State: Known, Bound: "cleanup.toml absent: no seat done pending"}, Pending: ptr(false), Attempts: ptr(0), LastError: ptr("")}
+	}
+	if err != nil {
+		return Done{Meta: missing(err, "")}
+	}
+	return Done{Meta: meta(Known, "", "cleanup.toml (left by "+c.By+"; recover removes it after the teardown)", c.RequestedAt, now),
+		Pending: ptr(true), Attempts: ptr(c.Attempts), LastError: ptr(c.LastError)}
 }
 
 // meta builds a reading in state, recorded at t (zero t: no time known).

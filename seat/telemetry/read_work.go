@@ -64,6 +64,7 @@ func readInbox(es []seat.Entry, err error, now time.Time) Inbox {
 	in := Inbox{Depth: ptr(depth), Queued: ptr(queued), Failed: ptr(failed), Processed: ptr(processed)}
 	if !oldest.IsZero() {
 		in.OldestQueuedSeconds = ptr(ageSeconds(now.Sub(oldest)))
+		in.OldestQueuedAt = ptr(oldest.UTC())
 	}
 	in.Meta = Meta{State: Known, Bound: fmt.Sprintf("inbox/msgs and inbox/status of this seat (%d stored)", len(es))}
 	return in

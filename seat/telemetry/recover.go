@@ -47,10 +47,18 @@ type healthRecord struct {
 	At      time.Time `toml:"at"`
 }
 
-// lastSweepRecord is the part of recover-last.toml that dates a verdict.
+// lastSweepRecord is the part of recover-last.toml telemetry reads: what dates
+// a verdict, and the sweep's own figures for the Prometheus form.
 type lastSweepRecord struct {
 	At       time.Time     `toml:"at"`
 	Interval seat.Duration `toml:"interval"`
+	Took     seat.Duration `toml:"took"`
+	Seats    int           `toml:"seats"`
+	OK       int           `toml:"ok"`
+	Dead     int           `toml:"dead"`
+	Unknown  int           `toml:"unknown"`
+	Revived  int           `toml:"revived"`
+	Code     int           `toml:"exit_code"`
 }
 
 // ReadHealthFile is the default RecoverReader. Without health.toml the verdict

@@ -68,7 +68,18 @@ type Row struct {
 	Compaction    Compaction `json:"compaction"`
 	Mode          Text       `json:"mode"`
 	Activity      Activity   `json:"activity"`
+	Done          Done       `json:"done"`
 	LastExit      Text       `json:"last_exit"`
+}
+
+// Done is the finalizer's marker (cleanup.toml): a `seat done` whose teardown
+// recover has not finished. Its absence is a known "nothing pending", because
+// the marker's existence is the whole queue.
+type Done struct {
+	Meta
+	Pending   *bool   `json:"pending"`
+	Attempts  *int    `json:"attempts"`   // recover sweeps that tried and failed
+	LastError *string `json:"last_error"` // why the last one failed
 }
 
 // Activity is the seat's current tool call (activity.toml), shown only within
@@ -150,8 +161,11 @@ type Inbox struct {
 	Queued    *int `json:"queued"`
 	Failed    *int `json:"failed"`
 	Processed *int `json:"processed"`
-	// OldestQueuedSeconds is how long the oldest queued message has waited.
-	OldestQueuedSeconds *float64 `json:"oldest_queued_seconds"`
+	// OldestQueuedSeconds is how long the oldest queued message has waited;
+	// OldestQueuedAt is when it was enqueued (a time does not freeze in a
+	// textfile the way an age does).
+	OldestQueuedSeconds *float64   `json:"oldest_queued_seconds"`
+	OldestQueuedAt      *time.Time `json:"oldest_queued_at"`
 }
 
 // InFlight is the message between paste and turn end, if any. Known with a

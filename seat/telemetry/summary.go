@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/pantty/pantty/seat"
 )
 
 // Cell is one reading in a few words, for the status table and watch lines:
@@ -26,14 +28,21 @@ const (
 	Bad
 )
 
-// Columns lists the readings in table order, with their headings.
-var Columns = []struct {
+// Column is one column of the status table.
+type Column struct {
 	Key, Heading string
-}{
-	{"health", "HEALTH"}, {"shape", "SHAPE"}, {"phase", "PHASE"}, {"heartbeat", "BEAT"},
-	{"driver", "DRIVER"}, {"session", "SESSION"}, {"model", "MODEL"}, {"context", "CONTEXT"},
-	{"inbox", "INBOX"}, {"in_flight", "IN-FLIGHT"}, {"cursor", "CURSOR"}, {"last_turn_end", "LAST TURN"},
-	{"ladder", "RUNG"}, {"provider_waits", "WAITS"}, {"compaction", "CYCLE"}, {"mode", "MODE"},
+	Rank         int
+}
+
+// Columns lists the readings in table order, with their headings. Rank orders
+// them by how much a person glancing at the table needs them (1 first): a
+// table narrower than every column keeps the best-ranked ones that fit.
+var Columns = []Column{
+	{"health", "HEALTH", 1}, {"intent", "INTENT", 2}, {"shape", "SHAPE", 18}, {"phase", "PHASE", 3},
+	{"heartbeat", "BEAT", 10}, {"driver", "DRIVER", 11}, {"session", "SESSION", 13}, {"model", "MODEL", 14},
+	{"context", "CONTEXT", 8}, {"inbox", "INBOX", 5}, {"in_flight", "IN-FLIGHT", 6}, {"cursor", "CURSOR", 15},
+	{"last_turn_end", "LAST TURN", 7}, {"ladder", "RUNG", 16}, {"provider_waits", "WAITS", 9},
+	{"compaction", "CYCLE", 17}, {"mode", "MODE", 12}, {"done", "DONE", 4},
 }
 
 // Cells returns the row's cells keyed as in Columns.
@@ -57,8 +66,32 @@ func (r Row) Cells() map[string]Cell {
 		"provider_waits": r.waitsCell(),
 		"compaction":     r.cycleCell(),
 		"mode":           textCell(r.Mode),
+		"done":           r.doneCell(),
 		"last_exit":      textCell(r.LastExit),
 	}
+}
+
+// stopped reports a seat its person stopped whose driver is not live: its last
+// beat and the holder recorded last (`seat stop` takes the lock to tear down)
+// are history, not a stale loop or a dead driver.
+func (r Row) stopped() bool {
+	in := r.Intent
+	return in.IsKnown() && in.Value != nil && *in.Value == seat.IntentStopped && (r.Driver.Live == nil || !*r.Driver.Live)
+}
+
+func (r Row) doneCell() Cell {
+	d := r.Done
+	if !d.IsKnown() || d.Pending == nil {
+		return off(d.Meta)
+	}
+	if !*d.Pending {
+		return Cell{"-", Plain}
+	}
+	t := "pending " + ageOf(d.Meta)
+	if *d.Attempts > 0 {
+		return Cell{fmt.Sprintf("%s, %d failed: %s", t, *d.Attempts, *d.LastError), Warn}
+	}
+	return Cell{t, Warn}
 }
 
 // Age prints a duration the way status does: 850ms, 42s, 3m05s, 2h10m, 3d4h.
@@ -127,6 +160,9 @@ func (r Row) healthCell() Cell {
 
 func (r Row) phaseCell() Cell {
 	h := r.Heartbeat
+	if r.stopped() {
+		return Cell{"stopped", Dim}
+	}
 	if !h.IsKnown() || h.Phase == nil {
 		return off(h.Meta)
 	}
@@ -145,6 +181,9 @@ func (r Row) beatCell() Cell {
 	if !h.IsKnown() {
 		return off(h.Meta)
 	}
+	if r.stopped() {
+		return Cell{"last " + ageOf(h.Meta) + " ago", Dim}
+	}
 	if h.State == Stale {
 		return Cell{"stale " + ageOf(h.Meta), Warn}
 	}
@@ -155,6 +194,9 @@ func (r Row) driverCell() Cell {
 	d := r.Driver
 	if d.State == Error {
 		return Cell{"error", Bad}
+	}
+	if r.stopped() {
+		return Cell{"none (stopped)", Dim}
 	}
 	if d.Live == nil {
 		if d.Holder != nil {

@@ -1,0 +1,117 @@
+package main
+
+// The conventions a new user expects of a CLI, run on the real binary.
+
+import (
+	"encoding/json"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pantty/pantty/seat/seattest"
+)
+
+func TestVersionNamesTheMeasuredHarnesses(t *testing.T) {
+	h := seattest.New(t, "ver")
+	r := h.Run("--version")
+	for _, want := range []string{"pantty ", "claude-code", "2.1.328", "codex", "0.171.0", "sim", "revisit"} {
+		if r.Code != 0 || !strings.Contains(r.Stdout, want) {
+			t.Fatalf("--version: %q missing: %s", want, r)
+		}
+	}
+}
+
+func TestUnknownCommandsExit2(t *testing.T) {
+	h := seattest.New(t, "unk")
+	for _, args := range [][]string{{"help"}, {"frobnicate"}, {"seat", "frobnicate"}} {
+		r := h.Run(args...)
+		if r.Code != 2 || r.Stdout != "" || strings.Count(r.Stderr, "\n") != 1 || !strings.Contains(r.Stderr, "unknown command") {
+			t.Errorf("pantty %s: want exit 2 and one 'unknown command' line; got %s", strings.Join(args, " "), r)
+		}
+	}
+}
+
+func TestGlobalFlagsAfterTheCommand(t *testing.T) {
+	h := seattest.New(t, "glob")
+	elsewhere := filepath.Join(t.TempDir(), "empty")
+	r := h.RunEnv(map[string]string{"PANTTY_HOME": elsewhere}, "", "seat", "list", "--json", "--home", h.Home)
+	var list struct {
+		V     int
+		Home  string
+		Seats []struct {
+			Seat, ConfigError                      string
+			Harness, Intent, Owner, Phase, Session *string
+			PhaseStale                             bool `json:"phase_stale"`
+			Queued                                 *int
+		}
+	}
+	decodeStrict(t, r.Stdout, &list)
+	if r.Code != 0 || list.V != 1 || list.Home != h.Home || len(list.Seats) != 1 || list.Seats[0].Seat != "glob" ||
+		*list.Seats[0].Harness != "sim" || list.Seats[0].Owner != nil || *list.Seats[0].Queued != 0 {
+		t.Fatalf("seat list --json --home after the command: %s", r)
+	}
+	if r := h.RunEnv(map[string]string{"PANTTY_HOME": elsewhere}, "x", "seat", "send", "glob", "--home="+h.Home, "--id", "g1"); r.Code != 0 {
+		t.Fatalf("--home= after the seat name: %s", r)
+	}
+	r = h.Run("seat", "inbox", "glob", "--json")
+	var inbox struct {
+		V        int
+		Seat     string
+		Messages []struct {
+			ID, State, Reason, From, Board, Channel string
+			Attempts, Resubmits, Retries, Bytes     int
+			ReplyBytes                              int        `json:"reply_bytes"`
+			EnqueuedAt                              time.Time  `json:"enqueued_at"`
+			SubmittedAt                             *time.Time `json:"submitted_at"`
+			EndedAt                                 *time.Time `json:"ended_at"`
+		}
+	}
+	decodeStrict(t, r.Stdout, &inbox)
+	if r.Code != 0 || inbox.V != 1 || len(inbox.Messages) != 1 || inbox.Messages[0].ID != "g1" || inbox.Messages[0].State != "queued" || inbox.Messages[0].Bytes != 1 {
+		t.Fatalf("seat inbox --json: %s", r)
+	}
+	r = h.Run("recover", "--dry-run", "--json")
+	var rep struct{ V int }
+	if err := json.Unmarshal([]byte(r.Stdout), &rep); err != nil || rep.V != 1 {
+		t.Fatalf("recover --json carries no \"v\":1: %v %s", err, r)
+	}
+}
+
+func TestCompletionAndManAreGeneratedFromTheCommands(t *testing.T) {
+	h := seattest.New(t, "comp")
+	// bash and zsh ask the binary itself at each TAB.
+	r := h.Run("seat", "--generate-bash-completion")
+	for _, want := range []string{"send", "show", "inbox"} {
+		if !strings.Contains(r.Stdout, want+"\n") {
+			t.Fatalf("seat completion lacks %q: %s", want, r)
+		}
+	}
+	if r := h.Run("--generate-bash-completion"); !strings.Contains(r.Stdout, "events\n") || !strings.Contains(r.Stdout, "completion\n") {
+		t.Fatalf("top-level completion: %s", r)
+	}
+	for _, sh := range []string{"bash", "zsh", "fish"} {
+		r := h.Run("completion", sh)
+		if r.Code != 0 || !strings.Contains(r.Stdout, "pantty") {
+			t.Fatalf("completion %s: %s", sh, r)
+		}
+		if sh == "bash" {
+			if b, err := exec.Command("bash", "-n", "-c", r.Stdout).CombinedOutput(); err != nil {
+				t.Fatalf("the bash script does not parse: %v %s", err, b)
+			}
+		}
+		if sh == "fish" && (!strings.Contains(r.Stdout, "events") || !strings.Contains(r.Stdout, "-l wait")) {
+			t.Fatalf("fish completion lacks commands or flags: %s", r.Stdout)
+		}
+	}
+	if r := h.Run("completion", "tcsh"); r.Code != 2 {
+		t.Fatalf("completion tcsh: want exit 2, got %s", r)
+	}
+	r = h.Run("man")
+	for _, want := range []string{".TH pantty 1", "events", "--wait", "seat"} {
+		if r.Code != 0 || !strings.Contains(r.Stdout, want) {
+			t.Fatalf("man page lacks %q: %s", want, r.Stderr)
+		}
+	}
+}

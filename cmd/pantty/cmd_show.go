@@ -1,0 +1,224 @@
+package main
+
+// `seat show NAME ID`: one message with everything recorded about it: what was
+// sent, its state and when each step happened, the evidence that moved it,
+// what each submission really pasted, and the reply.
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/pantty/pantty/seat"
+	"github.com/urfave/cli/v2"
+)
+
+func seatShowCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "show",
+		Usage:     "one message: its text, states with times, evidence, submissions and reply",
+		ArgsUsage: "NAME ID",
+		Description: "Exit 0 shown, 2 no such seat or message, 4 a record could not be read.\n" +
+			"--json prints one object (schema v1 in docs/cli.md).",
+		Flags:  []cli.Flag{jsonFlag()},
+		Action: seatShow,
+	}
+}
+
+// shownMessage is `seat show --json`, schema v1.
+type shownMessage struct {
+	V       int    `json:"v"`
+	Seat    string `json:"seat"`
+	ID      string `json:"id"`
+	From    string `json:"from,omitempty"`
+	Board   string `json:"board,omitempty"`
+	Channel string `json:"channel,omitempty"`
+	Text    string `json:"text"`
+	State   string `json:"state"`
+	Reason  string `json:"reason,omitempty"`
+	Detail  string `json:"detail,omitempty"`
+	// Times of each step that happened; a step that did not is left out.
+	EnqueuedAt  time.Time  `json:"enqueued_at"`
+	SubmittedAt *time.Time `json:"submitted_at,omitempty"`
+	EndedAt     *time.Time `json:"ended_at,omitempty"`
+	UpdatedAt   *time.Time `json:"updated_at,omitempty"`
+	NotBefore   *time.Time `json:"not_before,omitempty"`
+	Attempts    int        `json:"attempts"`
+	Resubmits   int        `json:"resubmits"`
+	Retries     int        `json:"retries"`
+	Evidence    evidence   `json:"evidence"`
+	Submissions []shownSub `json:"submissions"`
+	Reply       shownReply `json:"reply"`
+}
+
+// evidence names the records that moved the message (paths relative to the seat).
+type evidence struct {
+	Submission string `json:"submission,omitempty"` // the UserPromptSubmit event bound by the header's nonce
+	TurnEnd    string `json:"turn_end,omitempty"`   // the event (or envelope) that closed the turn
+	PromptID   string `json:"prompt_id,omitempty"`
+	SessionID  string `json:"session_id,omitempty"`
+	Nonce      string `json:"nonce,omitempty"`
+}
+
+// shownSub is one paste of the message (artifacts/ID.N.toml).
+type shownSub struct {
+	Attempt  int       `json:"attempt"`
+	Resubmit int       `json:"resubmit"`
+	SentAt   time.Time `json:"sent_at"`
+	Bytes    int       `json:"bytes"`
+	Mentions int       `json:"mentions"`
+	SHA256   string    `json:"sha256"`
+	Nonce    string    `json:"nonce"`
+	Artifact string    `json:"artifact"`
+}
+
+type shownReply struct {
+	Text      string `json:"text"`
+	Bytes     int    `json:"bytes"`
+	Truncated bool   `json:"truncated"`
+	File      string `json:"file,omitempty"` // inbox/replies/ID.txt when the reply came from there
+}
+
+func seatShow(c *cli.Context) error {
+	s, id, err := seatAndID(c)
+	if err != nil {
+		return err
+	}
+	if !seat.ValidID(id) {
+		return usageErr("bad message id %q", id)
+	}
+	m, err := showMessage(s, id)
+	if err != nil {
+		return err
+	}
+	if c.Bool("json") {
+		printLine(m)
+		return nil
+	}
+	showText(m)
+	return nil
+}
+
+// showMessage gathers every record of message id.
+func showMessage(s seat.Seat, id string) (shownMessage, error) {
+	msg, err := s.ReadStored(id)
+	if errors.Is(err, fs.ErrNotExist) {
+		return shownMessage{}, fmt.Errorf("%w: no message %q in seat %q (never sent, or pruned after %s)", seat.ErrBadInput, id, s.Name, seat.MessageRetention)
+	}
+	if err != nil {
+		return shownMessage{}, fmt.Errorf("%w: %v", seat.ErrUnobservable, err)
+	}
+	st, err := s.ReadStatus(id)
+	if err != nil {
+		return shownMessage{}, fmt.Errorf("%w: %v", seat.ErrUnobservable, err)
+	}
+	m := shownMessage{V: jsonVersion, Seat: s.Name, ID: id, From: msg.From, Board: msg.Board, Channel: msg.Channel, Text: msg.Text,
+		State: st.State, Reason: st.Reason, Detail: st.Detail, EnqueuedAt: msg.EnqueuedAt,
+		SubmittedAt: timeOrNil(st.SubmittedAt), EndedAt: timeOrNil(st.EndedAt), UpdatedAt: timeOrNil(st.UpdatedAt),
+		NotBefore: timeOrNil(st.NotBefore), Attempts: st.Attempts, Resubmits: st.Resubmits, Retries: st.Retries,
+		Evidence:    evidence{Submission: st.Evidence, TurnEnd: st.TurnEnd, PromptID: st.PromptID, SessionID: st.SessionID, Nonce: st.Nonce},
+		Submissions: []shownSub{}}
+	rep, err := s.ReadReply(st)
+	if err != nil {
+		return m, fmt.Errorf("%w: %v", seat.ErrUnobservable, err)
+	}
+	m.Reply = shownReply{Text: rep.Text, Bytes: rep.Bytes, Truncated: rep.Truncated}
+	if rep.FromFile {
+		m.Reply.File = rel(s, s.ReplyPath(id))
+	}
+	arts, _ := filepath.Glob(filepath.Join(s.ArtifactsDir(), id+".*.toml"))
+	for _, p := range arts {
+		var a seat.Artifact
+		if err := seat.ReadState(p, &a); err != nil {
+			return m, fmt.Errorf("%w: %v", seat.ErrUnobservable, err)
+		}
+		if a.ID != id { // another message whose id extends this one ("a" and "a.b")
+			continue
+		}
+		m.Submissions = append(m.Submissions, shownSub{Attempt: a.Attempt, Resubmit: a.Resubmit, SentAt: a.SentAt, Bytes: a.Bytes,
+			Mentions: a.Mentions, SHA256: a.SHA256, Nonce: a.Nonce, Artifact: rel(s, p)})
+	}
+	sort.Slice(m.Submissions, func(i, j int) bool { return m.Submissions[i].Attempt < m.Submissions[j].Attempt })
+	return m, nil
+}
+
+func rel(s seat.Seat, p string) string {
+	if r, err := filepath.Rel(s.Dir, p); err == nil {
+		return r
+	}
+	return p
+}
+
+// showText prints the message for a person: a header of facts, the steps in
+// time order, then the text and the reply verbatim.
+func showText(m shownMessage) {
+	tw := tabwriter.NewWriter(os.Stdout, 0, 2, 2, ' ', 0)
+	row := func(k, v string) {
+		if v != "" {
+			fmt.Fprintf(tw, "%s\t%s\n", k, v)
+		}
+	}
+	row("message", m.ID)
+	row("seat", m.Seat)
+	row("from", m.From)
+	row("board", m.Board)
+	row("channel", m.Channel)
+	state := m.State
+	if m.Reason != "" {
+		state += " (" + m.Reason + ")"
+	}
+	row("state", state)
+	row("detail", m.Detail)
+	row("counts", fmt.Sprintf("%d attempt(s), %d resubmission(s), %d retry(ies)", m.Attempts, m.Resubmits, m.Retries))
+	tw.Flush()
+
+	fmt.Println("\nsteps:")
+	tw = tabwriter.NewWriter(os.Stdout, 0, 2, 2, ' ', 0)
+	stamp := func(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
+	fmt.Fprintf(tw, "  %s\tqueued\t\n", stamp(m.EnqueuedAt))
+	for _, s := range m.Submissions {
+		what := fmt.Sprintf("pasted (attempt %d", s.Attempt)
+		if s.Resubmit > 0 {
+			what += ", marked resubmission"
+		}
+		fmt.Fprintf(tw, "  %s\t%s)\t%s: %d bytes, %d @mention(s), sha256 %.12s\n", stamp(s.SentAt), what, s.Artifact, s.Bytes, s.Mentions, s.SHA256)
+	}
+	if m.SubmittedAt != nil {
+		fmt.Fprintf(tw, "  %s\tsubmitted\tevidence %s, prompt %s, session %s\n", stamp(*m.SubmittedAt), dash(m.Evidence.Submission), dash(m.Evidence.PromptID), dash(m.Evidence.SessionID))
+	}
+	if m.EndedAt != nil {
+		fmt.Fprintf(tw, "  %s\t%s\tturn end %s\n", stamp(*m.EndedAt), m.State, dash(m.Evidence.TurnEnd))
+	} else if m.NotBefore != nil {
+		fmt.Fprintf(tw, "  %s\tnot before\t(a provider wait)\n", stamp(*m.NotBefore))
+	}
+	tw.Flush()
+
+	fmt.Printf("\ntext (%d bytes):\n%s\n", len(m.Text), strings.TrimRight(m.Text, "\n"))
+	switch {
+	case m.Reply.Bytes == 0 && m.Reply.Text == "":
+		fmt.Println("\nreply: none recorded")
+	default:
+		note := ""
+		if m.Reply.Truncated {
+			note = fmt.Sprintf(", cut to %d", len(m.Reply.Text))
+		}
+		where := m.Reply.File
+		if where == "" {
+			where = "the status preview"
+		}
+		fmt.Printf("\nreply (%d bytes%s, from %s):\n%s\n", m.Reply.Bytes, note, where, strings.TrimRight(m.Reply.Text, "\n"))
+	}
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
