@@ -7,7 +7,19 @@ import "encoding/json"
 // It is per seat and per launch; the user's own settings are never touched.
 // With activity on, PreToolUse/PostToolUse hooks are added (bounded by a short
 // timeout); off, they are absent, so no process is spawned per tool call.
-func ClaudeSettings(pantty string, s Seat, activity bool) ([]byte, error) {
+//
+// It also carries the seat's authority (a, from ResolveAuthority), because a
+// --settings file wins over a repository's settings (measured, DESIGN §10):
+//   - permissions.deny Read, Edit and Write of every protected path
+//     ($PANTTY_HOME, the harness's credentials) in the //absolute form: the Read
+//     rule is what stops an @-mention in board text from expanding the file,
+//     and the read tool from opening it (docs/claude-code.md, measured);
+//   - crossSessionInbound "refuse": Claude Code's session socket takes text from
+//     any same-user process without its key on Linux (DESIGN §10);
+//   - with isolation on, the Bash sandbox (bubblewrap): required
+//     (failIfUnavailable), no unsandboxed fallback, writes denied under the
+//     protected paths and granted in the seat's drop directory only.
+func ClaudeSettings(pantty string, s Seat, activity bool, a Authority) ([]byte, error) {
 	hook := func(timeout int) []map[string]any {
 		h := map[string]any{"type": "command", "command": HookCommand(pantty, s)}
 		if timeout > 0 {
@@ -23,8 +35,31 @@ func ClaudeSettings(pantty string, s Seat, activity bool) ([]byte, error) {
 		hooks["PreToolUse"] = hook(5)
 		hooks["PostToolUse"] = hook(5)
 	}
-	return json.MarshalIndent(map[string]any{
-		"hooks":      hooks,
-		"statusLine": map[string]any{"type": "command", "command": HookCommand(pantty, s, "--status-line")},
-	}, "", "  ")
+	var deny []string
+	for _, p := range a.Protected {
+		for _, tool := range []string{"Read", "Edit", "Write"} {
+			deny = append(deny, tool+"(/"+p+"/**)", tool+"(/"+p+")")
+		}
+	}
+	settings := map[string]any{
+		"hooks":               hooks,
+		"statusLine":          map[string]any{"type": "command", "command": HookCommand(pantty, s, "--status-line")},
+		"crossSessionInbound": "refuse",
+	}
+	if len(deny) > 0 {
+		settings["permissions"] = map[string]any{"deny": deny}
+	}
+	if a.On() {
+		fs := map[string]any{"denyWrite": a.Protected, "denyRead": a.Protected}
+		if a.Drop != "" {
+			fs["allowWrite"] = []string{a.Drop}
+		}
+		settings["sandbox"] = map[string]any{
+			"enabled":                  true,
+			"failIfUnavailable":        true,
+			"allowUnsandboxedCommands": false,
+			"filesystem":               fs,
+		}
+	}
+	return json.MarshalIndent(settings, "", "  ")
 }

@@ -59,19 +59,16 @@ func (d *Driver) launch(pane *tmux.Pane) error {
 	if err != nil {
 		return fmt.Errorf("%w: session record: %v", ErrUnobservable, err)
 	}
-	settings, err := ClaudeSettings(d.Pantty, d.S, d.Cfg.Activity)
+	auth, err := d.writeSettings()
 	if err != nil {
-		return err
-	}
-	if err := d.S.WriteRaw(d.S.SettingsPath(), settings); err != nil {
 		return err
 	}
 	argv, err := d.Ad.Argv(Launch{Seat: d.S, Config: d.Cfg, SessionID: d.sess.ID, Resume: resume,
-		Settings: d.S.SettingsPath(), Pantty: d.Pantty})
+		Settings: d.S.SettingsPath(), Pantty: d.Pantty, Authority: auth})
 	if err != nil {
 		return err
 	}
-	env := HarnessEnv(os.Environ(), d.S, d.Cfg, d.Ad.Env(d.S, d.Cfg))
+	env := auth.env(HarnessEnv(os.Environ(), d.S, d.Cfg, d.Ad.Env(d.S, d.Cfg)))
 	if err := d.S.Write(d.S.LaunchPath(), LaunchFile{Argv: argv, Dir: d.Cfg.Workdir, Env: env}); err != nil {
 		return err
 	}

@@ -234,7 +234,7 @@ func writeDetail(w io.Writer, r telemetry.Row, col bool) {
 		{"context", "context", "context"}, {"inbox", "inbox", "inbox"}, {"in flight", "in_flight", "in_flight"},
 		{"cursor", "cursor", "cursor"}, {"last turn end", "last_turn_end", "last_turn_end"},
 		{"ladder rung", "ladder", "ladder"}, {"provider waits", "provider_waits", "provider_waits"},
-		{"compaction", "compaction", "compaction"},
+		{"compaction", "compaction", "compaction"}, {"isolation", "isolation", "isolation"},
 	}
 	fmt.Fprintln(w, r.Seat)
 	const lw = 16

@@ -44,6 +44,7 @@ func (r Row) Readings() []NamedReading {
 		{"inbox", r.Inbox.Meta}, {"in_flight", r.InFlight.Meta}, {"cursor", r.Cursor.Meta},
 		{"last_turn_end", r.LastTurnEnd}, {"ladder", r.Ladder.Meta},
 		{"provider_waits", r.ProviderWaits.Meta}, {"compaction", r.Compaction.Meta},
+		{"isolation", r.Isolation.Meta},
 	}
 }
 

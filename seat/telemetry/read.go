@@ -119,6 +119,7 @@ func (r Reader) row(s seat.Seat, now time.Time) Row {
 	row.Compaction = readCompaction(s, now)
 	row.Mode = readMode(s, cfg, cfgErr, now)
 	row.Activity = readActivity(s, cfg, cfgErr, sess, haveSess, now)
+	row.Isolation = readIsolation(s, now)
 	return row
 }
 

@@ -68,6 +68,9 @@ type Row struct {
 	Compaction    Compaction `json:"compaction"`
 	Mode          Text       `json:"mode"`
 	Activity      Activity   `json:"activity"`
+	// Isolation is whether the harness's OS sandbox held the model's shell at
+	// the last launch: on, off or unavailable (authority.toml).
+	Isolation Text `json:"isolation"`
 }
 
 // Activity is the seat's current tool call (activity.toml), shown only within

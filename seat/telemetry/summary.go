@@ -34,6 +34,7 @@ var Columns = []struct {
 	{"driver", "DRIVER"}, {"session", "SESSION"}, {"model", "MODEL"}, {"context", "CONTEXT"},
 	{"inbox", "INBOX"}, {"in_flight", "IN-FLIGHT"}, {"cursor", "CURSOR"}, {"last_turn_end", "LAST TURN"},
 	{"ladder", "RUNG"}, {"provider_waits", "WAITS"}, {"compaction", "CYCLE"}, {"mode", "MODE"},
+	{"isolation", "ISOL"},
 }
 
 // Cells returns the row's cells keyed as in Columns.
@@ -57,6 +58,7 @@ func (r Row) Cells() map[string]Cell {
 		"provider_waits": r.waitsCell(),
 		"compaction":     r.cycleCell(),
 		"mode":           textCell(r.Mode),
+		"isolation":      textCell(r.Isolation),
 	}
 }
 
