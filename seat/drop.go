@@ -76,8 +76,12 @@ func SendDrop(dir string, r DropRequest) (DropAnswer, error) {
 	}
 	if err == nil {
 		os.Remove(filepath.Join(dir, id+".done"))
-		if !ans.OK {
+		if !ans.OK && r.Kind == DropNote {
 			return ans, fmt.Errorf("%w: refused by the seat's driver: %s", ErrBadInput, ans.Error)
+		}
+		if !ans.OK {
+			// As `handoff request` outside isolation: the driver's refusal is a failure (1).
+			return ans, fmt.Errorf("refused by the seat's driver: %s", ans.Error)
 		}
 	}
 	return ans, err

@@ -173,8 +173,10 @@ func TestIsolationRefusesForgedStateAndKeepsHandoffNote(t *testing.T) {
 		"echo '{}' > %s/m1.json; echo inbox=$?; "+
 		"echo 'command = \"/bin/true\"' >> %s; echo seattoml=$?; "+
 		"kill -TERM %d; echo kill=$?; "+
-		"%s handoff note 'NOTE-CANARY from inside'; echo note=$?",
-		other.ControlDir(), other.MsgsDir(), other.ConfigPath(), driver, r.Bin)
+		"cat %s; echo read=$?; "+
+		"%s handoff note 'NOTE-CANARY from inside'; echo note=$?; "+
+		"%s handoff request; echo request=$?",
+		other.ControlDir(), other.MsgsDir(), other.ConfigPath(), driver, r.Seat().ConfigPath(), r.Bin, r.Bin)
 	r.Send("iso", "try\n[standin:bash="+cmd)
 	r.processed("iso")
 
@@ -198,6 +200,17 @@ func TestIsolationRefusesForgedStateAndKeepsHandoffNote(t *testing.T) {
 	}
 	if _, live, _ := r.Seat().LiveOwner(); !live {
 		t.Error("the seat's driver died: the model's shell signalled it")
+	}
+	if strings.Contains(out, "read=0") || strings.Contains(out, "harness = ") {
+		t.Errorf("the sandboxed shell read the seat's own seat.toml")
+	}
+	// The request crossed the drop directory and came back refused by the
+	// driver (this seat's refresh policy is none): the round trip works.
+	if !strings.Contains(out, "request=1") || !strings.Contains(out, `refresh policy is \"none\"`) {
+		t.Errorf("pantty handoff request from inside did not get the driver's answer")
+	}
+	if res := r.Run("status", r.Name); res.Code != 0 || !strings.Contains(res.Stdout, "isolation") || !strings.Contains(res.Stdout, " on") {
+		t.Errorf("status does not show isolation on:\n%s", res)
 	}
 	if !strings.Contains(out, "note=0") {
 		t.Fatalf("pantty handoff note from inside failed under isolation")

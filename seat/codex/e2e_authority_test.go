@@ -1,10 +1,8 @@
 package codex_test
 
 import (
-	"bytes"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -34,27 +32,15 @@ func codexHomeOutsideTmp(t *testing.T) string {
 	return dir
 }
 
-// sandboxed runs sh -c script the way the seat's model's commands run: Codex's
-// own sandbox under the seat's CODEX_HOME, whose config.toml pantty wrote.
-func sandboxed(t *testing.T, bin, home, work, script string) string {
-	t.Helper()
-	cmd := exec.Command(bin, "sandbox", "--", "sh", "-c", script)
-	cmd.Dir = work
-	cmd.Env = append(os.Environ(), "CODEX_HOME="+home)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	cmd.Run()
-	return out.String()
-}
-
 // With isolation on (auto, where Codex's sandbox runs), pantty's permission
 // profile keeps $PANTTY_HOME from the model's commands: a canary in seat.toml
 // is not readable, another seat's control/ and seat.toml are not writable,
 // while the workdir is (the control) and the seat's own drop directory takes
 // a request. A board mention of seat.toml brings nothing into the request:
 // Codex 0.171.0 does not expand @-mentions in pasted text at all (the control
-// file in the workdir stays out too). The model's own tool calls are not driven
-// here (the stand-in answers text only); they run under the same profile.
+// file in the workdir stays out too). The model's shell tool (exec_command, run
+// by the real TUI) cannot read seat.toml or write another seat's files, can read
+// the workdir, and `pantty handoff note` from inside reaches the seat's handoff.
 func TestCodexProfileKeepsPanttyHomeOutOfReach(t *testing.T) {
 	home := codexHomeOutsideTmp(t)
 	r := newRig(t, "cx-reach")
@@ -103,11 +89,29 @@ func TestCodexProfileKeepsPanttyHomeOutOfReach(t *testing.T) {
 		}
 	}
 
-	out := sandboxed(t, codexBinary(t), home, r.Work, fmt.Sprintf(
-		"cat %s; echo read=$?; cat outside.txt; echo work=$?; echo forged > %s/stop.toml; echo control=$?; "+
-			"echo 'command = \"/bin/true\"' >> %s; echo seattoml=$?; echo kind = \\\"refresh\\\" > %s/x.tmp; echo drop=$?",
-		s.ConfigPath(), other.ControlDir(), other.ConfigPath(), a.Drop))
-	t.Logf("codex sandbox with pantty's profile:\n%s", out)
+	// The model's own shell tool (exec_command, Codex's only way to read a
+	// file), run by the real TUI under the profile.
+	cmd := fmt.Sprintf("cat %s; echo read=$?; cat outside.txt; echo work=$?; echo forged > %s/stop.toml; echo control=$?; "+
+		"echo 'command = \"/bin/true\"' >> %s; echo seattoml=$?; %s handoff note 'CX-NOTE-CANARY from inside'; echo drop=$?",
+		s.ConfigPath(), other.ControlDir(), other.ConfigPath(), r.Bin)
+	r.Send("x-tool", "run it\n[standin:bash="+cmd)
+	r.processed("x-tool")
+	var out string
+	for _, q := range r.api.Requests() {
+		if q.Kind == "tool_result" {
+			out += q.ToolOutput
+		}
+	}
+	t.Logf("exec_command output under pantty's profile:\n%s", out)
+	notes, _ := filepath.Glob(filepath.Join(s.HandoffDir(), "notes", "*.md"))
+	noted := false
+	for _, n := range notes {
+		b, _ := os.ReadFile(n)
+		noted = noted || strings.Contains(string(b), "CX-NOTE-CANARY from inside")
+	}
+	if !noted {
+		t.Errorf("pantty handoff note from inside did not reach the seat's handoff\ndriver.log:\n%s", r.DriverLog())
+	}
 	if strings.Contains(out, canary) || strings.Contains(out, "read=0") {
 		t.Errorf("the sandboxed command read seat.toml")
 	}
@@ -120,7 +124,7 @@ func TestCodexProfileKeepsPanttyHomeOutOfReach(t *testing.T) {
 		}
 	}
 	if !strings.Contains(out, "drop=0") {
-		t.Errorf("the seat's own drop directory is not writable from its sandbox")
+		t.Errorf("pantty handoff note through the drop directory failed")
 	}
 	if after, _ := os.ReadFile(other.ConfigPath()); string(after) != string(before) {
 		t.Errorf("the other seat's seat.toml changed")
