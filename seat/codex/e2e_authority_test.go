@@ -92,8 +92,9 @@ func TestCodexProfileKeepsPanttyHomeOutOfReach(t *testing.T) {
 	// The model's own shell tool (exec_command, Codex's only way to read a
 	// file), run by the real TUI under the profile.
 	cmd := fmt.Sprintf("cat %s; echo read=$?; cat outside.txt; echo work=$?; echo forged > %s/stop.toml; echo control=$?; "+
-		"echo 'command = \"/bin/true\"' >> %s; echo seattoml=$?; %s handoff note 'CX-NOTE-CANARY from inside'; echo drop=$?",
-		s.ConfigPath(), other.ControlDir(), other.ConfigPath(), r.Bin)
+		"echo 'command = \"/bin/true\"' >> %s; echo seattoml=$?; kill -TERM %d; echo kill=$?; "+
+		"%s handoff note 'CX-NOTE-CANARY from inside'; echo drop=$?",
+		s.ConfigPath(), other.ControlDir(), other.ConfigPath(), r.Owner().PID, r.Bin)
 	r.Send("x-tool", "run it\n[standin:bash="+cmd)
 	r.processed("x-tool")
 	var out string
@@ -118,10 +119,13 @@ func TestCodexProfileKeepsPanttyHomeOutOfReach(t *testing.T) {
 	if !strings.Contains(out, control) {
 		t.Errorf("control: the sandboxed command could not read the workdir")
 	}
-	for _, k := range []string{"control", "seattoml"} {
-		if strings.Contains(out, k+"=0") {
-			t.Errorf("%s: the write was not refused", k)
+	for _, k := range []string{"control", "seattoml", "kill"} {
+		if strings.Contains(out, k+"=0") || !strings.Contains(out, k+"=") {
+			t.Errorf("%s: the write or signal was not refused", k)
 		}
+	}
+	if _, live, _ := s.LiveOwner(); !live {
+		t.Error("the seat's driver died: the model's shell signalled it")
 	}
 	if !strings.Contains(out, "drop=0") {
 		t.Errorf("pantty handoff note through the drop directory failed")
