@@ -2,6 +2,11 @@ package seat
 
 import "encoding/json"
 
+// claudeCredentialEnv are the variables that carry Claude Code's own
+// credential; the sandbox unsets them for the model's commands (the harness
+// itself keeps them).
+var claudeCredentialEnv = []string{"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN"}
+
 // ClaudeSettings builds the Claude Code-shaped settings file (hooks and status
 // line) that both the claude-code adapter and the simulator read via --settings.
 // It is per seat and per launch; the user's own settings are never touched.
@@ -18,7 +23,8 @@ import "encoding/json"
 //     any same-user process without its key on Linux (DESIGN §10);
 //   - with isolation on, the Bash sandbox (bubblewrap): required
 //     (failIfUnavailable), no unsandboxed fallback, writes denied under the
-//     protected paths and granted in the seat's drop directory only.
+//     protected paths and granted in the seat's drop directory only, and
+//     Claude Code's own credential variables unset for sandboxed commands.
 func ClaudeSettings(pantty string, s Seat, activity bool, a Authority) ([]byte, error) {
 	hook := func(timeout int) []map[string]any {
 		h := map[string]any{"type": "command", "command": HookCommand(pantty, s)}
@@ -54,11 +60,16 @@ func ClaudeSettings(pantty string, s Seat, activity bool, a Authority) ([]byte, 
 		if a.Drop != "" {
 			fs["allowWrite"] = []string{a.Drop}
 		}
+		var env []map[string]string
+		for _, k := range claudeCredentialEnv {
+			env = append(env, map[string]string{"name": k, "mode": "deny"})
+		}
 		settings["sandbox"] = map[string]any{
 			"enabled":                  true,
 			"failIfUnavailable":        true,
 			"allowUnsandboxedCommands": false,
 			"filesystem":               fs,
+			"credentials":              map[string]any{"envVars": env},
 		}
 	}
 	return json.MarshalIndent(settings, "", "  ")

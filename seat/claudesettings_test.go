@@ -21,6 +21,7 @@ func TestClaudeSettingsCarryTheAuthority(t *testing.T) {
 			Enabled, FailIfUnavailable bool
 			AllowUnsandboxedCommands   *bool
 			Filesystem                 struct{ AllowWrite, DenyWrite, DenyRead []string }
+			Credentials                struct{ EnvVars []struct{ Name, Mode string } }
 		}
 	}
 	read := func(a seat.Authority) settings {
@@ -50,5 +51,8 @@ func TestClaudeSettingsCarryTheAuthority(t *testing.T) {
 		!slices.Equal(sb.Filesystem.AllowWrite, []string{"/st/.pantty-drop/a"}) || !slices.Equal(sb.Filesystem.DenyWrite, prot) ||
 		!slices.Equal(sb.Filesystem.DenyRead, prot) {
 		t.Fatalf("isolation on: sandbox %+v", sb)
+	}
+	if len(sb.Credentials.EnvVars) == 0 || sb.Credentials.EnvVars[0].Name != "ANTHROPIC_API_KEY" || sb.Credentials.EnvVars[0].Mode != "deny" {
+		t.Fatalf("the API key variable is not denied to sandboxed commands: %+v", sb.Credentials)
 	}
 }

@@ -173,7 +173,7 @@ func TestIsolationRefusesForgedStateAndKeepsHandoffNote(t *testing.T) {
 		"echo '{}' > %s/m1.json; echo inbox=$?; "+
 		"echo 'command = \"/bin/true\"' >> %s; echo seattoml=$?; "+
 		"kill -TERM %d; echo kill=$?; "+
-		"cat %s; echo read=$?; "+
+		"echo key=${ANTHROPIC_API_KEY:-unset}; cat %s; echo read=$?; "+
 		"%s handoff note 'NOTE-CANARY from inside'; echo note=$?; "+
 		"%s handoff request; echo request=$?",
 		other.ControlDir(), other.MsgsDir(), other.ConfigPath(), driver, r.Seat().ConfigPath(), r.Bin, r.Bin)
@@ -200,6 +200,9 @@ func TestIsolationRefusesForgedStateAndKeepsHandoffNote(t *testing.T) {
 	}
 	if _, live, _ := r.Seat().LiveOwner(); !live {
 		t.Error("the seat's driver died: the model's shell signalled it")
+	}
+	if strings.Contains(out, apiKey) || !strings.Contains(out, "key=unset") {
+		t.Errorf("the sandboxed shell sees the harness's API key")
 	}
 	if strings.Contains(out, "read=0") || strings.Contains(out, "harness = ") {
 		t.Errorf("the sandboxed shell read the seat's own seat.toml")
