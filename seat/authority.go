@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 )
 
@@ -143,7 +144,7 @@ func ResolveAuthority(ad Adapter, s Seat, c Config, env map[string]string, now t
 // within reports whether path is dir or below it.
 func within(path, dir string) bool {
 	rel, err := filepath.Rel(dir, path)
-	return err == nil && rel != ".." && !filepath.IsAbs(rel) && (rel == "." || len(rel) < 3 || rel[:3] != "../")
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
 }
 
 // LookPathIn finds an executable on a PATH value: the harness's PATH, which
