@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs pantty's checks and tests on a fresh Debian machine with Go: installs what
-# the tests need when it is missing (tmux; Node.js, the real Claude Code and the
+# the tests need when it is missing (tmux; bubblewrap and socat; Node.js, the real Claude Code and the
 # real Codex CLI for the end-to-end tests), then go vet, a gofmt check and
 # go test ./... . Extra arguments go to `go test` (e.g. -short, -run X).
 set -euo pipefail
@@ -12,6 +12,13 @@ if ! command -v tmux >/dev/null 2>&1; then
 	echo "test.sh: installing tmux" >&2
 	as_root apt-get update -qq
 	as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tmux >/dev/null
+fi
+# Claude Code's Bash sandbox on Linux (seat isolation, docs/intake.md) needs
+# bubblewrap and socat; the isolation tests run the real sandbox.
+if ! command -v bwrap >/dev/null 2>&1 || ! command -v socat >/dev/null 2>&1; then
+	echo "test.sh: installing bubblewrap and socat" >&2
+	as_root apt-get update -qq
+	as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap socat >/dev/null
 fi
 echo "test.sh: $(go version), $(tmux -V)" >&2
 

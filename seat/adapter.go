@@ -93,6 +93,8 @@ type Launch struct {
 	Resume    bool
 	Settings  string // path of the per-seat settings file (hooks, status line)
 	Pantty    string // absolute path of the pantty binary the hooks call
+	// Authority is what this launch lets the model reach (ResolveAuthority).
+	Authority Authority
 }
 
 var (

@@ -88,6 +88,9 @@ type Config struct {
 
 	Compaction CompactionConfig `toml:"compaction"`
 	Refresh    RefreshConfig    `toml:"refresh"`
+	// Authority is what the seat's model may reach (seat/authority.go,
+	// docs/intake.md): OS isolation of its shell.
+	Authority AuthorityConfig `toml:"authority"`
 
 	// Provider names the quota pool the harness draws on: a provider refusal
 	// blocks every seat on it ($PANTTY_HOME/providers.toml). Default: the harness.
@@ -235,6 +238,9 @@ func (c *Config) validate(name string) error {
 	def(&c.Compaction.Timeout, DefaultCompactTimeout)
 	if c.Relay != "" && c.Relay != RelayIgnore {
 		return fmt.Errorf("relay = %q: want \"ignore\" or nothing", c.Relay)
+	}
+	if err := c.Authority.validate(); err != nil {
+		return err
 	}
 	switch c.Refresh.Policy {
 	case "":

@@ -95,41 +95,54 @@ func (s Seat) Ask(r Request, timeout time.Duration) (Result, error) {
 	if err := s.Ensure(); err != nil {
 		return Result{}, err
 	}
+	donePath := filepath.Join(s.ControlDoneDir(), r.ID+".toml")
+	var res Result
+	err := awaitFile(donePath, timeout, &res, func() error {
+		return s.Write(filepath.Join(s.ControlDir(), r.ID+".toml"), r)
+	})
+	if errors.Is(err, errNoAnswer) {
+		os.Remove(filepath.Join(s.ControlDir(), r.ID+".toml"))
+		return Result{}, fmt.Errorf("%w: seat %q: the driver did not answer the %s request within %s", ErrUnobservable, s.Name, r.Kind, timeout)
+	}
+	if err == nil && !res.OK {
+		return res, fmt.Errorf("seat %q: %s: %s", s.Name, r.Kind, res.Error)
+	}
+	return res, err
+}
+
+// errNoAnswer is awaitFile's timeout.
+var errNoAnswer = errors.New("no answer")
+
+// awaitFile runs send, then waits up to timeout for the state file at path and
+// decodes it into v. It watches path's directory before sending and checks
+// after, so an answer written in between is not missed.
+func awaitFile(path string, timeout time.Duration, v any, send func() error) error {
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
-		return Result{}, err
+		return err
 	}
 	defer w.Close()
-	if err := w.Add(s.ControlDoneDir()); err != nil {
-		return Result{}, err
+	if err := w.Add(filepath.Dir(path)); err != nil {
+		return err
 	}
-	if err := s.Write(filepath.Join(s.ControlDir(), r.ID+".toml"), r); err != nil {
-		return Result{}, err
+	if err := send(); err != nil {
+		return err
 	}
-	donePath := filepath.Join(s.ControlDoneDir(), r.ID+".toml")
 	deadline := time.NewTimer(timeout)
 	defer deadline.Stop()
 	for {
-		var res Result
-		err := ReadState(donePath, &res)
-		if err == nil {
-			if !res.OK {
-				return res, fmt.Errorf("seat %q: %s: %s", s.Name, r.Kind, res.Error)
-			}
-			return res, nil
-		}
+		err := ReadState(path, v)
 		if !errors.Is(err, fs.ErrNotExist) {
-			return res, err
+			return err
 		}
 		select {
 		case <-w.Events:
 		case err := <-w.Errors:
 			if err != nil && !errors.Is(err, fsnotify.ErrEventOverflow) {
-				return Result{}, err
+				return err
 			}
 		case <-deadline.C:
-			os.Remove(filepath.Join(s.ControlDir(), r.ID+".toml"))
-			return Result{}, fmt.Errorf("%w: seat %q: the driver did not answer the %s request within %s", ErrUnobservable, s.Name, r.Kind, timeout)
+			return errNoAnswer
 		}
 	}
 }

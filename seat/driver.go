@@ -98,6 +98,7 @@ type Driver struct {
 	sinceRefresh   int           // messages processed since the last refresh (fixed policy)
 	selfRefresh    bool          // the seat asked for a refresh (self policy)
 	facts          DispatchFacts // the measured dispatch predicate the guard is built against
+	drop           string        // the drop directory watched (isolation on), "" when none
 
 	w         *fsnotify.Watcher
 	watch     *tmux.Watch
@@ -371,6 +372,9 @@ func (d *Driver) onFSEvent(ev fsnotify.Event) {
 		if id, ok := strings.CutSuffix(filepath.Base(ev.Name), ".json"); ok {
 			d.addMessage(id)
 		}
+	}
+	if d.drop != "" && dir == d.drop {
+		d.drainDrop()
 	}
 	// Events and control are drained by pump after every wake-up.
 }

@@ -75,12 +75,8 @@ func (d *Driver) onRequest(r Request) {
 	case CtlRelay:
 		d.onRelayRequest(r)
 	case CtlRefresh:
-		if d.Cfg.Refresh.Policy != RefreshSelf {
-			d.answer(r, fmt.Errorf("this seat's refresh policy is %q, not \"self\": the request is recorded in driver.log only", d.Cfg.Refresh.Policy), "")
-			return
-		}
-		d.selfRefresh = true
-		d.answer(r, nil, "refresh requested: the driver runs the compaction cycle at the next turn boundary")
+		detail, err := d.requestRefresh()
+		d.answer(r, err, detail)
 	case CtlRetry:
 		d.answer(r, d.retry(r.MsgID), "re-queued "+r.MsgID)
 	case CtlStop:
@@ -105,6 +101,15 @@ func (d *Driver) onRequest(r Request) {
 			time.Sleep(time.Hour) // a timer, so the runtime never reports a deadlock
 		}
 	}
+}
+
+// requestRefresh takes the seat's own refresh request (self policy only).
+func (d *Driver) requestRefresh() (string, error) {
+	if d.Cfg.Refresh.Policy != RefreshSelf {
+		return "", fmt.Errorf("this seat's refresh policy is %q, not \"self\": the request is recorded in driver.log only", d.Cfg.Refresh.Policy)
+	}
+	d.selfRefresh = true
+	return "refresh requested: the driver runs the compaction cycle at the next turn boundary", nil
 }
 
 // retry re-queues a failed message (RetryMessage's rule, applied by the driver).

@@ -59,15 +59,12 @@ func (d *Driver) launch(pane *tmux.Pane) error {
 	if err != nil {
 		return fmt.Errorf("%w: session record: %v", ErrUnobservable, err)
 	}
-	settings, err := ClaudeSettings(d.Pantty, d.S, d.Cfg.Activity)
+	auth, err := d.writeSettings()
 	if err != nil {
 		return err
 	}
-	if err := d.S.WriteRaw(d.S.SettingsPath(), settings); err != nil {
-		return err
-	}
 	argv, err := d.Ad.Argv(Launch{Seat: d.S, Config: d.Cfg, SessionID: d.sess.ID, Resume: resume,
-		Settings: d.S.SettingsPath(), Pantty: d.Pantty})
+		Settings: d.S.SettingsPath(), Pantty: d.Pantty, Authority: auth})
 	if err != nil {
 		return err
 	}
@@ -75,6 +72,7 @@ func (d *Driver) launch(pane *tmux.Pane) error {
 	if err != nil {
 		return err
 	}
+	env = auth.env(env)
 	// Resolve the binary now, on the PATH the harness gets, so a missing one is
 	// refused with that PATH named before tmux starts anything.
 	if argv[0], err = d.resolveBinary(argv[0], env["PATH"]); err != nil {

@@ -68,16 +68,14 @@ func (d *Driver) setupTurn() error {
 // deliverTurn starts one harness process for the submission.
 func (d *Driver) deliverTurn(e *Entry, sub Submission) {
 	resume, err := d.Ad.SessionExists(d.S, d.Cfg, d.sess.ID)
+	var auth Authority
 	if err == nil {
-		var settings []byte
-		if settings, err = ClaudeSettings(d.Pantty, d.S, d.Cfg.Activity); err == nil {
-			err = d.S.WriteRaw(d.S.SettingsPath(), settings)
-		}
+		auth, err = d.writeSettings()
 	}
 	var argv []string
 	if err == nil {
 		argv, err = d.Ad.(TurnAdapter).TurnArgv(Launch{Seat: d.S, Config: d.Cfg, SessionID: d.sess.ID, Resume: resume,
-			Settings: d.S.SettingsPath(), Pantty: d.Pantty})
+			Settings: d.S.SettingsPath(), Pantty: d.Pantty, Authority: auth})
 	}
 	if err != nil {
 		d.turnStartFailed(e, err)
@@ -85,6 +83,7 @@ func (d *Driver) deliverTurn(e *Entry, sub Submission) {
 	}
 	env, err := HarnessEnv(os.Environ(), d.S, d.Cfg, d.Ad.Env(d.S, d.Cfg))
 	if err == nil {
+		env = auth.env(env)
 		argv[0], err = d.resolveBinary(argv[0], env["PATH"])
 	}
 	if err != nil {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -88,19 +89,41 @@ func gatesSummary(reg *gates.Registry, vs []gates.Verdict) error {
 			head = append(head, strings.ToUpper(g.Name))
 		}
 	}
-	fmt.Fprintln(tw, strings.Join(append(head, "VERDICT"), "\t"))
+	fmt.Fprintln(tw, strings.Join(append(head, "ISOLATION", "VERDICT"), "\t"))
 	for _, v := range vs {
 		row := []string{v.Harness, versionCell(v)}
 		for _, g := range v.Gates {
 			row = append(row, string(g.Status))
 		}
-		fmt.Fprintln(tw, strings.Join(append(row, v.Summary), "\t"))
+		fmt.Fprintln(tw, strings.Join(append(row, isolationCell(v.Harness), v.Summary), "\t"))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	say("registry: %s; 'pantty gates HARNESS' shows each question, its evidence and dates, and the consequence", reg.Origin)
 	return nil
+}
+
+// isolationCell says whether the harness's OS sandbox for the model's shell can
+// run on this machine now (the probe a launch runs; a seat's own verdict is in
+// status): available, unavailable, or none when the harness has no sandbox
+// pantty uses. Codex's probe needs the seat's CODEX_HOME, so it is per seat.
+func isolationCell(harness string) string {
+	ad, err := seat.AdapterFor(harness)
+	if err != nil {
+		return "none"
+	}
+	iso, ok := ad.(seat.Isolator)
+	if !ok {
+		return "none"
+	}
+	if _, err := iso.ProbeIsolation(seat.Seat{}, seat.Config{}, map[string]string{"PATH": os.Getenv("PATH")}); err != nil {
+		if errors.Is(err, seat.ErrPerSeat) {
+			return "per seat"
+		}
+		return "unavailable"
+	}
+	return "available"
 }
 
 func versionCell(v gates.Verdict) string {

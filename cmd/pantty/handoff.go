@@ -59,11 +59,26 @@ func insideOr(c *cli.Context) (seat.Seat, error) {
 	return seat.Existing(home, name)
 }
 
-func handoffNote(c *cli.Context) error {
-	s, err := insideOr(c)
+// dropDir is the seat's drop directory when this runs inside an isolated seat
+// for that seat itself: its sandbox can reach the driver only through it.
+func dropDir(c *cli.Context) string {
+	if name := c.String("seat"); name != "" && name != os.Getenv(seat.SeatEnv) {
+		return ""
+	}
+	return os.Getenv(seat.DropEnv)
+}
+
+// viaDrop hands a request to the seat's driver through its drop directory.
+func viaDrop(dir string, r seat.DropRequest) error {
+	ans, err := seat.SendDrop(dir, r)
 	if err != nil {
 		return err
 	}
+	say("%s", ans.Detail)
+	return nil
+}
+
+func handoffNote(c *cli.Context) error {
 	text := strings.Join(c.Args().Slice(), " ")
 	if text == "" {
 		b, err := io.ReadAll(io.LimitReader(os.Stdin, 1<<20))
@@ -71,6 +86,13 @@ func handoffNote(c *cli.Context) error {
 			return err
 		}
 		text = string(b)
+	}
+	if dir := dropDir(c); dir != "" {
+		return viaDrop(dir, seat.DropRequest{Kind: seat.DropNote, Text: text})
+	}
+	s, err := insideOr(c)
+	if err != nil {
+		return err
 	}
 	if err := seat.ValidateNote(text); err != nil {
 		return err
@@ -97,6 +119,9 @@ func handoffShow(c *cli.Context) error {
 }
 
 func handoffRequest(c *cli.Context) error {
+	if dir := dropDir(c); dir != "" {
+		return viaDrop(dir, seat.DropRequest{Kind: seat.DropRefresh})
+	}
 	s, err := insideOr(c)
 	if err != nil {
 		return err

@@ -281,6 +281,7 @@ func writeDetail(w io.Writer, r telemetry.Row, col bool) {
 		{"cursor", "cursor", "cursor"}, {"last turn end", "last_turn_end", "last_turn_end"},
 		{"ladder rung", "ladder", "ladder"}, {"provider waits", "provider_waits", "provider_waits"},
 		{"compaction", "compaction", "compaction"}, {"seat done", "done", "done"}, {"last exit", "last_exit", "last_exit"},
+		{"isolation", "isolation", "isolation"},
 	}
 	fmt.Fprintln(w, r.Seat)
 	const lw = 16

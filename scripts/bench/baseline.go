@@ -42,7 +42,7 @@ func (b *bench) startBaseSim(name string) (*baseSim, error) {
 	if err := s.Ensure(); err != nil {
 		return nil, err
 	}
-	settings, err := seat.ClaudeSettings(b.pantty, s, false)
+	settings, err := seat.ClaudeSettings(b.pantty, s, false, seat.Authority{})
 	if err != nil {
 		return nil, err
 	}

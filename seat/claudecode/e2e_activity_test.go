@@ -23,13 +23,7 @@ func TestActivityFromARealToolCall(t *testing.T) {
 	// runs on Anthropic's server: through a loopback API it cannot run, and for
 	// this command (an env assignment and sh -c) a dialog holds the turn
 	// (measured; docs/claude-code.md).
-	settings := filepath.Join(r.Work, ".claude", "settings.json")
-	if err := os.MkdirAll(filepath.Dir(settings), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(settings, []byte(`{"permissions":{"allow":["Bash"]}}`), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	allowBash(t, r.Work)
 	r.Start()
 
 	const secret = "abc123def456ghi789jkl012"

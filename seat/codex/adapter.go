@@ -47,7 +47,7 @@ func (Adapter) Argv(l seat.Launch) ([]string, error) {
 			}
 		}
 	}
-	if err := PrepareHome(l.Seat, l.Config, l.Pantty); err != nil {
+	if err := PrepareHome(l.Seat, l.Config, l.Pantty, l.Authority); err != nil {
 		return nil, err
 	}
 	argv := []string{binary(l.Config)}

@@ -92,11 +92,13 @@ func NotifyArgv(pantty string, s seat.Seat) []string {
 //     model_auto_compact_token_limit out of reach, no update check, and
 //     approval_policy "never" unless the file chooses one (an unattended seat
 //     must not wait on an approval);
+//   - with isolation on, pantty's permission profile as the default
+//     (setIsolation: $PANTTY_HOME and credentials unreadable and unwritable);
 //   - trust for exactly pantty's own hooks, asked of Codex itself (TrustHooks):
 //     without it Codex stops at a "Hooks need review" dialog.
 //
 // The person's own ~/.codex is never touched (Home is per seat).
-func PrepareHome(s seat.Seat, c seat.Config, pantty string) error {
+func PrepareHome(s seat.Seat, c seat.Config, pantty string, a seat.Authority) error {
 	home := Home(s, c)
 	if err := os.MkdirAll(home, 0o700); err != nil {
 		return fmt.Errorf("codex: CODEX_HOME: %w", err)
@@ -115,6 +117,7 @@ func PrepareHome(s seat.Seat, c seat.Config, pantty string) error {
 		return err
 	}
 	setConfig(cfg, pantty, s, c)
+	setIsolation(cfg, a)
 	if err := writeConfig(home, cfg); err != nil {
 		return err
 	}

@@ -56,6 +56,10 @@ func TestGatesCommand(t *testing.T) {
 		!strings.HasPrefix(lines[3], "codex ") || !strings.Contains(lines[3], "resident allowed") {
 		t.Fatalf("summary rows:\n%s", r.Stdout)
 	}
+	// The simulator has no sandbox: its isolation cell says so, never "available".
+	if !strings.Contains(lines[0], "ISOLATION") || !strings.Contains(lines[1], " none ") {
+		t.Fatalf("no isolation column, or the simulator claims one:\n%s", r.Stdout)
+	}
 	if j := h.Run("gates", "codex", "--json"); j.Code != 0 || !strings.Contains(j.Stdout, `"resident_allowed": true`) {
 		t.Fatalf("pantty gates codex --json:\n%s", j)
 	}

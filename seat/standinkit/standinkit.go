@@ -101,6 +101,9 @@ type Reply struct {
 	// Bash, when set, answers with a Bash tool call running this command
 	// instead of text (stand-ins that offer tools; Claude's).
 	Bash string
+	// Read, when set, answers with a Read tool call of this path (Claude's
+	// file read tool), to measure what the harness lets the model read.
+	Read string
 	// Tokens, when set, is the input token count the usage reports instead of
 	// the request's own size: a thread at its window's edge, without sending
 	// a window's worth of text.
@@ -118,6 +121,7 @@ type Reply struct {
 //	[standin:fail]             a 200 stream that ends in a failure event
 //	[standin:reply=TEXT]       answer TEXT (to the end of the line) instead of the quote
 //	[standin:bash=COMMAND]     answer with a Bash tool call (to the end of the line)
+//	[standin:read=PATH]        answer with a Read tool call of PATH (to the end of the line)
 //	[standin:tokens=N]         report N input tokens in this answer's usage
 func ParseMarkers(text string) (Reply, string) {
 	var rep Reply
@@ -133,9 +137,12 @@ func ParseMarkers(text string) (Reply, string) {
 			// The value runs to the end of the line, brackets and all.
 			line, _, _ := strings.Cut(rest, "\n")
 			v := strings.TrimSuffix(strings.TrimPrefix(line, k+"="), "]")
-			if k == "reply" {
+			switch k {
+			case "reply":
 				rep.Text = v
-			} else {
+			case "read":
+				rep.Read = v
+			default:
 				rep.Bash = v
 			}
 			got = append(got, k)
@@ -183,7 +190,7 @@ func ParseMarkers(text string) (Reply, string) {
 // lineMarker names the marker at the start of rest when its value runs to the
 // end of the line.
 func lineMarker(rest string) (string, bool) {
-	for _, k := range []string{"reply", "bash"} {
+	for _, k := range []string{"reply", "bash", "read"} {
 		if strings.HasPrefix(rest, k+"=") {
 			return k, true
 		}

@@ -35,3 +35,11 @@ func TestLineMarkers(t *testing.T) {
 		t.Errorf("reply marker: %+v, %q", rep, script)
 	}
 }
+
+// read= runs to the end of its line like bash= (a path may hold brackets).
+func TestReadMarker(t *testing.T) {
+	rep, got := ParseMarkers("read it\n[standin:read=/a/[b]/c.toml\nmore")
+	if rep.Read != "/a/[b]/c.toml" || rep.Bash != "" || got != "read" {
+		t.Fatalf("read marker: %+v (%q)", rep, got)
+	}
+}

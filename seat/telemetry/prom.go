@@ -49,6 +49,7 @@ func (r Row) Readings() []NamedReading {
 		{"last_turn_end", r.LastTurnEnd}, {"ladder", r.Ladder.Meta},
 		{"provider_waits", r.ProviderWaits.Meta}, {"compaction", r.Compaction.Meta},
 		{"last_exit", r.LastExit.Meta},
+		{"isolation", r.Isolation.Meta},
 	}
 }
 

@@ -121,6 +121,7 @@ func (r Reader) row(s seat.Seat, now time.Time) Row {
 	row.LastExit = readLastExit(s, sess, haveSess, now)
 	row.Activity = readActivity(s, cfg, cfgErr, sess, haveSess, now)
 	row.Done = readDone(s, now)
+	row.Isolation = readIsolation(s, now)
 	return row
 }
 

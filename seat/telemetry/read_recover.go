@@ -185,6 +185,16 @@ func readLastExit(s seat.Seat, sess seat.Session, haveSess bool, now time.Time) 
 	return Text{Meta: meta(state, why, "harness-exit.toml (the pane's last lines, captured by the driver before the respawn)", x.At, now), Value: ptr(v)}
 }
 
+// readIsolation reports what the last launch recorded in authority.toml: the
+// sandbox as it was probed then, not what seat.toml asks for.
+func readIsolation(s seat.Seat, now time.Time) Text {
+	a, err := s.ReadAuthority()
+	if err != nil {
+		return Text{Meta: missing(err, "no authority.toml: the harness was not launched by this version of pantty")}
+	}
+	return Text{Meta: meta(Known, "", "authority.toml (the last launch): "+a.Why, a.At, now), Value: ptr(a.Isolation)}
+}
+
 // readActivity reports the current tool call; it says when activity is off, and
 // that switching takes effect at the harness's next launch.
 func readActivity(s seat.Seat, cfg seat.Config, cfgErr error, sess seat.Session, haveSess bool, now time.Time) Activity {

@@ -70,6 +70,9 @@ type Row struct {
 	Activity      Activity   `json:"activity"`
 	Done          Done       `json:"done"`
 	LastExit      Text       `json:"last_exit"`
+	// Isolation is whether the harness's OS sandbox held the model's shell at
+	// the last launch: on, off or unavailable (authority.toml).
+	Isolation Text `json:"isolation"`
 }
 
 // Done is the finalizer's marker (cleanup.toml): a `seat done` whose teardown

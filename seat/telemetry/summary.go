@@ -43,6 +43,7 @@ var Columns = []Column{
 	{"context", "CONTEXT", 8}, {"inbox", "INBOX", 5}, {"in_flight", "IN-FLIGHT", 6}, {"cursor", "CURSOR", 15},
 	{"last_turn_end", "LAST TURN", 7}, {"ladder", "RUNG", 16}, {"provider_waits", "WAITS", 9},
 	{"compaction", "CYCLE", 17}, {"mode", "MODE", 12}, {"done", "DONE", 4},
+	{"isolation", "ISOL", 19},
 }
 
 // Cells returns the row's cells keyed as in Columns.
@@ -68,6 +69,7 @@ func (r Row) Cells() map[string]Cell {
 		"mode":           textCell(r.Mode),
 		"done":           r.doneCell(),
 		"last_exit":      textCell(r.LastExit),
+		"isolation":      textCell(r.Isolation),
 	}
 }
 

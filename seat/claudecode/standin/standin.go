@@ -21,6 +21,8 @@
 //	[standin:bash=COMMAND]     answer with a Bash tool call running COMMAND (to the end
 //	                           of the line); the request carrying its result is
 //	                           answered with text, ending the turn
+//	[standin:read=PATH]        answer with a Read tool call of PATH (to the end of
+//	                           the line), answered like bash=
 //	[standin:tokens=N]         report N input tokens (all fresh input) in the usage
 //
 // The markers are seat/standinkit's, shared with the Codex stand-in.
@@ -417,6 +419,8 @@ func (s *Server) messages(w http.ResponseWriter, req *http.Request, body []byte,
 	switch {
 	case rep.Bash != "":
 		out = toolUse("Bash", map[string]string{"command": rep.Bash, "description": "standin tool call"})
+	case rep.Read != "":
+		out = toolUse("Read", map[string]string{"file_path": rep.Read})
 	case rep.Text != "":
 		out = textBlock(rep.Text)
 	default:

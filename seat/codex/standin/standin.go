@@ -24,6 +24,9 @@
 //	[standin:error=500]        that status with an error body
 //	[standin:fail]             a 200 stream that ends in response.failed
 //	[standin:reply=TEXT]       answer TEXT (to the end of the line) instead of the quote
+//	[standin:bash=COMMAND]     answer with an exec_command function call running
+//	                           COMMAND (to the end of the line); the request carrying
+//	                           its output (kind tool_result) is answered with text
 //	[standin:tokens=N]         report N input tokens in this answer's usage
 //
 // Usage grows with what was actually sent: tokens are bytes/4 of the request's
@@ -66,7 +69,8 @@ type Request struct {
 	At     time.Time `json:"at"`
 	Method string    `json:"method"`
 	Path   string    `json:"path"`
-	// Kind is turn (a main-loop request: it carries tools), compact (the
+	// Kind is turn (a main-loop request: it carries tools), tool_result (a
+	// main-loop request carrying a function call's output back), compact (the
 	// summarisation request of a compaction), aux (a side request without
 	// tools: Codex's thread title), or other (an unknown path).
 	Kind   string `json:"kind"`
@@ -78,8 +82,10 @@ type Request struct {
 	// item, where Codex puts the submitted prompt. Context holds the other
 	// user and developer texts sent after the last assistant output (what the
 	// client added to this turn besides the prompt).
-	NewInput          string `json:"new_input,omitempty"`
-	Context           string `json:"context,omitempty"`
+	NewInput string `json:"new_input,omitempty"`
+	Context  string `json:"context,omitempty"`
+	// ToolOutput is the output of the function call a tool_result carries.
+	ToolOutput        string `json:"tool_output,omitempty"`
 	InstructionsBytes int    `json:"instructions_bytes"`
 	Tools             int    `json:"tools"`
 	// Items is the whole input item count; Messages counts the user and
@@ -212,6 +218,7 @@ type item struct {
 	Type    string          `json:"type"`
 	Role    string          `json:"role"`
 	Content json.RawMessage `json:"content"`
+	Output  json.RawMessage `json:"output"` // a function_call_output's
 }
 
 // texts returns a message item's text parts in order (a string content is one).
@@ -271,9 +278,22 @@ func parse(body []byte, r *Request) (apiRequest, error) {
 		}
 		r.Context = strings.Join(ctx, "\n")
 	}
+	toolResult := false
+	for i := max(lastUser, lastOut) + 1; i >= 0 && i < len(items); i++ {
+		if items[i].Type == "function_call_output" {
+			toolResult = true
+			var out string
+			if json.Unmarshal(items[i].Output, &out) != nil {
+				out = string(items[i].Output)
+			}
+			r.ToolOutput += out
+		}
+	}
 	switch {
 	case isCompaction(r.NewInput) || isCompaction(a.Instructions) && len(a.Tools) == 0:
 		r.Kind = "compact"
+	case len(a.Tools) > 0 && toolResult:
+		r.Kind = "tool_result"
 	case len(a.Tools) > 0:
 		r.Kind = "turn"
 	default:
@@ -365,6 +385,10 @@ func (s *Server) responses(w http.ResponseWriter, req *http.Request, body []byte
 		model = "standin"
 	}
 	resp := s.response(model, text, r.Usage)
+	if rep.Bash != "" {
+		args, _ := json.Marshal(map[string]string{"cmd": rep.Bash})
+		resp.call = &funcCall{id: s.id("fc"), callID: s.id("call"), name: "exec_command", args: string(args)}
+	}
 	if !a.Stream {
 		if rep.Fail {
 			writeError(w, http.StatusInternalServerError, "server_error", "server_error", "standin: scripted failure")
@@ -404,15 +428,30 @@ func defaultReply(r Request) string {
 		return fmt.Sprintf("standin compaction summary of %d messages.", r.Messages)
 	case "aux":
 		return "standin title"
+	case "tool_result":
+		return "standin: the tool's result arrived; the turn ends here."
 	}
 	return "standin received: " + standinkit.FirstLine(r.NewInput)
 }
 
-// response is one answer being built.
+// response is one answer being built: a text message, or a function call.
 type response struct {
 	id, msgID, model, text string
 	usage                  Usage
 	created                int64
+	call                   *funcCall
+}
+
+// funcCall is a function call the stand-in asks the client to run.
+type funcCall struct{ id, callID, name, args string }
+
+// item is the call as an output item (args "" opens it in a stream).
+func (f funcCall) item(done bool) map[string]any {
+	m := map[string]any{"id": f.id, "type": "function_call", "call_id": f.callID, "name": f.name, "arguments": "", "status": "in_progress"}
+	if done {
+		m["arguments"], m["status"] = f.args, "completed"
+	}
+	return m
 }
 
 func (s *Server) response(model, text string, u Usage) response {
@@ -437,7 +476,23 @@ func (r response) object(status string, output []any) map[string]any {
 	return o
 }
 
-func (r response) full() map[string]any { return r.object("completed", []any{r.message(true)}) }
+func (r response) full() map[string]any {
+	if r.call != nil {
+		return r.object("completed", []any{r.call.item(true)})
+	}
+	return r.object("completed", []any{r.message(true)})
+}
+
+// streamCall writes a function call's events: the item opened, its arguments
+// as one delta, the item done, the response completed.
+func (r response) streamCall(send func(string, map[string]any) error) {
+	f := r.call
+	send("response.output_item.added", map[string]any{"output_index": 0, "item": f.item(false)})
+	send("response.function_call_arguments.delta", map[string]any{"item_id": f.id, "output_index": 0, "delta": f.args})
+	send("response.function_call_arguments.done", map[string]any{"item_id": f.id, "output_index": 0, "arguments": f.args})
+	send("response.output_item.done", map[string]any{"output_index": 0, "item": f.item(true)})
+	send("response.completed", map[string]any{"response": r.full()})
+}
 
 // stream writes the reply as the Responses API's SSE events. With rep.Slow the
 // text is spread over that long; a client that goes away (an interrupt) ends it.
@@ -458,6 +513,10 @@ func (s *Server) stream(w http.ResponseWriter, req *http.Request, r response, re
 	done := req.Context().Done()
 	send("response.created", map[string]any{"response": r.object("in_progress", []any{})})
 	send("response.in_progress", map[string]any{"response": r.object("in_progress", []any{})})
+	if r.call != nil {
+		r.streamCall(send)
+		return
+	}
 	send("response.output_item.added", map[string]any{"output_index": 0, "item": r.message(false)})
 	send("response.content_part.added", map[string]any{"item_id": r.msgID, "output_index": 0, "content_index": 0,
 		"part": map[string]any{"type": "output_text", "text": "", "annotations": []any{}}})

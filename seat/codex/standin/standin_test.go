@@ -98,3 +98,35 @@ func TestScriptedRefusals(t *testing.T) {
 		t.Fatal("a non-loopback listen address was accepted")
 	}
 }
+
+// A bash marker is answered with an exec_command function call, and the
+// request that carries its output back is a tool_result answered with text, so
+// a turn with one tool call ends instead of calling the tool again.
+func TestBashMarkerIsAFunctionCall(t *testing.T) {
+	s, err := Start(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	_, events, done := post(t, s, body(0, "run\n[standin:bash=echo hi"))
+	out, _ := done["output"].([]any)
+	if len(out) != 1 || out[0].(map[string]any)["type"] != "function_call" ||
+		out[0].(map[string]any)["arguments"] != `{"cmd":"echo hi"}` || !strings.Contains(strings.Join(events, " "), "function_call_arguments.done") {
+		t.Fatalf("events %v, output %v: want one exec_command call", events, out)
+	}
+	call := out[0].(map[string]any)
+	var req map[string]any
+	json.Unmarshal([]byte(body(0, "run\n[standin:bash=echo hi")), &req)
+	req["input"] = append(req["input"].([]any), call,
+		map[string]any{"type": "function_call_output", "call_id": call["call_id"], "output": "hi\n"})
+	b, _ := json.Marshal(req)
+	_, _, done = post(t, s, string(b))
+	out, _ = done["output"].([]any)
+	if len(out) != 1 || out[0].(map[string]any)["type"] != "message" {
+		t.Fatalf("the tool's output was answered with %v, want a text message", out)
+	}
+	rows := s.Requests()
+	if last := rows[len(rows)-1]; last.Kind != "tool_result" || last.ToolOutput != "hi\n" {
+		t.Fatalf("log row %+v: want tool_result with the output", last)
+	}
+}

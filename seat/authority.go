@@ -1,0 +1,163 @@
+package seat
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Isolation values of seat.toml's [authority] isolation, and the verdict a
+// launch records in authority.toml. A seat's model has a shell tool and runs as
+// the same OS user as pantty: without the harness's OS sandbox it can write any
+// seat's control/, inbox and seat.toml and signal pantty's processes
+// (docs/intake.md, "same-user writes"). The sandbox closes that by the OS.
+const (
+	IsolationAuto        = "auto" // on when the harness and this OS support it (the default)
+	IsolationOn          = "on"   // required: a launch without it fails
+	IsolationOff         = "off"  // the person turned it off
+	IsolationUnavailable = "unavailable"
+)
+
+// DropEnv names the seat's drop directory in the harness's environment when
+// isolation is on: the one place the sandboxed shell may write for pantty
+// (`pantty handoff note`, `pantty handoff request` from inside), read and
+// validated by the seat's driver (seat/drop.go).
+const DropEnv = "PANTTY_DROP"
+
+// ErrPerSeat is ProbeIsolation's answer without a seat, for a harness whose
+// sandbox can be probed only with the seat's own files (Codex's CODEX_HOME).
+var ErrPerSeat = errors.New("probed per seat at launch")
+
+// AuthorityConfig is seat.toml's [authority] table.
+type AuthorityConfig struct {
+	// Isolation is auto (default), on or off.
+	Isolation string `toml:"isolation"`
+}
+
+func (a *AuthorityConfig) validate() error {
+	switch a.Isolation {
+	case "":
+		a.Isolation = IsolationAuto
+	case IsolationAuto, IsolationOn, IsolationOff:
+	default:
+		return fmt.Errorf("[authority] isolation = %q: want auto, on or off", a.Isolation)
+	}
+	return nil
+}
+
+// Isolator is an optional Adapter method for a harness with an OS sandbox for
+// the model's shell. ProbeIsolation checks, with the harness's environment, that
+// the sandbox really runs here for this seat, and names it; an error says what
+// is missing. Secrets lists the harness's own credential files for the seat
+// (absolute paths): pantty denies them to the model like $PANTTY_HOME.
+type Isolator interface {
+	ProbeIsolation(s Seat, c Config, env map[string]string) (mechanism string, err error)
+	Secrets(s Seat, c Config) []string
+}
+
+// Authority is authority.toml: what the last launch let the seat's model reach,
+// written by the driver at each launch so `status` and `gates` report what holds
+// rather than what seat.toml asked for.
+type Authority struct {
+	// Isolation is on, off or unavailable; Why says what decided it.
+	Isolation string `toml:"isolation"`
+	Mechanism string `toml:"mechanism,omitempty"`
+	Why       string `toml:"why"`
+	// Protected are the absolute paths the harness's read tools, @-mentions and
+	// (isolated) shell are denied: $PANTTY_HOME and the harness's credentials.
+	Protected []string `toml:"protected"`
+	// Drop is the seat's drop directory when isolation is on.
+	Drop string    `toml:"drop,omitempty"`
+	At   time.Time `toml:"at"`
+}
+
+// On reports whether the OS sandbox was on at the last launch.
+func (a Authority) On() bool { return a.Isolation == IsolationOn }
+
+// AuthorityPath is authority.toml in the seat's directory.
+func (s Seat) AuthorityPath() string { return s.path("authority.toml") }
+
+// ReadAuthority reads authority.toml (fs.ErrNotExist before the first launch).
+func (s Seat) ReadAuthority() (Authority, error) {
+	var a Authority
+	err := ReadState(s.AuthorityPath(), &a)
+	return a, err
+}
+
+// DropDir is the seat's drop directory: beside $PANTTY_HOME, never inside it,
+// because the sandbox hides $PANTTY_HOME from the shell entirely (a read deny
+// is a tmpfs over it, measured on Claude Code 2.1.328) and a write grant inside
+// a denied tree is void. One directory per seat, so a seat's sandbox is granted
+// its own and no other.
+func DropDir(s Seat) string {
+	home := filepath.Clean(s.Home)
+	return filepath.Join(filepath.Dir(home), "."+filepath.Base(home)+"-drop", s.Name)
+}
+
+// ResolveAuthority decides what the next launch gives the model: isolation as
+// seat.toml asks and the harness and OS allow (probed now), the protected paths,
+// and the drop directory (created 0700 when isolation is on). With isolation =
+// "on" an unavailable sandbox is an error: the seat does not start unisolated.
+func ResolveAuthority(ad Adapter, s Seat, c Config, env map[string]string, now time.Time) (Authority, error) {
+	a := Authority{Protected: []string{filepath.Clean(s.Home)}, At: now.UTC()}
+	iso, ok := ad.(Isolator)
+	if ok {
+		for _, p := range iso.Secrets(s, c) {
+			if p != "" && !within(p, a.Protected[0]) {
+				a.Protected = append(a.Protected, filepath.Clean(p))
+			}
+		}
+	}
+	switch {
+	case c.Authority.Isolation == IsolationOff:
+		a.Isolation, a.Why = IsolationOff, "seat.toml [authority] isolation = \"off\""
+		return a, nil
+	case !ok:
+		a.Isolation, a.Why = IsolationUnavailable, "harness "+ad.Name()+" has no OS sandbox pantty can use"
+	default:
+		mech, err := iso.ProbeIsolation(s, c, env)
+		if err != nil {
+			a.Isolation, a.Why = IsolationUnavailable, err.Error()
+		} else {
+			a.Isolation, a.Mechanism, a.Why = IsolationOn, mech, "probed at launch: "+mech+" runs here"
+		}
+	}
+	if a.Isolation != IsolationOn {
+		if c.Authority.Isolation == IsolationOn {
+			return a, fmt.Errorf("%w: seat.toml [authority] isolation = \"on\" but %s", ErrBadInput, a.Why)
+		}
+		return a, nil
+	}
+	a.Drop = DropDir(s)
+	if err := os.MkdirAll(a.Drop, 0o700); err != nil {
+		return a, fmt.Errorf("drop directory: %w", err)
+	}
+	if err := os.Chmod(filepath.Dir(a.Drop), 0o700); err != nil {
+		return a, fmt.Errorf("drop directory: %w", err)
+	}
+	return a, nil
+}
+
+// within reports whether path is dir or below it.
+func within(path, dir string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
+}
+
+// LookPathIn finds an executable on a PATH value: the harness's PATH, which
+// is not pantty's own when seat.toml sets one.
+func LookPathIn(path, name string) (string, error) {
+	for _, dir := range filepath.SplitList(path) {
+		if dir == "" {
+			continue
+		}
+		p := filepath.Join(dir, name)
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return "", errors.New(name + " is not on the harness's PATH")
+}

@@ -1,0 +1,58 @@
+package seat_test
+
+import (
+	"encoding/json"
+	"slices"
+	"testing"
+
+	"github.com/pantty/pantty/seat"
+)
+
+// The settings carry the seat's authority: read/edit/write denies for every
+// protected path whatever the isolation, the session socket refused, and the
+// sandbox block (required, no unsandboxed fallback, the drop directory the one
+// write grant) only when isolation is on.
+func TestClaudeSettingsCarryTheAuthority(t *testing.T) {
+	s := seat.Seat{Name: "a", Home: "/st/pantty"}
+	type settings struct {
+		Permissions struct{ Deny []string }
+		Cross       string `json:"crossSessionInbound"`
+		Sandbox     *struct {
+			Enabled, FailIfUnavailable bool
+			AllowUnsandboxedCommands   *bool
+			Filesystem                 struct{ AllowWrite, DenyWrite, DenyRead []string }
+			Credentials                struct{ EnvVars []struct{ Name, Mode string } }
+		}
+	}
+	read := func(a seat.Authority) settings {
+		b, err := seat.ClaudeSettings("/bin/pantty", s, false, a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out settings
+		if err := json.Unmarshal(b, &out); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	prot := []string{"/st/pantty", "/h/.claude/.credentials.json"}
+	off := read(seat.Authority{Isolation: seat.IsolationUnavailable, Protected: prot})
+	for _, rule := range []string{"Read(//st/pantty/**)", "Edit(//st/pantty/**)", "Write(//st/pantty/**)", "Read(//h/.claude/.credentials.json)"} {
+		if !slices.Contains(off.Permissions.Deny, rule) {
+			t.Errorf("deny rules %v lack %s", off.Permissions.Deny, rule)
+		}
+	}
+	if off.Cross != "refuse" || off.Sandbox != nil {
+		t.Errorf("isolation unavailable: crossSessionInbound %q, sandbox %+v", off.Cross, off.Sandbox)
+	}
+	on := read(seat.Authority{Isolation: seat.IsolationOn, Protected: prot, Drop: "/st/.pantty-drop/a"})
+	sb := on.Sandbox
+	if sb == nil || !sb.Enabled || !sb.FailIfUnavailable || sb.AllowUnsandboxedCommands == nil || *sb.AllowUnsandboxedCommands ||
+		!slices.Equal(sb.Filesystem.AllowWrite, []string{"/st/.pantty-drop/a"}) || !slices.Equal(sb.Filesystem.DenyWrite, prot) ||
+		!slices.Equal(sb.Filesystem.DenyRead, prot) {
+		t.Fatalf("isolation on: sandbox %+v", sb)
+	}
+	if len(sb.Credentials.EnvVars) == 0 || sb.Credentials.EnvVars[0].Name != "ANTHROPIC_API_KEY" || sb.Credentials.EnvVars[0].Mode != "deny" {
+		t.Fatalf("the API key variable is not denied to sandboxed commands: %+v", sb.Credentials)
+	}
+}

@@ -1,0 +1,90 @@
+package seat
+
+import (
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// writeSettings resolves what this launch lets the model reach, records it in
+// authority.toml (status and gates read it), writes the per-launch harness
+// settings that carry it, and watches the drop directory when isolation is on.
+func (d *Driver) writeSettings() (Authority, error) {
+	env, err := HarnessEnv(os.Environ(), d.S, d.Cfg, d.Ad.Env(d.S, d.Cfg))
+	if err != nil {
+		return Authority{}, err
+	}
+	a, err := ResolveAuthority(d.Ad, d.S, d.Cfg, env, time.Now())
+	if err != nil {
+		return a, err
+	}
+	if err := d.S.Write(d.S.AuthorityPath(), a); err != nil {
+		return a, err
+	}
+	d.logf("authority: isolation %s (%s)", a.Isolation, a.Why)
+	settings, err := ClaudeSettings(d.Pantty, d.S, d.Cfg.Activity, a)
+	if err != nil {
+		return a, err
+	}
+	if err := d.S.WriteRaw(d.S.SettingsPath(), settings); err != nil {
+		return a, err
+	}
+	if a.Drop != "" && a.Drop != d.drop && d.w != nil {
+		if err := d.w.Add(a.Drop); err != nil {
+			return a, err
+		}
+		d.drop = a.Drop
+		d.drainDrop() // requests left from before this driver ran
+	}
+	return a, nil
+}
+
+// env adds the drop directory to the harness's environment when isolation is on.
+func (a Authority) env(env map[string]string) map[string]string {
+	if a.Drop != "" {
+		env[DropEnv] = a.Drop
+	} else {
+		delete(env, DropEnv)
+	}
+	return env
+}
+
+// drainDrop takes every whole request in the drop directory: it is read without
+// following links and within its bound, checked, done for this seat, answered
+// beside it (<id>.done) and removed. Nothing in it can name another seat.
+func (d *Driver) drainDrop() {
+	names, err := pendingDrops(d.drop)
+	if err != nil {
+		d.logf("drop: %v", err)
+		return
+	}
+	for _, name := range names {
+		path := filepath.Join(d.drop, name)
+		r, err := readDrop(path)
+		os.Remove(path)
+		ans := DropAnswer{At: time.Now().UTC()}
+		if err == nil {
+			ans.Detail, err = d.onDrop(r)
+		}
+		ans.OK = err == nil
+		if err != nil {
+			ans.Error = err.Error()
+		}
+		d.logf("drop %s: %s ok=%v %s%s", name, r.Kind, ans.OK, ans.Detail, ans.Error)
+		id := name[:len(name)-len(".req")]
+		if werr := WriteState(d.drop, filepath.Join(d.drop, id+".done"), ans); werr != nil {
+			d.logf("drop answer %s: %v", id, werr)
+		}
+	}
+}
+
+func (d *Driver) onDrop(r DropRequest) (string, error) {
+	if r.Kind == DropRefresh {
+		return d.requestRefresh()
+	}
+	path, err := d.S.Handoff().AddNote(r.Text, time.Now())
+	if err != nil {
+		return "", err
+	}
+	return "noted in " + filepath.Base(path) + " (it goes into the next handoff)", nil
+}
