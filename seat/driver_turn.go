@@ -147,7 +147,7 @@ func (d *Driver) onTurnDone(r turnDone) {
 	switch {
 	case d.turnRefusal != "":
 		name, text, _ := strings.Cut(d.turnRefusal, ": ")
-		d.providerRefused(e, name, text)
+		d.onTurnFailed(e, name, text)
 	case perr != nil:
 		d.finish(e, StateFailed, ReasonWorkError, fmt.Sprintf("no result envelope (%v; exit %v): %s", perr, r.err, truncate(string(r.stderr), 300)), "")
 	case env.Subtype == "success" && !env.IsError && env.NumTurns >= 1:

@@ -352,6 +352,9 @@ func (d *Driver) switchRung(p Plan, from string) {
 	// rung: that timer firing later would relaunch the new harness under it.
 	d.relaunchT.stop()
 	d.quickExits = 0
+	if d.outage != nil {
+		d.outage.probeAt = time.Time{} // another rung, other means: probe it at once
+	}
 	ctx, cancel := d.ctx()
 	panes, err := d.tm.ListPanes(ctx)
 	cancel()
