@@ -218,5 +218,5 @@ func (d *Driver) providerRefused(e *Entry, errName, text string) {
 	e.Status.NotBefore = b.Until
 	e.Status.Reason = ReasonProviderRefusal
 	d.requeue(e, fmt.Sprintf("provider %s refused (%s): %s", d.Cfg.Provider, errName, text))
-	d.setPhase(PhaseProvider, fmt.Sprintf("provider %s: %s until %s", d.Cfg.Provider, errName, b.Until.Format(time.RFC3339)))
+	d.setPhase(PhaseProvider, fmt.Sprintf("provider %s: %s until %s: %s", d.Cfg.Provider, errName, b.Until.Format(time.RFC3339), b.Text))
 }

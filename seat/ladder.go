@@ -262,6 +262,9 @@ func PlanFor(c Config, floor string, blocks Blocks, now time.Time) Plan {
 		by = " (refused on seat " + b.Seat + ")"
 	}
 	p.Waiting = fmt.Sprintf("provider %s: %s until %s%s", rs[best].Provider, b.Error, bestUntil.UTC().Format(time.RFC3339), by)
+	if b.Text != "" {
+		p.Waiting += ": " + b.Text // the provider's own words
+	}
 	p.Why = "every rung at or below the floor is blocked; waiting for the earliest unblock"
 	return p
 }
