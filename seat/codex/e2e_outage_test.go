@@ -40,3 +40,12 @@ func TestBillingOutageIsAProviderWait(t *testing.T) {
 func TestServerErrorOutageRetriesWithBackoff(t *testing.T) {
 	outage(t, "cx-500", standinkit.FaultServer, seat.FailTransient, "server error: We’re currently experiencing high demand")
 }
+
+// A refused connection ("Connection failed: error sending request", named
+// connection_failed) does not end Codex's turn: Codex reconnects by itself
+// ("Reconnecting… waiting for network"). The turn stays in flight, the seat
+// reports the means outage, and Codex's own reconnect finishes the turn once
+// the stand-in listens again.
+func TestConnectionRefusedKeepsTheTurnUntilCodexReconnects(t *testing.T) {
+	outage(t, "cx-refused", standinkit.FaultRefused, seat.FailMeans, "cannot connect: Connection failed: error sending request")
+}
