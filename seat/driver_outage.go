@@ -42,11 +42,15 @@ func (d *Driver) onTurnFailed(e *Entry, errName, text string) bool {
 	case FailMeans, FailTransient:
 		d.outageFailed(e, class, cause)
 	case FailProvider:
+		// The provider answered, refusing the account: the means work.
+		d.outage = nil
 		d.providerRefused(e, errName, text)
 	default:
 		return false
 	}
-	d.clearComposer()
+	if d.Cfg.Shape != ShapeTurn {
+		d.clearComposer() // the "Resend your message" placeholder, or a put-back prompt
+	}
 	return true
 }
 
