@@ -41,7 +41,6 @@ type failRule struct {
 // server_error, so the words decide that one.
 var failRules = []failRule{
 	{err: "authentication_failed", class: FailMeans, cause: "cannot authenticate"},
-	{err: "oauth_org_not_allowed", class: FailMeans, cause: "cannot authenticate"},
 	{err: "connection_failed", class: FailMeans, cause: "cannot connect"},
 	{err: "server_error", words: connectionWords, class: FailMeans, cause: "cannot connect"},
 	{err: "billing_error", class: FailProvider, cause: "billing"},
@@ -83,11 +82,4 @@ func containsAny(s string, words []string) bool {
 		}
 	}
 	return false
-}
-
-// IsProviderRefusal reports whether a StopFailure error names a provider
-// refusal (a wait, not a failure of the seat or its work).
-func IsProviderRefusal(errName string) bool {
-	class, _ := ClassifyFailure(errName, "")
-	return class == FailProvider
 }

@@ -29,8 +29,5 @@ func TestClassifyFailure(t *testing.T) {
 		if class != c.class || !strings.HasPrefix(cause, c.cause) {
 			t.Errorf("%s %q: %s %q, want %s %q…", c.err, c.msg, class, cause, c.class, c.cause)
 		}
-		if seat.IsProviderRefusal(c.err) != (c.class == seat.FailProvider && c.err != "") {
-			t.Errorf("%s: IsProviderRefusal %v", c.err, seat.IsProviderRefusal(c.err))
-		}
 	}
 }

@@ -31,8 +31,8 @@ type Rung struct {
 type RecoveryConfig struct {
 	DemoteAfter     int      `toml:"demote_after"`      // unverified means recoveries on one floor before it descends a rung
 	ClimbAfter      int      `toml:"climb_after"`       // good turns below the top before the floor climbs back one rung
-	Backoff         Duration `toml:"backoff"`           // wait after the first unverified recovery; doubles each time
-	BackoffMax      Duration `toml:"backoff_max"`       // cap on that wait
+	Backoff         Duration `toml:"backoff"`           // wait after the first unverified recovery, and before the driver's first re-probe in a means or transient outage; doubles each time
+	BackoffMax      Duration `toml:"backoff_max"`       // cap on those waits (the driver's re-probe is also capped at 10m)
 	ProviderReprobe Duration `toml:"provider_reprobe"`  // provider wait when a refusal's reset cannot be read
 	ProviderMaxWait Duration `toml:"provider_max_wait"` // cap on a parsed reset
 }
