@@ -39,3 +39,9 @@ func TestBillingOutageIsAProviderWait(t *testing.T) {
 func TestServerErrorOutageRetriesWithBackoff(t *testing.T) {
 	outage(t, "cc-500", standinkit.FaultServer, seat.FailTransient, "server error: API Error: 500 Internal server error")
 }
+
+// A refused connection (server_error, "API Error: Connection refused — … (ECONNREFUSED)")
+// is a means outage by its words: the seat is dead until the API listens again.
+func TestConnectionRefusedOutageFailsNoMessage(t *testing.T) {
+	outage(t, "cc-refused", standinkit.FaultRefused, seat.FailMeans, "cannot connect: API Error: Connection refused")
+}
