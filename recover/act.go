@@ -49,6 +49,8 @@ func plan(v verdict) string {
 		return "replace the driver (release, or kill with identity check) and restart the harness; the new driver resumes the session"
 	case CauseHarnessDown, CauseNotReady:
 		return "replace the driver (release, or kill with identity check); the new driver relaunches the harness with --resume"
+	case CauseNoModel:
+		return "none: the live driver holds the queue and re-probes; counted as a means failure (the ladder descends after demote_after)"
 	}
 	return "nothing"
 }
@@ -60,6 +62,12 @@ func (sw *sweeper) recoverSeat(o *observation, v verdict) (did []string, verifie
 	step := func(format string, a ...any) { did = append(did, fmt.Sprintf(format, a...)) }
 	fail := func(err error) ([]string, bool, string) { return did, false, err.Error() }
 
+	if v.Cause == CauseNoModel {
+		// Restarting cannot fix credentials or a network; the live driver
+		// re-probes by itself. The attempt counts as an unverified means
+		// recovery, so the ladder's existing rule lowers the floor.
+		return []string{"left the live driver to re-probe"}, false, "the harness still cannot reach the model: " + v.Reason
+	}
 	if v.Cause == CauseTurnStuck && v.Responsive {
 		id := ""
 		if e := o.inFlight(); e != nil {

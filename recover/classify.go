@@ -28,6 +28,7 @@ const (
 	CauseNotReady     = "harness-not-ready" // the harness is relaunched but never comes up
 	CauseNoCapability = "no-capability"     // messages wait past the ceiling while nothing runs
 	CauseLaunchFails  = "harness-exits"     // the harness exits before it comes up; its driver gave up
+	CauseNoModel      = "no-model-access"   // the harness runs but cannot reach or use the model (credentials, login, network)
 	CauseUnreadable   = "unreadable"        // a state file cannot be read (unknown)
 	CauseTmux         = "tmux-unobservable" // tmux timed out or failed unclassified (unknown)
 	CauseLockHolder   = "lock-holder"       // owner.lock is held by a process owner.toml does not name (unknown)
@@ -168,6 +169,15 @@ func classify(o *observation) verdict {
 		}
 		return ok("harness starting (phase %s, launched %s ago)", o.hb.Phase, shortDur(since))
 	}
+	if o.hb.Fault == seat.FailMeans {
+		// The driver's own classification of the harness's error: a restart
+		// cannot fix a key or a network, so the live driver keeps re-probing
+		// and recover only counts it (the ladder may descend).
+		v := dead(CauseNoModel, "%s (since %s; the live driver pid %d holds the queue and re-probes)",
+			o.hb.FaultCause, o.hb.FaultSince.UTC().Format(time.RFC3339), o.owner.PID)
+		v.Responsive = true
+		return v
+	}
 	if e, past := o.stuckTurn(); e != nil && past > o.cfg.TurnCeiling.Duration+cancelGrace+staleIntervals*iv {
 		v := dead(CauseTurnStuck, "message %s has been in its turn %s, past its ceiling %s, and the driver did not stop it",
 			e.Msg.ID, shortDur(past), o.cfg.TurnCeiling.Duration)
@@ -180,7 +190,7 @@ func classify(o *observation) verdict {
 		v.Responsive = true
 		return v
 	}
-	if q := o.oldestQueued(); q != nil && o.hb.Phase != seat.PhaseProvider && o.hb.Phase != phaseRelay {
+	if q := o.oldestQueued(); q != nil && o.hb.Phase != seat.PhaseProvider && o.hb.Phase != seat.PhaseRetry && o.hb.Phase != phaseRelay {
 		since := latest(q.Msg.EnqueuedAt, q.Status.UpdatedAt, o.lastProgress(), o.owner.Started, o.rec.LastAt)
 		if waited := o.now.Sub(since); waited > o.cfg.TurnCeiling.Duration {
 			v := dead(CauseNoCapability, "message %s has waited %s (ceiling %s) with nothing running (phase %s%s): no capability, whatever the heartbeat says",

@@ -94,7 +94,8 @@ type Driver struct {
 	stepDone       bool          // step shape: the current session already ran its step
 	turn           *turnProc     // turn shape: the harness process of the flight
 	turnDone       chan turnDone // turn shape: its waiter reports here
-	turnRefusal    string        // turn shape: a provider refusal seen in StopFailure for the flight
+	turnRefusal    string        // turn shape: an outage (not a work failure) seen in StopFailure for the flight
+	outage         *outage       // a failure of the means or the provider the queue is held for
 	sinceRefresh   int           // messages processed since the last refresh (fixed policy)
 	selfRefresh    bool          // the seat asked for a refresh (self policy)
 	facts          DispatchFacts // the measured dispatch predicate the guard is built against
@@ -349,6 +350,9 @@ func (d *Driver) teardown() {
 func (d *Driver) beat() {
 	hb := Heartbeat{At: time.Now().UTC(), Phase: d.phase, Interval: d.Cfg.HeartbeatInterval,
 		PID: os.Getpid(), Holder: d.Lock.Owner.Holder, Waiting: d.waiting}
+	if o := d.outage; o != nil {
+		hb.Fault, hb.FaultCause, hb.FaultSince = o.class, o.cause, o.since.UTC()
+	}
 	if err := d.S.Write(d.S.HeartbeatPath(), hb); err != nil {
 		d.logf("heartbeat: %v", err)
 	}

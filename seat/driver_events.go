@@ -3,7 +3,6 @@ package seat
 import (
 	"fmt"
 	"path/filepath"
-	"strings"
 	"time"
 )
 
@@ -49,6 +48,8 @@ func (d *Driver) onHookEvent(ev Event) {
 		d.onPromptSubmit(ev)
 	case EvStop, EvStopFailure:
 		d.onTurnEnd(ev)
+	case EvRequestFailed:
+		d.onRequestFailed(ev)
 	case EvPaneDied:
 		d.checkHarness("pane-died hook")
 	case EvClientAttached, EvClientDetached:
@@ -167,10 +168,12 @@ func (d *Driver) onTurnEnd(ev Event) {
 	}
 	d.learnSessionID(f.SessionID)
 	if d.Cfg.Shape == ShapeTurn {
-		// The result envelope decides a turn-spawned message; a provider refusal
-		// seen here is remembered for it.
-		if ev.Kind == EvStopFailure && IsProviderRefusal(f.Error) {
-			d.turnRefusal = f.Error + ": " + f.LastAssistantMessage
+		// The result envelope decides a turn-spawned message; an outage seen
+		// here (a failure that is not the message's) is remembered for it.
+		if ev.Kind == EvStopFailure {
+			if class, _ := ClassifyFailure(f.Error, f.LastAssistantMessage); class != FailWork {
+				d.turnRefusal = f.Error + ": " + f.LastAssistantMessage
+			}
 		}
 		return
 	}
@@ -182,20 +185,7 @@ func (d *Driver) onTurnEnd(ev Event) {
 		d.finish(e, StateProcessed, "", "", ev.File)
 		return
 	}
-	if IsProviderRefusal(f.Error) {
-		d.providerRefused(e, f.Error, f.LastAssistantMessage)
-		d.clearComposer()
-		return
+	if !d.onTurnFailed(e, f.Error, f.LastAssistantMessage) {
+		d.finish(e, StateFailed, ReasonWorkError, f.Error+": "+f.LastAssistantMessage, ev.File)
 	}
-	d.finish(e, StateFailed, ReasonWorkError, f.Error+": "+f.LastAssistantMessage, ev.File)
-}
-
-// IsProviderRefusal reports whether a StopFailure error names a provider
-// refusal (a wait, not a failure of the seat or its work).
-func IsProviderRefusal(errName string) bool {
-	switch strings.ToLower(errName) {
-	case "rate_limit", "overloaded", "usage_limit", "rate_limit_error", "overloaded_error":
-		return true
-	}
-	return false
 }

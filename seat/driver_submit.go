@@ -162,6 +162,7 @@ func (d *Driver) finish(e *Entry, state, reason, detail, turnEnd string) {
 	d.writeStatus(e)
 	d.logf("message %s %s %s", e.Msg.ID, state, reason)
 	if state == StateProcessed {
+		d.outageOver()
 		d.stepDone = true
 		d.sinceRefresh++
 		d.ctxr.LastTurnEnd = e.Status.EndedAt
@@ -172,7 +173,7 @@ func (d *Driver) finish(e *Entry, state, reason, detail, turnEnd string) {
 		d.answerProbe(r, e)
 	}
 	d.updateCursor()
-	if d.phase != PhaseProvider {
+	if d.phase != PhaseProvider && d.phase != PhaseMeans && d.phase != PhaseRetry {
 		d.setPhase(PhaseIdle, "")
 	}
 }
@@ -209,7 +210,7 @@ func (d *Driver) maybeSubmit() {
 	if !d.followLadder(now) {
 		return
 	}
-	if now.Before(d.notBefore) {
+	if now.Before(d.notBefore) || d.holdForOutage(now) {
 		return
 	}
 	if len(d.cmds) > 0 {
@@ -220,7 +221,8 @@ func (d *Driver) maybeSubmit() {
 		if e.Status.State != StateQueued {
 			continue
 		}
-		if e.Status.Reason != ReasonProviderRefusal && now.Before(e.Status.NotBefore) {
+		if e.Status.Reason != ReasonProviderRefusal && e.Status.Reason != ReasonMeansFault && e.Status.Reason != ReasonTransient &&
+			now.Before(e.Status.NotBefore) {
 			d.waitT.set(e.Status.NotBefore.Sub(now))
 			return
 		}

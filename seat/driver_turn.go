@@ -146,7 +146,7 @@ func (d *Driver) onTurnDone(r turnDone) {
 	switch {
 	case d.turnRefusal != "":
 		name, text, _ := strings.Cut(d.turnRefusal, ": ")
-		d.providerRefused(e, name, text)
+		d.onTurnFailed(e, name, text)
 	case perr != nil:
 		d.finish(e, StateFailed, ReasonWorkError, fmt.Sprintf("no result envelope (%v; exit %v): %s", perr, r.err, truncate(string(r.stderr), 300)), "")
 	case env.Subtype == "success" && !env.IsError && env.NumTurns >= 1:
@@ -217,5 +217,5 @@ func (d *Driver) providerRefused(e *Entry, errName, text string) {
 	e.Status.NotBefore = b.Until
 	e.Status.Reason = ReasonProviderRefusal
 	d.requeue(e, fmt.Sprintf("provider %s refused (%s): %s", d.Cfg.Provider, errName, text))
-	d.setPhase(PhaseProvider, fmt.Sprintf("provider %s: %s until %s", d.Cfg.Provider, errName, b.Until.Format(time.RFC3339)))
+	d.setPhase(PhaseProvider, fmt.Sprintf("provider %s: %s until %s: %s", d.Cfg.Provider, errName, b.Until.Format(time.RFC3339), b.Text))
 }

@@ -28,6 +28,10 @@ const (
 	EvClientAttached   = "ClientAttached"
 	EvClientDetached   = "ClientDetached"
 	EvContextReading   = "ContextReading" // an adapter's occupancy reading (ContextReadingPayload)
+	// EvRequestFailed is a failed model request inside a turn the harness keeps
+	// running (StopFailure's fields; an adapter's translation, e.g. Codex's
+	// PostModelRequest on a lost connection): not a turn end.
+	EvRequestFailed = "RequestFailed"
 )
 
 // Event is one hook event as `pantty hook` recorded it in events/. The payload is

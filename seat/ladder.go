@@ -31,8 +31,8 @@ type Rung struct {
 type RecoveryConfig struct {
 	DemoteAfter     int      `toml:"demote_after"`      // unverified means recoveries on one floor before it descends a rung
 	ClimbAfter      int      `toml:"climb_after"`       // good turns below the top before the floor climbs back one rung
-	Backoff         Duration `toml:"backoff"`           // wait after the first unverified recovery; doubles each time
-	BackoffMax      Duration `toml:"backoff_max"`       // cap on that wait
+	Backoff         Duration `toml:"backoff"`           // wait after the first unverified recovery, and before the driver's first re-probe in a means or transient outage; doubles each time
+	BackoffMax      Duration `toml:"backoff_max"`       // cap on those waits (the driver's re-probe is also capped at 10m)
 	ProviderReprobe Duration `toml:"provider_reprobe"`  // provider wait when a refusal's reset cannot be read
 	ProviderMaxWait Duration `toml:"provider_max_wait"` // cap on a parsed reset
 }
@@ -262,6 +262,9 @@ func PlanFor(c Config, floor string, blocks Blocks, now time.Time) Plan {
 		by = " (refused on seat " + b.Seat + ")"
 	}
 	p.Waiting = fmt.Sprintf("provider %s: %s until %s%s", rs[best].Provider, b.Error, bestUntil.UTC().Format(time.RFC3339), by)
+	if b.Text != "" {
+		p.Waiting += ": " + b.Text // the provider's own words
+	}
 	p.Why = "every rung at or below the floor is blocked; waiting for the earliest unblock"
 	return p
 }
@@ -352,6 +355,9 @@ func (d *Driver) switchRung(p Plan, from string) {
 	// rung: that timer firing later would relaunch the new harness under it.
 	d.relaunchT.stop()
 	d.quickExits = 0
+	if d.outage != nil {
+		d.outage.probeAt = time.Time{} // another rung, other means: probe it at once
+	}
 	ctx, cancel := d.ctx()
 	panes, err := d.tm.ListPanes(ctx)
 	cancel()

@@ -57,11 +57,18 @@ func (s Seat) SetIntent(want, by string) error {
 // against that Interval, not against a constant of its own.
 type Heartbeat struct {
 	At       time.Time `toml:"at"`
-	Phase    string    `toml:"phase"` // starting, idle, submitting, in-turn, cancelling, waiting-provider, relaunching, stopping
+	Phase    string    `toml:"phase"` // starting, idle, submitting, in-turn, cancelling, waiting-provider, waiting-means, waiting-retry, relaunching, stopping
 	Interval Duration  `toml:"interval"`
 	PID      int       `toml:"pid"`
 	Holder   string    `toml:"holder"`
 	Waiting  string    `toml:"waiting,omitempty"` // what a waiting phase waits for
+	// Fault is the class of an outage the driver holds its queue for (means,
+	// transient; seat.ClassifyFailure), FaultCause its cause in the harness's
+	// words, FaultSince its first sighting. recover reports a means fault as a
+	// dead seat (cause no-model-access).
+	Fault      string    `toml:"fault,omitempty"`
+	FaultCause string    `toml:"fault_cause,omitempty"`
+	FaultSince time.Time `toml:"fault_since,omitempty"`
 }
 
 // ReadHeartbeat reads heartbeat.toml.

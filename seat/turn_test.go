@@ -2,6 +2,7 @@ package seat_test
 
 import (
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -87,5 +88,30 @@ func TestTurnShapeCrashAndCeiling(t *testing.T) {
 	}
 	if st := h.Status("after"); st.State != seat.StateProcessed {
 		t.Fatalf("after: %+v", st)
+	}
+}
+
+// A turn-spawned message whose turn fails on an outage (here a 5xx, transient)
+// is not failed: it goes back to the queue, is retried after the backoff, and
+// is processed by exactly one answered turn once the provider is back.
+func TestTurnShapeOutageRequeues(t *testing.T) {
+	h := turnSeat(t, "turn-5xx", seattest.TOML(`[recovery]`, `backoff = "1s"`, `backoff_max = "1s"`))
+	h.Start()
+	until := time.Now().Add(3 * time.Second).Unix()
+	h.Send("o1", "[sim:5xx][sim:until="+strconv.FormatInt(until, 10)+"] during a provider outage")
+	h.Send("o2", "behind it")
+	h.WaitFor("o1 back in the queue as transient", 30*time.Second, func() bool {
+		st := h.Status("o1")
+		return st.State == seat.StateQueued && st.Reason == seat.ReasonTransient
+	})
+	h.WaitFinal(60*time.Second, "o1", "o2")
+	answered := h.AnsweredTurns()
+	for _, id := range []string{"o1", "o2"} {
+		if st := h.Status(id); st.State != seat.StateProcessed || answered[id] != 1 {
+			t.Fatalf("%s: %+v, %d answered turns", id, st, answered[id])
+		}
+	}
+	if st := h.Status("o1"); st.Attempts < 2 {
+		t.Fatalf("o1 went through in %d attempt(s): the outage was never seen", st.Attempts)
 	}
 }

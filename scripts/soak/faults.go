@@ -22,6 +22,7 @@ const (
 	fStopHarness  = "stop-harness" // SIGSTOP the harness 1–4s, then SIGCONT
 	fKillTmux     = "kill-tmux"    // SIGKILL the seat's tmux server; the driver recreates it and relaunches on the same session
 	fProvider429  = "provider-429" // a message the provider refuses (429, reset in 1s) for its first 3 seconds
+	fOutageAuth   = "outage-auth"  // a credential outage (401, authentication_failed) for 3 seconds: the queue is held, nothing fails
 	fCompact      = "compact"      // a full compaction cycle (`pantty seat compact`)
 	fStopStart    = "stop-start"   // `seat stop`, then `seat start`
 	fSecondStart  = "second-start" // `seat start` on a running seat: must exit 3 naming the holder
@@ -31,7 +32,7 @@ const (
 )
 
 var faultKinds = []string{fKillDriver, fKillHarness, fKillHook, fStopDriver, fStopHarness, fKillTmux,
-	fProvider429, fCompact, fStopStart, fSecondStart, fDoubleStart}
+	fProvider429, fOutageAuth, fCompact, fStopStart, fSecondStart, fDoubleStart}
 
 // faultRec is what one injected fault did.
 type faultRec struct {
@@ -203,6 +204,13 @@ func (w *world) fault(rec *faultRec, r *seatRig, rng *rand.Rand, l *ledger, n in
 		rec.done = true
 		rec.note = "sent " + id + " (refused until " + time.Unix(until, 0).Format("15:04:05") + ")"
 		time.Sleep(2 * time.Second)
+	case fOutageAuth:
+		id := fmt.Sprintf("key-%04d", n)
+		until := time.Now().Add(3 * time.Second).Unix()
+		w.send(l, sentMsg{id: id, seat: r.name, kind: fOutageAuth, sender: "injector"},
+			fmt.Sprintf("[sim:auth][sim:until=%d] work the harness cannot authenticate for a while (%s)", until, id))
+		rec.done = true
+		rec.note = "sent " + id + " (401 until " + time.Unix(until, 0).Format("15:04:05") + "; the seat re-probes after its backoff)"
 	case fCompact:
 		res := w.pantty(faultDeadline, "", "seat", "compact", r.name)
 		rec.done = true

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 
@@ -42,7 +43,7 @@ func RunHook(home, name string, stdin io.Reader, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "pantty hook: %v\n", err)
 			return 0
 		}
-		modelRequest(s, m, time.Now(), stderr)
+		modelRequest(s, m, payload, time.Now(), stderr)
 		return 0
 	}
 	out, _ := json.Marshal(m)
@@ -61,7 +62,7 @@ const ContextSource = "codex PostModelRequest token_usage.input_tokens (the requ
 //     on an API error (measured: 429 → "exceeded retry limit, last status: 429
 //     Too Many Requests", then the turn ended), the error classified so the
 //     driver can tell a provider refusal (a wait) from a failure.
-func modelRequest(s seat.Seat, m map[string]any, now time.Time, stderr io.Writer) {
+func modelRequest(s seat.Seat, m map[string]any, raw []byte, now time.Time, stderr io.Writer) {
 	str := func(k string) string { v, _ := m[k].(string); return v }
 	if k := str("kind"); k != "" && k != "sampling" {
 		return // a compaction's summarisation request, not the turn's loop
@@ -85,29 +86,70 @@ func modelRequest(s seat.Seat, m map[string]any, now time.Time, stderr io.Writer
 	case "failed":
 		kind = seat.EvStopFailure
 		msg := str("error")
-		out = map[string]string{"hook_event_name": seat.EvStopFailure, "session_id": thread, "prompt_id": str("turn_id"),
-			"error": ClassifyError(msg), "last_assistant_message": msg, "cwd": str("cwd")}
+		errName := ClassifyError(msg)
+		if errName == ErrConnection {
+			// Codex keeps the turn running and reconnects by itself
+			// (measured): a failed request, not the turn's end.
+			kind = seat.EvRequestFailed
+		}
+		out = map[string]string{"hook_event_name": kind, "session_id": thread, "prompt_id": str("turn_id"),
+			"error": errName, "last_assistant_message": msg, "cwd": str("cwd")}
 	default:
 		return
 	}
 	b, _ := json.Marshal(out)
-	if _, err := s.WriteEventNote(kind, b, map[string]string{"from": "codex PostModelRequest " + str("request_id")}, now); err != nil {
+	note := map[string]string{"from": "codex PostModelRequest " + str("request_id")}
+	if kind != seat.EvContextReading {
+		// Codex's own words for the failure, kept whole: what the error
+		// classification was made from (docs/codex.md, failure classes).
+		note["codex_payload"] = string(raw)
+	}
+	if _, err := s.WriteEventNote(kind, b, note, now); err != nil {
 		fmt.Fprintf(stderr, "pantty hook: %v\n", err)
 	}
 }
 
-// ClassifyError names a failed request's error the way the driver's provider
-// refusal check reads it (seat.IsProviderRefusal): rate_limit, overloaded,
-// usage_limit; anything else is api_error (a failure of the turn).
+// ErrConnection is ClassifyError's name for a request that never reached the
+// API: Codex's "Connection failed: error sending request".
+const ErrConnection = "connection_failed"
+
+// codexStatusRE finds the HTTP status in Codex's error text ("unexpected
+// status 401 Unauthorized: …", "exceeded retry limit, last status: 429 …").
+var codexStatusRE = regexp.MustCompile(`status:? (\d{3})\b`)
+
+// codexErrors maps Codex 0.171.0's own error words (its PostModelRequest
+// `error`, measured against the stand-in; docs/codex.md) onto the StopFailure
+// error values seat.ClassifyFailure knows. First match wins; the HTTP status,
+// when the text has one, is matched as "status N".
+var codexErrors = []struct {
+	words []string
+	name  string
+}{
+	{[]string{"connection failed", "error sending request", "stream disconnected"}, ErrConnection},
+	{[]string{"status 401", "status 403", "invalid_api_key", "incorrect api key", "sign in again", "refresh token", "not logged in"}, "authentication_failed"},
+	{[]string{"quota exceeded", "insufficient_quota", "status 402"}, "billing_error"},
+	{[]string{"usage limit", "usage_not_included"}, "usage_limit"},
+	{[]string{"status 429", "too many requests", "rate limit"}, "rate_limit"},
+	{[]string{"status 503", "status 529", "overloaded"}, "overloaded"},
+	{[]string{"high demand", "status 500", "status 502", "status 504", "internal server error"}, "server_error"},
+}
+
+// ClassifyError names a failed request's error in the StopFailure vocabulary
+// the driver classifies (seat.ClassifyFailure): authentication_failed and
+// connection_failed (means), billing_error, usage_limit and rate_limit
+// (provider refusals), overloaded and server_error (transient); anything else
+// is api_error (a failure of the turn).
 func ClassifyError(msg string) string {
 	t := strings.ToLower(msg)
-	switch {
-	case strings.Contains(t, "usage limit") || strings.Contains(t, "insufficient_quota") || strings.Contains(t, "quota"):
-		return "usage_limit"
-	case strings.Contains(t, "429") || strings.Contains(t, "too many requests") || strings.Contains(t, "rate limit"):
-		return "rate_limit"
-	case strings.Contains(t, "529") || strings.Contains(t, "503") || strings.Contains(t, "overloaded"):
-		return "overloaded"
+	if m := codexStatusRE.FindStringSubmatch(t); m != nil {
+		t += " status " + m[1]
+	}
+	for _, e := range codexErrors {
+		for _, w := range e.words {
+			if strings.Contains(t, w) {
+				return e.name
+			}
+		}
 	}
 	return "api_error"
 }

@@ -10,20 +10,28 @@ import (
 	"github.com/pantty/pantty/seat/seattest"
 )
 
-// A failed request's error is classified the way the driver's provider-refusal
-// check reads it; the texts are the ones Codex 0.171.0 printed.
+// A failed request's error is named in the StopFailure vocabulary and then
+// classified by the driver's table; the texts are the ones Codex 0.171.0 put in
+// PostModelRequest's error against the stand-in's faults (docs/codex.md). A
+// port number holding "401" or "500" in the url is not a status.
 func TestClassifyError(t *testing.T) {
-	for msg, want := range map[string]string{
-		"exceeded retry limit, last status: 429 Too Many Requests":     "rate_limit",
-		"exceeded retry limit, last status: 503 Service Unavailable":   "overloaded",
-		"You've hit your usage limit. Try again later.":                "usage_limit",
-		"exceeded retry limit, last status: 500 Internal Server Error": "api_error",
+	for _, c := range []struct{ msg, name, class string }{
+		{"unexpected status 401 Unauthorized: Incorrect API key provided: sk-…. You can find your API key at https://platform.openai.com/account/api-keys., url: http://127.0.0.1:40123/v1/responses", "authentication_failed", seat.FailMeans},
+		{"Connection failed: error sending request", codex.ErrConnection, seat.FailMeans},
+		{"Quota exceeded. Check your plan and billing details.", "billing_error", seat.FailProvider},
+		{"You've hit your usage limit. Try again later.", "usage_limit", seat.FailProvider},
+		{"exceeded retry limit, last status: 429 Too Many Requests", "rate_limit", seat.FailProvider},
+		{"unexpected status 503 Service Unavailable: The server is overloaded or not ready yet., url: http://127.0.0.1:45001/v1/responses", "overloaded", seat.FailTransient},
+		{"We’re currently experiencing high demand, which may cause temporary errors.", "server_error", seat.FailTransient},
+		{"exceeded retry limit, last status: 500 Internal Server Error", "server_error", seat.FailTransient},
+		{"unexpected status 400 Bad Request: input too long, url: http://127.0.0.1:40100/v1/responses", "api_error", seat.FailWork},
 	} {
-		if got := codex.ClassifyError(msg); got != want {
-			t.Errorf("%q: %s, want %s", msg, got, want)
+		name := codex.ClassifyError(c.msg)
+		if name != c.name {
+			t.Errorf("%q: named %s, want %s", c.msg, name, c.name)
 		}
-		if seat.IsProviderRefusal(codex.ClassifyError(msg)) != (want != "api_error") {
-			t.Errorf("%q: provider refusal %v", msg, !(want != "api_error"))
+		if class, _ := seat.ClassifyFailure(name, c.msg); class != c.class {
+			t.Errorf("%q (%s): class %s, want %s", c.msg, name, class, c.class)
 		}
 	}
 }

@@ -298,6 +298,7 @@ type Request struct {
 	NewInput     string `json:"new_input"`
 	Injected     string `json:"injected"`
 	HistoryTurns int    `json:"history_turns"`
+	Error        string `json:"error"` // the API failure the model answered with ("" for a reply)
 }
 
 // MsgID returns the pantty message id a request carried, from its guard header.
@@ -333,10 +334,16 @@ func (h *Harness) Requests() []Request {
 }
 
 // ModelTurns counts, per message id, the model turns whose new input carried it.
-func (h *Harness) ModelTurns() map[string]int {
+func (h *Harness) ModelTurns() map[string]int { return h.turns(true) }
+
+// AnsweredTurns counts, per message id, the model turns whose new input carried
+// it and that the model answered (not an API failure such as an outage's).
+func (h *Harness) AnsweredTurns() map[string]int { return h.turns(false) }
+
+func (h *Harness) turns(failed bool) map[string]int {
 	n := map[string]int{}
 	for _, r := range h.Requests() {
-		if r.Kind == "turn" {
+		if r.Kind == "turn" && (failed || r.Error == "") {
 			if id := r.MsgID(); id != "" {
 				n[id]++
 			}

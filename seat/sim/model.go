@@ -63,7 +63,7 @@ func tokens(s string) int {
 
 // apiFailure is a scripted refusal by the (simulated) provider.
 type apiFailure struct {
-	code    string // rate_limit | overloaded
+	code    string // rate_limit | overloaded | authentication_failed | server_error
 	message string // shown and sent as last_assistant_message
 }
 
@@ -128,6 +128,11 @@ func parseMarkers(prompt string) markers {
 		m.failure = &apiFailure{code: "rate_limit", message: msg}
 	} else if strings.Contains(prompt, "[sim:overloaded]") {
 		m.failure = &apiFailure{code: "overloaded", message: "API Error: Overloaded (529)"}
+	} else if strings.Contains(prompt, "[sim:auth]") {
+		// Claude Code 2.1.328's words for a 401 (measured).
+		m.failure = &apiFailure{code: "authentication_failed", message: "Invalid API key · Fix external API key"}
+	} else if strings.Contains(prompt, "[sim:5xx]") {
+		m.failure = &apiFailure{code: "server_error", message: "API Error: 500 Internal server error. This is a server-side issue, usually temporary — try again in a moment."}
 	}
 	// [sim:until=UNIX] scopes a refusal in time: the provider refuses only before
 	// then, and the same text goes through afterwards, as a real rate limit ends.

@@ -302,3 +302,123 @@ func RetryAfter(d time.Duration) (time.Duration, string) {
 	}
 	return d, fmt.Sprint(int((d + time.Second - 1) / time.Second))
 }
+
+// Fault is an outage a test switches on and off at run time (Server.SetFault
+// of each stand-in): while it holds, every model request fails the way the
+// real provider fails — the same status, headers and error body — so a test
+// measures what the real harness reports for it, and clears it to see the
+// queue drain. Each stand-in writes the provider's own wire format for it.
+type Fault string
+
+// The faults a stand-in can imitate.
+const (
+	FaultNone        Fault = ""
+	FaultAuth        Fault = "auth"        // 401: the key is refused
+	FaultBilling     Fault = "billing"     // Anthropic 400 credit balance; OpenAI 429 insufficient_quota
+	FaultRateLimit   Fault = "rate-limit"  // 429 with a reset
+	FaultServer      Fault = "server"      // 500
+	FaultUnavailable Fault = "unavailable" // 503
+	FaultOverloaded  Fault = "overloaded"  // 529 (Anthropic's overloaded_error)
+	FaultRefused     Fault = "refused"     // the listener is closed: connection refused
+)
+
+// Status is the HTTP status the fault answers with (0 for none and refused).
+func (f Fault) Status() int {
+	switch f {
+	case FaultAuth:
+		return http.StatusUnauthorized
+	case FaultRateLimit:
+		return http.StatusTooManyRequests
+	case FaultServer:
+		return http.StatusInternalServerError
+	case FaultUnavailable:
+		return http.StatusServiceUnavailable
+	case FaultOverloaded:
+		return 529
+	}
+	return 0
+}
+
+// Switch serves an http.Handler on a loopback address that can be taken away
+// and given back at the same address: Refuse closes the listener and every
+// open connection (the client's next connect is refused, ECONNREFUSED, as
+// when a gateway is down); Serve listens again on the same port. It also holds
+// the stand-in's current Fault.
+type Switch struct {
+	mu      sync.Mutex
+	fault   Fault
+	addr    string
+	handler http.Handler
+	ln      net.Listener
+	srv     *http.Server
+}
+
+// NewSwitch listens on addr (loopback only, see Listen) and serves h.
+func NewSwitch(addr string, h http.Handler) (*Switch, error) {
+	ln, err := Listen(addr)
+	if err != nil {
+		return nil, err
+	}
+	s := &Switch{addr: ln.Addr().String(), handler: h}
+	s.serveOn(ln)
+	return s, nil
+}
+
+func (s *Switch) serveOn(ln net.Listener) {
+	s.ln = ln
+	s.srv = &http.Server{Handler: s.handler, ReadHeaderTimeout: 10 * time.Second}
+	go s.srv.Serve(ln)
+}
+
+// Addr is the host:port served (the same across Refuse and Serve).
+func (s *Switch) Addr() string { return s.addr }
+
+// Refuse stops accepting connections and cuts the open ones.
+func (s *Switch) Refuse() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.srv == nil {
+		return nil
+	}
+	err := s.srv.Close()
+	s.srv, s.ln = nil, nil
+	return err
+}
+
+// Serve listens again on the same address after Refuse.
+func (s *Switch) Serve() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.srv != nil {
+		return nil
+	}
+	ln, err := Listen(s.addr)
+	if err != nil {
+		return err
+	}
+	s.serveOn(ln)
+	return nil
+}
+
+// SetFault switches an outage on (FaultNone clears it): the stand-in answers
+// every model request with the fault from now on (Fault), and FaultRefused
+// closes the listener instead; clearing it listens again on the same port.
+func (s *Switch) SetFault(f Fault) error {
+	s.mu.Lock()
+	s.fault = f
+	s.mu.Unlock()
+	if f == FaultRefused {
+		return s.Refuse()
+	}
+	return s.Serve()
+}
+
+// Fault is the outage in force (FaultNone when there is none).
+func (s *Switch) Fault() Fault {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.fault
+}
+
+// Close stops serving for good.
+func (s *Switch) Close() error { return s.Refuse() }

@@ -27,6 +27,11 @@
 //
 // The markers are seat/standinkit's, shared with the Codex stand-in.
 //
+// SetFault switches an outage on for every model request until it is cleared:
+// 401 authentication_error, 400 credit balance too low, 429, 500, 503, 529, or
+// a refused connection (the listener closed, the same port served again when
+// the fault clears). Requests answered by a fault are logged with their status.
+//
 // Usage grows with what was actually sent: tokens are bytes/4 of the request's
 // parts, split like the real API's prompt cache (a system prompt and tools seen
 // before and the longest message prefix seen before are cache reads, the last
@@ -39,7 +44,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"strings"
@@ -116,8 +120,7 @@ type Reply = standinkit.Reply
 // Server is a running stand-in.
 type Server struct {
 	opts Options
-	ln   net.Listener
-	srv  *http.Server
+	sw   *standinkit.Switch
 
 	mu     sync.Mutex
 	log    []Request
@@ -143,21 +146,22 @@ func Start(opts Options) (*Server, error) {
 		}
 		s.logf = f
 	}
-	ln, err := net.Listen("tcp", opts.Addr)
+	sw, err := standinkit.NewSwitch(opts.Addr, http.HandlerFunc(s.serve))
 	if err != nil {
 		if s.logf != nil {
 			s.logf.Close()
 		}
-		return nil, fmt.Errorf("standin: listen: %w", err)
+		return nil, err
 	}
-	s.ln = ln
-	s.srv = &http.Server{Handler: http.HandlerFunc(s.serve), ReadHeaderTimeout: 10 * time.Second}
-	go s.srv.Serve(ln)
+	s.sw = sw
 	return s, nil
 }
 
 // URL is the base URL for ANTHROPIC_BASE_URL (no trailing slash).
-func (s *Server) URL() string { return "http://" + s.ln.Addr().String() }
+func (s *Server) URL() string { return "http://" + s.sw.Addr() }
+
+// SetFault switches an outage on (FaultNone clears it): see standinkit.Switch.
+func (s *Server) SetFault(f standinkit.Fault) error { return s.sw.SetFault(f) }
 
 // Requests returns a copy of the request log so far.
 func (s *Server) Requests() []Request {
@@ -175,7 +179,7 @@ func (s *Server) Queue(r ...Reply) {
 
 // Close stops serving (cutting open streams) and closes the log file.
 func (s *Server) Close() error {
-	err := s.srv.Close()
+	err := s.sw.Close()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.closed = true
@@ -210,6 +214,18 @@ func (s *Server) serve(w http.ResponseWriter, req *http.Request) {
 		r.Body = body
 	}
 	switch {
+	case req.Method == http.MethodPost && (path == "/v1/messages" || path == "/v1/messages/count_tokens") && s.sw.Fault() != standinkit.FaultNone:
+		s.parse(body, &r)
+		if path != "/v1/messages" {
+			r.Kind = "count_tokens"
+		}
+		f := s.sw.Fault()
+		r.Status, r.Script = f.Status(), "fault "+string(f)
+		if f == standinkit.FaultBilling {
+			r.Status = http.StatusBadRequest
+		}
+		s.record(r)
+		s.fail(w, f)
 	case req.Method == http.MethodPost && path == "/v1/messages":
 		s.messages(w, req, body, r)
 	case req.Method == http.MethodPost && path == "/v1/messages/count_tokens":

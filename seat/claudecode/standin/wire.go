@@ -39,6 +39,26 @@ func (s *Server) refuse(w http.ResponseWriter, rep Reply) {
 	}
 }
 
+// fail answers a request during an outage the way the Messages API does: the
+// status and error body of each fault as the real API sends them.
+func (s *Server) fail(w http.ResponseWriter, f standinkit.Fault) {
+	switch f {
+	case standinkit.FaultAuth:
+		writeError(w, http.StatusUnauthorized, "authentication_error", "invalid x-api-key")
+	case standinkit.FaultBilling:
+		writeError(w, http.StatusBadRequest, "invalid_request_error",
+			"Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase credits.")
+	case standinkit.FaultRateLimit:
+		s.refuse(w, Reply{Status: http.StatusTooManyRequests})
+	case standinkit.FaultServer:
+		writeError(w, http.StatusInternalServerError, "api_error", "Internal server error")
+	case standinkit.FaultUnavailable:
+		writeError(w, http.StatusServiceUnavailable, "api_error", "Service unavailable")
+	default:
+		s.refuse(w, Reply{Status: f.Status()})
+	}
+}
+
 func writeError(w http.ResponseWriter, status int, typ, msg string) {
 	writeJSON(w, status, map[string]any{"type": "error", "error": map[string]string{"type": typ, "message": msg}})
 }

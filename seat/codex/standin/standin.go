@@ -29,6 +29,12 @@
 //	                           its output (kind tool_result) is answered with text
 //	[standin:tokens=N]         report N input tokens in this answer's usage
 //
+// SetFault switches an outage on for every model request until it is cleared:
+// 401 invalid_api_key, 429 insufficient_quota (billing), 429 rate limit, 500,
+// 503, or a refused connection (the listener closed, the same port served again
+// when the fault clears). Requests answered by a fault are logged with their
+// status.
+//
 // Usage grows with what was actually sent: tokens are bytes/4 of the request's
 // parts; instructions and tools seen before, and the longest input prefix seen
 // before, are reported as cached_tokens (input_tokens counts them too, as the
@@ -39,7 +45,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -121,8 +126,7 @@ type Reply = standinkit.Reply
 // Server is a running stand-in.
 type Server struct {
 	opts  Options
-	ln    net.Listener
-	srv   *http.Server
+	sw    *standinkit.Switch
 	log   *standinkit.Log[Request]
 	cache standinkit.Cache
 
@@ -140,19 +144,21 @@ func Start(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	ln, err := standinkit.Listen(opts.Addr)
+	s := &Server{opts: opts, log: log}
+	sw, err := standinkit.NewSwitch(opts.Addr, http.HandlerFunc(s.serve))
 	if err != nil {
 		log.Close()
 		return nil, err
 	}
-	s := &Server{opts: opts, ln: ln, log: log}
-	s.srv = &http.Server{Handler: http.HandlerFunc(s.serve), ReadHeaderTimeout: 10 * time.Second}
-	go s.srv.Serve(ln)
+	s.sw = sw
 	return s, nil
 }
 
 // URL is the stand-in's root (no trailing slash); Codex's base_url is URL()+"/v1".
-func (s *Server) URL() string { return "http://" + s.ln.Addr().String() }
+func (s *Server) URL() string { return "http://" + s.sw.Addr() }
+
+// SetFault switches an outage on (FaultNone clears it): see standinkit.Switch.
+func (s *Server) SetFault(f standinkit.Fault) error { return s.sw.SetFault(f) }
 
 // Requests returns a copy of the request log so far.
 func (s *Server) Requests() []Request { return s.log.Rows() }
@@ -166,7 +172,7 @@ func (s *Server) Queue(r ...Reply) {
 
 // Close stops serving (cutting open streams) and closes the log file.
 func (s *Server) Close() error {
-	err := s.srv.Close()
+	err := s.sw.Close()
 	s.log.Close()
 	return err
 }
@@ -193,6 +199,15 @@ func (s *Server) serve(w http.ResponseWriter, req *http.Request) {
 		r.Body = body
 	}
 	switch {
+	case req.Method == http.MethodPost && path == "/v1/responses" && s.sw.Fault() != standinkit.FaultNone:
+		parse(body, &r)
+		f := s.sw.Fault()
+		r.Status, r.Script = f.Status(), "fault "+string(f)
+		if f == standinkit.FaultBilling {
+			r.Status = http.StatusTooManyRequests
+		}
+		s.record(r)
+		fail(w, f)
 	case req.Method == http.MethodPost && path == "/v1/responses":
 		s.responses(w, req, body, r)
 	default:
@@ -563,6 +578,28 @@ func refuse(w http.ResponseWriter, rep Reply) {
 			fmt.Sprintf("standin: rate limit reached; try again in %ds", int(reset/time.Second)))
 	default:
 		writeError(w, rep.Status, "server_error", "server_error", fmt.Sprintf("standin: scripted error %d", rep.Status))
+	}
+}
+
+// fail answers a request during an outage the way the OpenAI API does: the
+// status and error body of each fault as the real API sends them.
+func fail(w http.ResponseWriter, f standinkit.Fault) {
+	switch f {
+	case standinkit.FaultAuth:
+		writeError(w, http.StatusUnauthorized, "invalid_request_error", "invalid_api_key",
+			"Incorrect API key provided: standin-key. You can find your API key at https://platform.openai.com/account/api-keys.")
+	case standinkit.FaultBilling:
+		writeError(w, http.StatusTooManyRequests, "insufficient_quota", "insufficient_quota",
+			"You exceeded your current quota, please check your plan and billing details.")
+	case standinkit.FaultRateLimit:
+		refuse(w, Reply{Status: http.StatusTooManyRequests})
+	case standinkit.FaultServer:
+		writeError(w, http.StatusInternalServerError, "server_error", "server_error",
+			"The server had an error while processing your request. Sorry about that!")
+	case standinkit.FaultUnavailable:
+		writeError(w, http.StatusServiceUnavailable, "server_error", "server_error", "The server is overloaded or not ready yet.")
+	default:
+		refuse(w, Reply{Status: f.Status()})
 	}
 }
 

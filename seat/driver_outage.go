@@ -1,0 +1,148 @@
+package seat
+
+import (
+	"fmt"
+	"time"
+)
+
+// Reasons on a message put back in the queue by a failed turn that was not its
+// fault (the provider's are ReasonProviderRefusal).
+const (
+	ReasonMeansFault = "means-fault" // the harness cannot reach or use the model
+	ReasonTransient  = "transient"   // the provider failed the request (5xx, overloaded)
+)
+
+// Phases of a seat holding its queue through an outage.
+const (
+	PhaseMeans = "waiting-means" // the harness cannot reach the model: re-probing with backoff
+	PhaseRetry = "waiting-retry" // the provider failed a request: the message is retried with backoff
+)
+
+// maxReprobe caps the driver's own re-probe interval, whatever [recovery]
+// backoff_max says: a key fixed or a provider back is noticed within this.
+const maxReprobe = 10 * time.Minute
+
+// outage is a failure of the seat's means or of its provider that is not the
+// message's fault: the class, the cause in the harness's words, since when, how
+// many probes failed in a row and when the next one goes. It lives in the driver
+// (a new driver probes at once: its start is a probe) and is published in the
+// heartbeat, where status and recover read it.
+type outage struct {
+	class, cause   string
+	since, probeAt time.Time
+	failures       int
+}
+
+// onTurnFailed decides a turn the harness ended on an error by the error's class
+// (ClassifyFailure): only a work failure fails the message; an outage puts it
+// back in the queue. It reports whether the message was re-queued.
+func (d *Driver) onTurnFailed(e *Entry, errName, text string) bool {
+	class, cause := ClassifyFailure(errName, Redact(text))
+	switch class {
+	case FailMeans, FailTransient:
+		d.outageFailed(e, class, cause)
+	case FailProvider:
+		// The provider answered, refusing the account: the means work.
+		d.outage = nil
+		d.providerRefused(e, errName, text)
+	default:
+		return false
+	}
+	if d.Cfg.Shape != ShapeTurn {
+		d.clearComposer() // the "Resend your message" placeholder, or a put-back prompt
+	}
+	return true
+}
+
+// outageFailed puts the message back at the head of the queue and holds the
+// queue until the next probe: the backoff of [recovery] (backoff, doubling per
+// failed probe, capped by backoff_max and maxReprobe). The held message itself
+// is the probe. A means failure makes the seat report itself dead (heartbeat
+// fault, read by recover); a transient one is only a visible wait.
+func (d *Driver) outageFailed(e *Entry, class, cause string) {
+	now := time.Now()
+	o := d.outage
+	if o == nil || o.class != class {
+		o = &outage{class: class, since: now}
+		d.outage = o
+	}
+	o.cause = cause
+	o.failures++
+	o.probeAt = now.Add(reprobeAfter(d.Cfg.Recovery, o.failures))
+	reason, phase := ReasonTransient, PhaseRetry
+	if class == FailMeans {
+		reason, phase = ReasonMeansFault, PhaseMeans
+	}
+	e.Status.NotBefore = o.probeAt.UTC()
+	e.Status.Reason = reason
+	d.requeue(e, cause)
+	d.logf("message %s back in the queue (%s): %s; probe %d at %s", e.Msg.ID, class, cause, o.failures+1, o.probeAt.Format(time.RFC3339))
+	d.setPhase(phase, d.outageText())
+}
+
+// outageText is the heartbeat's waiting for an outage: the cause in the
+// harness's words and the next probe.
+func (d *Driver) outageText() string {
+	o := d.outage
+	return fmt.Sprintf("%s; %d failed in a row since %s, next probe %s", o.cause, o.failures,
+		o.since.UTC().Format(time.RFC3339), o.probeAt.UTC().Format(time.RFC3339))
+}
+
+// reprobeAfter is the wait before probe n+1 after n failed ones.
+func reprobeAfter(rc RecoveryConfig, failures int) time.Duration {
+	limit := min(rc.BackoffMax.Duration, maxReprobe)
+	wait := rc.Backoff.Duration << min(failures-1, 20)
+	if wait <= 0 || wait > limit {
+		wait = limit
+	}
+	return wait
+}
+
+// holdForOutage reports whether the queue is held for an outage's next probe,
+// arming the wait timer for it.
+func (d *Driver) holdForOutage(now time.Time) bool {
+	o := d.outage
+	if o == nil || !now.Before(o.probeAt) {
+		return false
+	}
+	d.waitT.set(o.probeAt.Sub(now))
+	return true
+}
+
+// outageOver forgets the outage once a turn went through: the means or the
+// provider are back.
+func (d *Driver) outageOver() {
+	if d.outage == nil {
+		return
+	}
+	d.logf("outage over (%s since %s, %d failed probes): a turn went through", d.outage.class,
+		d.outage.since.UTC().Format(time.RFC3339), d.outage.failures)
+	d.outage = nil
+}
+
+// onRequestFailed takes a failed model request inside a turn the harness keeps
+// running (Codex retries a lost connection by itself, "Reconnecting… waiting for
+// network", and the turn ends only when it is back): nothing is re-queued —
+// the turn's own end settles the message — but a means failure is published
+// like any outage, so status and recover say why the turn does not end.
+func (d *Driver) onRequestFailed(ev Event) {
+	f := ev.Fields
+	fl := d.flight
+	if fl == nil || fl.e.Status.State != StateSubmitted || !d.sessionMatches(f.SessionID) ||
+		f.PromptID != "" && f.PromptID != fl.e.Status.PromptID {
+		return
+	}
+	class, cause := ClassifyFailure(f.Error, Redact(f.LastAssistantMessage))
+	if class != FailMeans {
+		return
+	}
+	now := time.Now()
+	if d.outage == nil || d.outage.class != class {
+		d.outage = &outage{class: class, since: now}
+	}
+	d.outage.cause = cause + " (the harness retries the turn by itself)"
+	d.outage.failures++
+	d.outage.probeAt = now
+	d.logf("message %s: %s", fl.e.Msg.ID, d.outage.cause)
+	d.setPhase(PhaseInTurn, fl.e.Msg.ID+": "+d.outage.cause)
+}
