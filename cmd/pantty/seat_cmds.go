@@ -51,15 +51,20 @@ func seatCommand() *cli.Command {
 			},
 			sendCommand(),
 			{
-				Name:      "command",
-				Usage:     "the command door: send an allow-listed harness command (e.g. -- /compact keep the procedure)",
+				Name: "command",
+				Usage: "the command door: send an allow-listed harness command (e.g. -- /compact keep the procedure) " +
+					"once the seat is idle with an empty input box, and wait for the harness to take it " +
+					"(exit 0 taken, 1 refused or not taken within 10s, with the harness's words; 4 unknown)",
 				ArgsUsage: "NAME -- /COMMAND [ARGS...]",
+				Flags:     []cli.Flag{waitFlag()},
 				Action:    seatCmd,
 			},
 			{
-				Name:      "compact",
-				Usage:     "run the compaction cycle now: materialize the handoff (refused if unchanged), /compact, re-inject",
+				Name: "compact",
+				Usage: "run the compaction cycle now: materialize the handoff (refused if unchanged), /compact, re-inject " +
+					"(exit 1 within seconds when the harness refuses, e.g. \"Not enough messages to compact.\")",
 				ArgsUsage: "NAME [-- INSTRUCTIONS...]",
+				Flags:     []cli.Flag{waitFlag()},
 				Action:    seatCompact,
 			},
 			{Name: "probe", Usage: "prove the seat can run a turn: a probe through the board path must be processed", ArgsUsage: "NAME", Action: seatProbe},
@@ -289,7 +294,19 @@ func seatCmd(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	return ask(s, seat.Request{Kind: seat.CtlCommand, Command: cmd.Name(), Args: cmd.Args()}, 2*time.Minute)
+	wait := c.Duration("wait")
+	if wait <= 0 {
+		return usageErr("--wait %s: want a positive duration (e.g. 30s)", wait)
+	}
+	return ask(s, seat.Request{Kind: seat.CtlCommand, Command: cmd.Name(), Args: cmd.Args(), Wait: seat.Duration{Duration: wait}},
+		wait+seat.CommandAcceptWindow+30*time.Second)
+}
+
+// waitFlag bounds how long a command waits for the seat to be free (no turn
+// running, an empty input box) before it is refused unsent.
+func waitFlag() cli.Flag {
+	return &cli.DurationFlag{Name: "wait", Value: seat.DefaultCommandWait,
+		Usage: "how long to wait for the seat to be idle with an empty input box before refusing, unsent"}
 }
 
 func seatCancel(c *cli.Context) error {
@@ -357,7 +374,16 @@ func seatCompact(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	return ask(s, seat.Request{Kind: seat.CtlCompact, Args: strings.Join(rest, " ")}, 10*time.Minute)
+	cfg, err := s.LoadConfig()
+	if err != nil {
+		return err
+	}
+	wait := c.Duration("wait")
+	if wait <= 0 {
+		return usageErr("--wait %s: want a positive duration (e.g. 30s)", wait)
+	}
+	return ask(s, seat.Request{Kind: seat.CtlCompact, Args: strings.Join(rest, " "), Wait: seat.Duration{Duration: wait}},
+		wait+cfg.Compaction.Timeout.Duration+time.Minute)
 }
 
 func seatProbe(c *cli.Context) error {
