@@ -122,3 +122,19 @@ func TestCommandIsNotPastedIntoABusySeat(t *testing.T) {
 		t.Fatalf("/context reached the harness %d times, want 1", n)
 	}
 }
+
+// A command the harness did not run is reported failed, never "sent": with
+// dispatch off (PANTTY_SIM_SIGILS empty) the simulator takes "/compact" as a
+// prompt for the model, as Codex does with "/compact TEXT"; no PreCompact comes
+// within the accept window and the command door exits 1 naming what it missed.
+func TestCommandTheHarnessDidNotRunIsReportedFailed(t *testing.T) {
+	h := seattest.New(t, "notrun", seattest.Env(map[string]string{"PANTTY_SIM_SIGILS": ""}))
+	h.Start()
+	r := h.Run("seat", "command", "notrun", "--", "/compact")
+	if r.Code != 1 || !strings.Contains(r.Stderr, "no PreCompact hook within") || !strings.Contains(r.Stderr, "did not take /compact") {
+		t.Fatalf("a /compact the harness did not run: want exit 1 naming the missing evidence, got %s", r)
+	}
+	if n := requestKinds(h, "compact", ""); n != 0 {
+		t.Fatalf("%d compactions reached the harness", n)
+	}
+}

@@ -42,6 +42,10 @@ type cmdFlight struct {
 	started string // the start hook's event file, once it fired
 }
 
+// commandBusyCap bounds how long a command the harness is visibly busy with
+// may take to answer past the accept window (a slow API behind /context).
+const commandBusyCap = time.Minute
+
 // commandLatePoll is how often a cycle's /compact, started and past the accept
 // window, is checked for a late answer (an error ends it before its timeout).
 const commandLatePoll = 2 * time.Second
@@ -201,8 +205,14 @@ func (d *Driver) onCommandTick() {
 		what = "no " + hooks.start + " hook"
 	}
 	ctx, cancel := d.ctx()
-	_, err := d.tm.Capture(ctx, d.sess.PaneID)
+	screen, err := d.tm.Capture(ctx, d.sess.PaneID)
 	cancel()
+	if err == nil && d.Ad.Busy(screen) && time.Since(f.sent) < commandBusyCap {
+		// Still working on it (Claude's /context counts tokens with the API,
+		// busy meanwhile): its answer is late, not missing.
+		d.cmdT.set(commandPoll)
+		return
+	}
 	if err != nil {
 		d.commandRefused(fmt.Sprintf("%s within %s, and the pane could not be read (%v): whether the %s harness took %s is unknown", what, CommandAcceptWindow, err, d.Ad.Name(), f.cmd.Text()), true)
 		return
