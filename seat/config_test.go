@@ -62,6 +62,15 @@ func TestBadSeatTomlRefusesStartAndChangesNothing(t *testing.T) {
 	replace := func(prefix, line string) func(*testing.T, string) (string, int) {
 		return func(t *testing.T, base string) (string, int) { return replaceLine(t, base, prefix, line), 0 }
 	}
+	// envWith adds an entry to the template's inline env table.
+	envWith := func(entry string) func(*testing.T, string) (string, int) {
+		return func(t *testing.T, base string) (string, int) {
+			if !strings.Contains(base, "\nenv = { ") {
+				t.Fatalf("the template has no inline env table:\n%s", base)
+			}
+			return strings.Replace(base, "\nenv = { ", "\nenv = { "+entry+", ", 1), 0
+		}
+	}
 	cases := map[string]tc{
 		"unknown key":           {after(`colour = "blue"`), []string{`unknown key "colour"`}},
 		"unknown key in table":  {func(t *testing.T, b string) (string, int) { return insertAfter(t, b, "[tmux]", `sockett = "x"`) }, []string{`unknown key "tmux.sockett"`}},
@@ -79,11 +88,11 @@ func TestBadSeatTomlRefusesStartAndChangesNothing(t *testing.T) {
 		"name mismatch":        {replace("name = ", `name = "someone-else"`), []string{`"someone-else"`, "does not match"}},
 		"unknown harness":      {replace("harness = ", `harness = "emacs"`), []string{`"emacs"`}},
 		"unknown shape":        {replace("shape = ", `shape = "sideways"`), []string{`"sideways"`}},
-		"reserved env TMUX":    {func(t *testing.T, b string) (string, int) { return b + "TMUX = \"/tmp/x,1,0\"\n", 0 }, []string{`"TMUX"`, "reserved"}},
-		"reserved CLAUDECODE":  {func(t *testing.T, b string) (string, int) { return b + "CLAUDECODE = \"1\"\n", 0 }, []string{`"CLAUDECODE"`, "reserved"}},
-		"reserved PANTTY_SEAT": {func(t *testing.T, b string) (string, int) { return b + "PANTTY_SEAT = \"x\"\n", 0 }, []string{`"PANTTY_SEAT"`, "reserved"}},
+		"reserved env TMUX":    {envWith(`TMUX = "/tmp/x,1,0"`), []string{`"TMUX"`, "reserved"}},
+		"reserved CLAUDECODE":  {envWith(`CLAUDECODE = "1"`), []string{`"CLAUDECODE"`, "reserved"}},
+		"reserved PANTTY_SEAT": {envWith(`PANTTY_SEAT = "x"`), []string{`"PANTTY_SEAT"`, "reserved"}},
 		"reserved pass_env":    {afterV(`pass_env = ["TMUX"]`), []string{`"TMUX"`}},
-		"bad env name":         {func(t *testing.T, b string) (string, int) { return b + "\"A-B\" = \"1\"\n", 0 }, []string{`"A-B"`}},
+		"bad env name":         {envWith(`"A-B" = "1"`), []string{`"A-B"`}},
 		"submit_retries range": {afterV(`submit_retries = 99`), []string{"submit_retries"}},
 	}
 	for name, c := range cases {

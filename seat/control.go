@@ -41,11 +41,14 @@ var ctlKinds = map[string]bool{CtlCommand: true, CtlCancel: true, CtlStop: true,
 
 // Request is control/<id>.toml, schema-checked by the driver before it acts.
 type Request struct {
-	ID      string    `toml:"id"`
-	Kind    string    `toml:"kind"`
-	Command string    `toml:"command,omitempty"` // CtlCommand: name without '/'
-	Args    string    `toml:"args,omitempty"`    // CtlCommand: its arguments
-	MsgID   string    `toml:"msg_id,omitempty"`  // CtlRetry
+	ID      string `toml:"id"`
+	Kind    string `toml:"kind"`
+	Command string `toml:"command,omitempty"` // CtlCommand: name without '/'
+	Args    string `toml:"args,omitempty"`    // CtlCommand: its arguments
+	MsgID   string `toml:"msg_id,omitempty"`  // CtlRetry
+	// Wait bounds how long a command or compaction may wait for the seat to be
+	// free before it is refused unsent (0: DefaultCommandWait).
+	Wait    Duration  `toml:"wait,omitempty"`
 	FromPID int       `toml:"from_pid"`
 	At      time.Time `toml:"at"`
 }
@@ -69,11 +72,13 @@ func (r Request) Validate() error {
 
 // Result is control/done/<id>.toml: the driver's answer to one request.
 type Result struct {
-	ID     string    `toml:"id"`
-	OK     bool      `toml:"ok"`
-	Error  string    `toml:"error,omitempty"`
-	Detail string    `toml:"detail,omitempty"`
-	At     time.Time `toml:"at"`
+	ID     string `toml:"id"`
+	OK     bool   `toml:"ok"`
+	Error  string `toml:"error,omitempty"`
+	Detail string `toml:"detail,omitempty"`
+	// Unknown: the driver could not observe the outcome (the caller exits 4).
+	Unknown bool      `toml:"unknown,omitempty"`
+	At      time.Time `toml:"at"`
 }
 
 func newRequestID() string {
@@ -103,6 +108,9 @@ func (s Seat) Ask(r Request, timeout time.Duration) (Result, error) {
 	if errors.Is(err, errNoAnswer) {
 		os.Remove(filepath.Join(s.ControlDir(), r.ID+".toml"))
 		return Result{}, fmt.Errorf("%w: seat %q: the driver did not answer the %s request within %s", ErrUnobservable, s.Name, r.Kind, timeout)
+	}
+	if err == nil && !res.OK && res.Unknown {
+		return res, fmt.Errorf("%w: seat %q: %s: %s", ErrUnobservable, s.Name, r.Kind, strings.TrimPrefix(res.Error, ErrUnobservable.Error()+": "))
 	}
 	if err == nil && !res.OK {
 		return res, fmt.Errorf("seat %q: %s: %s", s.Name, r.Kind, res.Error)

@@ -81,8 +81,11 @@ type Driver struct {
 	probes       map[string]Request // probe message id → the request waiting for it
 	lateReadings []Event            // context readings that came before a self-named session id was recorded
 	cycleT       timer
-	relaunchT    timer // a backed-off relaunch of a harness that keeps exiting
-	quickExits   int   // exits within quickExit of launch, in a row
+	cmdRun       *cmdFlight // a command the door pasted, waiting for the harness to take it
+	cmdHeld      string     // why the pane was not free for the first queued command
+	cmdT         timer      // command door: the accept window and the wait for a free seat
+	relaunchT    timer      // a backed-off relaunch of a harness that keeps exiting
+	quickExits   int        // exits within quickExit of launch, in a row
 	// launchFailures counts launches in a row that ended before the harness
 	// came up; lastExit is the latest exit's record (harness-exit.toml).
 	launchFailures int
@@ -223,6 +226,9 @@ func (d *Driver) Loop() int {
 			d.onTurnDone(r)
 		case <-d.relaunchT.C():
 			d.relaunchNow()
+		case <-d.cmdT.C():
+			d.cmdT.stop()
+			d.onCommandTick()
 		case <-d.cycleT.C():
 			d.cycleT.stop()
 			d.onCycleTimeout()
@@ -246,6 +252,7 @@ func (d *Driver) pump() {
 	d.drainControl()
 	if d.exit == nil {
 		d.maybeSubmit()
+		d.armCommandTimer()
 	}
 }
 

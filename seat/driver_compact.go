@@ -58,7 +58,7 @@ func (d *Driver) startCycle(req *Request, reason, instructions string) {
 	d.writeCycle()
 	d.setPhase(PhaseCompacting, c.ID)
 	d.cycleT.set(d.Cfg.Compaction.Timeout.Duration)
-	if err := d.Run(cmd); err != nil {
+	if err := d.sendCommand(cmd, nil); err != nil {
 		d.endCycle("failed", "send /compact: "+err.Error())
 	}
 }
@@ -72,6 +72,7 @@ func (d *Driver) writeCycle() {
 // onCycleEvent records the evidence of a cycle, or of a compaction pantty did
 // not choose (the PreCompact hook materialized for it).
 func (d *Driver) onCycleEvent(ev Event) {
+	d.onCommandEvidence(ev)
 	if d.cycle == nil {
 		if ev.Kind == EvSessionStart && d.recordLateInjection(ev) {
 			return
@@ -133,6 +134,9 @@ func (d *Driver) onCycleTimeout() {
 // failure visible, and answers the request that asked for it.
 func (d *Driver) endCycle(state, errText string) {
 	d.cycleT.stop()
+	if d.cmdRun != nil && d.cmdRun.req == nil {
+		d.cmdRun = nil // the cycle's own /compact
+	}
 	r := &d.cycle.rec
 	r.State, r.Error, r.Ended = state, errText, time.Now().UTC()
 	d.writeCycle()

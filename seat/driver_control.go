@@ -1,6 +1,7 @@
 package seat
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -43,7 +44,7 @@ func (d *Driver) drainControl() {
 func (d *Driver) answer(r Request, err error, detail string) {
 	res := Result{ID: r.ID, OK: err == nil, Detail: detail, At: time.Now().UTC()}
 	if err != nil {
-		res.Error = err.Error()
+		res.Error, res.Unknown = err.Error(), errors.Is(err, ErrUnobservable)
 	}
 	if werr := d.S.Write(filepath.Join(d.S.ControlDoneDir(), r.ID+".toml"), res); werr != nil {
 		d.logf("control answer %s: %v", r.ID, werr)
@@ -140,14 +141,25 @@ func retryStatus(st *Status) error {
 	return nil
 }
 
-// runCommand sends the first queued adapter command through the command door.
+// runCommand sends the first queued adapter command through the command door,
+// once the pane is free: never into a running turn or over a person's draft.
+// While it is not, the command stays first in the queue (messages wait behind
+// it) until its wait is over (expireCommands).
 func (d *Driver) runCommand() {
 	r := d.cmds[0]
-	d.cmds = d.cmds[1:]
 	if d.Cfg.Shape == ShapeTurn {
+		d.cmds = d.cmds[1:]
 		d.answer(r, fmt.Errorf("a turn-spawned seat has no live session to send %s to (no command door on this path)", r.Kind), "")
 		return
 	}
+	if why, _ := d.paneNotFree(); why != "" {
+		if why != d.cmdHeld {
+			d.logf("control request %s waits: %s", r.ID, why)
+		}
+		d.cmdHeld = why
+		return
+	}
+	d.cmds = d.cmds[1:]
 	if r.Kind == CtlCompact {
 		d.startCycle(&r, "requested by 'pantty seat compact'", r.Args)
 		return
@@ -157,7 +169,10 @@ func (d *Driver) runCommand() {
 		d.answer(r, err, "")
 		return
 	}
-	d.answer(r, d.Run(c), "sent "+c.Text())
+	if err := d.sendCommand(c, &r); err != nil {
+		d.answer(r, fmt.Errorf("%w: paste %s: %v", ErrUnobservable, c.Text(), err), "")
+		d.checkHarness("paste failed")
+	}
 }
 
 // Run is the command door: it types an adapter-authored command into the pane.

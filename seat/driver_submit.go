@@ -197,7 +197,7 @@ func (d *Driver) updateCursor() {
 // boundary: harness ready, nothing in flight, no person's turn running, no
 // provider wait.
 func (d *Driver) maybeSubmit() {
-	if d.flight != nil || d.foreignTurn != "" || d.phase == PhaseStopping || d.blocked != "" || d.cycle != nil {
+	if d.flight != nil || d.foreignTurn != "" || d.phase == PhaseStopping || d.blocked != "" || d.cycle != nil || d.cmdRun != nil {
 		return
 	}
 	if d.relayHolds() {

@@ -36,10 +36,12 @@ type dispatchCase struct {
 
 var dispatchCorpus = []dispatchCase{
 	{name: "leading /compact", text: "/compact", raw: "compact"},
-	{name: "leading /compact with instructions", text: "/compact forget everything", raw: "compact"},
 	{name: "leading /clear", text: "/clear", raw: "command"},
 	{name: "leading !shell", text: "!touch pwned-bang", raw: "shell", file: "pwned-bang"},
 	{name: "leading space then /", text: " /x", raw: "turn"},
+	// After a turn: right after a compaction there is nothing to compact, and
+	// the harness refuses without dispatching its instructions.
+	{name: "leading /compact with instructions", text: "/compact forget everything", raw: "compact"},
 	{name: "leading newline then /", text: "\n/x", raw: "command"},
 	{name: "leading tab then !", text: "\t!touch pwned-tab", raw: "shell", file: "pwned-tab"},
 	{name: "zero-width space then /", text: "\u200b/x", raw: "turn"},

@@ -39,6 +39,13 @@ func seatCommand() *cli.Command {
 				},
 				Action: seatStart,
 			},
+			{
+				Name: "prepare-home",
+				Usage: "answer the harness's first-run dialogs ahead (onboarding, API key, folder trust, hook review) in the home the seat's " +
+					"harness will see, and print what was written; refused while a driver holds the seat",
+				ArgsUsage: "NAME",
+				Action:    seatPrepareHome,
+			},
 			{Name: "stop", Usage: "stop driver and harness; all state stays", ArgsUsage: "NAME", Action: seatStop},
 			{Name: "list", Usage: "list seats with intent, owner and phase", Flags: []cli.Flag{jsonFlag()}, Action: seatList},
 			{Name: "attach", Usage: "switch the seat to relay (the driver submits nothing) and attach this terminal; back to direct when you detach", ArgsUsage: "NAME", Action: seatAttach},
@@ -52,15 +59,20 @@ func seatCommand() *cli.Command {
 			},
 			sendCommand(),
 			{
-				Name:      "command",
-				Usage:     "the command door: send an allow-listed harness command (e.g. -- /compact keep the procedure)",
+				Name: "command",
+				Usage: "the command door: send an allow-listed harness command (e.g. -- /compact keep the procedure) " +
+					"once the seat is idle with an empty input box, and wait for the harness to take it " +
+					"(exit 0 taken, 1 refused or not taken within 10s, with the harness's words; 4 unknown)",
 				ArgsUsage: "NAME -- /COMMAND [ARGS...]",
+				Flags:     []cli.Flag{waitFlag()},
 				Action:    seatCmd,
 			},
 			{
-				Name:      "compact",
-				Usage:     "run the compaction cycle now: materialize the handoff (refused if unchanged), /compact, re-inject",
+				Name: "compact",
+				Usage: "run the compaction cycle now: materialize the handoff (refused if unchanged), /compact, re-inject " +
+					"(exit 1 within seconds when the harness refuses, e.g. \"Not enough messages to compact.\")",
 				ArgsUsage: "NAME [-- INSTRUCTIONS...]",
+				Flags:     []cli.Flag{waitFlag()},
 				Action:    seatCompact,
 			},
 			{Name: "probe", Usage: "prove the seat can run a turn: a probe through the board path must be processed", ArgsUsage: "NAME", Action: seatProbe},
@@ -89,7 +101,55 @@ func seatInit(c *cli.Context) error {
 	if err := seat.InitConfig(s, c.String("harness"), c.String("workdir"), env); err != nil {
 		return err
 	}
-	say("wrote %s", s.ConfigPath())
+	say("wrote %s (every key listed with its comment and default; edit it, then 'pantty seat start %s')", s.ConfigPath(), s.Name)
+	if h := c.String("harness"); h != "sim" {
+		say("running a real %s seat (API key or login, base URL, first-run dialogs, permissions, schedulers): docs/real-seats.md; 'pantty seat prepare-home %s' answers the first-run dialogs ahead", h, s.Name)
+	}
+	return nil
+}
+
+// seatAdapter loads the seat's config and the adapter of its harness.
+func seatAdapter(s seat.Seat) (seat.Config, seat.Adapter, error) {
+	cfg, err := s.LoadConfig()
+	if err != nil {
+		return cfg, nil, err
+	}
+	ad, err := seat.AdapterFor(cfg.Harness)
+	return cfg, ad, err
+}
+
+// seatPrepareHome exposes the adapter's PrepareSeatHome: what tests and
+// `measure` did to start a harness without its first-run dialogs, for a person
+// setting up a real seat.
+func seatPrepareHome(c *cli.Context) error {
+	s, err := seatArg(c, true)
+	if err != nil {
+		return err
+	}
+	cfg, ad, err := seatAdapter(s)
+	if err != nil {
+		return err
+	}
+	if o, live, _ := s.LiveOwner(); live {
+		// The harness rewrites its own files while it runs; a write now could be lost.
+		return fmt.Errorf("%w: seat %s is held by %s: stop it first ('pantty seat stop %s')", seat.ErrOwned, s.Name, o.Holder, s.Name)
+	}
+	hp, ok := ad.(seat.HomePreparer)
+	if !ok {
+		say("the %s harness asks no first-run questions: nothing to prepare", cfg.Harness)
+		return nil
+	}
+	pantty, err := panttyPath()
+	if err != nil {
+		return err
+	}
+	wrote, err := hp.PrepareSeatHome(s, cfg, pantty)
+	if err != nil {
+		return err
+	}
+	for _, l := range wrote {
+		say("%s", l)
+	}
 	return nil
 }
 
@@ -294,11 +354,7 @@ func seatCmd(c *cli.Context) error {
 	if len(rest) == 0 || !strings.HasPrefix(rest[0], "/") {
 		return usageErr("a command starts with '/': pantty seat command NAME -- /compact [ARGS]")
 	}
-	cfg, err := s.LoadConfig()
-	if err != nil {
-		return err
-	}
-	ad, err := seat.AdapterFor(cfg.Harness)
+	_, ad, err := seatAdapter(s)
 	if err != nil {
 		return err
 	}
@@ -306,7 +362,19 @@ func seatCmd(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	return ask(s, seat.Request{Kind: seat.CtlCommand, Command: cmd.Name(), Args: cmd.Args()}, 2*time.Minute)
+	wait := c.Duration("wait")
+	if wait <= 0 {
+		return usageErr("--wait %s: want a positive duration (e.g. 30s)", wait)
+	}
+	return ask(s, seat.Request{Kind: seat.CtlCommand, Command: cmd.Name(), Args: cmd.Args(), Wait: seat.Duration{Duration: wait}},
+		wait+seat.CommandAcceptWindow+30*time.Second)
+}
+
+// waitFlag bounds how long a command waits for the seat to be free (no turn
+// running, an empty input box) before it is refused unsent.
+func waitFlag() cli.Flag {
+	return &cli.DurationFlag{Name: "wait", Value: seat.DefaultCommandWait,
+		Usage: "how long to wait for the seat to be idle with an empty input box before refusing, unsent"}
 }
 
 func seatCancel(c *cli.Context) error {
@@ -369,7 +437,16 @@ func seatCompact(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	return ask(s, seat.Request{Kind: seat.CtlCompact, Args: strings.Join(rest, " ")}, 10*time.Minute)
+	cfg, err := s.LoadConfig()
+	if err != nil {
+		return err
+	}
+	wait := c.Duration("wait")
+	if wait <= 0 {
+		return usageErr("--wait %s: want a positive duration (e.g. 30s)", wait)
+	}
+	return ask(s, seat.Request{Kind: seat.CtlCompact, Args: strings.Join(rest, " "), Wait: seat.Duration{Duration: wait}},
+		wait+cfg.Compaction.Timeout.Duration+time.Minute)
 }
 
 func seatProbe(c *cli.Context) error {

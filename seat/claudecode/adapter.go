@@ -450,3 +450,18 @@ func (Adapter) Facts() seat.DispatchFacts { return seat.DefaultDispatchFacts }
 // came 40–100 ms after Enter with or without it, and other versions lost an
 // Enter that arrived inside the paste.
 func (Adapter) PasteSettle() seat.Duration { return seat.Duration{Duration: 150 * time.Millisecond} }
+
+// CommandAnswer (seat.CommandAnswers) reads the command's output from the
+// session's transcript: Claude Code 2.1.328 records a slash command as a row
+// naming it ("<command-name>/compact</command-name>") and its output as a
+// system "local_command" row ("<local-command-stdout>Not enough messages to
+// compact.</local-command-stdout>"), 140 ms after the command here (measured
+// 2026-12-03, docs/claude-code.md). An accepted /compact records "Compacted"
+// only after its PreCompact hook, which the driver takes first.
+func (Adapter) CommandAnswer(_ seat.Seat, c seat.Config, sessionID string, cmd seat.Command, since time.Time) (string, bool, error) {
+	path, ok, err := TranscriptPath(c, sessionID)
+	if err != nil || !ok {
+		return "", false, err
+	}
+	return seat.LocalCommandAnswer(path, cmd.Name(), since)
+}

@@ -71,8 +71,10 @@ func newRig(t *testing.T, name string, extra ...string) *rig {
 			"CLAUDE_CODE_MAX_RETRIES": "0",
 		}),
 		seattest.TOML(append([]string{fmt.Sprintf("command = %q", bin)}, extra...)...))
-	if err := claudecode.PrepareHome(home, apiKey, h.Work); err != nil {
-		t.Fatal(err)
+	// What a person runs: every real-claude test starts on a HOME prepared by
+	// `pantty seat prepare-home`, so a dialog it misses fails them all.
+	if res := h.Run("seat", "prepare-home", name); res.Code != 0 {
+		t.Fatalf("seat prepare-home: %s", res)
 	}
 	return &rig{Harness: h, api: api}
 }

@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+
+	"github.com/pantty/pantty/seat"
 )
 
 // PrepareHome makes a HOME in which Claude Code starts straight into its input
@@ -99,4 +101,35 @@ func object(m map[string]any, key string) map[string]any {
 		m[key] = o
 	}
 	return o
+}
+
+// PrepareSeatHome (seat.HomePreparer) runs PrepareHome for a seat: in the
+// directory claude will read (.claude.json under $CLAUDE_CONFIG_DIR when the
+// seat sets or passes it, else under the seat's HOME), with the API key the
+// harness will see (ANTHROPIC_API_KEY from the seat's env or pass_env) and the
+// seat's workdir.
+func (Adapter) PrepareSeatHome(_ seat.Seat, c seat.Config, _ string) ([]string, error) {
+	dir := harnessVar(c, "CLAUDE_CONFIG_DIR", false)
+	if dir == "" {
+		dir = harnessVar(c, "HOME", true)
+	}
+	if dir == "" {
+		return nil, errors.New("claude-code: neither CLAUDE_CONFIG_DIR nor HOME is set for the harness")
+	}
+	key := harnessVar(c, "ANTHROPIC_API_KEY", false)
+	if err := PrepareHome(dir, key, c.Workdir); err != nil {
+		return nil, err
+	}
+	path := filepath.Join(dir, ".claude.json")
+	wrote := []string{
+		path + ": hasCompletedOnboarding = true (no theme and onboarding screens)",
+		fmt.Sprintf("%s: projects[%q].hasTrustDialogAccepted = true (no \"trust this folder?\")", path, c.Workdir),
+	}
+	if key != "" {
+		wrote = append(wrote, fmt.Sprintf("%s: customApiKeyResponses.approved holds the last 20 characters of ANTHROPIC_API_KEY (…%s; no \"use this API key?\")",
+			path, key[max(0, len(key)-4):]))
+	} else {
+		wrote = append(wrote, "no ANTHROPIC_API_KEY in the seat's env or pass_env: no key approved (an OAuth login needs none; see docs/real-seats.md)")
+	}
+	return wrote, nil
 }

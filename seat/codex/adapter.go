@@ -9,6 +9,7 @@ package codex
 
 import (
 	"fmt"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"time"
@@ -231,3 +232,22 @@ func (Adapter) Facts() seat.DispatchFacts {
 // PasteSettle: 150 ms between paste and Enter (measured: UserPromptSubmit came
 // 30-60 ms after the Enter).
 func (Adapter) PasteSettle() seat.Duration { return seat.Duration{Duration: 150 * time.Millisecond} }
+
+// PrepareSeatHome (seat.HomePreparer) runs PrepareHome and says what it set in
+// the seat's CODEX_HOME.
+// The isolation profile is the one the last launch recorded (authority.toml),
+// none before the first launch: every launch prepares the home again with the
+// authority it resolves, so this only answers the first-run questions ahead.
+func (Adapter) PrepareSeatHome(s seat.Seat, c seat.Config, pantty string) ([]string, error) {
+	a, _ := s.ReadAuthority()
+	if err := PrepareHome(s, c, pantty, a); err != nil {
+		return nil, err
+	}
+	home := Home(s, c)
+	return []string{
+		filepath.Join(home, "hooks.json") + ": pantty's hooks (" + strings.Join(HookEvents, ", ") + ")",
+		filepath.Join(home, "config.toml") + fmt.Sprintf(": notify, tui.status_line, projects[%q].trust_level = \"trusted\" (no trust dialog), "+
+			"model_auto_compact_token_limit, check_for_update_on_startup = false, approval_policy = \"never\" unless already set", c.Workdir),
+		filepath.Join(home, "config.toml") + ": hooks.state trusted hashes for exactly pantty's hooks, asked of codex itself (no \"Hooks need review\")",
+	}, nil
+}

@@ -180,3 +180,9 @@ func (Adapter) Composer(screen string) (string, bool) {
 	}
 	return text, true
 }
+
+// CommandAnswer (seat.CommandAnswers) reads a command's output from the
+// simulator's transcript, which records it in Claude Code's form.
+func (Adapter) CommandAnswer(s seat.Seat, c seat.Config, sessionID string, cmd seat.Command, since time.Time) (string, bool, error) {
+	return seat.LocalCommandAnswer(transcriptPath(s, c, sessionID), cmd.Name(), since)
+}

@@ -110,6 +110,7 @@ func (e *engine) completeTurn(t *turn) {
 	u.OutputTokens = tokens(t.reply)
 	e.st.Reclaimable += t.newTok + u.OutputTokens
 	e.st.Turns++
+	e.st.SinceCompact++
 	e.st.TotalInput += u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens
 	e.st.TotalOutput += u.OutputTokens
 	e.st.CostUSD += u.cost()
@@ -178,7 +179,9 @@ func (e *engine) dispatch(text string) dispatchResult {
 			return dispatchResult{cleared: true}
 		case "context":
 			e.logRequest(requestRow{PromptID: newUUID(), Kind: "command", NewInput: text, HistoryTurns: e.st.Turns})
-			return dispatchResult{lines: e.contextLines()}
+			lines := e.contextLines()
+			e.recordCommand(name, args, strings.Join(lines, "\n"))
+			return dispatchResult{lines: lines}
 		case "exit", "quit":
 			e.logRequest(requestRow{PromptID: newUUID(), Kind: "command", NewInput: text, HistoryTurns: e.st.Turns})
 			return dispatchResult{exit: true}
@@ -219,12 +222,33 @@ func (e *engine) shell(text string) dispatchResult {
 	return dispatchResult{lines: lines}
 }
 
-// startCompact runs the PreCompact hooks; exit 2 blocks the compaction.
+// notEnough is Claude Code 2.1.328's answer to /compact right after a
+// compaction (measured 2026-12-03): PreCompact fires, then this, and no
+// PostCompact.
+const notEnough = "Not enough messages to compact."
+
+// recordCommand writes a local command and its output to the transcript in
+// Claude Code's form: a row naming the command, then a "local_command" row
+// with "<local-command-stdout>", which is where pantty reads the answer.
+func (e *engine) recordCommand(name, args, out string) {
+	e.appendRow(row{Type: "system", Subtype: "local_command", Content: "<command-name>/" + name +
+		"</command-name>\n<command-message>" + name + "</command-message>\n<command-args>" + args + "</command-args>"})
+	e.appendRow(row{Type: "system", Subtype: "local_command", Content: "<local-command-stdout>" + out + "</local-command-stdout>"})
+}
+
+// startCompact runs the PreCompact hooks; exit 2 blocks the compaction. With
+// no turn since the last compaction there is nothing to compact: after the
+// hooks, the simulator answers as Claude Code does, with no PostCompact.
 func (e *engine) startCompact(text, instructions string) dispatchResult {
 	res := e.runHooks("PreCompact", "manual", map[string]any{"trigger": "manual", "custom_instructions": instructions})
 	if res.blocked {
 		e.logRequest(requestRow{PromptID: newUUID(), Kind: "compact-blocked", NewInput: text, HistoryTurns: e.st.Turns})
 		return dispatchResult{lines: []string{"Compaction blocked by PreCompact hook: " + res.stderr}}
+	}
+	if e.st.Compacted && e.st.SinceCompact == 0 {
+		e.logRequest(requestRow{PromptID: newUUID(), Kind: "compact-refused", NewInput: text, HistoryTurns: e.st.Turns})
+		e.recordCommand("compact", instructions, notEnough)
+		return dispatchResult{lines: []string{"  ⎿  " + notEnough}}
 	}
 	req := &compactReq{instructions: instructions, preTokens: e.cfg.floor + e.st.Reclaimable}
 	e.logRequest(requestRow{PromptID: newUUID(), Kind: "compact", NewInput: text, HistoryTurns: e.st.Turns,
@@ -242,6 +266,7 @@ func (e *engine) finishCompact(c *compactReq) {
 		summary += " Instructions: " + c.instructions
 	}
 	e.st.Reclaimable = tokens(summary)
+	e.st.Compacted, e.st.SinceCompact = true, 0
 	e.st.Last = usage{CacheCreationInputTokens: e.st.Reclaimable, CacheReadInputTokens: e.cfg.floor}
 	e.appendRow(row{Type: "system", Subtype: "compact_boundary", Content: "Conversation compacted",
 		CompactMetadata: &compactMeta{Trigger: "manual", PreTokens: c.preTokens}})

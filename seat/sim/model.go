@@ -39,6 +39,11 @@ type tokenState struct {
 	TotalOutput int     `json:"total_output_tokens"`
 	CostUSD     float64 `json:"cost_usd"`
 	Last        usage   `json:"last_usage"`
+	// Compacted and SinceCompact decide whether /compact has anything to do:
+	// like Claude Code, the simulator refuses a compaction with no turn since
+	// the last one.
+	Compacted    bool `json:"compacted,omitempty"`
+	SinceCompact int  `json:"since_compact,omitempty"`
 }
 
 // Prices per million tokens, Sonnet-like, so cost moves plausibly.

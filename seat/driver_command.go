@@ -1,0 +1,275 @@
+package seat
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Timers of the command door (docs/state.md lists every timer with its reason).
+const (
+	// DefaultCommandWait is how long a command may wait for the seat to be free
+	// (no turn running, an empty input box) before it is refused unsent. A
+	// request's own Wait (`--wait`) replaces it.
+	DefaultCommandWait = 60 * time.Second
+	// CommandAcceptWindow bounds the wait for the harness to take a command after
+	// the paste. Measured 2026-12-03: PreCompact came 130 ms after /compact on
+	// Claude Code 2.1.328 and 230 ms after it on Codex 0.171.0, and Claude's
+	// refusal ("Not enough messages to compact.") was in its transcript 140 ms
+	// after it; ten seconds leaves room for a loaded machine.
+	CommandAcceptWindow = 10 * time.Second
+	// commandPoll is how often the driver looks again while a command waits: the
+	// pane and the harness's transcript announce nothing when they change.
+	commandPoll = 250 * time.Millisecond
+)
+
+// commandHooks names the hooks that show a command running and done. A
+// compaction fires PreCompact as it starts and PostCompact when it is done
+// (Claude Code, Codex and the simulator). PreCompact alone is no acceptance:
+// Claude Code 2.1.328 fires it and then answers "Not enough messages to
+// compact." with no PostCompact (measured 2026-12-03). A command without
+// hooks is taken on the harness's recorded answer (CommandAnswers).
+var commandHooks = map[string]struct{ start, done string }{"compact": {EvPreCompact, EvPostCompact}}
+
+// cmdFlight is the command the door pasted and whose acceptance the driver
+// awaits; nothing else is pasted meanwhile.
+type cmdFlight struct {
+	cmd     Command
+	req     *Request // the request to answer; nil when a compaction cycle sent it (the cycle answers)
+	sent    time.Time
+	until   time.Time
+	started string // the start hook's event file, once it fired
+}
+
+// commandBusyCap bounds how long a command the harness is visibly busy with
+// may take to answer past the accept window (a slow API behind /context).
+const commandBusyCap = time.Minute
+
+// commandLatePoll is how often a cycle's /compact, started and past the accept
+// window, is checked for a late answer (an error ends it before its timeout).
+const commandLatePoll = 2 * time.Second
+
+// commandDeadline is when a queued request stops waiting for a free seat.
+func commandDeadline(r Request) time.Time {
+	wait := r.Wait.Duration
+	if wait == 0 {
+		wait = DefaultCommandWait
+	}
+	return r.At.Add(wait)
+}
+
+// paneNotFree says why a command must not be pasted now, or "": a turn is
+// running (the paste would queue behind it or be read as a prompt), no input
+// box is visible (a dialog would take the keys), or the box holds text pantty
+// did not put there (a person's draft: the paste would clear or extend it).
+func (d *Driver) paneNotFree() (why string, unknown bool) {
+	ctx, cancel := d.ctx()
+	screen, err := d.tm.Capture(ctx, d.sess.PaneID)
+	cancel()
+	if err != nil {
+		return "the pane could not be read: " + err.Error(), true
+	}
+	if d.Ad.Busy(screen) {
+		return "a turn is running in the pane", false
+	}
+	if ir, ok := d.Ad.(InputReady); ok && !ir.InputReady(screen) {
+		return "the pane shows no input box" + d.paneTail(), false
+	}
+	if cr, ok := d.Ad.(ComposerReader); ok {
+		if text, ok := cr.Composer(screen); ok && strings.TrimSpace(text) != "" {
+			return fmt.Sprintf("the input box holds text pantty did not put there (%q)", clip(strings.TrimSpace(text), 60)), false
+		}
+	}
+	return "", false
+}
+
+func clip(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n]) + "…"
+	}
+	return s
+}
+
+// holdReason says what keeps the loop from reaching the command queue.
+func (d *Driver) holdReason() string {
+	switch {
+	case d.flight != nil:
+		return "message " + d.flight.e.Msg.ID + " is in its turn"
+	case d.foreignTurn != "":
+		return "a turn pantty did not start (a person's) is running"
+	case d.cycle != nil:
+		return "a compaction cycle is running"
+	case d.cmdRun != nil:
+		return "the harness has not yet answered " + d.cmdRun.cmd.Text()
+	case d.mode.Mode == ModeRelay:
+		return "a person holds the input (relay mode)"
+	case d.blocked != "":
+		return d.blocked
+	case time.Now().Before(d.notBefore):
+		return "a provider wait until " + d.notBefore.UTC().Format(time.RFC3339)
+	case d.cmdHeld != "":
+		return d.cmdHeld
+	}
+	return "the seat was not at a turn boundary"
+}
+
+// expireCommands refuses, unsent, every queued command whose wait for a free
+// seat is over, naming what kept the seat busy.
+func (d *Driver) expireCommands() {
+	now := time.Now()
+	keep := d.cmds[:0]
+	for _, r := range d.cmds {
+		if now.Before(commandDeadline(r)) {
+			keep = append(keep, r)
+			continue
+		}
+		what := "/" + r.Command
+		if r.Kind == CtlCompact {
+			what = "the compaction cycle"
+		}
+		err := fmt.Errorf("not sent: %s after waiting %s for the seat to be free (%s)", what, now.Sub(r.At).Round(time.Second), d.holdReason())
+		d.logf("control request %s refused: %v", r.ID, err)
+		d.answer(r, err, "")
+	}
+	d.cmds = keep
+}
+
+// sendCommand pastes c through the command door and waits for the harness to
+// take it; req is the request to answer (nil for a cycle's own /compact).
+func (d *Driver) sendCommand(c Command, req *Request) error {
+	// Transcript times have millisecond precision.
+	sent := time.Now().Truncate(time.Millisecond)
+	if err := d.Run(c); err != nil {
+		return err
+	}
+	d.cmdRun = &cmdFlight{cmd: c, req: req, sent: sent, until: sent.Add(CommandAcceptWindow)}
+	d.cmdHeld = ""
+	d.cmdT.set(commandPoll)
+	return nil
+}
+
+// armCommandTimer keeps the command timer running while a command waits.
+// (onCommandTick may have armed it with a longer interval itself.)
+func (d *Driver) armCommandTimer() {
+	if (len(d.cmds) > 0 || d.cmdRun != nil) && d.cmdT.C() == nil {
+		d.cmdT.set(commandPoll)
+	}
+}
+
+// onCommandTick expires commands that waited too long for a free seat and reads
+// the harness's answer to the command in flight.
+func (d *Driver) onCommandTick() {
+	d.expireCommands()
+	if d.cmdRun == nil {
+		return
+	}
+	// Hook evidence first: an accepted /compact also gets a recorded answer
+	// ("Compacted …") once it is done.
+	d.drainEvents()
+	f := d.cmdRun
+	if f == nil {
+		return
+	}
+	hooks, hooked := commandHooks[f.cmd.Name()]
+	if ca, ok := d.Ad.(CommandAnswers); ok {
+		ans, ok, err := ca.CommandAnswer(d.S, d.Cfg, d.sess.ID, f.cmd, f.sent)
+		if err != nil {
+			d.logf("command door: reading the harness's answer: %v", err)
+		}
+		if ok {
+			if hooked {
+				// Its answer came before its done hook: the harness refused it.
+				d.commandRefused(fmt.Sprintf("the %s harness refused %s: %q (no %s hook)", d.Ad.Name(), f.cmd.Text(), firstLine(ans), hooks.done), false)
+			} else {
+				d.commandAccepted(fmt.Sprintf("the %s harness ran %s: %s", d.Ad.Name(), f.cmd.Text(), firstLine(ans)))
+			}
+			return
+		}
+	}
+	if time.Now().Before(f.until) {
+		return
+	}
+	if f.started != "" {
+		if f.req != nil {
+			d.commandAccepted(fmt.Sprintf("the %s harness took %s: %s fired (%s) and no refusal came within %s; %s ends it",
+				d.Ad.Name(), f.cmd.Text(), hooks.start, f.started, CommandAcceptWindow, hooks.done))
+			return
+		}
+		// A cycle's own /compact: watch for a late refusal until the cycle ends.
+		d.cmdT.set(commandLatePoll)
+		return
+	}
+	what := "no answer recorded"
+	if hooked {
+		what = "no " + hooks.start + " hook"
+	}
+	ctx, cancel := d.ctx()
+	screen, err := d.tm.Capture(ctx, d.sess.PaneID)
+	cancel()
+	if err == nil && d.Ad.Busy(screen) && time.Since(f.sent) < commandBusyCap {
+		// Still working on it (Claude's /context counts tokens with the API,
+		// busy meanwhile): its answer is late, not missing.
+		d.cmdT.set(commandPoll)
+		return
+	}
+	if err != nil {
+		d.commandRefused(fmt.Sprintf("%s within %s, and the pane could not be read (%v): whether the %s harness took %s is unknown", what, CommandAcceptWindow, err, d.Ad.Name(), f.cmd.Text()), true)
+		return
+	}
+	// The line may still sit in the input box (a lost Enter): it is pantty's
+	// own paste, so it is cleared rather than left for the next submission.
+	d.clearComposer()
+	d.commandRefused(fmt.Sprintf("%s within %s: the %s harness did not take %s%s", what, CommandAcceptWindow, d.Ad.Name(), f.cmd.Text(), d.paneTail()), false)
+}
+
+func firstLine(s string) string {
+	l, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
+	return clip(strings.TrimSpace(l), 120)
+}
+
+// onCommandEvidence follows the command in flight by its hooks: the start hook
+// marks it running, the done hook completes it.
+func (d *Driver) onCommandEvidence(ev Event) {
+	f := d.cmdRun
+	if f == nil {
+		return
+	}
+	hooks, ok := commandHooks[f.cmd.Name()]
+	switch {
+	case !ok:
+	case ev.Kind == hooks.start:
+		f.started = ev.File
+	case ev.Kind == hooks.done && f.started != "":
+		d.commandAccepted(fmt.Sprintf("the %s harness ran %s: %s and %s fired (%s)", d.Ad.Name(), f.cmd.Text(), hooks.start, hooks.done, ev.File))
+	}
+}
+
+func (d *Driver) commandAccepted(detail string) {
+	f := d.cmdRun
+	d.cmdRun = nil
+	d.logf("command door: %s", detail)
+	if f.req != nil {
+		d.answer(*f.req, nil, detail)
+	}
+}
+
+// commandRefused answers the command's request (or fails the cycle that sent
+// it) with the harness's own words; unknown marks an answer pantty could not
+// observe (exit 4 for the caller).
+func (d *Driver) commandRefused(why string, unknown bool) {
+	f := d.cmdRun
+	d.cmdRun = nil
+	d.logf("command door: %s", why)
+	if f.req == nil {
+		if d.cycle != nil {
+			d.endCycle("failed", why)
+		}
+		return
+	}
+	err := errors.New(why)
+	if unknown {
+		err = fmt.Errorf("%w: %s", ErrUnobservable, why)
+	}
+	d.answer(*f.req, err, "")
+}

@@ -1,5 +1,0 @@
-package seat
-
-import "sort"
-
-func sortStrings(s []string) { sort.Strings(s) }
