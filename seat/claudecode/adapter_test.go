@@ -273,3 +273,35 @@ func TestPrepareHomeMergesAndIsIdempotent(t *testing.T) {
 		t.Fatal("a corrupt .claude.json was overwritten")
 	}
 }
+
+// A workdir below a git repository's root: Claude Code asks about the root, so
+// the root is trusted too; a workdir that is itself a root adds nothing else.
+func TestPrepareHomeTrustsTheEnclosingGitRoot(t *testing.T) {
+	dir := t.TempDir()
+	repo := filepath.Join(dir, "repo")
+	sub := filepath.Join(repo, "services", "api")
+	for _, d := range []string{filepath.Join(repo, ".git"), sub} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	home := filepath.Join(dir, "home")
+	if err := claudecode.PrepareHome(home, "sk-ant-test-000000000000000000000000", sub, repo); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(home, ".claude.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg struct {
+		Projects map[string]struct {
+			Trusted bool `json:"hasTrustDialogAccepted"`
+		} `json:"projects"`
+	}
+	if err := json.Unmarshal(data, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.Projects) != 2 || !cfg.Projects[sub].Trusted || !cfg.Projects[repo].Trusted {
+		t.Fatalf("projects: %+v, want exactly %s and its git root %s trusted", cfg.Projects, sub, repo)
+	}
+}

@@ -63,8 +63,14 @@ func PrepareHome(home, apiKey string, workdirs ...string) error {
 		if err != nil {
 			return err
 		}
-		p := object(projects, abs)
-		p["hasTrustDialogAccepted"] = true
+		object(projects, abs)["hasTrustDialogAccepted"] = true
+		// Claude Code asks "trust this folder?" for the git repository that
+		// holds the workdir, not for the workdir itself (measured on 2.1.328: a
+		// workdir below a .git directory stopped at the dialog although the
+		// workdir was trusted), so the enclosing root is trusted too.
+		if root := gitRoot(abs); root != "" && root != abs {
+			object(projects, root)["hasTrustDialogAccepted"] = true
+		}
 	}
 	out, err := json.MarshalIndent(cfg, "", "  ")
 	if err != nil {
@@ -91,6 +97,19 @@ func PrepareHome(home, apiKey string, workdirs ...string) error {
 		return err
 	}
 	return os.Rename(tmp.Name(), path)
+}
+
+// gitRoot is the nearest directory at or above dir that holds a .git entry
+// (a directory, or a file as in a worktree), "" when there is none.
+func gitRoot(dir string) string {
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			return d
+		}
+		if d == filepath.Dir(d) {
+			return ""
+		}
+	}
 }
 
 // object returns m[key] as an object, creating (or replacing a non-object) it.
