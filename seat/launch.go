@@ -2,12 +2,8 @@ package seat
 
 import (
 	"encoding/json"
-	"fmt"
-	"os"
-	"os/exec"
 	"sort"
 	"strings"
-	"syscall"
 
 	"github.com/pantty/pantty/tmux"
 )
@@ -70,43 +66,6 @@ type LaunchFile struct {
 	Argv []string          `toml:"argv"`
 	Dir  string            `toml:"dir"`
 	Env  map[string]string `toml:"env"`
-}
-
-// ExecHarness is the pane's first process: it replaces itself with the harness,
-// giving it exactly the recorded environment plus the terminal variables tmux set
-// for this pane (TERM, COLORTERM), so the pane pid stays the harness's pid.
-func ExecHarness(launchPath string) error {
-	var lf LaunchFile
-	if err := ReadState(launchPath, &lf); err != nil {
-		return err
-	}
-	if len(lf.Argv) == 0 {
-		return fmt.Errorf("%s: argv is empty", launchPath)
-	}
-	env := map[string]string{}
-	for k, v := range lf.Env {
-		env[k] = v
-	}
-	for _, k := range []string{"TERM", "COLORTERM"} {
-		if v, ok := os.LookupEnv(k); ok {
-			env[k] = v
-		}
-	}
-	if lf.Dir != "" {
-		if err := os.Chdir(lf.Dir); err != nil {
-			return err
-		}
-	}
-	bin := lf.Argv[0]
-	if !strings.Contains(bin, "/") {
-		os.Setenv("PATH", env["PATH"])
-		p, err := exec.LookPath(bin)
-		if err != nil {
-			return fmt.Errorf("harness binary %q: %v", bin, err)
-		}
-		bin = p
-	}
-	return syscall.Exec(bin, lf.Argv, envList(env))
 }
 
 func envList(env map[string]string) []string {

@@ -24,6 +24,21 @@ func main() {
 
 // run executes the CLI and returns the exit code (docs/cli.md lists them).
 func run(args []string) int {
+	app := newApp()
+	err := app.Run(interspersed(app, args))
+	if err == nil {
+		return 0
+	}
+	code := exitCode(err)
+	if msg := err.Error(); msg != "" {
+		fmt.Fprintln(os.Stderr, "pantty: "+msg)
+	}
+	return code
+}
+
+// newApp builds the command tree with the app-wide rules applied: one-line
+// usage errors and the caller policy of every command (callers.go).
+func newApp() *cli.App {
 	app := &cli.App{
 		Name:  "pantty",
 		Usage: "keep AI coding seats in tmux safe to feed from a board and recoverable unattended",
@@ -54,15 +69,8 @@ func run(args []string) int {
 		},
 	}
 	oneLineUsageErrors(app.Commands)
-	err := app.Run(interspersed(app, args))
-	if err == nil {
-		return 0
-	}
-	code := exitCode(err)
-	if msg := err.Error(); msg != "" {
-		fmt.Fprintln(os.Stderr, "pantty: "+msg)
-	}
-	return code
+	applyCallerPolicies(app.Commands, "")
+	return app
 }
 
 // oneLineUsageErrors gives every command without its own handler the app's
