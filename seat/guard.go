@@ -286,10 +286,14 @@ func nextVisible(s string) (rune, bool) {
 // and embeddings, the soft hyphen, U+180E, the word joiner, tag characters), the
 // variation selectors (U+FE00–U+FE0F, U+E0100–U+E01EF) and the other default-
 // ignorable code points (Mongolian free variation selectors, U+034F, Hangul
-// fillers). U+FEFF is both Cf and JavaScript whitespace; it counts as whitespace
-// (isMentionSpace), which makes a mention after it count, the safe direction.
-// Measured list: docs/intake.md (Expansion).
+// fillers). U+FEFF is Cf and also JavaScript whitespace, but Claude Code strips
+// it before it looks for mentions ("word\ufeff@x" did not expand, "@\ufeffx"
+// did: measured on 2.1.328), so it is invisible, not a boundary. Measured list:
+// docs/intake.md (Mentions), TestMentionCountMatchesWhatClaudeExpands.
 func invisible(r rune) bool {
+	if r == 0xfeff {
+		return true
+	}
 	if r < 0x80 || isMentionSpace(r) {
 		return false
 	}

@@ -25,12 +25,12 @@ var (
 
 // refMentions counts mentions by the documented rule: the harness first drops
 // the invisible characters (format characters, variation selectors, the other
-// default-ignorable code points; U+FEFF stays, it is JavaScript whitespace), then
-// matches. A match ends on a non-space character, so it never consumes the
-// whitespace that precedes the next mention.
+// default-ignorable code points, U+FEFF among them although it is also
+// JavaScript whitespace), then matches. A match ends on a non-space character,
+// so it never consumes the whitespace that precedes the next mention.
 func refMentions(content string) int {
 	visible := strings.Map(func(r rune) rune {
-		if r != 0xfeff && unicode.In(r, unicode.Cf, unicode.Variation_Selector, unicode.Other_Default_Ignorable_Code_Point) {
+		if unicode.In(r, unicode.Cf, unicode.Variation_Selector, unicode.Other_Default_Ignorable_Code_Point) {
 			return -1
 		}
 		return r

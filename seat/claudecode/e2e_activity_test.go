@@ -17,19 +17,7 @@ import (
 // message processed once. The hooks' events are telemetry, never evidence.
 func TestActivityFromARealToolCall(t *testing.T) {
 	r := newRig(t, "act", "activity = true", `permission_mode = "acceptEdits"`)
-	// Bash is allowed for this workdir (project settings, trusted by
-	// PrepareHome) and the mode is acceptEdits, so no permission prompt stops
-	// the turn. Claude Code 2.1.328's default mode is "auto", whose safety check
-	// runs on Anthropic's server: through a loopback API it cannot run, and for
-	// this command (an env assignment and sh -c) a dialog holds the turn
-	// (measured; docs/claude-code.md).
-	settings := filepath.Join(r.Work, ".claude", "settings.json")
-	if err := os.MkdirAll(filepath.Dir(settings), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(settings, []byte(`{"permissions":{"allow":["Bash"]}}`), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	r.allowBash()
 	r.Start()
 
 	const secret = "abc123def456ghi789jkl012"
