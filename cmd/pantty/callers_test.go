@@ -134,7 +134,7 @@ func TestInSeatCallersAreRefusedByAncestry(t *testing.T) {
 		}
 	}
 	// A detached process that would outlive the harness: the pane process ends it.
-	script.WriteString("setsid -f sh -c 'echo $$ >lingering.pid; exec sleep 600' </dev/null >/dev/null 2>&1\n")
+	script.WriteString("setsid -f sh -c 'echo $$ >lingering.tmp; mv lingering.tmp lingering.pid; exec sleep 600' </dev/null >/dev/null 2>&1\n")
 	script.WriteString("exec sleep 600\n")
 
 	a := h.Seat()
@@ -183,9 +183,22 @@ func TestInSeatCallersAreRefusedByAncestry(t *testing.T) {
 		t.Errorf("handoff note for its own seat wrote nothing under %s", filepath.Join(a.Dir, "handoff", "notes"))
 	}
 
+	// Orphans the pane process adopted are reaped as they exit (pid 1 does not
+	// reap here): in the end its only children are the harness and the lingering
+	// detached process, and no zombie.
+	lingering := readPID(t, filepath.Join(h.Work, "lingering.pid"))
+	harness, err := seat.HarnessPID(pane.Process.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kids map[int]string
+	h.WaitFor("the pane process to have reaped every exited orphan", time.Minute, func() bool {
+		kids = childStates(pane.Process.Pid)
+		return len(kids) == 2 && kids[harness] != "" && kids[harness] != "Z" && kids[lingering] != "" && kids[lingering] != "Z"
+	})
+
 	// The harness ends (SIGTERM to the pane pid is forwarded to it): the pane
 	// process dies of the same signal, after ending what the harness left.
-	lingering := readPID(t, filepath.Join(h.Work, "lingering.pid"))
 	pane.Process.Signal(syscall.SIGTERM)
 	err = <-exited
 	exited <- err
@@ -224,4 +237,26 @@ func readPID(t *testing.T, path string) int {
 		t.Fatalf("%s: %q", path, b)
 	}
 	return pid
+}
+
+// childStates maps each child of pid to its state letter (Z for a zombie).
+func childStates(pid int) map[int]string {
+	out := map[int]string{}
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		var p int
+		if _, err := fmt.Sscan(e.Name(), &p); err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(f) > 1 && f[1] == fmt.Sprint(pid) {
+			out[p] = f[0]
+		}
+	}
+	return out
 }
