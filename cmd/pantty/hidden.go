@@ -100,8 +100,9 @@ func driveCommand() *cli.Command {
 	}
 }
 
-// execCommand is the pane's first process: it execs the harness with the
-// environment recorded in launch.toml.
+// execCommand is the pane's first process: it starts the harness with the
+// environment recorded in launch.toml and stays its parent, a child subreaper
+// that keeps every process of the seat below the pane (seat.ExecHarness).
 func execCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "__exec",
