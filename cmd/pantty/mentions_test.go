@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -51,6 +52,9 @@ func TestMentionCountsAreListed(t *testing.T) {
 	}
 	if len(st.Seats) != 1 || st.Seats[0].Inbox.Mentions == nil || *st.Seats[0].Inbox.Mentions != 3 {
 		t.Fatalf("status --json: want inbox.mentions 3 for the queued messages, got\n%s", r.Stdout)
+	}
+	if r := h.Run("status", "ment", "--format", "prom"); !regexp.MustCompile(`(?m)^pantty_seat_inbox_mentions\{[^}]*seat="ment"[^}]*\} 3$`).MatchString(r.Stdout) {
+		t.Errorf("status --format prom: want pantty_seat_inbox_mentions 3 for seat ment, got\n%s", r.Stdout)
 	}
 	if r := h.Run("status", "ment"); !strings.Contains(r.Stdout, "3 @mentions") {
 		t.Errorf("status table: want the inbox cell to say 3 @mentions, got\n%s", r.Stdout)
