@@ -137,23 +137,9 @@ func TestInSeatCallersAreRefusedByAncestry(t *testing.T) {
 	script.WriteString("setsid -f sh -c 'echo $$ >lingering.tmp; mv lingering.tmp lingering.pid; exec sleep 600' </dev/null >/dev/null 2>&1\n")
 	script.WriteString("exec sleep 600\n")
 
+	// The harness has pantty's in-seat markers; every attempt removes them.
+	pane, exited := startPane(t, h, script.String(), map[string]string{seat.SeatEnv: "a", seat.SeatHomeEnv: h.Home})
 	a := h.Seat()
-	env := map[string]string{"PATH": os.Getenv("PATH"), "HOME": os.Getenv("HOME"),
-		seat.SeatEnv: "a", seat.SeatHomeEnv: h.Home}
-	if err := a.Write(a.LaunchPath(), seat.LaunchFile{Argv: []string{"/bin/sh", "-c", script.String()}, Dir: h.Work, Env: env}); err != nil {
-		t.Fatal(err)
-	}
-	pane := exec.Command(h.Bin, "__exec", a.LaunchPath())
-	pane.Env = h.Env()
-	if err := pane.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- pane.Wait() }()
-	t.Cleanup(func() {
-		pane.Process.Kill()
-		<-exited
-	})
 
 	h.WaitFor("every in-seat command to finish", 2*time.Minute, func() bool {
 		for i := range cases {
