@@ -10,7 +10,9 @@ import (
 
 // Environment markers pantty sets for every harness it launches: they tell a
 // pantty command run from inside the seat (by the model's shell tool) which seat
-// it is in, so steering commands can refuse it and handoff commands find it.
+// it is in. They are a hint, not the boundary: a child can drop or forge them,
+// so Inside decides by process ancestry first (the pane process, see
+// ExecHarness) and uses the markers only when no ancestor is a seat's pane.
 const (
 	SeatEnv     = "PANTTY_SEAT"
 	SeatHomeEnv = "PANTTY_SEAT_HOME"
