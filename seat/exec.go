@@ -137,24 +137,41 @@ func killRemaining() {
 	}
 }
 
-// childrenOf lists the live children of pid from /proc (each process's parent
-// is field 4 of its stat file).
-func childrenOf(pid int) []int {
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
+// paneDescendants lists every descendant of pid when pid is pantty's pane
+// process (its command line is `pantty __exec …/launch.toml`), nothing
+// otherwise: a recorded pane pid may have been recycled by now, and a stranger's
+// tree must never be killed.
+func paneDescendants(pid int) []int {
+	if _, ok := execAncestor(pid); !ok {
 		return nil
 	}
+	kids := procChildren()
 	var out []int
+	for queue := kids[pid]; len(queue) > 0; queue = queue[1:] {
+		out = append(out, queue[0])
+		queue = append(queue, kids[queue[0]]...)
+	}
+	return out
+}
+
+// childrenOf lists the live children of pid.
+func childrenOf(pid int) []int { return procChildren()[pid] }
+
+// procChildren maps each process to its children, from one pass over /proc
+// (each process's parent is field 4 of its stat file).
+func procChildren() map[int][]int {
+	kids := map[int][]int{}
+	ents, _ := os.ReadDir("/proc")
 	for _, e := range ents {
 		var p int
 		if _, err := fmt.Sscanf(e.Name(), "%d", &p); err != nil || p <= 0 {
 			continue
 		}
-		if ppid, err := parentPID(p); err == nil && ppid == pid {
-			out = append(out, p)
+		if ppid, err := parentPID(p); err == nil {
+			kids[ppid] = append(kids[ppid], p)
 		}
 	}
-	return out
+	return kids
 }
 
 // exitLike ends this process the way the harness ended: the same exit code, or

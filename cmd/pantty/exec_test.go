@@ -75,30 +75,50 @@ func TestPaneProcessEndsLikeItsHarness(t *testing.T) {
 	}
 }
 
-// TestKillingThePaneProcessEndsTheHarness: SIGKILL to the pane pid (the driver's
-// KillGroup, recover, a person) cannot be forwarded; the harness dies anyway
-// (PR_SET_PDEATHSIG) instead of running on in a pane tmux calls dead.
+// TestKillingThePaneProcessEndsTheHarness: SIGKILL to the pane pid cannot be
+// forwarded; the harness dies anyway (PR_SET_PDEATHSIG) instead of running on in
+// a pane tmux calls dead. seat.KillGroup (stop, recover) also ends a process the
+// harness detached into its own session, which the group kill alone would miss.
 func TestKillingThePaneProcessEndsTheHarness(t *testing.T) {
 	h := seattest.New(t, "x")
-	pidFile := filepath.Join(h.Work, "harness.pid")
-	pane, done := startPane(t, h, fmt.Sprintf("echo $$ >%s.tmp; mv %s.tmp %s; exec sleep 600", pidFile, pidFile, pidFile), map[string]string{})
-	h.WaitFor("the harness to start", time.Minute, func() bool {
-		_, err := os.Stat(pidFile)
-		return err == nil
-	})
-	harness := readPID(t, pidFile)
-	if got, err := seat.HarnessPID(pane.Process.Pid); err != nil || got != harness {
-		t.Fatalf("HarnessPID(pane) = %d, %v; want the harness %d", got, err, harness)
-	}
-	pane.Process.Signal(syscall.SIGKILL)
-	done <- <-done
-	h.WaitFor("the harness to die with its pane process", time.Minute, func() bool {
-		_, err := os.Stat(fmt.Sprintf("/proc/%d", harness))
-		if errors.Is(err, fs.ErrNotExist) {
-			return true
+	for _, how := range []string{"SIGKILL to the pane pid", "seat.KillGroup"} {
+		pidFile := filepath.Join(h.Work, "harness.pid")
+		detFile := filepath.Join(h.Work, "detached.pid")
+		os.Remove(pidFile)
+		os.Remove(detFile)
+		script := fmt.Sprintf("setsid -f sh -c 'echo $$ >%[2]s.tmp; mv %[2]s.tmp %[2]s; exec sleep 600' </dev/null >/dev/null 2>&1; "+
+			"echo $$ >%[1]s.tmp; mv %[1]s.tmp %[1]s; exec sleep 600", pidFile, detFile)
+		pane, done := startPane(t, h, script, map[string]string{})
+		h.WaitFor("the harness and its detached child to start", time.Minute, func() bool {
+			_, err1 := os.Stat(pidFile)
+			_, err2 := os.Stat(detFile)
+			return err1 == nil && err2 == nil
+		})
+		harness, detached := readPID(t, pidFile), readPID(t, detFile)
+		if got, err := seat.HarnessPID(pane.Process.Pid); err != nil || got != harness {
+			t.Fatalf("HarnessPID(pane) = %d, %v; want the harness %d", got, err, harness)
 		}
-		// Orphaned to a parent that does not reap here (DESIGN §10): dead is a zombie.
-		_, err = seat.ProcStart(harness)
-		return err != nil
-	})
+		if how == "seat.KillGroup" {
+			seat.KillGroup(pane.Process.Pid)
+		} else {
+			pane.Process.Signal(syscall.SIGKILL)
+		}
+		done <- <-done
+		h.WaitFor("the harness to die with its pane process ("+how+")", time.Minute, func() bool { return gone(harness) })
+		if how == "seat.KillGroup" {
+			h.WaitFor("the detached child to die with its pane process", time.Minute, func() bool { return gone(detached) })
+		} else {
+			syscall.Kill(detached, syscall.SIGKILL) // escaped with the pane process (docs/intake.md)
+		}
+	}
+}
+
+// gone reports whether pid has ended: no such process, or a zombie (orphans are
+// reparented to a pid 1 that does not reap here, DESIGN §10).
+func gone(pid int) bool {
+	if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); errors.Is(err, fs.ErrNotExist) {
+		return true
+	}
+	_, err := seat.ProcStart(pid)
+	return err != nil
 }
