@@ -58,7 +58,7 @@ var callers = map[string]callerPolicy{
 	"recover uninstall": outside,
 	"recover check":     anyCaller,
 	"demo":              outside, // starts harnesses
-	"hook":              anyCaller,
+	"hook":              ownSeat, // the harness's report on its own seat; fails open (exit 0, nothing recorded)
 	"sim":               anyCaller,
 	"__drive":           outside, // drives a seat: only start and recover spawn it
 	"__exec":            outside, // launches a seat's harness from its launch record

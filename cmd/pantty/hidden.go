@@ -36,6 +36,11 @@ func hookCommand() *cli.Command {
 			if err != nil {
 				return hookFailOpen(err)
 			}
+			// A hook is the harness reporting on its own seat: from inside
+			// seat A, events for seat B would be forged turn evidence.
+			if err := seat.RefuseOtherSeat(seat.Seat{Home: home, Name: c.String("seat")}, "hook"); err != nil {
+				return hookFailOpen(err)
+			}
 			code := 0
 			switch {
 			case c.Bool("codex-notify"):
