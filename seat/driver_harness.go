@@ -83,7 +83,7 @@ func (d *Driver) launch(pane *tmux.Pane) error {
 			}
 		}
 	}
-	paneArgv := []string{d.Pantty, "__exec", d.S.LaunchPath()}
+	paneArgv := PaneArgv(d.Pantty, d.S)
 	d.ready, d.adopted = false, false
 	d.launchAt = time.Now()
 	ctx, cancel := d.ctx()

@@ -91,6 +91,13 @@ func ExecHarness(launchPath string) error {
 	return nil
 }
 
+// PaneArgv is the command line of a seat's pane process. Inside recognises the
+// pane among a caller's ancestors by it (parsePaneArgv), so the driver builds
+// it here and nowhere else.
+func PaneArgv(pantty string, s Seat) []string {
+	return []string{pantty, "__exec", s.LaunchPath()}
+}
+
 // superviseHarness forwards the signals meant for the harness and reaps every
 // child (the harness and adopted orphans) until the harness has exited; it returns
 // the harness's wait status. Reaping is wait4(-1), so os.Process.Wait is never used.

@@ -92,16 +92,20 @@ func RefuseOtherSeat(s Seat, what string) error {
 	return nil
 }
 
-// execAncestor recognises a seat's pane process by its command line:
-// `PANTTY __exec HOME/seats/NAME/launch.toml`.
+// execAncestor recognises a seat's pane process by its command line
+// (PaneArgv): `PANTTY __exec HOME/seats/NAME/<launch record>`.
 func execAncestor(pid int) (Where, bool) {
-	argv := cmdline(pid)
-	if len(argv) != 3 || argv[1] != "__exec" || filepath.Base(argv[2]) != "launch.toml" {
+	return parsePaneArgv(cmdline(pid))
+}
+
+// parsePaneArgv is the inverse of PaneArgv.
+func parsePaneArgv(argv []string) (Where, bool) {
+	if len(argv) != 3 || argv[1] != "__exec" || !filepath.IsAbs(argv[2]) {
 		return Where{}, false
 	}
 	dir := filepath.Dir(argv[2])
 	seats := filepath.Dir(dir)
-	if filepath.Base(seats) != "seats" {
+	if filepath.Base(seats) != "seats" || ValidateName(filepath.Base(dir)) != nil {
 		return Where{}, false
 	}
 	return Where{Home: filepath.Dir(seats), Name: filepath.Base(dir), By: "ancestry"}, true
