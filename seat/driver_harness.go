@@ -89,7 +89,7 @@ func (d *Driver) launch(pane *tmux.Pane) error {
 			}
 		}
 	}
-	paneArgv := []string{d.Pantty, "__exec", d.S.LaunchPath()}
+	paneArgv := PaneArgv(d.Pantty, d.S)
 	d.ready, d.adopted = false, false
 	d.launchAt = time.Now()
 	ctx, cancel := d.ctx()
@@ -335,10 +335,17 @@ func (d *Driver) killHarness() {
 }
 
 // KillGroup sends SIGKILL to the process group a pane's first process leads
-// (tmux starts each pane in its own session), ending helpers the harness spawned.
+// (tmux starts each pane in its own session), ending helpers the harness spawned,
+// and to every descendant of pantty's pane process (paneDescendants): a child the
+// harness detached with setsid is in another group, and would otherwise outlive
+// the pane, reparented to pid 1.
 func KillGroup(pid int) {
 	if pid > 1 {
+		rest := paneDescendants(pid) // listed first: once pid dies they are reparented away
 		syscall.Kill(-pid, syscall.SIGKILL)
+		for _, d := range rest {
+			syscall.Kill(d, syscall.SIGKILL)
+		}
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -237,25 +238,67 @@ func normalizeLineEnds(s string) string {
 	return strings.ReplaceAll(strings.ReplaceAll(s, "\r\n", "\n"), "\r", "\n")
 }
 
-// countMentions counts the '@' mentions in content. The rule: an '@' counts when it
-// is at the start of the content or right after a whitespace character, and the
-// character right after it exists and is not whitespace. "Whitespace" is the
-// JavaScript \s class (isMentionSpace), because Claude Code, where expansion was
-// measured, is a JavaScript program. "look at @secret.txt" counts 1; "a@b", "(@x)",
-// "@ x" and a trailing "@" count 0. The header, prefix and delimiters hold no '@', so
-// the count of the whole submission equals the count of its content.
+// countMentions counts the '@' mentions in content as the harness will expand
+// them. The rule: an '@' counts when it is at the start of the content or right
+// after a whitespace character, and the character right after it exists and is not
+// whitespace. "Whitespace" is the JavaScript \s class (isMentionSpace), because
+// Claude Code, where expansion was measured, is a JavaScript program. Invisible
+// characters (see invisible) are transparent: Claude Code strips them and still
+// expands the mention (measured on 2.1.328, DESIGN §10), so "\u200b@x" counts 1
+// and "a\u200b@x" counts 0, as "@x" and "a@x" do. "look at @secret.txt" counts 1;
+// "a@b", "(@x)", "@ x" and a trailing "@" count 0. The header, prefix and
+// delimiters hold no '@', so the count of the whole submission equals the count of
+// its content.
 func countMentions(content string) int {
 	n := 0
 	afterSpace := true // the start of the content counts as after whitespace
 	for i, r := range content {
-		if r == '@' && afterSpace && i+1 < len(content) {
-			if next, _ := utf8.DecodeRuneInString(content[i+1:]); !isMentionSpace(next) {
+		if invisible(r) {
+			continue // neither a boundary nor a character: the harness removes it
+		}
+		if r == '@' && afterSpace {
+			if next, ok := nextVisible(content[i+1:]); ok && !isMentionSpace(next) {
 				n++
 			}
 		}
 		afterSpace = isMentionSpace(r)
 	}
 	return n
+}
+
+// MentionCount is the mention count Guard records for a message text (line ends
+// normalized as Guard does), for the listings that show it before and after the
+// submission: `seat inbox`, `status`, `watch`.
+func MentionCount(text string) int { return countMentions(normalizeLineEnds(text)) }
+
+// nextVisible returns the first character of s that is not invisible.
+func nextVisible(s string) (rune, bool) {
+	for _, r := range s {
+		if !invisible(r) {
+			return r, true
+		}
+	}
+	return 0, false
+}
+
+// invisible reports whether the harness drops r before it looks for mentions:
+// the format characters (category Cf: zero-width space and joiners, bidi marks
+// and embeddings, the soft hyphen, U+180E, the word joiner, tag characters), the
+// variation selectors (U+FE00–U+FE0F, U+E0100–U+E01EF) and the other default-
+// ignorable code points (Mongolian free variation selectors, U+034F, Hangul
+// fillers). U+FEFF is Cf and also JavaScript whitespace, but Claude Code strips
+// it before it looks for mentions ("word\ufeff@x" did not expand, "@\ufeffx"
+// did: measured on 2.1.328), so it is invisible, not a boundary. Measured list:
+// docs/intake.md (Mentions), TestMentionCountMatchesWhatClaudeExpands.
+func invisible(r rune) bool {
+	if r == 0xfeff {
+		return true
+	}
+	if r < 0x80 || isMentionSpace(r) {
+		return false
+	}
+	return unicode.Is(unicode.Cf, r) || unicode.Is(unicode.Variation_Selector, r) ||
+		unicode.Is(unicode.Other_Default_Ignorable_Code_Point, r)
 }
 
 // isMentionSpace is the JavaScript \s class, written out because shorthand classes

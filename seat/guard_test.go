@@ -371,8 +371,9 @@ func TestMentionRule(t *testing.T) {
 		"(@paren)":                   0,
 		"nbsp\u00a0@x":               1,
 		"ideographic\u3000@x":        1,
-		"zero-width\u200b@x":         0,
-		"bom\ufeff@x":                1,
+		"zero-width\u200b@x":         0, // "zero-width@x" once claude strips it
+		"bom\ufeff@x":                0, // "bom@x": claude strips U+FEFF
+		"\ufeff@x":                   1,
 		"@\u00a0x":                   0,
 		"\n@x":                       1,
 		"x\n\n @y @z. @":             2,
@@ -381,6 +382,54 @@ func TestMentionRule(t *testing.T) {
 	} {
 		if got := countMentions(text); got != want || refMentions(text) != want {
 			t.Errorf("countMentions(%q) = %d (reference %d), want %d", text, got, refMentions(text), want)
+		}
+	}
+}
+
+// TestInvisibleCharactersAreTransparentToMentions: every character Claude Code
+// 2.1.328 was measured to strip before an '@' and still expand (DESIGN §10), and
+// the rest of the classes the counter treats alike, counts as absent: before the
+// '@' at the start or after a space, between '@' and the path, and glued to a
+// word (where the stripped text is "a@x", no mention).
+func TestInvisibleCharactersAreTransparentToMentions(t *testing.T) {
+	for _, r := range []rune{
+		0x200b, 0x200c, 0x200d, 0x2060, 0x202e, 0x2066, 0x200e, 0x00ad, 0x180e, 0xfe0f, 0xe0041, // measured
+		0x200f, 0x202a, 0x2062, 0x2069, 0x061c, 0xfe00, 0xe0100, 0xe01ef, 0xe0001, 0xe007f, 0x180b, 0x034f, 0xfeff,
+	} {
+		x := string(r)
+		for text, want := range map[string]int{
+			x + "@canary":              1,
+			"read " + x + "@canary":    1,
+			"read " + x + x + "@c" + x: 1,
+			"@" + x + "canary":         1,
+			"a" + x + "@canary":        0,
+			"@" + x + " canary":        0,
+			"@" + x:                    0,
+		} {
+			if got, ref := countMentions(text), refMentions(text); got != want || ref != want {
+				t.Errorf("U+%04X: countMentions(%q) = %d (reference %d), want %d", r, text, got, ref, want)
+			}
+		}
+	}
+}
+
+// TestReservedSenderIsFolded: the board door refuses pantty's name in every
+// spelling a reader takes for it; near misses stay ordinary senders.
+func TestReservedSenderIsFolded(t *testing.T) {
+	for from, want := range map[string]bool{
+		"pantty": true, "Pantty": true, "PANTTY": true, "pAnTtY": true,
+		"\uff30\uff41\uff4e\uff54\uff54\uff59": true, // fullwidth Ｐａｎｔｔｙ
+		"pan\u200btty":                         true, "pantty\u00ad": true, " pantty\t": true, "p\u2060a\ufeffntty": true,
+		"pantty2": false, "pan-tty": false, "pantt": false, "": false, "alice": false,
+	} {
+		if got := IsReservedSender(from); got != want {
+			t.Errorf("IsReservedSender(%q) = %v, want %v", from, got, want)
+		}
+	}
+	for _, from := range []string{"Pantty", "PANTTY"} {
+		err := ValidateMessage(Message{ID: "m1", From: from, Text: "hi"}, 0)
+		if !errors.Is(err, ErrBadInput) || !strings.Contains(err.Error(), "reserved") {
+			t.Errorf("from=%s: ValidateMessage = %v, want the reserved-sender refusal", from, err)
 		}
 	}
 }

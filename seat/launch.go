@@ -1,19 +1,17 @@
 package seat
 
 import (
-	"fmt"
-	"os"
-	"os/exec"
 	"sort"
 	"strings"
-	"syscall"
 
 	"github.com/pantty/pantty/tmux"
 )
 
 // Environment markers pantty sets for every harness it launches: they tell a
 // pantty command run from inside the seat (by the model's shell tool) which seat
-// it is in, so steering commands can refuse it and handoff commands find it.
+// it is in. They are a hint, not the boundary: a child can drop or forge them,
+// so Inside decides by process ancestry first (the pane process, see
+// ExecHarness) and uses the markers only when no ancestor is a seat's pane.
 const (
 	SeatEnv     = "PANTTY_SEAT"
 	SeatHomeEnv = "PANTTY_SEAT_HOME"
@@ -60,43 +58,6 @@ type LaunchFile struct {
 	Argv []string          `toml:"argv"`
 	Dir  string            `toml:"dir"`
 	Env  map[string]string `toml:"env"`
-}
-
-// ExecHarness is the pane's first process: it replaces itself with the harness,
-// giving it exactly the recorded environment plus the terminal variables tmux set
-// for this pane (TERM, COLORTERM), so the pane pid stays the harness's pid.
-func ExecHarness(launchPath string) error {
-	var lf LaunchFile
-	if err := ReadState(launchPath, &lf); err != nil {
-		return err
-	}
-	if len(lf.Argv) == 0 {
-		return fmt.Errorf("%s: argv is empty", launchPath)
-	}
-	env := map[string]string{}
-	for k, v := range lf.Env {
-		env[k] = v
-	}
-	for _, k := range []string{"TERM", "COLORTERM"} {
-		if v, ok := os.LookupEnv(k); ok {
-			env[k] = v
-		}
-	}
-	if lf.Dir != "" {
-		if err := os.Chdir(lf.Dir); err != nil {
-			return err
-		}
-	}
-	bin := lf.Argv[0]
-	if !strings.Contains(bin, "/") {
-		os.Setenv("PATH", env["PATH"])
-		p, err := exec.LookPath(bin)
-		if err != nil {
-			return fmt.Errorf("harness binary %q: %v", bin, err)
-		}
-		bin = p
-	}
-	return syscall.Exec(bin, lf.Argv, envList(env))
 }
 
 func envList(env map[string]string) []string {

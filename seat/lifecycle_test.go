@@ -294,8 +294,8 @@ func TestSecondStartRefusedAndTakeoverAdopts(t *testing.T) {
 	if after.ID != sess.ID || after.PanePID != sess.PanePID || after.PaneID != sess.PaneID || after.Launches != sess.Launches {
 		t.Fatalf("takeover must adopt the live harness: before %+v, after %+v", sess, after)
 	}
-	if pids := h.HarnessPIDs(); len(pids) != 1 || pids[0] != sess.PanePID {
-		t.Fatalf("want the one harness pid %d, got %v", sess.PanePID, pids)
+	if pids, want := h.HarnessPIDs(), harnessOf(t, sess.PanePID); len(pids) != 1 || pids[0] != want {
+		t.Fatalf("want the one harness pid %d, got %v", want, pids)
 	}
 	if n := sessionStarts(t, h.Seat()); n != 1 {
 		t.Fatalf("an adopted harness is not started again: %d SessionStart events", n)
@@ -340,8 +340,8 @@ func TestKilledDriverFreesLockAndNewDriverAdoptsPane(t *testing.T) {
 	if after.ID != sess.ID || after.PanePID != sess.PanePID || after.Launches != sess.Launches || after.Generation != sess.Generation {
 		t.Fatalf("want the live pane adopted on the same session: before %+v, after %+v", sess, after)
 	}
-	if pids := h.HarnessPIDs(); len(pids) != 1 || pids[0] != sess.PanePID {
-		t.Fatalf("want only the adopted harness %d, got %v", sess.PanePID, pids)
+	if pids, want := h.HarnessPIDs(), harnessOf(t, sess.PanePID); len(pids) != 1 || pids[0] != want {
+		t.Fatalf("want only the adopted harness %d, got %v", want, pids)
 	}
 	if n := sessionStarts(t, h.Seat()); n != 1 {
 		t.Fatalf("a second harness was started: %d SessionStart events", n)
@@ -468,8 +468,8 @@ func TestKilledHarnessIsRespawnedWithResume(t *testing.T) {
 			t.Fatalf("m2 ran in session %s with %d earlier turns; want %s resumed", rq.SessionID, rq.HistoryTurns, sess.ID)
 		}
 	}
-	if pids := h.HarnessPIDs(); len(pids) != 1 || pids[0] != after.PanePID {
-		t.Fatalf("want only the respawned harness %d, got %v", after.PanePID, pids)
+	if pids, want := h.HarnessPIDs(), harnessOf(t, after.PanePID); len(pids) != 1 || pids[0] != want {
+		t.Fatalf("want only the respawned harness %d, got %v", want, pids)
 	}
 }
 
@@ -707,4 +707,15 @@ func TestStopWithoutDriverEndsTheHarness(t *testing.T) {
 	if got := h.Session(); got.ID != sess.ID {
 		t.Fatalf("stop changed the session: %+v -> %+v", sess, got)
 	}
+}
+
+// harnessOf is the harness under a pane: the pane pid is pantty's pane
+// process (seat.ExecHarness), the harness its child.
+func harnessOf(t *testing.T, panePID int) int {
+	t.Helper()
+	pid, err := seat.HarnessPID(panePID)
+	if err != nil {
+		t.Fatalf("no harness under pane pid %d: %v", panePID, err)
+	}
+	return pid
 }

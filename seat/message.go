@@ -60,7 +60,7 @@ const (
 //
 // Refused: invalid UTF-8 or NUL in any field; an ID outside
 // [A-Za-z0-9][A-Za-z0-9._:-]{0,127}; a From, Board or Channel that is non-empty and
-// outside [A-Za-z0-9][A-Za-z0-9._-]{0,63}; From == ReservedSender; Resubmit other
+// outside [A-Za-z0-9][A-Za-z0-9._-]{0,63}; a From that IsReservedSender; Resubmit other
 // than 0 or 1; empty or all-whitespace text; text over the limit; and in the text any
 // C0 control byte except LF, TAB and CR (CR is normalized to LF), DEL, a C1 control
 // (U+0080–U+009F), and the separators U+2028 and U+2029. Every error wraps ErrBadInput.
@@ -68,8 +68,8 @@ func ValidateMessage(m Message, maxBytes int) error {
 	if err := checkMessageMeta(m); err != nil {
 		return err
 	}
-	if m.From == ReservedSender {
-		return fmt.Errorf("%w: message from: %q is reserved for prompts pantty writes itself", ErrBadInput, ReservedSender)
+	if IsReservedSender(m.From) {
+		return fmt.Errorf("%w: message from: %q is reserved for prompts pantty writes itself (matched ignoring case, width and invisible characters)", ErrBadInput, ReservedSender)
 	}
 	if maxBytes <= 0 || maxBytes > DefaultMaxMessageBytes {
 		maxBytes = DefaultMaxMessageBytes

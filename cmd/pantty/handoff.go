@@ -21,7 +21,7 @@ func handoffCommand() *cli.Command {
 				Usage:     "add a procedure note to the next handoff (meant to be run from inside the seat)",
 				ArgsUsage: "[TEXT...]  (or the note on stdin)",
 				Flags: []cli.Flag{
-					&cli.StringFlag{Name: "seat", Usage: "seat name (default: the seat this runs inside, $PANTTY_SEAT)"},
+					&cli.StringFlag{Name: "seat", Usage: "seat name (default: the seat this runs inside; from inside a seat only that seat)"},
 				},
 				Action: handoffNote,
 			},
@@ -29,7 +29,7 @@ func handoffCommand() *cli.Command {
 				Name:  "request",
 				Usage: "ask the driver for a refresh (compaction cycle) at the next turn boundary; meant for the seat itself (refresh policy \"self\")",
 				Flags: []cli.Flag{
-					&cli.StringFlag{Name: "seat", Usage: "seat name (default: the seat this runs inside, $PANTTY_SEAT)"},
+					&cli.StringFlag{Name: "seat", Usage: "seat name (default: the seat this runs inside; from inside a seat only that seat)"},
 				},
 				Action: handoffRequest,
 			},
@@ -39,24 +39,10 @@ func handoffCommand() *cli.Command {
 }
 
 // insideOr resolves the seat a handoff command is about: --seat, else the seat
-// whose process tree this runs in (the harness sets PANTTY_SEAT and PANTTY_SEAT_HOME).
+// whose process tree this runs in. Inside a seat it may only be that seat: the
+// notes and the refresh are the seat's own (ownSeatTarget).
 func insideOr(c *cli.Context) (seat.Seat, error) {
-	name := c.String("seat")
-	home := os.Getenv(seat.SeatHomeEnv)
-	if name == "" {
-		name = os.Getenv(seat.SeatEnv)
-	}
-	if c.String("home") != "" || home == "" {
-		h, err := homeOf(c)
-		if err != nil {
-			return seat.Seat{}, err
-		}
-		home = h
-	}
-	if name == "" {
-		return seat.Seat{}, usageErr("no seat: run this inside a seat, or pass --seat NAME")
-	}
-	return seat.Existing(home, name)
+	return ownSeatTarget(c, c.String("seat"), "handoff "+c.Command.Name)
 }
 
 // dropDir is the seat's drop directory when this runs inside an isolated seat

@@ -36,6 +36,11 @@ func hookCommand() *cli.Command {
 			if err != nil {
 				return hookFailOpen(err)
 			}
+			// A hook is the harness reporting on its own seat: from inside
+			// seat A, events for seat B would be forged turn evidence.
+			if err := seat.RefuseOtherSeat(seat.Seat{Home: home, Name: c.String("seat")}, "hook"); err != nil {
+				return hookFailOpen(err)
+			}
 			code := 0
 			switch {
 			case c.Bool("codex-notify"):
@@ -100,8 +105,9 @@ func driveCommand() *cli.Command {
 	}
 }
 
-// execCommand is the pane's first process: it execs the harness with the
-// environment recorded in launch.toml.
+// execCommand is the pane's first process: it starts the harness with the
+// environment recorded in launch.toml and stays its parent, a child subreaper
+// that keeps every process of the seat below the pane (seat.ExecHarness).
 func execCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "__exec",

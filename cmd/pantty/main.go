@@ -41,8 +41,9 @@ func run(args []string) int {
 	return code
 }
 
-// newApp is the whole command tree: the CLI runs it, and completion and the
-// manual page are generated from it.
+// newApp is the whole command tree with the app-wide rules applied: one-line
+// usage errors and the caller policy of every command (callers.go). The CLI
+// runs it, and completion and the manual page are generated from it.
 func newApp() *cli.App {
 	cli.VersionFlag = &cli.BoolFlag{Name: "version", Usage: "print the version and the harness versions it was measured against"}
 	cli.VersionPrinter = printVersion
@@ -79,6 +80,7 @@ func newApp() *cli.App {
 		},
 	}
 	oneLineUsageErrors(app.Commands)
+	applyCallerPolicies(app.Commands, "")
 	return app
 }
 

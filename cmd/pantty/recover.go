@@ -87,11 +87,11 @@ func seatDone(c *cli.Context) error {
 	// A seat may declare itself done (the polecat's own "done"); the workdir
 	// checks are the guard. It may not declare another seat done.
 	by := "seat done (outside any seat)"
-	if n, inside := seat.InsideSeat(s.Home); inside {
-		if n != s.Name {
-			return fmt.Errorf("%w: seat %q may not mark seat %q done", seat.ErrInsideSeat, n, s.Name)
+	if w, inside := seat.Inside(s.Home); inside {
+		if err := seat.RefuseOtherSeat(s, "seat done"); err != nil {
+			return err
 		}
-		by = "seat done (from inside seat " + n + ")"
+		by = "seat done (from inside seat " + w.Name + ")"
 	}
 	created, err := seat.MarkDone(s, by, time.Now())
 	if err != nil {

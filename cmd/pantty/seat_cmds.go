@@ -158,18 +158,6 @@ func seatStart(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if c.String("takeover") != "" {
-		if err := seat.RefuseInside(s.Home, "seat start --takeover"); err != nil {
-			return err
-		}
-	}
-	if c.Bool("refresh-env") {
-		// The record decides what every later launch gets (a base URL, a key):
-		// the seat's own model must not be able to rewrite it.
-		if err := seat.RefuseInside(s.Home, "seat start --refresh-env"); err != nil {
-			return err
-		}
-	}
 	if err := startGates(s); err != nil {
 		return err
 	}
@@ -201,9 +189,6 @@ func seatStart(c *cli.Context) error {
 func seatStop(c *cli.Context) error {
 	s, err := seatArg(c, true)
 	if err != nil {
-		return err
-	}
-	if err := seat.RefuseInside(s.Home, "seat stop"); err != nil {
 		return err
 	}
 	if err := seat.Stop(s); err != nil {
@@ -318,8 +303,8 @@ func seatRelay(c *cli.Context) error {
 }
 
 // steered resolves the seat a steering command names (NAME [-- REST...]):
-// it must exist, the caller must not be inside a seat, and a live driver must
-// be there to act (only the driver writes to the pane).
+// it must exist and a live driver must be there to act (only the driver writes
+// to the pane). Callers inside a seat were refused before (callers.go).
 func steered(c *cli.Context, what string) (seat.Seat, []string, error) {
 	args := c.Args().Slice()
 	if len(args) < 1 {
@@ -331,9 +316,6 @@ func steered(c *cli.Context, what string) (seat.Seat, []string, error) {
 	}
 	s, err := seat.Existing(home, args[0])
 	if err != nil {
-		return s, nil, err
-	}
-	if err := seat.RefuseInside(home, what); err != nil {
 		return s, nil, err
 	}
 	rest := args[1:]
@@ -413,7 +395,7 @@ func seatInbox(c *cli.Context) error {
 		return seatInboxJSON(s, es)
 	}
 	tw := tabwriter.NewWriter(os.Stdout, 0, 2, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tSTATE\tREASON\tATTEMPTS\tFROM\tTEXT")
+	fmt.Fprintln(tw, "ID\tSTATE\tREASON\tATTEMPTS\tMENTIONS\tFROM\tTEXT")
 	for _, e := range es {
 		text := strings.ReplaceAll(e.Msg.Text, "\n", " ")
 		if len(text) > 40 {
@@ -427,7 +409,7 @@ func seatInbox(c *cli.Context) error {
 		if reason == "" {
 			reason = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", e.Msg.ID, e.Status.State, reason, e.Status.Attempts, from, text)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%s\n", e.Msg.ID, e.Status.State, reason, e.Status.Attempts, seat.MentionCount(e.Msg.Text), from, text)
 	}
 	return tw.Flush()
 }

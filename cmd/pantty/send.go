@@ -46,8 +46,8 @@ func seatSend(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if n, ok := seat.InsideSeat(s.Home); ok && n != s.Name {
-		return fmt.Errorf("%w: seat send to seat %q is not allowed from inside seat %q", seat.ErrInsideSeat, s.Name, n)
+	if err := seat.RefuseOtherSeat(s, "seat send"); err != nil {
+		return err
 	}
 	cfg, err := s.LoadConfig()
 	if err != nil {

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/pantty/pantty/seat"
 )
 
 // clkTck is USER_HZ, the unit of utime and stime in /proc/PID/stat (100 on
@@ -62,8 +64,9 @@ func (b *bench) idle() error {
 		if err != nil {
 			return err
 		}
-		h0, _ := cpuTicks(sess.PanePID)
-		ss = append(ss, sample{driver: pid, harness: sess.PanePID, d0: d0, h0: h0, cs0: ctxSwitches(pid)})
+		hpid, _ := seat.HarnessPID(sess.PanePID) // the pane pid is pantty's pane process, the harness its child
+		h0, _ := cpuTicks(hpid)
+		ss = append(ss, sample{driver: pid, harness: hpid, d0: d0, h0: h0, cs0: ctxSwitches(pid)})
 	}
 	b.logf("   idle window %s over %d drivers", window, len(ss))
 	start := time.Now()

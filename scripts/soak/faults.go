@@ -144,7 +144,14 @@ func (w *world) fault(rec *faultRec, r *seatRig, rng *rand.Rand, l *ledger, n in
 			rec.note = "no session: " + err.Error()
 			return
 		}
-		start, err := seat.ProcStart(sess.PanePID)
+		// The pane pid is pantty's pane process; the harness is its child
+		// (SIGKILL to either ends both, SIGSTOP must reach the harness itself).
+		hpid, err := seat.HarnessPID(sess.PanePID)
+		if err != nil {
+			rec.note = "harness not running"
+			return
+		}
+		start, err := seat.ProcStart(hpid)
 		if err != nil {
 			rec.note = "harness not running"
 			return
@@ -155,14 +162,14 @@ func (w *world) fault(rec *faultRec, r *seatRig, rng *rand.Rand, l *ledger, n in
 			when = "mid-turn"
 		}
 		if rec.kind == fKillHarness {
-			rec.done = signalIdentified(sess.PanePID, start, syscall.SIGKILL)
-			rec.note = fmt.Sprintf("SIGKILL harness pid %d %s", sess.PanePID, when)
+			rec.done = signalIdentified(hpid, start, syscall.SIGKILL)
+			rec.note = fmt.Sprintf("SIGKILL harness pid %d %s", hpid, when)
 		} else {
 			pause := time.Duration(1000+rng.Intn(3000)) * time.Millisecond
-			rec.done = signalIdentified(sess.PanePID, start, syscall.SIGSTOP)
+			rec.done = signalIdentified(hpid, start, syscall.SIGSTOP)
 			time.Sleep(pause)
-			signalIdentified(sess.PanePID, start, syscall.SIGCONT)
-			rec.note = fmt.Sprintf("SIGSTOP harness pid %d %s for %s", sess.PanePID, when, pause)
+			signalIdentified(hpid, start, syscall.SIGCONT)
+			rec.note = fmt.Sprintf("SIGSTOP harness pid %d %s for %s", hpid, when, pause)
 		}
 		if rec.done {
 			measure(rec.at)

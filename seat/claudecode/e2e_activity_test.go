@@ -23,7 +23,7 @@ func TestActivityFromARealToolCall(t *testing.T) {
 	// runs on Anthropic's server: through a loopback API it cannot run, and for
 	// this command (an env assignment and sh -c) a dialog holds the turn
 	// (measured; docs/claude-code.md).
-	allowBash(t, r.Work)
+	r.allowBash()
 	r.Start()
 
 	const secret = "abc123def456ghi789jkl012"

@@ -42,19 +42,6 @@ func (r *rig) toolResults() string {
 	return b.String()
 }
 
-// allowBash lets the model's Bash tool run without a dialog (project settings,
-// trusted by PrepareHome; see TestActivityFromARealToolCall for why).
-func allowBash(t *testing.T, work string) {
-	t.Helper()
-	settings := filepath.Join(work, ".claude", "settings.json")
-	if err := os.MkdirAll(filepath.Dir(settings), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(settings, []byte(`{"permissions":{"allow":["Bash"]}}`), 0o600); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // $PANTTY_HOME is out of the model's reach: an @-mention in board text of the
 // seat's seat.toml or launch.toml, and the model's own Read tool on them, bring
 // none of their content into a request (a canary in seat.toml, the API key in
@@ -154,7 +141,7 @@ func TestSessionSocketIsRefused(t *testing.T) {
 // handoff through the drop directory.
 func TestIsolationRefusesForgedStateAndKeepsHandoffNote(t *testing.T) {
 	r := newRig(t, "cc-iso", `permission_mode = "acceptEdits"`)
-	allowBash(t, r.Work)
+	r.allowBash()
 	other, err := seat.Open(r.Home, "other")
 	if err != nil {
 		t.Fatal(err)

@@ -343,7 +343,13 @@ func TestKilledHarnessResumesTheSameSession(t *testing.T) {
 		return found
 	})
 
-	if err := syscall.Kill(before.PanePID, syscall.SIGKILL); err != nil {
+	// The harness itself, under pantty's pane process (seat.ExecHarness), which
+	// then exits by the same signal.
+	harness, err := seat.HarnessPID(before.PanePID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(harness, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	r.WaitFor("the harness relaunched", 60*time.Second, func() bool {
@@ -392,6 +398,7 @@ func TestKillRightAfterATurnDoesNotWedgeTheSeat(t *testing.T) {
 	r.Send("e1", "first turn of a fresh session")
 	r.processed("e1")
 	before := r.Session()
+	// The pane process: the harness dies with it (PR_SET_PDEATHSIG).
 	if err := syscall.Kill(before.PanePID, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}

@@ -333,7 +333,13 @@ func TestKilledHarnessResumesTheSameThread(t *testing.T) {
 	r.processed("k1")
 	before := r.Session()
 	first, _ := r.request("k1")
-	if err := syscall.Kill(before.PanePID, syscall.SIGKILL); err != nil {
+	// The harness itself, under pantty's pane process (seat.ExecHarness), which
+	// then exits by the same signal.
+	harness, err := seat.HarnessPID(before.PanePID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(harness, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	r.WaitFor("the harness relaunched", 60*time.Second, func() bool {

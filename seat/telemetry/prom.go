@@ -164,6 +164,12 @@ var families = []family{
 				emit(nil, float64(*r.Inbox.Failed))
 			}
 		}, false},
+	{"pantty_seat_inbox_mentions", "'@' mentions the harness will expand in the messages not yet final.",
+		func(r Row, emit func([]string, float64)) {
+			if r.Inbox.IsKnown() && r.Inbox.Mentions != nil {
+				emit(nil, float64(*r.Inbox.Mentions))
+			}
+		}, false},
 	{"pantty_seat_inbox_oldest_queued_seconds", "How long the oldest queued message has waited; absent when none is queued.",
 		func(r Row, emit func([]string, float64)) {
 			if r.Inbox.IsKnown() && r.Inbox.OldestQueuedSeconds != nil {

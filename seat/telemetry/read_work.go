@@ -43,7 +43,7 @@ func readInbox(es []seat.Entry, err error, now time.Time) Inbox {
 	if err != nil {
 		return Inbox{Meta: entriesMeta(err)}
 	}
-	var depth, queued, failed, processed int
+	var depth, queued, failed, processed, mentions int
 	var oldest time.Time
 	for _, e := range es {
 		switch e.Status.State {
@@ -53,6 +53,7 @@ func readInbox(es []seat.Entry, err error, now time.Time) Inbox {
 			failed++
 		default:
 			depth++
+			mentions += seat.MentionCount(e.Msg.Text)
 			if e.Status.State == seat.StateQueued {
 				queued++
 				if oldest.IsZero() || e.Msg.EnqueuedAt.Before(oldest) {
@@ -61,7 +62,7 @@ func readInbox(es []seat.Entry, err error, now time.Time) Inbox {
 			}
 		}
 	}
-	in := Inbox{Depth: ptr(depth), Queued: ptr(queued), Failed: ptr(failed), Processed: ptr(processed)}
+	in := Inbox{Depth: ptr(depth), Queued: ptr(queued), Failed: ptr(failed), Processed: ptr(processed), Mentions: ptr(mentions)}
 	if !oldest.IsZero() {
 		in.OldestQueuedSeconds = ptr(ageSeconds(now.Sub(oldest)))
 		in.OldestQueuedAt = ptr(oldest.UTC())
@@ -90,7 +91,8 @@ func readInFlight(es []seat.Entry, err error, now time.Time) InFlight {
 		if st.Evidence != "" {
 			bound += " by " + st.Evidence
 		}
-		return InFlight{Meta: meta(Known, "", bound, since, now), ID: ptr(e.Msg.ID), MessageState: ptr(st.State), Attempts: ptr(st.Attempts)}
+		return InFlight{Meta: meta(Known, "", bound, since, now), ID: ptr(e.Msg.ID), MessageState: ptr(st.State), Attempts: ptr(st.Attempts),
+			Mentions: ptr(seat.MentionCount(e.Msg.Text))}
 	}
 	return InFlight{Meta: Meta{State: Known, Why: "no message is between paste and turn end", Bound: "inbox/status of this seat"}}
 }

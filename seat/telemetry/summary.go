@@ -260,6 +260,9 @@ func (r Row) inboxCell() Cell {
 	if in.Failed != nil && *in.Failed > 0 {
 		t += fmt.Sprintf(", %d failed", *in.Failed)
 	}
+	if in.Mentions != nil && *in.Mentions > 0 {
+		t += fmt.Sprintf(", %d @mentions", *in.Mentions)
+	}
 	return Cell{t, Plain}
 }
 
@@ -271,7 +274,11 @@ func (r Row) inFlightCell() Cell {
 	if f.ID == nil {
 		return Cell{"none", Plain}
 	}
-	return Cell{fmt.Sprintf("%s %s %s", *f.ID, *f.MessageState, ageOf(f.Meta)), Plain}
+	t := fmt.Sprintf("%s %s %s", *f.ID, *f.MessageState, ageOf(f.Meta))
+	if f.Mentions != nil && *f.Mentions > 0 {
+		t += fmt.Sprintf(", %d @mentions", *f.Mentions)
+	}
+	return Cell{t, Plain}
 }
 
 func (r Row) cursorCell() Cell {

@@ -1,0 +1,143 @@
+package main
+
+import (
+	"sort"
+
+	"github.com/pantty/pantty/seat"
+	"github.com/urfave/cli/v2"
+)
+
+// callerPolicy says whether a command may run inside a seat's process tree.
+// A seat's model has a shell tool, and board text can ask it to use it: every
+// command that changes what a seat does is refused there (DESIGN §9), whatever
+// the environment says, because Inside finds the seat by process ancestry.
+type callerPolicy string
+
+const (
+	// anyCaller: reads, and the doors the harness itself runs (hook, sim).
+	anyCaller callerPolicy = "any caller"
+	// ownSeat: allowed inside a seat for that seat only (the command checks
+	// its target with seat.RefuseOtherSeat); outside, for any seat.
+	ownSeat callerPolicy = "own seat only"
+	// outside: steers; refused inside any seat, exit 2, before it looks at
+	// its arguments.
+	outside callerPolicy = "outside only"
+	// outsideUnlessReadOnly: steers, except with the flag that makes it only
+	// read (recover --dry-run, recover install --print); the command checks.
+	outsideUnlessReadOnly callerPolicy = "outside only (its read-only flag: any caller)"
+)
+
+// callers is the one table of who may run what (docs/cli.md, "Run from inside
+// a seat"). Every command with an action is listed; TestEveryCommandHasACallerPolicy
+// keeps it complete, so a new command is classified when it is added.
+var callers = map[string]callerPolicy{
+	"seat init":         outside, // writes a seat's configuration, including the command a start runs
+	"seat start":        outside, // with or without --takeover
+	"seat stop":         outside,
+	"seat list":         anyCaller,
+	"seat attach":       outside, // switches the seat to relay
+	"seat watch-pane":   anyCaller,
+	"seat relay":        outside,
+	"seat send":         ownSeat, // a note to itself; to another seat is steering
+	"seat command":      outside,
+	"seat compact":      outside,
+	"seat probe":        outside,
+	"seat cancel":       outside,
+	"seat retry":        outside,
+	"seat inbox":        anyCaller,
+	"seat done":         ownSeat, // the seat's own "finished" (recover verifies the workdir)
+	"handoff note":      ownSeat,
+	"handoff request":   ownSeat,
+	"handoff show":      anyCaller,
+	"status":            anyCaller,
+	"watch":             anyCaller,
+	"measure dispatch":  outside, // creates and drives a seat of its own
+	"gates":             anyCaller,
+	"recover":           outsideUnlessReadOnly,
+	"recover install":   outsideUnlessReadOnly,
+	"recover uninstall": outside,
+	"recover check":     anyCaller,
+	"demo":              outside, // starts harnesses
+	"hook":              ownSeat, // the harness's report on its own seat; fails open (exit 0, nothing recorded)
+	"sim":               anyCaller,
+	"__drive":           outside, // drives a seat: only start and recover spawn it
+	"__exec":            outside, // launches a seat's harness from its launch record
+}
+
+// applyCallerPolicies wraps the action of every outside-only command with the
+// refusal, so the rule is applied in one place rather than remembered per verb.
+func applyCallerPolicies(cmds []*cli.Command, parent string) {
+	for _, c := range cmds {
+		name := c.Name
+		if parent != "" {
+			name = parent + " " + c.Name
+		}
+		if c.Action != nil && callers[name] == outside {
+			act, what := c.Action, name
+			c.Action = func(ctx *cli.Context) error {
+				if err := seat.RefuseInside(callerHome(ctx), what); err != nil {
+					return err
+				}
+				return act(ctx)
+			}
+		}
+		applyCallerPolicies(c.Subcommands, name)
+	}
+}
+
+// callerHome is the state root a command names, for matching recorded pane
+// pids; ancestry through `pantty __exec` needs none, so an error counts as "".
+func callerHome(c *cli.Context) string {
+	h, err := homeOf(c)
+	if err != nil {
+		return ""
+	}
+	return h
+}
+
+// commandNames lists every command with an action, by full name.
+func commandNames(cmds []*cli.Command, parent string) []string {
+	var out []string
+	for _, c := range cmds {
+		name := c.Name
+		if parent != "" {
+			name = parent + " " + c.Name
+		}
+		if c.Action != nil {
+			out = append(out, name)
+		}
+		out = append(out, commandNames(c.Subcommands, name)...)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// ownSeatTarget resolves the seat an own-seat command is about: the named seat
+// (refused when the caller is inside another one), or, with no name, the seat
+// the caller runs inside, found by ancestry (PANTTY_SEAT only when there is none).
+func ownSeatTarget(c *cli.Context, name, what string) (seat.Seat, error) {
+	home, err := homeOf(c)
+	if err != nil {
+		return seat.Seat{}, err
+	}
+	w, inside := seat.Inside(home)
+	if name == "" {
+		if !inside {
+			return seat.Seat{}, usageErr("no seat: run this inside a seat, or pass --seat NAME")
+		}
+		name = w.Name
+		// By ancestry the pane's launch record names the home; the marker's
+		// home counts only when neither --home nor PANTTY_HOME names one.
+		if w.By == "ancestry" || (w.Home != "" && c.String("home") == "") {
+			home = w.Home
+		}
+	}
+	s, err := seat.Existing(home, name)
+	if err != nil {
+		return s, err
+	}
+	if err := seat.RefuseOtherSeat(s, what); err != nil {
+		return s, err
+	}
+	return s, nil
+}

@@ -1,0 +1,124 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/seattest"
+)
+
+// startPane runs `pantty __exec` on a launch record whose harness is sh -c
+// script (with PATH, HOME and env), as tmux would, and returns it with a
+// channel that gets its end.
+func startPane(t *testing.T, h *seattest.Harness, script string, env map[string]string) (*exec.Cmd, chan error) {
+	t.Helper()
+	a := h.Seat()
+	env["PATH"], env["HOME"] = os.Getenv("PATH"), os.Getenv("HOME")
+	if err := a.Write(a.LaunchPath(), seat.LaunchFile{Argv: []string{"/bin/sh", "-c", script}, Dir: h.Work, Env: env}); err != nil {
+		t.Fatal(err)
+	}
+	pane := exec.Command(h.Bin, "__exec", a.LaunchPath())
+	pane.Env = h.Env()
+	if err := pane.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- pane.Wait() }()
+	t.Cleanup(func() {
+		pane.Process.Kill()
+		done <- <-done
+	})
+	return pane, done
+}
+
+// TestPaneProcessEndsLikeItsHarness: what tmux reports for the pane
+// (pane_dead_status, pane_dead_signal) is what the harness did, now that the
+// pane process is the harness's parent rather than the harness itself.
+func TestPaneProcessEndsLikeItsHarness(t *testing.T) {
+	h := seattest.New(t, "x")
+	for _, c := range []struct {
+		script string
+		code   int
+		sig    syscall.Signal
+	}{
+		{"exit 7", 7, 0},
+		{"exit 0", 0, 0},
+		{"kill -TERM $$", -1, syscall.SIGTERM},
+		{"kill -KILL $$", -1, syscall.SIGKILL},
+	} {
+		_, done := startPane(t, h, c.script, map[string]string{})
+		err := <-done
+		done <- err
+		var ee *exec.ExitError
+		switch {
+		case c.sig != 0:
+			if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != c.sig {
+				t.Errorf("harness %q: pane process ended %v, want killed by %v", c.script, err, c.sig)
+			}
+		case c.code == 0:
+			if err != nil {
+				t.Errorf("harness %q: pane process ended %v, want exit 0", c.script, err)
+			}
+		default:
+			if !errors.As(err, &ee) || ee.ExitCode() != c.code {
+				t.Errorf("harness %q: pane process ended %v, want exit %d", c.script, err, c.code)
+			}
+		}
+	}
+}
+
+// TestKillingThePaneProcessEndsTheHarness: SIGKILL to the pane pid cannot be
+// forwarded; the harness dies anyway (PR_SET_PDEATHSIG) instead of running on in
+// a pane tmux calls dead. seat.KillGroup (stop, recover) also ends a process the
+// harness detached into its own session, which the group kill alone would miss.
+func TestKillingThePaneProcessEndsTheHarness(t *testing.T) {
+	h := seattest.New(t, "x")
+	for _, how := range []string{"SIGKILL to the pane pid", "seat.KillGroup"} {
+		pidFile := filepath.Join(h.Work, "harness.pid")
+		detFile := filepath.Join(h.Work, "detached.pid")
+		os.Remove(pidFile)
+		os.Remove(detFile)
+		script := fmt.Sprintf("setsid -f sh -c 'echo $$ >%[2]s.tmp; mv %[2]s.tmp %[2]s; exec sleep 600' </dev/null >/dev/null 2>&1; "+
+			"echo $$ >%[1]s.tmp; mv %[1]s.tmp %[1]s; exec sleep 600", pidFile, detFile)
+		pane, done := startPane(t, h, script, map[string]string{})
+		h.WaitFor("the harness and its detached child to start", time.Minute, func() bool {
+			_, err1 := os.Stat(pidFile)
+			_, err2 := os.Stat(detFile)
+			return err1 == nil && err2 == nil
+		})
+		harness, detached := readPID(t, pidFile), readPID(t, detFile)
+		if got, err := seat.HarnessPID(pane.Process.Pid); err != nil || got != harness {
+			t.Fatalf("HarnessPID(pane) = %d, %v; want the harness %d", got, err, harness)
+		}
+		if how == "seat.KillGroup" {
+			seat.KillGroup(pane.Process.Pid)
+		} else {
+			pane.Process.Signal(syscall.SIGKILL)
+		}
+		done <- <-done
+		h.WaitFor("the harness to die with its pane process ("+how+")", time.Minute, func() bool { return gone(harness) })
+		if how == "seat.KillGroup" {
+			h.WaitFor("the detached child to die with its pane process", time.Minute, func() bool { return gone(detached) })
+		} else {
+			syscall.Kill(detached, syscall.SIGKILL) // escaped with the pane process (docs/intake.md)
+		}
+	}
+}
+
+// gone reports whether pid has ended: no such process, or a zombie (orphans are
+// reparented to a pid 1 that does not reap here, DESIGN §10).
+func gone(pid int) bool {
+	if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); errors.Is(err, fs.ErrNotExist) {
+		return true
+	}
+	_, err := seat.ProcStart(pid)
+	return err != nil
+}
