@@ -45,6 +45,8 @@ var callers = map[string]callerPolicy{
 	"seat cancel":       outside,
 	"seat retry":        outside,
 	"seat inbox":        anyCaller,
+	"seat show":         anyCaller,
+	"seat prepare-home": outside, // writes the harness's first-run answers (trust, key approval) into its home
 	"seat done":         ownSeat, // the seat's own "finished" (recover verifies the workdir)
 	"handoff note":      ownSeat,
 	"handoff request":   ownSeat,
@@ -60,6 +62,9 @@ var callers = map[string]callerPolicy{
 	"demo":              outside, // starts harnesses
 	"hook":              ownSeat, // the harness's report on its own seat; fails open (exit 0, nothing recorded)
 	"sim":               anyCaller,
+	"events":            anyCaller, // reads records
+	"completion":        anyCaller,
+	"man":               anyCaller,
 	"__drive":           outside, // drives a seat: only start and recover spawn it
 	"__exec":            outside, // launches a seat's harness from its launch record
 }
