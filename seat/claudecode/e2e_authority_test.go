@@ -114,7 +114,13 @@ func TestSessionSocketIsRefused(t *testing.T) {
 	var sess struct {
 		MessagingSocketPath string `json:"messagingSocketPath"`
 	}
-	file := filepath.Join(dir, "sessions", fmt.Sprintf("%d.json", r.Session().PanePID))
+	// claude names the file after its own pid: the pane's first process is
+	// pantty __exec, claude its child.
+	pid, err := seat.HarnessPID(r.Session().PanePID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, "sessions", fmt.Sprintf("%d.json", pid))
 	r.WaitFor("claude's session file naming its socket", 30*time.Second, func() bool {
 		b, err := os.ReadFile(file)
 		return err == nil && json.Unmarshal(b, &sess) == nil && sess.MessagingSocketPath != ""

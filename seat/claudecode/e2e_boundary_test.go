@@ -99,7 +99,12 @@ func TestMentionCountMatchesWhatClaudeExpands(t *testing.T) {
 // is refused (exit 2, recorded by the command itself in a file); the other seat
 // still runs with its files unchanged; `handoff note` for its own seat works.
 func TestInSeatEscapesRefusedOnRealClaude(t *testing.T) {
-	r := newRig(t, "esc", `permission_mode = "acceptEdits"`)
+	// Isolation off: this is the layer that must hold without the sandbox (a
+	// host where bubblewrap cannot run, a seat with isolation = "off"). With it
+	// on, the sandbox's own pid namespace ends detached children when the Bash
+	// call returns and its mount rules hide $PANTTY_HOME, which is
+	// TestIsolationRefusesForgedStateAndKeepsHandoffNote's subject.
+	r := newRig(t, "esc", `permission_mode = "acceptEdits"`, "[authority]", `isolation = "off"`)
 	r.allowBash()
 	other, err := seat.Open(r.Home, "other")
 	if err != nil {

@@ -1,7 +1,7 @@
 package claudecode_test
 
 // `seat send --wait` on the real Claude Code: the reply a script gets is the one
-// the stand-in answered, a failed turn exits 1, and the time from claude's Stop
+// the stand-in answered, a failed (cancelled) turn exits 1, and the time from claude's Stop
 // hook to `send --wait` returning is measured on pantty's own path.
 
 import (
@@ -15,6 +15,7 @@ import (
 	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/claudecode"
 	"github.com/pantty/pantty/seat/claudecode/standin"
+	"github.com/pantty/pantty/seat/seattest"
 )
 
 func TestSendWaitReturnsClaudesReply(t *testing.T) {
@@ -37,11 +38,20 @@ func TestSendWaitReturnsClaudesReply(t *testing.T) {
 		t.Fatalf("status reply_bytes %d, want %d", st.ReplyBytes, len(want))
 	}
 
-	// A failed turn: claude gives up on a 500 at once (CLAUDE_CODE_MAX_RETRIES=0)
-	// and fires StopFailure; the message fails and the reason reaches stderr.
-	r.api.Queue(standin.Reply{Status: 500})
-	res = r.RunStdin("this one fails", "seat", "send", r.Name, "--id", "w-fail", "--wait", "--timeout", "2m")
-	if res.Code != 1 || res.Stdout != "" || !strings.Contains(res.Stderr, "message w-fail failed (work-error") {
+	// A failed turn: a slow turn cancelled from outside fails its message
+	// (cancelled). Failures of the means or the provider (401, billing, 5xx)
+	// keep a message queued instead (docs/recover.md), so they cannot serve here.
+	r.api.Queue(standin.Reply{Text: "too late", Delay: 30 * time.Second})
+	done := make(chan seattest.Result, 1)
+	go func() {
+		done <- r.RunEnv(nil, "this one is cancelled", "seat", "send", r.Name, "--id", "w-fail", "--wait", "--timeout", "2m")
+	}()
+	r.WaitState("w-fail", seat.StateSubmitted, 60*time.Second)
+	if c := r.Run("seat", "cancel", r.Name); c.Code != 0 {
+		t.Fatalf("seat cancel: %s", c)
+	}
+	res = <-done
+	if res.Code != 1 || res.Stdout != "" || !strings.Contains(res.Stderr, "message w-fail failed (cancelled") {
 		t.Fatalf("a failed turn: want exit 1 and the reason on stderr; got %s\ndriver.log:\n%s", res, r.DriverLog())
 	}
 

@@ -48,7 +48,8 @@ func TestCodexProfileKeepsPanttyHomeOutOfReach(t *testing.T) {
 	s := r.Seat()
 	// The seat's CODEX_HOME moves outside /tmp, with the stand-in's provider.
 	cfgText, _ := os.ReadFile(s.ConfigPath())
-	text := strings.Replace(string(cfgText), "STANDIN_API_KEY = ", fmt.Sprintf("CODEX_HOME = %q\nSTANDIN_API_KEY = ", home), 1)
+	// env is an inline table (seat init writes env = { … }): the new key goes in with a comma.
+	text := strings.Replace(string(cfgText), "STANDIN_API_KEY = ", fmt.Sprintf("CODEX_HOME = %q, STANDIN_API_KEY = ", home), 1)
 	text = strings.Replace(text, `permission_mode = "danger-full-access"`, "", 1)
 	if err := os.WriteFile(s.ConfigPath(), []byte(text), 0o600); err != nil {
 		t.Fatal(err)
