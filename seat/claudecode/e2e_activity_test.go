@@ -60,7 +60,7 @@ func TestActivityFromARealToolCall(t *testing.T) {
 		t.Fatalf("the credential reached activity.toml unmasked: %q", a.What)
 	}
 	for _, kind := range []string{"PreToolUse", "PostToolUse"} {
-		if evs := r.events(kind); len(evs) != 0 {
+		if evs := r.Events(kind); len(evs) != 0 {
 			t.Fatalf("%d %s events in events/: activity must never be turn evidence", len(evs), kind)
 		}
 	}

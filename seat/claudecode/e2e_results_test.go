@@ -69,7 +69,7 @@ func TestSendWaitReturnsClaudesReply(t *testing.T) {
 		}
 		st := r.Status(id)
 		var stop seat.Event
-		for _, ev := range r.events(seat.EvStop) {
+		for _, ev := range r.Events(seat.EvStop) {
 			if ev.File == st.TurnEnd {
 				stop = ev
 			}

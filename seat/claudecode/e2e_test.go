@@ -116,24 +116,6 @@ func (r *rig) findTurn(id string) (bool, string, error) {
 	return claudecode.Adapter{}.FindTurn(r.Seat(), cfg, r.Session().ID, id, st.Nonce)
 }
 
-// events returns the hook events of kind the seat received, consumed or not.
-func (r *rig) events(kind string) []seat.Event {
-	s := r.Seat()
-	var out []seat.Event
-	for _, dir := range []string{s.SeenDir(), s.EventsDir()} {
-		ents, _ := os.ReadDir(dir)
-		for _, e := range ents {
-			if !strings.HasSuffix(e.Name(), "-"+kind+".json") {
-				continue
-			}
-			if ev, err := seat.ReadEvent(filepath.Join(dir, e.Name())); err == nil {
-				out = append(out, ev)
-			}
-		}
-	}
-	return out
-}
-
 // cursorAt waits briefly for cursor.toml to stand at id in state: the driver
 // writes a message's final status first and the cursor right after it.
 func (r *rig) cursorAt(id, state string) seat.Cursor {
@@ -173,7 +155,7 @@ func TestSubmitEvidenceTurnEndAndExactlyOnce(t *testing.T) {
 		t.Fatalf("m01 status %+v: want UserPromptSubmit evidence, a Stop turn end, the seat's session", st)
 	}
 	var stop seat.Event
-	for _, ev := range r.events(seat.EvStop) {
+	for _, ev := range r.Events(seat.EvStop) {
 		if ev.File == st.TurnEnd {
 			stop = ev
 		}
@@ -238,13 +220,13 @@ func TestBoardDoorDoesNotDispatchCommandDoorDoes(t *testing.T) {
 			t.Errorf("a board text compacted the seat: %+v", q)
 		}
 	}
-	if n := len(r.events(seat.EvPreCompact)); n != 0 {
+	if n := len(r.Events(seat.EvPreCompact)); n != 0 {
 		t.Errorf("%d PreCompact events from board texts", n)
 	}
 	if got := r.Session().ID; got != sess.ID {
 		t.Errorf("session changed from %s to %s (a /clear ran?)", sess.ID, got)
 	}
-	for _, ev := range r.events(seat.EvSessionStart) {
+	for _, ev := range r.Events(seat.EvSessionStart) {
 		if ev.Fields.SessionID != sess.ID || ev.Fields.Source == "clear" {
 			t.Errorf("SessionStart %+v: a /clear ran", ev.Fields)
 		}
@@ -259,9 +241,9 @@ func TestBoardDoorDoesNotDispatchCommandDoorDoes(t *testing.T) {
 		for _, q := range r.api.Requests() {
 			compacted = compacted || q.Kind == "compact" && q.Status == 200
 		}
-		return compacted && len(r.events(seat.EvPostCompact)) == 1
+		return compacted && len(r.Events(seat.EvPostCompact)) == 1
 	})
-	if pre := r.events(seat.EvPreCompact); len(pre) != 1 || pre[0].Fields.Trigger != "manual" {
+	if pre := r.Events(seat.EvPreCompact); len(pre) != 1 || pre[0].Fields.Trigger != "manual" {
 		t.Fatalf("PreCompact events %+v", pre)
 	}
 	// The seat is still the same session and still takes messages, and the
@@ -306,7 +288,7 @@ func TestCancelSlowTurn(t *testing.T) {
 	if st.State != seat.StateFailed || st.Reason != seat.ReasonCancelled || st.TurnEnd != "" {
 		t.Fatalf("c1 after cancel: %+v", st)
 	}
-	for _, ev := range append(r.events(seat.EvStop), r.events(seat.EvStopFailure)...) {
+	for _, ev := range append(r.Events(seat.EvStop), r.Events(seat.EvStopFailure)...) {
 		if ev.Fields.PromptID == st.PromptID {
 			t.Fatalf("a turn end arrived for the cancelled prompt: %+v", ev.Fields)
 		}
@@ -372,7 +354,7 @@ func TestKilledHarnessResumesTheSameSession(t *testing.T) {
 		t.Fatalf("relaunch argv %q", argv)
 	}
 	resumed := false
-	for _, ev := range r.events(seat.EvSessionStart) {
+	for _, ev := range r.Events(seat.EvSessionStart) {
 		resumed = resumed || ev.Fields.Source == "resume" && ev.Fields.SessionID == before.ID
 	}
 	if !resumed {
@@ -432,7 +414,7 @@ func TestRateLimitIsAProviderRefusal(t *testing.T) {
 	if st.Attempts != 1 || !st.NotBefore.After(time.Now()) {
 		t.Fatalf("q1 %+v: want one attempt and a wait in the future", st)
 	}
-	failures := r.events(seat.EvStopFailure)
+	failures := r.Events(seat.EvStopFailure)
 	if len(failures) != 1 || failures[0].Fields.Error != "rate_limit" ||
 		!strings.Contains(failures[0].Fields.LastAssistantMessage, "429") {
 		t.Fatalf("StopFailure events %+v", failures)

@@ -49,7 +49,7 @@ func TestAutoCompactionAtTheWindowEdge(t *testing.T) {
 	if n != 1 {
 		t.Fatalf("%d compactions after a %d-token request, want 1 (Codex's own)", n, above)
 	}
-	pre := r.events(seat.EvPreCompact)
+	pre := r.Events(seat.EvPreCompact)
 	if len(pre) != 1 || pre[0].Fields.Trigger != "auto" {
 		t.Fatalf("PreCompact events %+v, want one with trigger auto", pre)
 	}

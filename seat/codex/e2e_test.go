@@ -97,24 +97,6 @@ func (r *rig) request(id string) (standin.Request, bool) {
 	return out, found
 }
 
-// events returns the hook events of kind the seat received, consumed or not.
-func (r *rig) events(kind string) []seat.Event {
-	s := r.Seat()
-	var out []seat.Event
-	for _, dir := range []string{s.SeenDir(), s.EventsDir()} {
-		ents, _ := os.ReadDir(dir)
-		for _, e := range ents {
-			if !strings.HasSuffix(e.Name(), "-"+kind+".json") {
-				continue
-			}
-			if ev, err := seat.ReadEvent(filepath.Join(dir, e.Name())); err == nil {
-				out = append(out, ev)
-			}
-		}
-	}
-	return out
-}
-
 func (r *rig) processed(ids ...string) {
 	r.T.Helper()
 	r.WaitFinal(60*time.Second, ids...)
@@ -254,7 +236,7 @@ func TestBoardDoorDoesNotDispatchCommandDoorDoes(t *testing.T) {
 			t.Errorf("a turn ran on thread %s, not the seat's %s (a /new ran?)", q.Thread, sess.ID)
 		}
 	}
-	if n := len(r.events(seat.EvPreCompact)); n != 0 {
+	if n := len(r.Events(seat.EvPreCompact)); n != 0 {
 		t.Errorf("%d PreCompact events from board texts", n)
 	}
 	// The positive control: the command door's /compact really compacts.
@@ -266,9 +248,9 @@ func TestBoardDoorDoesNotDispatchCommandDoorDoes(t *testing.T) {
 		for _, q := range r.api.Requests() {
 			compacted = compacted || q.Kind == "compact" && q.Status == 200
 		}
-		return compacted && len(r.events(seat.EvPostCompact)) == 1
+		return compacted && len(r.Events(seat.EvPostCompact)) == 1
 	})
-	if pre := r.events(seat.EvPreCompact); len(pre) != 1 || pre[0].Fields.Trigger != "manual" {
+	if pre := r.Events(seat.EvPreCompact); len(pre) != 1 || pre[0].Fields.Trigger != "manual" {
 		t.Fatalf("PreCompact events %+v", pre)
 	}
 }
@@ -300,13 +282,13 @@ func TestCancelSlowTurn(t *testing.T) {
 	if st.State != seat.StateFailed || st.Reason != seat.ReasonCancelled || st.TurnEnd != "" {
 		t.Fatalf("c1 after cancel: %+v", st)
 	}
-	for _, ev := range r.events(seat.EvStop) {
+	for _, ev := range r.Events(seat.EvStop) {
 		if ev.Fields.PromptID == st.PromptID {
 			t.Fatalf("a Stop arrived for the cancelled turn: %+v", ev.Fields)
 		}
 	}
 	r.WaitFor("the Interrupt hook of the cancelled turn", 10*time.Second, func() bool {
-		for _, ev := range r.events("Interrupt") {
+		for _, ev := range r.Events("Interrupt") {
 			if ev.Fields.PromptID == st.PromptID {
 				return true
 			}
@@ -360,7 +342,7 @@ func TestKilledHarnessResumesTheSameThread(t *testing.T) {
 		t.Fatalf("relaunch argv %q", argv)
 	}
 	resumed := false
-	for _, ev := range r.events(seat.EvSessionStart) {
+	for _, ev := range r.Events(seat.EvSessionStart) {
 		resumed = resumed || ev.Fields.Source == "resume" && ev.Fields.SessionID == before.ID
 	}
 	if !resumed {
@@ -413,7 +395,7 @@ func TestCompactionCycleReinjectsIntoTheNextRequest(t *testing.T) {
 		return err == nil && c.Injected != "" && c.InjectedHash == c.Hash && c.Error == ""
 	})
 	starts := 0
-	for _, ev := range r.events(seat.EvSessionStart) {
+	for _, ev := range r.Events(seat.EvSessionStart) {
 		if ev.Fields.Source == "compact" {
 			starts++
 		}
