@@ -77,6 +77,7 @@ var ConfigKeys = []ConfigKey{
 	{Key: "recovery.climb_after", Default: fmt.Sprint(DefaultClimbAfter), Comment: "Good turns below the top before the floor climbs back one rung."},
 	{Key: "recovery.backoff", Default: dur(DefaultBackoff), Comment: "Wait after the first unverified recovery; doubles each time."},
 	{Key: "recovery.backoff_max", Default: dur(DefaultBackoffMax), Comment: "Cap on that wait."},
+	{Key: "recovery.transient_attempts", Default: fmt.Sprint(DefaultTransientAttempts), Comment: "Provider errors (5xx, overloaded) one message may meet before it fails transient-exhausted instead of going back to the queue ('seat retry' queues it again)."},
 	{Key: "recovery.provider_reprobe", Default: dur(DefaultProviderWait), Comment: "Provider wait when a refusal's reset time cannot be read."},
 	{Key: "recovery.provider_max_wait", Default: dur(MaxProviderWait), Comment: "Cap on a parsed reset time."},
 	{Key: "done.checks", Default: fmt.Sprintf("[%q, %q]", CheckGitClean, CheckGitPushed), Allowed: CheckGitClean + ", " + CheckGitPushed,

@@ -134,7 +134,7 @@ func retryStatus(st *Status) error {
 	}
 	st.State = StateQueued
 	st.Retries++
-	st.Resubmits = 0
+	st.Resubmits, st.Transients = 0, 0
 	st.Reason, st.Detail, st.TurnEnd = "", "retried by 'pantty seat retry'", ""
 	st.PromptID, st.Evidence = "", ""
 	st.Reply, st.ReplyBytes = "", 0 // the reply file is read only while reply_bytes names one

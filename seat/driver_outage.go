@@ -10,6 +10,11 @@ import (
 const (
 	ReasonMeansFault = "means-fault" // the harness cannot reach or use the model
 	ReasonTransient  = "transient"   // the provider failed the request (5xx, overloaded)
+	// ReasonTransientExhausted fails a message the provider failed
+	// [recovery] transient_attempts times: one request the provider always
+	// errors on (or an outage longer than the attempts span) must not hold the
+	// queue behind it for ever.
+	ReasonTransientExhausted = "transient-exhausted"
 )
 
 // Phases of a seat holding its queue through an outage.
@@ -72,6 +77,14 @@ func (d *Driver) outageFailed(e *Entry, class, cause string) {
 	reason, phase := ReasonTransient, PhaseRetry
 	if class == FailMeans {
 		reason, phase = ReasonMeansFault, PhaseMeans
+	} else if e.Status.Transients++; e.Status.Transients >= d.Cfg.Recovery.TransientAttempts {
+		// The queue moves on; the outage stays, so the next message waits for
+		// the probe time like this one would have.
+		d.logf("message %s: %d provider errors in a row, the last: %s", e.Msg.ID, e.Status.Transients, cause)
+		d.finish(e, StateFailed, ReasonTransientExhausted,
+			fmt.Sprintf("%s (%d attempts; 'pantty seat retry' queues it again)", cause, e.Status.Transients), "")
+		d.setPhase(phase, d.outageText())
+		return
 	}
 	e.Status.NotBefore = o.probeAt.UTC()
 	e.Status.Reason = reason

@@ -59,9 +59,10 @@ type Status struct {
 	State       string    `toml:"state"`
 	Reason      string    `toml:"reason,omitempty"`
 	Detail      string    `toml:"detail,omitempty"`
-	Attempts    int       `toml:"attempts"`  // deliveries pasted
-	Resubmits   int       `toml:"resubmits"` // marked resubmissions after a lost turn (at most 1)
-	Retries     int       `toml:"retries"`   // re-queued by 'seat retry'
+	Attempts    int       `toml:"attempts"`             // deliveries pasted
+	Resubmits   int       `toml:"resubmits"`            // marked resubmissions after a lost turn (at most 1)
+	Retries     int       `toml:"retries"`              // re-queued by 'seat retry'
+	Transients  int       `toml:"transients,omitempty"` // turns failed by the provider (5xx, overloaded) since the last retry
 	Nonce       string    `toml:"nonce,omitempty"`
 	PromptID    string    `toml:"prompt_id,omitempty"`
 	SessionID   string    `toml:"session_id,omitempty"`

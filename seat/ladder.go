@@ -35,6 +35,10 @@ type RecoveryConfig struct {
 	BackoffMax      Duration `toml:"backoff_max"`       // cap on those waits (the driver's re-probe is also capped at 10m)
 	ProviderReprobe Duration `toml:"provider_reprobe"`  // provider wait when a refusal's reset cannot be read
 	ProviderMaxWait Duration `toml:"provider_max_wait"` // cap on a parsed reset
+	// TransientAttempts bounds how often one message goes back to the queue
+	// after a provider error (5xx, overloaded): a request the provider fails
+	// every time must not hold the queue for ever.
+	TransientAttempts int `toml:"transient_attempts"`
 }
 
 // Recovery defaults.
@@ -43,6 +47,9 @@ const (
 	DefaultClimbAfter  = 20
 	DefaultBackoff     = time.Minute
 	DefaultBackoffMax  = time.Hour
+	// DefaultTransientAttempts: with the default backoff the fifth provider
+	// error of one message comes about 15 minutes after the first.
+	DefaultTransientAttempts = 5
 )
 
 // DoneConfig is seat.toml's [done] table: what the finalizer verifies before it
@@ -120,8 +127,11 @@ func (c *Config) validateLadder() error {
 		c.rungs = append(c.rungs, r)
 	}
 	rc := &c.Recovery
-	if rc.DemoteAfter < 0 || rc.ClimbAfter < 0 {
-		return fmt.Errorf("[recovery] demote_after and climb_after must not be negative")
+	if rc.DemoteAfter < 0 || rc.ClimbAfter < 0 || rc.TransientAttempts < 0 {
+		return fmt.Errorf("[recovery] demote_after, climb_after and transient_attempts must not be negative")
+	}
+	if rc.TransientAttempts == 0 {
+		rc.TransientAttempts = DefaultTransientAttempts
 	}
 	if rc.DemoteAfter == 0 {
 		rc.DemoteAfter = DefaultDemoteAfter

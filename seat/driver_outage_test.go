@@ -1,0 +1,43 @@
+package seat_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/seattest"
+)
+
+// A message the provider fails every time (a 5xx on each try, in Claude Code
+// 2.1.328's words through the simulator) goes back to the queue only
+// [recovery] transient_attempts times, then fails transient-exhausted in the
+// provider's words, and the queue behind it runs; `seat retry` queues it again
+// with its count cleared. Without the bound one such request held the queue for
+// ever while recover said ok.
+func TestTransientFailuresAreBoundedPerMessage(t *testing.T) {
+	t.Parallel()
+	h := seattest.New(t, "flaky", seattest.TOML(`[recovery]`, `backoff = "100ms"`, `backoff_max = "200ms"`, `transient_attempts = 3`))
+	h.Start()
+	h.Send("m1", "[sim:5xx] the provider fails this request every time")
+	h.Send("m2", "the message behind it")
+	h.WaitFinal(60*time.Second, "m1", "m2")
+	st := h.Status("m1")
+	if st.State != seat.StateFailed || st.Reason != seat.ReasonTransientExhausted || st.Transients != 3 ||
+		!strings.Contains(st.Detail, "500 Internal server error") {
+		t.Fatalf("m1 after 3 provider errors: %+v", st)
+	}
+	if got := h.ModelTurns()["m1"]; got != 3 {
+		t.Fatalf("m1 reached the model %d times, want 3 (one per attempt)", got)
+	}
+	if st := h.Status("m2"); st.State != seat.StateProcessed {
+		t.Fatalf("m2 behind the exhausted message: %+v\ndriver.log:\n%s", st, h.DriverLog())
+	}
+	if res := h.Run("seat", "retry", h.Name, "m1"); res.Code != 0 {
+		t.Fatalf("seat retry m1: %s", res)
+	}
+	st = h.WaitState("m1", seat.StateFailed, 60*time.Second)
+	if st.Retries != 1 || st.Transients != 3 {
+		t.Fatalf("m1 retried: want a fresh count of 3 attempts after 1 retry, got %+v", st)
+	}
+}
