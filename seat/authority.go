@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 )
@@ -103,12 +104,20 @@ func DropDir(s Seat) string {
 // "on" an unavailable sandbox is an error: the seat does not start unisolated.
 func ResolveAuthority(ad Adapter, s Seat, c Config, env map[string]string, now time.Time) (Authority, error) {
 	a := Authority{Protected: []string{filepath.Clean(s.Home)}, At: now.UTC()}
+	var secrets []string
+	if c.EnvFile != "" { // the file and, when it is a link, what it reaches
+		secrets = append(secrets, c.EnvFile)
+		if real, err := filepath.EvalSymlinks(c.EnvFile); err == nil {
+			secrets = append(secrets, real)
+		}
+	}
 	iso, ok := ad.(Isolator)
 	if ok {
-		for _, p := range iso.Secrets(s, c) {
-			if p != "" && !within(p, a.Protected[0]) {
-				a.Protected = append(a.Protected, filepath.Clean(p))
-			}
+		secrets = append(secrets, iso.Secrets(s, c)...)
+	}
+	for _, p := range secrets {
+		if p != "" && !within(p, a.Protected[0]) && !slices.Contains(a.Protected, filepath.Clean(p)) {
+			a.Protected = append(a.Protected, filepath.Clean(p))
 		}
 	}
 	switch {

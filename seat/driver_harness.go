@@ -145,6 +145,11 @@ func (d *Driver) resolveBinary(command, path string) (string, error) {
 		return "", err
 	}
 	if rec, rerr := d.S.ReadLaunchEnv(); rerr == nil && (rec.Binary != bin || rec.Command != command) {
+		if rec.Binary != "" && rec.Binary != bin {
+			// Not refused: an update or a PATH edit moves it too. Said, so a
+			// binary planted earlier on the PATH is visible in driver.log.
+			d.logf("harness binary changed since the last launch: %s -> %s", rec.Binary, bin)
+		}
 		rec.Binary, rec.Command = bin, command
 		if werr := d.S.Write(d.S.LaunchEnvPath(), rec); werr != nil {
 			d.logf("launch-env.toml: %v", werr)

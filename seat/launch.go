@@ -25,23 +25,23 @@ var passEnv = []string{"PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANG
 
 // HarnessEnv builds the harness's whole environment: the allow-listed caller
 // variables, LC_* and the seat's pass_env names (a driver has made its own
-// environment the recorded launch-env.toml first: AdoptLaunchEnv), then the
-// adapter's variables, then env_file's (read at every launch, so a rotated
-// credential file takes effect at the next launch), then seat.toml's env, then
-// pantty's in-seat markers. Nested-session markers never pass.
+// environment the recorded launch-env.toml first: AdoptLaunchEnv), then
+// env_file's (read at every launch, so a rotated credential file takes effect
+// at the next launch; ReadEnvFile says what it may hold), then the adapter's
+// variables, then seat.toml's env, then pantty's in-seat markers. Nested-session markers never pass.
 func HarnessEnv(caller []string, s Seat, c Config, adapterEnv map[string]string) (map[string]string, error) {
 	env := callerVars(envMap(caller), c)
-	for k, v := range adapterEnv {
-		env[k] = v
-	}
 	if c.EnvFile != "" {
-		fileEnv, err := ReadEnvFile(c.EnvFile)
+		fileEnv, err := ReadEnvFile(c.EnvFile, c.Workdir)
 		if err != nil {
 			return nil, err
 		}
 		for k, v := range fileEnv {
 			env[k] = v
 		}
+	}
+	for k, v := range adapterEnv { // env_file never moves CODEX_HOME or turns the updater on
+		env[k] = v
 	}
 	for k, v := range c.Env {
 		env[k] = v

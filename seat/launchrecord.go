@@ -201,16 +201,35 @@ func executable(p string) error {
 // maxEnvFile bounds an env_file: it holds variables, not data.
 const maxEnvFile = 64 << 10
 
-// ReadEnvFile reads an env_file in systemd's EnvironmentFile syntax: one
-// KEY=VALUE a line, blank lines and lines starting with # or ; ignored, a value
-// optionally in single or double quotes (in double quotes \" \\ \n \t \$ are
-// escapes), a trailing backslash continuing the line. Unlike systemd, a line
-// that is not an assignment is an error naming the line, not a silent skip:
-// a typo in a credential file must not become a seat without its key.
-func ReadEnvFile(path string) (map[string]string, error) {
-	data, err := readBounded(path, maxEnvFile)
+// ReadEnvFile reads a seat's env_file in systemd's EnvironmentFile syntax:
+// one KEY=VALUE a line, blank lines and lines starting with # or ; ignored, a
+// value optionally in single or double quotes (in double quotes \" \\ \n \t
+// \$ are escapes), an odd number of trailing backslashes continuing the line.
+// Unlike systemd, a line that is not an assignment is an error naming the line,
+// not a silent skip: a typo in a credential file must not become a seat without
+// its key.
+//
+// The file holds what the harness is trusted with, so whoever can write it runs
+// code as the harness: a symlink is followed (secret managers such as agenix
+// and sops-nix link their files) but the file it reaches must be owned by this
+// user or root, writable by nobody else, and outside the seat's workdir (which
+// the model writes); and a variable that changes what runs rather than what it
+// knows (LD_PRELOAD, NODE_OPTIONS, …: loaderVar) is refused — seat.toml [env]
+// sets those when a person means it.
+func ReadEnvFile(path, workdir string) (map[string]string, error) {
+	real, err := filepath.EvalSymlinks(path)
 	if err != nil {
 		return nil, fmt.Errorf("env_file: %w", err)
+	}
+	if err := envFileTrusted(path, real, workdir); err != nil {
+		return nil, err
+	}
+	data, err := readBounded(real, maxEnvFile)
+	if err != nil {
+		return nil, fmt.Errorf("env_file: %w", err)
+	}
+	if i := bytes.IndexByte(data, 0); i >= 0 {
+		return nil, fmt.Errorf("env_file %s: a NUL byte at offset %d (not a text file)", path, i)
 	}
 	out := map[string]string{}
 	sc := bufio.NewScanner(bytes.NewReader(data))
@@ -222,8 +241,8 @@ func ReadEnvFile(path string) (map[string]string, error) {
 		if pending == "" {
 			start = n
 		}
-		if strings.HasSuffix(line, `\`) && !strings.HasSuffix(line, `\\`) {
-			pending += strings.TrimSuffix(line, `\`)
+		if trailing := len(line) - len(strings.TrimRight(line, `\`)); trailing%2 == 1 {
+			pending += line[:len(line)-1]
 			continue
 		}
 		line, pending = pending+line, ""
@@ -239,6 +258,9 @@ func ReadEnvFile(path string) (map[string]string, error) {
 		if isNestedMarker(k) || k == SeatEnv || k == SeatHomeEnv {
 			return nil, fmt.Errorf("env_file %s: line %d: %s is reserved (pantty sets or strips it)", path, start, k)
 		}
+		if loaderVar(k) {
+			return nil, fmt.Errorf("env_file %s: line %d: %s changes what the harness runs, not what it knows; set it in seat.toml [env] if you mean it", path, start, k)
+		}
 		val, err := envValue(strings.TrimSpace(v))
 		if err != nil {
 			return nil, fmt.Errorf("env_file %s: line %d: %v", path, start, err)
@@ -248,7 +270,43 @@ func ReadEnvFile(path string) (map[string]string, error) {
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("env_file %s: %v", path, err)
 	}
+	if pending != "" {
+		return nil, fmt.Errorf("env_file %s: line %d: a trailing backslash continues past the end of the file", path, start)
+	}
 	return out, nil
+}
+
+// envFileTrusted refuses an env_file (resolved to real) that someone other
+// than this user could have written.
+func envFileTrusted(path, real, workdir string) error {
+	if workdir != "" && within(real, filepath.Clean(workdir)) {
+		return fmt.Errorf("env_file %s: inside the seat's workdir %s, where the seat's model can write it; keep it outside", path, workdir)
+	}
+	fi, err := os.Lstat(real)
+	if err != nil {
+		return fmt.Errorf("env_file: %w", err)
+	}
+	if fi.Mode().Perm()&0o022 != 0 {
+		return fmt.Errorf("env_file %s: writable by group or others (%s); chmod go-w it", path, fi.Mode().Perm())
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Uid != uint32(os.Getuid()) && st.Uid != 0 {
+		return fmt.Errorf("env_file %s: owned by uid %d, neither you nor root", path, st.Uid)
+	}
+	return nil
+}
+
+// loaderVar names the variables that make a process load or run other code
+// (the dynamic loader's, Node's options, a shell's start-up file).
+func loaderVar(k string) bool {
+	switch {
+	case strings.HasPrefix(k, "LD_"), strings.HasPrefix(k, "DYLD_"):
+		return true
+	}
+	switch k {
+	case "NODE_OPTIONS", "NODE_PATH", "BASH_ENV", "ENV", "PYTHONSTARTUP", "PERL5OPT":
+		return true
+	}
+	return false
 }
 
 // envValue unquotes one env_file value.
@@ -339,7 +397,7 @@ func LaunchProblems(s Seat, c Config) []string {
 		out = append(out, fmt.Sprintf("seat %s: pass_env %s missing from launch-env.toml (set it and run 'pantty seat start --refresh-env %s')", s.Name, strings.Join(m, ", "), s.Name))
 	}
 	if c.EnvFile != "" {
-		if _, err := ReadEnvFile(c.EnvFile); err != nil {
+		if _, err := ReadEnvFile(c.EnvFile, c.Workdir); err != nil {
 			out = append(out, fmt.Sprintf("seat %s: %v", s.Name, err))
 		}
 	}
