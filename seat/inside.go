@@ -12,8 +12,8 @@ import (
 // Where names the seat a process runs inside, and how that was found.
 type Where struct {
 	Home, Name string
-	// By is "ancestry" (an ancestor is a seat's pane process: the kernel's
-	// record, which a child cannot change) or "environment" (only the
+	// By is "ancestry" (an ancestor is a seat's pane process, proven by the
+	// kernel's records, which a child cannot change) or "environment" (only the
 	// PANTTY_SEAT marker, which a process can drop or forge).
 	By string
 }
@@ -22,31 +22,20 @@ type Where struct {
 // which seat. Ancestry comes first and wins over the environment: the pane's
 // first process (`pantty __exec`, a child subreaper, see ExecHarness) is an
 // ancestor of everything the harness starts, setsid and double-forked children
-// included, and its command line names the seat's launch record, so no seat
-// marker is needed and a forged PANTTY_SEAT cannot pose as another seat. The
-// pane pids recorded in home's session files are matched too (a pane launched
-// before the pane process stayed as the harness's parent). The environment
-// marker alone still counts as inside (refusing is the safe side).
-func Inside(home string) (Where, bool) {
-	var chain []int
-	for pid := os.Getppid(); pid > 1; {
-		if w, ok := execAncestor(pid); ok {
-			return w, true
-		}
-		chain = append(chain, pid)
-		next, err := parentPID(pid)
-		if err != nil || next == pid {
-			break
-		}
-		pid = next
-	}
-	if home != "" {
-		panes := panePIDs(home)
-		for _, pid := range chain {
-			if n, ok := panes[pid]; ok {
-				return Where{Home: home, Name: n, By: "ancestry"}, true
-			}
-		}
+// included, so no seat marker is needed and a forged PANTTY_SEAT cannot pose as
+// another seat.
+//
+// An ancestor counts only when it is really a seat's pane process (paneProcess:
+// pantty's own binary, and the pid its seat's session.toml records), and the
+// outermost one wins: a process the model starts can carry any command line
+// (`exec -a`, a copied binary), but it is always below its own seat's pane.
+// A pane-like command line that proves nothing is ignored: whoever made it
+// could have run the same command without it, so it neither grants nor
+// refuses. The environment marker alone still counts as inside (refusing is
+// the safe side).
+func Inside() (Where, bool) {
+	if w, ok := outermostPane(ancestors(os.Getppid())); ok {
+		return w, true
 	}
 	if name := os.Getenv(SeatEnv); name != "" {
 		return Where{Home: os.Getenv(SeatHomeEnv), Name: name, By: "environment"}, true
@@ -55,8 +44,8 @@ func Inside(home string) (Where, bool) {
 }
 
 // InsideSeat is Inside reduced to the seat's name.
-func InsideSeat(home string) (string, bool) {
-	w, ok := Inside(home)
+func InsideSeat() (string, bool) {
+	w, ok := Inside()
 	return w.Name, ok
 }
 
@@ -75,8 +64,8 @@ func (w Where) Is(s Seat) bool {
 
 // RefuseInside returns ErrInsideSeat for a steering command run inside any seat
 // (docs/cli.md lists which commands steer).
-func RefuseInside(home, what string) error {
-	if w, ok := Inside(home); ok {
+func RefuseInside(what string) error {
+	if w, ok := Inside(); ok {
 		return fmt.Errorf("%w: %s is not allowed from inside seat %q (its process tree, found by %s); run it from outside", ErrInsideSeat, what, w.Name, w.By)
 	}
 	return nil
@@ -86,14 +75,84 @@ func RefuseInside(home, what string) error {
 // command meant for its own seat (handoff note, handoff request, send to
 // itself, done) against another seat. Outside every seat it allows anything.
 func RefuseOtherSeat(s Seat, what string) error {
-	if w, ok := Inside(s.Home); ok && !w.Is(s) {
+	if w, ok := Inside(); ok && !w.Is(s) {
 		return fmt.Errorf("%w: %s for seat %q is not allowed from inside seat %q (found by %s)", ErrInsideSeat, what, s.Name, w.Name, w.By)
 	}
 	return nil
 }
 
-// execAncestor recognises a seat's pane process by its command line
-// (PaneArgv): `PANTTY __exec HOME/seats/NAME/<launch record>`.
+// ancestors lists pid and its ancestors, innermost first, up to pid 1.
+func ancestors(pid int) []int {
+	var chain []int
+	for pid > 1 && len(chain) < maxAncestry {
+		chain = append(chain, pid)
+		next, err := parentPID(pid)
+		if err != nil || next == pid {
+			break
+		}
+		pid = next
+	}
+	return chain
+}
+
+// maxAncestry bounds the walk (a process tree deeper than this is not one
+// pantty made; the bound only keeps a corrupt /proc from looping forever).
+const maxAncestry = 4096
+
+// outermostPane finds the outermost process of chain (innermost first) that is
+// a seat's pane process. Outermost, because the real pane is the root of its
+// seat's tree: anything that looks like a pane below it was started by the
+// seat's own processes.
+func outermostPane(chain []int) (Where, bool) {
+	for i := len(chain) - 1; i >= 0; i-- {
+		if w, ok := paneProcess(chain[i]); ok {
+			return w, true
+		}
+	}
+	return Where{}, false
+}
+
+// paneProcess reports whether pid is a seat's pane process, and whose: its
+// command line is PaneArgv's (`PANTTY __exec HOME/seats/NAME/launch.toml`), it
+// runs pantty's own binary (runsOurBinary; not a shell or a copy with the same
+// argv), and it is the pane pid that seat's session.toml records (the driver
+// writes it when tmux reports the pane). A process started by a seat's model
+// can copy the command line, but not the binary identity nor the record of a
+// seat it does not own: the real binary refuses `__exec` inside a seat.
+func paneProcess(pid int) (Where, bool) {
+	w, ok := execAncestor(pid)
+	if !ok || !runsOurBinary(pid) {
+		return Where{}, false
+	}
+	s, err := Open(w.Home, w.Name)
+	if err != nil {
+		return Where{}, false
+	}
+	if sess, err := s.ReadSession(); err != nil || sess.PanePID != pid {
+		return Where{}, false
+	}
+	return w, true
+}
+
+// runsOurBinary reports whether pid runs the same executable file as this
+// process (the kernel's /proc/PID/exe, which argv cannot change), or the file
+// that was at our path before it was replaced: a pane started before pantty
+// was upgraded in place runs the old, now deleted, binary.
+func runsOurBinary(pid int) bool {
+	exe := fmt.Sprintf("/proc/%d/exe", pid)
+	a, err1 := os.Stat(exe)
+	b, err2 := os.Stat("/proc/self/exe")
+	if err1 == nil && err2 == nil && os.SameFile(a, b) {
+		return true
+	}
+	theirs, err1 := os.Readlink(exe)
+	ours, err2 := os.Readlink("/proc/self/exe")
+	return err1 == nil && err2 == nil && theirs == ours+" (deleted)"
+}
+
+// execAncestor recognises a pane process's command line (PaneArgv):
+// `PANTTY __exec HOME/seats/NAME/<launch record>`. The command line alone
+// proves nothing (paneProcess checks the rest).
 func execAncestor(pid int) (Where, bool) {
 	return parsePaneArgv(cmdline(pid))
 }
@@ -109,22 +168,6 @@ func parsePaneArgv(argv []string) (Where, bool) {
 		return Where{}, false
 	}
 	return Where{Home: filepath.Dir(seats), Name: filepath.Base(dir), By: "ancestry"}, true
-}
-
-// panePIDs maps the pane pid each seat of home records to the seat's name.
-func panePIDs(home string) map[int]string {
-	panes := map[int]string{}
-	names, _ := List(home)
-	for _, n := range names {
-		s, err := Open(home, n)
-		if err != nil {
-			continue
-		}
-		if sess, err := s.ReadSession(); err == nil && sess.PanePID > 1 {
-			panes[sess.PanePID] = n
-		}
-	}
-	return panes
 }
 
 // cmdline returns a process's argv (nil when it cannot be read).

@@ -1,6 +1,7 @@
 package seat_test
 
 import (
+	"io"
 	"os"
 	"testing"
 
@@ -8,5 +9,14 @@ import (
 )
 
 // TestMain fails the package if any test leaves a tmux server, driver or
-// simulated harness behind.
-func TestMain(m *testing.M) { os.Exit(tmuxtest.LeakCheck(m)) }
+// simulated harness behind. Run as `X __exec LAUNCH` (exactly a pane
+// process's command line) the test binary is a stand-in pane process for
+// inside_test.go: it runs this package's binary, as a real pane runs
+// pantty's, and lives until its stdin closes.
+func TestMain(m *testing.M) {
+	if len(os.Args) == 3 && os.Args[1] == "__exec" {
+		io.Copy(io.Discard, os.Stdin)
+		os.Exit(0)
+	}
+	os.Exit(tmuxtest.LeakCheck(m))
+}

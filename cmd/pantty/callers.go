@@ -80,7 +80,7 @@ func applyCallerPolicies(cmds []*cli.Command, parent string) {
 		if c.Action != nil && callers[name] == outside {
 			act, what := c.Action, name
 			c.Action = func(ctx *cli.Context) error {
-				if err := seat.RefuseInside(callerHome(ctx), what); err != nil {
+				if err := seat.RefuseInside(what); err != nil {
 					return err
 				}
 				return act(ctx)
@@ -88,16 +88,6 @@ func applyCallerPolicies(cmds []*cli.Command, parent string) {
 		}
 		applyCallerPolicies(c.Subcommands, name)
 	}
-}
-
-// callerHome is the state root a command names, for matching recorded pane
-// pids; ancestry through `pantty __exec` needs none, so an error counts as "".
-func callerHome(c *cli.Context) string {
-	h, err := homeOf(c)
-	if err != nil {
-		return ""
-	}
-	return h
 }
 
 // commandNames lists every command with an action, by full name.
@@ -125,7 +115,7 @@ func ownSeatTarget(c *cli.Context, name, what string) (seat.Seat, error) {
 	if err != nil {
 		return seat.Seat{}, err
 	}
-	w, inside := seat.Inside(home)
+	w, inside := seat.Inside()
 	if name == "" {
 		if !inside {
 			return seat.Seat{}, usageErr("no seat: run this inside a seat, or pass --seat NAME")

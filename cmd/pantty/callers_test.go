@@ -82,13 +82,7 @@ func steeringArgs(name, launchB, work string) []string {
 // pane process runs the fake harness (a shell script) directly.
 func TestInSeatCallersAreRefusedByAncestry(t *testing.T) {
 	h := seattest.New(t, "a")
-	b, err := seat.Open(h.Home, "b")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := seat.InitConfig(b, "sim", h.Work, nil); err != nil {
-		t.Fatal(err)
-	}
+	b := simSeat(t, h, "b")
 	if err := b.Write(b.LaunchPath(), seat.LaunchFile{Argv: []string{"/bin/true"}}); err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +116,7 @@ func TestInSeatCallersAreRefusedByAncestry(t *testing.T) {
 		inSeatCase{"hook for another seat", []string{"hook", "--seat", "b"}, "setsid", 0, forgedStop})
 
 	var script strings.Builder
-	script.WriteString("cd " + tmux.ShellQuote(h.Work) + "\n")
+	script.WriteString("read _; cd " + tmux.ShellQuote(h.Work) + "\n")
 	for i, c := range cases {
 		argv := []string{h.Bin, "--home", h.Home}
 		argv = append(argv, c.args...)
@@ -212,6 +206,19 @@ func TestInSeatCallersAreRefusedByAncestry(t *testing.T) {
 	}
 }
 
+// simSeat initialises another simulator seat beside h's, not started.
+func simSeat(t *testing.T, h *seattest.Harness, name string) seat.Seat {
+	t.Helper()
+	s, err := seat.Open(h.Home, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := seat.InitConfig(s, "sim", h.Work, nil); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
 // tree lists the files under dir with their sizes.
 func tree(t *testing.T, dir string) map[string]int64 {
 	t.Helper()
@@ -260,4 +267,102 @@ func childStates(pid int) map[int]string {
 		}
 	}
 	return out
+}
+
+// TestForgedPaneProcessGrantsNothing: a seat's model can start a process
+// whose command line is a pane process's for another seat (`exec -a pantty
+// sh __exec …/seats/b/launch.toml`, the script named __exec), and, with
+// isolation off, even rewrite b's session.toml to record its pid. Below seat
+// a's real pane process it is ignored: the outermost real pane decides, so
+// b's own-seat commands (a note for b, a hook for b) are refused as inside a,
+// and a note without --seat lands in a. With no real pane above it, the
+// forgery places nobody: a note without --seat has no seat to go to.
+func TestForgedPaneProcessGrantsNothing(t *testing.T) {
+	h := seattest.New(t, "a")
+	b := simSeat(t, h, "b")
+	forge := filepath.Join(h.Work, "forge")
+	if err := os.MkdirAll(forge, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	run := func(name string, args ...string) string {
+		argv := append([]string{h.Bin, "--home", h.Home}, args...)
+		for i := range argv {
+			argv[i] = tmux.ShellQuote(argv[i])
+		}
+		return fmt.Sprintf("echo %s | env -u %s -u %s %s >%s.out 2>&1; echo $? >%s.code\n",
+			tmux.ShellQuote(forgedStop), seat.SeatEnv, seat.SeatHomeEnv, strings.Join(argv, " "), name, name)
+	}
+	// The forger claims b's pane pid in b's own record first (isolation off:
+	// the model's shell can write it), then acts as b.
+	script := fmt.Sprintf("printf 'harness = \"sim\"\\npane_pid = %%d\\n' $$ >%s\n", tmux.ShellQuote(b.SessionPath())) +
+		run("note-b", "handoff", "note", "--seat", "b", "PLANTED-IN-B") +
+		run("note-mine", "handoff", "note", "MINE-FROM-BELOW-A") +
+		run("hook-b", "hook", "--seat", "b") +
+		run("stop-b", "seat", "stop", "b") +
+		"echo done >finished\n"
+	if err := os.WriteFile(filepath.Join(forge, "__exec"), []byte(script), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	forged := "cd " + tmux.ShellQuote(forge) + " && exec bash -c " +
+		tmux.ShellQuote("exec -a pantty /bin/sh __exec "+tmux.ShellQuote(b.LaunchPath()))
+
+	startPane(t, h, "read _; "+forged+"; exec sleep 600", map[string]string{seat.SeatEnv: "a", seat.SeatHomeEnv: h.Home})
+	h.WaitFor("the forged pane's commands to finish", 2*time.Minute, func() bool {
+		_, err := os.Stat(filepath.Join(forge, "finished"))
+		return err == nil
+	})
+	result := func(name string) (string, string) {
+		code, _ := os.ReadFile(filepath.Join(forge, name+".code"))
+		out, _ := os.ReadFile(filepath.Join(forge, name+".out"))
+		return strings.TrimSpace(string(code)), string(out)
+	}
+	for _, c := range []struct{ name, code string }{{"note-b", "2"}, {"hook-b", "0"}, {"stop-b", "2"}} {
+		code, out := result(c.name)
+		if code != c.code || !strings.Contains(out, `inside seat "a"`) {
+			t.Errorf("%s below a's pane with a forged pane for b: exit %s %q; want exit %s refused as inside seat a", c.name, code, out, c.code)
+		}
+	}
+	if code, out := result("note-mine"); code != "0" {
+		t.Errorf("handoff note without --seat below a's pane: exit %s %q, want 0 (a's own)", code, out)
+	}
+	notes := func(s seat.Seat) string {
+		var all strings.Builder
+		files, _ := filepath.Glob(filepath.Join(s.HandoffDir(), "notes", "*"))
+		for _, f := range files {
+			b, _ := os.ReadFile(f)
+			all.Write(b)
+		}
+		return all.String()
+	}
+	if got := notes(h.Seat()); !strings.Contains(got, "MINE-FROM-BELOW-A") {
+		t.Errorf("the note without --seat did not land in a (a's notes %q)", got)
+	}
+	if got := notes(b); got != "" {
+		t.Errorf("b got notes from below a's pane: %q", got)
+	}
+	if evs, _ := b.PendingEvents(); len(evs) != 0 {
+		t.Errorf("b recorded %d hook event(s) from below a's pane", len(evs))
+	}
+
+	// Outside every seat: the same forgery, and no marker, places nobody.
+	outside := filepath.Join(h.Work, "outside")
+	if err := os.MkdirAll(outside, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(outside, "__exec"), []byte(run("note", "handoff", "note", "FORGED-OUTSIDE")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("bash", "-c", "exec -a pantty /bin/sh __exec "+tmux.ShellQuote(b.LaunchPath()))
+	cmd.Dir, cmd.Env = outside, h.Env()
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("forged pane outside every seat: %v %s", err, out)
+	}
+	code, _ := os.ReadFile(filepath.Join(outside, "note.code"))
+	out, _ := os.ReadFile(filepath.Join(outside, "note.out"))
+	if strings.TrimSpace(string(code)) != "2" || !strings.Contains(string(out), "no seat") {
+		t.Errorf("handoff note under a forged pane outside every seat: exit %s %q, want 2 (no seat)", code, out)
+	}
+	if got := notes(b); got != "" {
+		t.Errorf("b got notes from a forged pane outside every seat: %q", got)
+	}
 }

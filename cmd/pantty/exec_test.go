@@ -16,8 +16,11 @@ import (
 )
 
 // startPane runs `pantty __exec` on a launch record whose harness is sh -c
-// script (with PATH, HOME and env), as tmux would, and returns it with a
-// channel that gets its end.
+// script (with PATH, HOME and env), as tmux would, records its pid in the
+// seat's session.toml, as the driver does, and returns it with a channel that
+// gets its end. The script gets one line on stdin once the pid is recorded: a
+// script that acts as the seat reads it first (`read _`), because a pane is a
+// seat's only once its driver has recorded it.
 func startPane(t *testing.T, h *seattest.Harness, script string, env map[string]string) (*exec.Cmd, chan error) {
 	t.Helper()
 	a := h.Seat()
@@ -27,9 +30,17 @@ func startPane(t *testing.T, h *seattest.Harness, script string, env map[string]
 	}
 	pane := exec.Command(h.Bin, "__exec", a.LaunchPath())
 	pane.Env = h.Env()
+	stdin, err := pane.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := pane.Start(); err != nil {
 		t.Fatal(err)
 	}
+	if err := a.Write(a.SessionPath(), seat.Session{Harness: "sim", PanePID: pane.Process.Pid}); err != nil {
+		t.Fatal(err)
+	}
+	stdin.Write([]byte("recorded\n"))
 	done := make(chan error, 1)
 	go func() { done <- pane.Wait() }()
 	t.Cleanup(func() {

@@ -87,7 +87,7 @@ func seatDone(c *cli.Context) error {
 	// A seat may declare itself done (the polecat's own "done"); the workdir
 	// checks are the guard. It may not declare another seat done.
 	by := "seat done (outside any seat)"
-	if w, inside := seat.Inside(s.Home); inside {
+	if w, inside := seat.Inside(); inside {
 		if err := seat.RefuseOtherSeat(s, "seat done"); err != nil {
 			return err
 		}
@@ -116,7 +116,7 @@ func recoverSweep(c *cli.Context) error {
 	// A sweep kills and starts drivers and harnesses: it steers every seat, so
 	// a seat's own model may not run it (a dry run only reads).
 	if !c.Bool("dry-run") {
-		if err := seat.RefuseInside(home, "recover"); err != nil {
+		if err := seat.RefuseInside("recover"); err != nil {
 			return err
 		}
 	}
@@ -254,7 +254,7 @@ func recoverInstall(c *cli.Context) error {
 	if fi, err := os.Stat(home); err != nil || !fi.IsDir() {
 		return usageErr("no state root at %s: create a seat first ('pantty seat init'), or set PANTTY_HOME", home)
 	}
-	if err := seat.RefuseInside(home, "recover install"); err != nil {
+	if err := seat.RefuseInside("recover install"); err != nil {
 		return err
 	}
 	did, err := recover.Install(o)
@@ -273,7 +273,7 @@ func recoverUninstall(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := seat.RefuseInside(home, "recover uninstall"); err != nil {
+	if err := seat.RefuseInside("recover uninstall"); err != nil {
 		return err
 	}
 	did, err := recover.Uninstall(home, schedKinds(c))
