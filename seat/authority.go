@@ -93,9 +93,12 @@ func (s Seat) ReadAuthority() (Authority, error) {
 // is a tmpfs over it, measured on Claude Code 2.1.328) and a write grant inside
 // a denied tree is void. One directory per seat, so a seat's sandbox is granted
 // its own and no other.
-func DropDir(s Seat) string {
-	home := filepath.Clean(s.Home)
-	return filepath.Join(filepath.Dir(home), "."+filepath.Base(home)+"-drop", s.Name)
+func DropDir(s Seat) string { return filepath.Join(dropRoot(s.Home), s.Name) }
+
+// dropRoot is the directory that holds every seat's drop directory.
+func dropRoot(home string) string {
+	home = filepath.Clean(home)
+	return filepath.Join(filepath.Dir(home), "."+filepath.Base(home)+"-drop")
 }
 
 // ResolveAuthority decides what the next launch gives the model: isolation as
@@ -104,6 +107,9 @@ func DropDir(s Seat) string {
 // "on" an unavailable sandbox is an error: the seat does not start unisolated.
 func ResolveAuthority(ad Adapter, s Seat, c Config, env map[string]string, now time.Time) (Authority, error) {
 	a := Authority{Protected: []string{filepath.Clean(s.Home)}, At: now.UTC()}
+	if err := workdirApart(s, c.Workdir); err != nil { // seat.toml may have changed since the driver loaded it
+		return a, fmt.Errorf("%w: %v", ErrBadInput, err)
+	}
 	var secrets []string
 	if c.EnvFile != "" { // the file and, when it is a link, what it reaches
 		secrets = append(secrets, c.EnvFile)
@@ -148,6 +154,46 @@ func ResolveAuthority(ad Adapter, s Seat, c Config, env map[string]string, now t
 		return a, fmt.Errorf("drop directory: %w", err)
 	}
 	return a, nil
+}
+
+// workdirApart refuses a workdir that overlaps pantty's state: $PANTTY_HOME or
+// the drop root (the parent of every seat's drop directory). A harness's sandbox
+// lets the model write its workdir, so a workdir holding the drop root would let
+// the seat write every other seat's drop directory (notes and refresh requests
+// its driver acts on for that seat), and one holding $PANTTY_HOME every seat's
+// state wherever the harness has no deny of its own. A workdir inside either is
+// refused too: the model's own files would sit in pantty's. Symlinks are
+// resolved on both sides, so a link does not hide the overlap.
+func workdirApart(s Seat, workdir string) error {
+	if workdir == "" {
+		return nil // validate reports it missing
+	}
+	work := resolved(workdir)
+	for _, st := range []struct{ what, path string }{
+		{"pantty's state root (" + HomeEnv + ")", resolved(s.Home)},
+		{"the seats' drop directories", resolved(dropRoot(s.Home))},
+	} {
+		if within(st.path, work) || within(work, st.path) {
+			return fmt.Errorf("workdir %s overlaps %s %s: the seat's model may write in its workdir, so it could write other seats' files; use a workdir apart from it (or move %s)", workdir, st.what, st.path, HomeEnv)
+		}
+	}
+	return nil
+}
+
+// resolved is path with its symlinks resolved, as far as it exists: a state
+// root not created yet is still compared where it will be.
+func resolved(path string) string {
+	path = filepath.Clean(path)
+	var rest []string
+	for p := path; ; p = filepath.Dir(p) {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			return filepath.Join(append([]string{r}, rest...)...)
+		}
+		if p == filepath.Dir(p) {
+			return path
+		}
+		rest = append([]string{filepath.Base(p)}, rest...)
+	}
 }
 
 // within reports whether path is dir or below it.

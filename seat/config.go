@@ -163,6 +163,9 @@ func (s Seat) LoadConfig() (Config, error) {
 	if err := c.validate(s.Name); err != nil {
 		return c, fmt.Errorf("%w: %s: %v", ErrBadConfig, path, err)
 	}
+	if err := workdirApart(s, c.Workdir); err != nil {
+		return c, fmt.Errorf("%w: %s: %v", ErrBadConfig, path, err)
+	}
 	return c, nil
 }
 

@@ -198,3 +198,60 @@ func TestRefusedInitCreatesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A workdir that overlaps pantty's state is refused (exit 2, one line naming
+// the overlap): the harness's sandbox lets the model write its workdir, so a
+// workdir holding the drop root would let the seat write every other seat's
+// drop directory (measured on Claude Code 2.1.328, docs/intake.md). `seat
+// init` refuses it creating nothing; a seat.toml edited to it afterwards is
+// refused by `seat start` before any driver or tmux server starts.
+func TestWorkdirOverlappingStateIsRefused(t *testing.T) {
+	t.Parallel()
+	h := seattest.Bare(t, "apart")
+	root := filepath.Dir(h.Home)
+	drop := filepath.Join(root, "."+filepath.Base(h.Home)+"-drop")
+	link := filepath.Join(h.Work, "up")
+	if err := os.Symlink(root, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, dir := range []string{filepath.Join(h.Home, "inside"), filepath.Join(drop, "inside")} {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cases := map[string]string{
+		"the state root's parent (holds it and the drop root)": root,
+		"a symlink to that parent":                             link,
+		"a directory inside the state root":                    filepath.Join(h.Home, "inside"),
+		"a directory inside the drop root":                     filepath.Join(drop, "inside"),
+	}
+	for what, work := range cases {
+		r := h.Run("seat", "init", "apart", "--harness", "sim", "--workdir", work)
+		if r.Code != 2 || !strings.Contains(r.Stderr, "overlaps") || strings.Count(r.Stderr, "\n") != 1 {
+			t.Errorf("seat init with workdir = %s: want exit 2 and one line naming the overlap, got %s", what, r)
+		}
+		if _, err := os.Stat(h.Seat().Dir); !os.IsNotExist(err) {
+			t.Fatalf("a refused init created %s", h.Seat().Dir)
+		}
+	}
+	if r := h.Run("seat", "init", "apart", "--harness", "sim", "--workdir", h.Work); r.Code != 0 {
+		t.Fatalf("seat init with a workdir apart from the state: %s", r)
+	}
+	s := h.Seat()
+	data, err := os.ReadFile(s.ConfigPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := strings.Replace(string(data), fmt.Sprintf("workdir = %q", h.Work), fmt.Sprintf("workdir = %q", root), 1)
+	if edited == string(data) {
+		t.Fatalf("seat.toml has no workdir line to edit:\n%s", data)
+	}
+	h.WriteConfig(edited)
+	r := h.Run("seat", "start", "apart")
+	if r.Code != 2 || !strings.Contains(r.Stderr, "overlaps pantty's state root") || strings.Count(r.Stderr, "\n") != 1 {
+		t.Errorf("seat start with workdir = the state root's parent: want exit 2 and one line naming the overlap, got %s", r)
+	}
+	if _, err := os.Stat(s.DriverLogPath()); !os.IsNotExist(err) || h.ServerRunning() {
+		t.Errorf("a refused start ran a driver (%v) or a tmux server (%v)", err, h.ServerRunning())
+	}
+}

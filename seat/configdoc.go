@@ -38,7 +38,7 @@ func dur(d time.Duration) string {
 var ConfigKeys = []ConfigKey{
 	{Key: "name", Comment: "The seat's name; must match its directory under seats/."},
 	{Key: "harness", Allowed: strings.Join(KnownHarnesses, " | "), Comment: "Which harness the seat drives (docs/real-seats.md: running a real Claude Code or Codex seat)."},
-	{Key: "workdir", Comment: "Absolute path of an existing directory; the harness runs there."},
+	{Key: "workdir", Comment: "Absolute path of an existing directory; the harness runs there. It may not hold or sit inside $PANTTY_HOME or the drop root beside it (the model may write its workdir)."},
 	{Key: "shape", Default: `"resident"`, Allowed: "resident | turn | step",
 		Comment: "resident: one live session compacted at boundaries pantty chooses; turn: one harness process per message (sim only); step: a fresh session per message, started from the handoff (docs/shapes.md)."},
 	{Key: "command", Comment: "The harness binary; empty = the adapter's default (claude, codex, or pantty's simulator) looked up on the harness's PATH. An absolute path survives cron's bare PATH."},

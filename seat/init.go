@@ -31,6 +31,9 @@ func InitConfig(s Seat, harness, workdir string, env map[string]string) error {
 	if err := c.validate(s.Name); err != nil {
 		return fmt.Errorf("%w: %v", ErrBadInput, err)
 	}
+	if err := workdirApart(s, c.Workdir); err != nil {
+		return fmt.Errorf("%w: %v", ErrBadInput, err)
+	}
 	if err := os.MkdirAll(s.Dir, DirMode); err != nil {
 		return err
 	}

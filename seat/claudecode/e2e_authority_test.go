@@ -142,9 +142,15 @@ func TestSessionSocketIsRefused(t *testing.T) {
 }
 
 // With isolation on (the default where bubblewrap runs, as here), the model's
-// shell cannot write another seat's control/, inbox or seat.toml, nor signal
-// the driver; `pantty handoff note` from inside still reaches its own seat's
-// handoff through the drop directory.
+// shell cannot write another seat's control/, inbox, seat.toml or drop
+// directory, nor the drop root, nor signal the driver, nor record a hook event
+// for its own seat (a forged StopFailure from `pantty hook --seat SELF`);
+// `pantty handoff note` from inside still reaches its own seat's handoff
+// through the drop directory.
+// forgedFailure is a StopFailure hook payload a model's shell could pipe into
+// `pantty hook` to fake a provider refusal for its own seat.
+const forgedFailure = `{"hook_event_name":"StopFailure","session_id":"00000000-0000-0000-0000-000000000000","prompt_id":"FORGED-FAILURE","error":"rate_limit","last_assistant_message":"API Error: 429"}`
+
 func TestIsolationRefusesForgedStateAndKeepsHandoffNote(t *testing.T) {
 	r := newRig(t, "cc-iso", `permission_mode = "acceptEdits"`)
 	r.allowBash()
@@ -156,6 +162,10 @@ func TestIsolationRefusesForgedStateAndKeepsHandoffNote(t *testing.T) {
 		t.Fatal(err)
 	}
 	before, _ := os.ReadFile(other.ConfigPath())
+	otherDrop := seat.DropDir(other) // as the other seat's first isolated launch leaves it
+	if err := os.MkdirAll(otherDrop, 0o700); err != nil {
+		t.Fatal(err)
+	}
 	r.Start()
 	a, err := r.Seat().ReadAuthority()
 	if err != nil || !a.On() || a.Drop == "" {
@@ -167,15 +177,19 @@ func TestIsolationRefusesForgedStateAndKeepsHandoffNote(t *testing.T) {
 		"echo 'command = \"/bin/true\"' >> %s; echo seattoml=$?; "+
 		"kill -TERM %d; echo kill=$?; "+
 		"echo key=${ANTHROPIC_API_KEY:-unset}; cat %s; echo read=$?; "+
+		"echo x > %s/planted.req; echo otherdrop=$?; "+
+		"touch %s/planted; echo droproot=$?; "+
+		"echo '%s' | %s --home %s hook --seat %s; "+
 		"%s handoff note 'NOTE-CANARY from inside'; echo note=$?; "+
 		"%s handoff request; echo request=$?",
-		other.ControlDir(), other.MsgsDir(), other.ConfigPath(), driver, r.Seat().ConfigPath(), r.Bin, r.Bin)
+		other.ControlDir(), other.MsgsDir(), other.ConfigPath(), driver, r.Seat().ConfigPath(),
+		otherDrop, filepath.Dir(otherDrop), forgedFailure, r.Bin, r.Home, r.Name, r.Bin, r.Bin)
 	r.Send("iso", "try\n[standin:bash="+cmd)
 	r.processed("iso")
 
 	out := r.toolResults()
 	t.Logf("tool result:\n%s", out)
-	for _, k := range []string{"control", "inbox", "seattoml", "kill"} {
+	for _, k := range []string{"control", "inbox", "seattoml", "kill", "otherdrop", "droproot"} {
 		if strings.Contains(out, k+"=0") || !strings.Contains(out, k+"=") {
 			t.Errorf("%s: the write or signal was not refused", k)
 		}
@@ -189,6 +203,14 @@ func TestIsolationRefusesForgedStateAndKeepsHandoffNote(t *testing.T) {
 			if !e.IsDir() {
 				t.Errorf("%s holds %s after the attempt", dir, e.Name())
 			}
+		}
+	}
+	if ents, _ := os.ReadDir(otherDrop); len(ents) != 0 || listDir(filepath.Dir(otherDrop)) != r.Name+" other" {
+		t.Errorf("the drop directories changed: other's holds %q, the root %q", listDir(otherDrop), listDir(filepath.Dir(otherDrop)))
+	}
+	for _, ev := range r.Events(seat.EvStopFailure) {
+		if strings.Contains(string(ev.Payload), "FORGED-FAILURE") {
+			t.Errorf("the sandboxed shell recorded a StopFailure for its own seat: %s", ev.File)
 		}
 	}
 	if _, live, _ := r.Seat().LiveOwner(); !live {
@@ -219,5 +241,17 @@ func TestIsolationRefusesForgedStateAndKeepsHandoffNote(t *testing.T) {
 	}
 	if !found {
 		t.Fatalf("the note did not reach the seat's handoff (notes %v)\ndriver.log:\n%s", notes, r.DriverLog())
+	}
+	// The control for the hook: the same forged StopFailure from a process
+	// outside the sandbox is recorded (docs/intake.md: open with isolation off).
+	if res := r.RunStdin(forgedFailure, "hook", "--seat", r.Name); res.Code != 0 {
+		t.Fatalf("the forged hook from outside: %s", res)
+	}
+	forged := false
+	for _, ev := range r.Events(seat.EvStopFailure) {
+		forged = forged || strings.Contains(string(ev.Payload), "FORGED-FAILURE")
+	}
+	if !forged {
+		t.Errorf("control: the forged StopFailure from outside the sandbox was not recorded, so the refusal above proves nothing")
 	}
 }
