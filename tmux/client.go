@@ -21,6 +21,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -74,10 +75,8 @@ func (c *Client) baseArgs() []string {
 
 // command builds an *exec.Cmd for tmux with the given arguments. The child
 // gets its own process group so that a timeout can kill it together with
-// anything it spawned, and TMUX/TMUX_PANE are removed from its environment:
-// when pantty itself runs inside tmux they would otherwise make tmux treat
-// our control clients as nested and pick "current" targets from the outer
-// server. The context's end kills the group.
+// anything it spawned, and a minimal environment (cleanEnv). The context's end
+// kills the group.
 func (c *Client) command(ctx context.Context, args []string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, c.binary(), append(c.baseArgs(), args...)...)
 	cmd.Cancel = func() error { return killGroup(cmd) }
@@ -109,16 +108,27 @@ func killGroup(cmd *exec.Cmd) error {
 	return nil
 }
 
-// cleanEnv is os.Environ without the variables that tie a tmux client to an
-// enclosing tmux session.
+// clientEnv lists the variables a tmux client gets from the caller's
+// environment; everything else stays out. A client that starts the server
+// passes its whole environment on: the server process keeps it
+// (/proc/PID/environ) and copies it into the global environment that
+// `show-environment -g` prints to any process of the user with the socket. A
+// caller's secrets (an API key, a seat's pass_env) must not land there: what a
+// pane's program needs it gets otherwise (pantty's pane process reads its
+// launch record). TMUX and TMUX_PANE are left out too: when pantty itself
+// runs inside tmux they would make tmux treat our clients as nested and pick
+// "current" targets from the outer server.
+var clientEnv = []string{"PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM", "LANG", "LANGUAGE", "TZ", "TMPDIR"}
+
+// cleanEnv is the caller's environment reduced to clientEnv and the locale
+// (LC_*), which tmux reads at start.
 func cleanEnv() []string {
-	env := os.Environ()
-	out := env[:0:0]
-	for _, kv := range env {
-		if strings.HasPrefix(kv, "TMUX=") || strings.HasPrefix(kv, "TMUX_PANE=") {
-			continue
+	var out []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(k, "LC_") || slices.Contains(clientEnv, k) {
+			out = append(out, kv)
 		}
-		out = append(out, kv)
 	}
 	return out
 }
