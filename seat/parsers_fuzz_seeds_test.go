@@ -17,10 +17,11 @@ type seed struct {
 	args []any
 }
 
-// A seat.toml that validates (workdir /tmp exists everywhere the tests run).
+// A seat.toml that validates (workdir /usr exists everywhere the tests run, and
+// holds no test's state root: a workdir that holds one is refused).
 const goodSeatTOML = `name = "fz"
 harness = "sim"
-workdir = "/tmp"
+workdir = "/usr"
 `
 
 func cfg(extra string) []any { return []any{[]byte(goodSeatTOML + extra)} }
@@ -54,9 +55,9 @@ var reliabilitySeeds = map[string][]seed{
 		{"duration-huge", cfg("turn_ceiling = \"2562047h47m16.854775807s\"\n")},
 		{"duration-overflow", cfg("turn_ceiling = \"9999999999h\"\n")},
 		{"duration-as-integer", cfg("heartbeat_interval = 30\n")},
-		{"name-mismatch", []any{[]byte("name = \"other\"\nharness = \"sim\"\nworkdir = \"/tmp\"\n")}},
-		{"name-traversal", []any{[]byte("name = \"../fz\"\nharness = \"sim\"\nworkdir = \"/tmp\"\n")}},
-		{"harness-unknown", []any{[]byte("name = \"fz\"\nharness = \"bash\"\nworkdir = \"/tmp\"\n")}},
+		{"name-mismatch", []any{[]byte("name = \"other\"\nharness = \"sim\"\nworkdir = \"/usr\"\n")}},
+		{"name-traversal", []any{[]byte("name = \"../fz\"\nharness = \"sim\"\nworkdir = \"/usr\"\n")}},
+		{"harness-unknown", []any{[]byte("name = \"fz\"\nharness = \"bash\"\nworkdir = \"/usr\"\n")}},
 		{"workdir-relative", []any{[]byte("name = \"fz\"\nharness = \"sim\"\nworkdir = \"tmp\"\n")}},
 		{"workdir-file", []any{[]byte("name = \"fz\"\nharness = \"sim\"\nworkdir = \"/etc/hostname\"\n")}},
 		{"workdir-missing", []any{[]byte("name = \"fz\"\nharness = \"sim\"\n")}},
