@@ -11,6 +11,7 @@ package examples_test
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -51,6 +52,11 @@ func TestExamplesAreValidSeatConfigs(t *testing.T) {
 			if err := os.MkdirAll(s.Dir, seat.DirMode); err != nil {
 				t.Fatal(err)
 			}
+			// The examples' workdir is a placeholder the reader replaces; the
+			// test's state root lives under the same /tmp, and a workdir that
+			// holds the state root is refused (docs/intake.md), so the
+			// placeholder becomes a directory of its own here.
+			data = []byte(strings.Replace(string(data), `workdir = "/tmp"`, fmt.Sprintf("workdir = %q", t.TempDir()), 1))
 			if err := os.WriteFile(s.ConfigPath(), data, seat.FileMode); err != nil {
 				t.Fatal(err)
 			}
