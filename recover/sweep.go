@@ -34,6 +34,7 @@ type Report struct {
 	Seats     []SeatReport    `json:"seats"`
 	Providers []ProviderWait  `json:"providers"`
 	Cleanups  []CleanupReport `json:"cleanups"`
+	Notes     []string        `json:"notes,omitempty"` // about the sweep itself (its log's rotation, ...)
 	Code      int             `json:"exit_code"`
 }
 
@@ -108,6 +109,9 @@ func Sweep(opts Options) (Report, error) {
 			return rep, err
 		}
 		defer lock.release()
+		if note := capLog(opts.Home); note != "" {
+			rep.Notes = append(rep.Notes, note)
+		}
 	}
 	names, err := seat.List(opts.Home)
 	if err != nil {

@@ -165,6 +165,9 @@ func printReport(w io.Writer, r recover.Report) {
 		fmt.Fprintf(w, "recover: another run is sweeping (%s); this run did nothing\n", r.Busy)
 		return
 	}
+	for _, n := range r.Notes {
+		fmt.Fprintf(w, "recover: %s\n", n)
+	}
 	mode := ""
 	if r.DryRun {
 		mode = " (dry run: nothing changed)"
