@@ -1,6 +1,7 @@
 package seat
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -30,16 +31,32 @@ func (s Seat) Prune(now time.Time, cursor Cursor) int {
 	}
 	cutoff := now.Add(-MessageRetention)
 	kept := inboxRead{entries: make([]Entry, 0, len(r.entries)), uncached: r.uncached, stale: r.stale}
+	var batch []Entry
 	for _, e := range r.entries {
 		if e.Msg.Seq > cursor.Seq || !Final(e.Status.State) || e.Status.EndedAt.After(cutoff) {
 			kept.entries = append(kept.entries, e)
 			continue
 		}
+		batch = append(batch, e)
+	}
+	// Count the batch before a file of it goes, so the totals never drop: a
+	// tally that cannot be written prunes nothing this time.
+	tally, terr := s.ReadTally()
+	if len(batch) > 0 {
+		tally.countPruned(batch)
+		terr = errors.Join(terr, WriteState(s.TmpDir(), s.TallyPath(), tally))
+	}
+	if terr != nil {
+		return n
+	}
+	var stuck []string // counted in the tally but still stored: they stay named
+	for _, e := range batch {
 		// The message file first: a status file without its message is ignored,
 		// but a message without its status would read as queued again if the
 		// removal stopped half-way.
 		if os.Remove(s.msgPath(e.Msg.ID)) != nil {
 			kept.entries = append(kept.entries, e)
+			stuck = append(stuck, e.Msg.ID)
 			continue
 		}
 		n++
@@ -56,6 +73,10 @@ func (s Seat) Prune(now time.Time, cursor Cursor) int {
 				n++
 			}
 		}
+	}
+	if len(tally.Pruning) != len(stuck) {
+		tally.Pruning = stuck
+		_ = WriteState(s.TmpDir(), s.TallyPath(), tally) // left as it was, the names only cost a lookup
 	}
 	// The daily prune also brings the closed cache up to date when that spares
 	// readers real work. A failed write only leaves reads slower: the driver's

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"maps"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -15,6 +17,15 @@ import (
 // family is one Prometheus metric family: its help text and how to take its
 // samples from a row. A sample whose reading is unknown is not written at all
 // (never a 0 in its place); pantty_seat_reading_state says why it is missing.
+// kind is the family's Prometheus type: by convention a name ending in _total
+// is a counter (it never drops), every other family a gauge.
+func (f family) kind() string {
+	if strings.HasSuffix(f.name, "_total") {
+		return "counter"
+	}
+	return "gauge"
+}
+
 type family struct {
 	name, help string
 	samples    func(r Row, emit func(extra []string, v float64))
@@ -164,6 +175,26 @@ var families = []family{
 				emit(nil, float64(*r.Inbox.Failed))
 			}
 		}, false},
+	{"pantty_seat_messages_processed_total", "Messages the seat has processed, ever (pruned ones included: inbox/pruned.toml).",
+		func(r Row, emit func([]string, float64)) {
+			if r.Inbox.IsKnown() && r.Inbox.ProcessedTotal != nil {
+				emit(nil, float64(*r.Inbox.ProcessedTotal))
+			}
+		}, false},
+	{"pantty_seat_messages_failed_total", "Messages that failed, ever, by failure reason (pruned ones included).",
+		func(r Row, emit func([]string, float64)) {
+			if r.Inbox.IsKnown() {
+				for _, reason := range slices.Sorted(maps.Keys(r.Inbox.FailedTotal)) {
+					emit([]string{"reason", reason}, float64(r.Inbox.FailedTotal[reason]))
+				}
+			}
+		}, false},
+	{"pantty_seat_recoveries_total", "Verified recoveries of the seat by recover, ever (recovery.toml revived).",
+		func(r Row, emit func([]string, float64)) {
+			if r.Ladder.IsKnown() && r.Ladder.Revived != nil {
+				emit(nil, float64(*r.Ladder.Revived))
+			}
+		}, false},
 	{"pantty_seat_inbox_mentions", "'@' mentions the harness will expand in the messages not yet final.",
 		func(r Row, emit func([]string, float64)) {
 			if r.Inbox.IsKnown() && r.Inbox.Mentions != nil {
@@ -297,7 +328,7 @@ func WritePrometheusWith(w io.Writer, rows []Row, opt PromOptions) error {
 		if f.age && opt.Textfile {
 			continue
 		}
-		fmt.Fprintf(&b, "# HELP %s %s\n# TYPE %s gauge\n", f.name, escapeHelp(f.help), f.name)
+		fmt.Fprintf(&b, "# HELP %s %s\n# TYPE %s %s\n", f.name, escapeHelp(f.help), f.name, f.kind())
 		for _, r := range rows {
 			base := []string{"seat", r.Seat, "harness", valueOr(r.Harness), "shape", valueOr(r.Shape)}
 			f.samples(r, func(extra []string, v float64) {

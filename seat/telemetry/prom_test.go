@@ -126,7 +126,11 @@ func TestPrometheusOmitsUnknownSamplesInsteadOfZero(t *testing.T) {
 				t.Errorf("%s: no %s label", s.name, l)
 			}
 		}
-		if typ[s.name] != "gauge" || help[s.name] == "" {
+		want := "gauge"
+		if strings.HasSuffix(s.name, "_total") {
+			want = "counter"
+		}
+		if typ[s.name] != want || help[s.name] == "" {
 			t.Errorf("%s: TYPE %q HELP %q", s.name, typ[s.name], help[s.name])
 		}
 	}
@@ -273,4 +277,42 @@ next:
 		out = append(out, s)
 	}
 	return out
+}
+
+// TestCountersAddThePrunedTally: the _total families are the prune's tally
+// plus the final messages still stored, typed counter.
+func TestCountersAddThePrunedTally(t *testing.T) {
+	f := newFixture(t)
+	s := f.seat("counted")
+	session(t, s, "sess-c") // a launched seat: the ladder reading needs launch.toml
+	for i, id := range []string{"m1", "m2", "m3"} {
+		if _, err := s.Enqueue(seat.Message{ID: id, Text: "work " + id}, 0, t0.Add(time.Duration(i-10)*time.Minute)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(t, s, filepath.Join(s.StatusDir(), "m1.toml"), seat.Status{ID: "m1", State: seat.StateProcessed, EndedAt: t0})
+	write(t, s, filepath.Join(s.StatusDir(), "m2.toml"), seat.Status{ID: "m2", State: seat.StateFailed, Reason: seat.ReasonWorkError, EndedAt: t0})
+	// m1 is also named as counted by a prune that was cut short: counted once.
+	write(t, s, s.TallyPath(), seat.Tally{Processed: 40, Failed: map[string]int{seat.ReasonWorkError: 2, seat.ReasonCancelled: 1}, Pruning: []string{"m1"}})
+	write(t, s, s.RecoveryPath(), seat.Recovery{Revived: 3})
+
+	rows, err := telemetry.Read(f.home, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := telemetry.WritePrometheus(&b, rows); err != nil {
+		t.Fatal(err)
+	}
+	samples, _, typ := parseProm(t, b.String())
+	for name, want := range map[string]float64{"pantty_seat_messages_processed_total": 40, "pantty_seat_recoveries_total": 3} {
+		if got := find(samples, name, "counted"); len(got) != 1 || got[0].value != want || typ[name] != "counter" {
+			t.Errorf("%s: %+v (TYPE %q), want %v", name, got, typ[name], want)
+		}
+	}
+	for reason, want := range map[string]float64{seat.ReasonWorkError: 3, seat.ReasonCancelled: 1} {
+		if got := find(samples, "pantty_seat_messages_failed_total", "counted", "reason", reason); len(got) != 1 || got[0].value != want {
+			t.Errorf("failed_total{reason=%s}: %+v, want %v", reason, got, want)
+		}
+	}
 }

@@ -104,6 +104,7 @@ func (r Reader) row(s seat.Seat, now time.Time) Row {
 
 	entries, entErr := readEntries(s)
 	row.Inbox = readInbox(entries, entErr, now)
+	row.Inbox.addTotals(s, entries)
 	row.InFlight = readInFlight(entries, entErr, now)
 	row.Cursor = readCursor(s, entries, entErr, now)
 

@@ -25,10 +25,12 @@ func readLadder(s seat.Seat, now time.Time) Ladder {
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		why = "floor: no recover record (recovery.toml absent: recover has never had to act on this seat)"
+		l.Revived = ptr(0)
 	case err != nil:
 		return Ladder{Meta: Meta{State: Error, Why: err.Error()}, Rung: ptr(rung)}
 	default:
 		l.Floor, l.MeansFailures, l.Failures = ptr(rec.Floor), ptr(rec.MeansFailures), ptr(rec.Failures)
+		l.Revived = ptr(rec.Revived)
 		if rec.FloorWhy != "" {
 			l.FloorWhy = ptr(rec.FloorWhy)
 		}

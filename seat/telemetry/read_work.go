@@ -39,6 +39,21 @@ func entriesMeta(err error) Meta {
 	return Meta{State: Error, Why: err.Error()}
 }
 
+// addTotals fills what the inbox has finished ever (inbox/pruned.toml plus the
+// final messages stored), when the inbox itself was readable; an unreadable
+// tally leaves the totals unknown rather than too low.
+func (in *Inbox) addTotals(s seat.Seat, es []seat.Entry) {
+	if !in.IsKnown() {
+		return
+	}
+	t, err := s.ReadTally()
+	if err != nil {
+		return
+	}
+	tot := seat.TotalsOf(t, es)
+	in.ProcessedTotal, in.FailedTotal = ptr(tot.Processed), tot.Failed
+}
+
 func readInbox(es []seat.Entry, err error, now time.Time) Inbox {
 	if err != nil {
 		return Inbox{Meta: entriesMeta(err)}

@@ -164,6 +164,10 @@ type Inbox struct {
 	Queued    *int `json:"queued"`
 	Failed    *int `json:"failed"`
 	Processed *int `json:"processed"`
+	// ProcessedTotal and FailedTotal (by reason) count what the inbox has
+	// finished ever, pruned messages included: counters that never drop.
+	ProcessedTotal *int           `json:"processed_total"`
+	FailedTotal    map[string]int `json:"failed_total"`
 	// OldestQueuedSeconds is how long the oldest queued message has waited;
 	// OldestQueuedAt is when it was enqueued (a time does not freeze in a
 	// textfile the way an age does).
@@ -206,6 +210,7 @@ type Ladder struct {
 	Floor         *string    `json:"floor"`
 	FloorWhy      *string    `json:"floor_why"`
 	MeansFailures *int       `json:"means_failures"`
+	Revived       *int       `json:"revived"` // verified recoveries, ever (a counter)
 	Failures      *int       `json:"failures"`
 	NextAttempt   *time.Time `json:"next_attempt"` // recover's backoff: no recovery before this
 }
