@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/pantty/pantty/internal/fsafe"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -141,16 +142,13 @@ func (s Store) Materialize(n Note) (Record, error) {
 
 // Current reads handoff/current; missing wraps fs.ErrNotExist.
 func (s Store) Current() (string, error) {
-	fi, err := os.Lstat(s.CurrentPath())
-	if err != nil {
-		return "", err
-	}
-	if !fi.Mode().IsRegular() {
-		return "", fmt.Errorf("%s: not a regular file", s.CurrentPath())
-	}
-	b, err := os.ReadFile(s.CurrentPath())
+	b, err := fsafe.ReadBounded(s.CurrentPath(), MaxCurrentBytes)
 	return string(b), err
 }
+
+// MaxCurrentBytes bounds handoff/current when it is read back (it is printed
+// into the harness's next request): the state pantty writes plus the notes.
+const MaxCurrentBytes = 16 << 20
 
 // History lists the numbers of the materialized notes, ascending.
 func (s Store) History() ([]int, error) {
@@ -214,7 +212,9 @@ func (s Store) Notes() (string, time.Time, error) {
 		if !ok {
 			continue
 		}
-		data, err := os.ReadFile(filepath.Join(s.notesDir(), e.Name()))
+		// A note pantty wrote is at most MaxNoteBytes; a link, a FIFO or a
+		// larger file planted here is an error, never followed or waited on.
+		data, err := fsafe.ReadBounded(filepath.Join(s.notesDir(), e.Name()), MaxNoteBytes+4096)
 		if err != nil {
 			return "", time.Time{}, err
 		}

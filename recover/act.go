@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/pantty/pantty/internal/fsafe"
 	"os"
 	"os/exec"
 	"strings"
@@ -226,7 +227,7 @@ func (sw *sweeper) killHarness(o *observation) (string, error) {
 // session.toml recorded, so a driver started by cron (whose TMUX_TMPDIR and
 // environment may differ) finds the same server.
 func (sw *sweeper) spawnDriver(o *observation) (int, <-chan error, error) {
-	logf, err := os.OpenFile(o.s.DriverLogPath(), os.O_WRONLY|os.O_APPEND|os.O_CREATE, seat.FileMode)
+	logf, err := o.s.OpenDriverLog()
 	if err != nil {
 		return 0, nil, err
 	}
@@ -335,9 +336,9 @@ func (sw *sweeper) revived(o *observation, after time.Time) (bool, string) {
 
 // logTail returns the last lines of a log, on one line, for a report.
 func logTail(path string) string {
-	b, err := os.ReadFile(path)
+	b, err := fsafe.ReadTail(path, 64<<10)
 	if err != nil {
-		return "(unreadable)"
+		return "(unreadable: " + err.Error() + ")"
 	}
 	lines := strings.Split(string(bytes.TrimRight(b, "\n")), "\n")
 	if len(lines) > 3 {

@@ -20,6 +20,7 @@ func (d *Driver) loadInbox() error {
 		d.logf("inbox cache: %v", err)
 	}
 	es := r.entries
+	aside := false
 	if d.entries == nil {
 		d.entries = map[string]*Entry{}
 	}
@@ -32,9 +33,31 @@ func (d *Driver) loadInbox() error {
 		e := es[i]
 		d.entries[e.Msg.ID] = &e
 		d.order = append(d.order, &e)
+		aside = d.setAside(&e) || aside
 	}
 	d.sortOrder()
+	if aside {
+		d.updateCursor()
+	}
 	return nil
+}
+
+// setAside records the failed status readEntry gave a message whose files
+// could not be read, so it is final for the cursor and visible as failed,
+// and the queue goes on without it. It reports whether it recorded one; the
+// caller moves the cursor once the queue is in order again.
+func (d *Driver) setAside(e *Entry) bool {
+	if e.SetAside == "" {
+		return false
+	}
+	d.logf("inbox: message %s set aside as failed (%s): %s", e.Msg.ID, ReasonUnreadable, e.SetAside)
+	if err := d.S.WriteStatus(e.Status); err != nil {
+		d.logf("inbox: recording %s as failed: %v", e.Msg.ID, err)
+		return false
+	}
+	e.SetAside = ""
+	d.closedSince++
+	return true
 }
 
 func (d *Driver) sortOrder() {
@@ -52,20 +75,18 @@ func (d *Driver) addMessage(id string) {
 	if _, ok := d.entries[id]; ok || !ValidID(id) {
 		return
 	}
-	m, err := d.S.ReadStored(id)
-	if err != nil {
-		d.logf("inbox: %v", err)
+	got, ok := d.S.readEntry(id)
+	if !ok {
 		return
 	}
-	st, err := d.S.ReadStatus(id)
-	if err != nil {
-		d.logf("inbox: %v", err)
-		return
-	}
-	e := &Entry{Msg: m, Status: st}
+	e := &got
 	d.entries[id] = e
 	d.order = append(d.order, e)
+	aside := d.setAside(e)
 	d.sortOrder()
+	if aside {
+		d.updateCursor()
+	}
 }
 
 // recoverFlight finds a message a previous driver left between paste and turn

@@ -4,11 +4,10 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
+	"github.com/pantty/pantty/internal/fsafe"
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/BurntSushi/toml"
@@ -91,24 +90,9 @@ func SendDrop(dir string, r DropRequest) (DropAnswer, error) {
 // must not make the driver read another file) and within maxDropBytes.
 func readDrop(path string) (DropRequest, error) {
 	var r DropRequest
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	data, err := fsafe.ReadBounded(path, maxDropBytes)
 	if err != nil {
 		return r, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return r, err
-	}
-	if !fi.Mode().IsRegular() {
-		return r, fmt.Errorf("not a regular file")
-	}
-	data, err := io.ReadAll(io.LimitReader(f, maxDropBytes+1))
-	if err != nil {
-		return r, err
-	}
-	if len(data) > maxDropBytes {
-		return r, fmt.Errorf("larger than %d bytes", maxDropBytes)
 	}
 	md, err := toml.Decode(string(data), &r)
 	if err != nil {

@@ -29,7 +29,7 @@ func TestDropRequestIsCheckedBeforeUse(t *testing.T) {
 	}
 	bad := map[string]string{
 		link: "symbolic link",
-		write("big.req", "kind = \"note\"\ntext = \""+strings.Repeat("a", maxDropBytes)+"\"\n"): "larger than",
+		write("big.req", "kind = \"note\"\ntext = \""+strings.Repeat("a", maxDropBytes)+"\"\n"): "over the 69632-byte maximum",
 		write("kind.req", "kind = \"stop\"\n"):                                                  "kind",
 		write("key.req", "kind = \"note\"\ntext = \"x\"\nseat = \"other\"\n"):                   "unknown key",
 		write("garbage.req", "\x00\x01 not toml"):                                               "",

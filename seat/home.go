@@ -3,6 +3,7 @@ package seat
 import (
 	"errors"
 	"fmt"
+	"github.com/pantty/pantty/internal/fsafe"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -102,12 +103,23 @@ func (s Seat) StatusLinePath() string {
 	return s.path("statusline.json")
 }
 func (s Seat) DriverLogPath() string { return s.path("driver.log") }
-func (s Seat) TmpDir() string        { return s.path("tmp") }
-func (s Seat) MsgsDir() string       { return s.path("inbox", "msgs") }
-func (s Seat) StatusDir() string     { return s.path("inbox", "status") }
-func (s Seat) EventsDir() string     { return s.path("events") }
-func (s Seat) SeenDir() string       { return s.path("events", "seen") }
-func (s Seat) ControlDir() string    { return s.path("control") }
+
+// OpenDriverLog opens driver.log for appending (the driver's stdio): a
+// symlink or FIFO planted there is refused (fsafe.OpenAppend), so nobody can
+// aim the driver's output at another file or hang the start.
+func (s Seat) OpenDriverLog() (*os.File, error) {
+	f, err := fsafe.OpenAppend(s.DriverLogPath(), FileMode)
+	if err != nil {
+		return nil, fmt.Errorf("seat %q: driver.log: %w", s.Name, err)
+	}
+	return f, nil
+}
+func (s Seat) TmpDir() string     { return s.path("tmp") }
+func (s Seat) MsgsDir() string    { return s.path("inbox", "msgs") }
+func (s Seat) StatusDir() string  { return s.path("inbox", "status") }
+func (s Seat) EventsDir() string  { return s.path("events") }
+func (s Seat) SeenDir() string    { return s.path("events", "seen") }
+func (s Seat) ControlDir() string { return s.path("control") }
 func (s Seat) ControlDoneDir() string {
 	return s.path("control", "done")
 }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"time"
 
 	"github.com/pantty/pantty/handoff"
@@ -120,7 +119,7 @@ func preCompact(s Seat, f HookFields, now time.Time, note map[string]string, std
 // changed, records a StatusLine event for the driver's context reading (the
 // status line redraws often; unchanged readings make no event).
 func statusLineHook(s Seat, payload []byte, now time.Time, stdout, stderr io.Writer) int {
-	prev, err := os.ReadFile(s.StatusLinePath())
+	prev, err := readRegular(s.StatusLinePath())
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		fmt.Fprintf(stderr, "pantty hook: %v\n", err)
 	}

@@ -47,6 +47,10 @@ const (
 	ReasonLost        = "resubmitted-and-lost"
 	ReasonUndelivered = "undelivered"
 	ReasonUnsafe      = "refused-by-guard"
+	// ReasonUnreadable: the message file or its status file could not be read
+	// (a symlink, a FIFO, over its size limit, not the JSON pantty writes).
+	// The entry is set aside as failed so the rest of the queue runs.
+	ReasonUnreadable = "unreadable"
 )
 
 // Final reports whether a state is one the cursor may pass.
@@ -165,10 +169,15 @@ func (s Seat) WriteStatus(st Status) error {
 type Entry struct {
 	Msg    Stored
 	Status Status
+	// SetAside is why this entry's files could not be read, when its Status
+	// is the failed status pantty gives it and not yet recorded; the driver
+	// records it (readEntry, Driver.setAside).
+	SetAside string
 }
 
 // Entries reads every stored message and its status, in queue order (Seq, then id).
-// A corrupt message or status file is an error naming it, never skipped. A final
+// A message whose message or status file cannot be read is listed failed
+// (ReasonUnreadable, the error in its detail), never skipped. A final
 // message whose two files are unchanged since the driver cached it
 // (inbox/closed.json) is taken from the cache instead of being decoded again.
 func (s Seat) Entries() ([]Entry, error) {
@@ -206,22 +215,46 @@ func (s Seat) readInbox() (inboxRead, error) {
 			used++
 			continue
 		}
-		m, err := s.ReadStored(id)
-		if err != nil {
-			return inboxRead{}, err
+		e, ok := s.readEntry(id)
+		if !ok {
+			continue // gone since the directory was listed
 		}
-		st, err := s.ReadStatus(id)
-		if err != nil {
-			return inboxRead{}, err
-		}
+		st := e.Status
 		if Final(st.State) {
 			r.uncached++
 		}
-		r.entries = append(r.entries, Entry{Msg: m, Status: st})
+		r.entries = append(r.entries, e)
 	}
 	r.stale = len(closed) - used
 	SortEntries(r.entries)
 	return r, nil
+}
+
+// readEntry reads one message and its status. An entry whose message or
+// status file cannot be read is not an error of the whole inbox: it comes
+// back failed (ReasonUnreadable, the error as its detail; the message's
+// queue position from its file's mtime when the file itself is unreadable),
+// marked SetAside until the driver records that, so one bad file never blocks
+// the queue or a listing. ok is false when the message file is gone.
+func (s Seat) readEntry(id string) (e Entry, ok bool) {
+	m, merr := s.ReadStored(id)
+	st, serr := s.ReadStatus(id)
+	if merr == nil && serr == nil {
+		return Entry{Msg: m, Status: st}, true
+	}
+	if merr != nil {
+		fi, err := os.Lstat(s.msgPath(id))
+		if err != nil {
+			return Entry{}, false
+		}
+		m = Stored{ID: id, Seq: fi.ModTime().UnixNano(), EnqueuedAt: fi.ModTime().UTC()}
+	}
+	if serr == nil && st.State == StateFailed && st.Reason == ReasonUnreadable {
+		return Entry{Msg: m, Status: st}, true // set aside before
+	}
+	why := errors.Join(merr, serr).Error()
+	return Entry{Msg: m, SetAside: why, Status: Status{ID: id, State: StateFailed, Reason: ReasonUnreadable,
+		Detail: oneLine(why), EndedAt: time.Now().UTC()}}, true
 }
 
 // SortEntries orders entries by enqueue time, then id.

@@ -272,7 +272,11 @@ func TestACorruptCacheIsIgnored(t *testing.T) {
 	}
 }
 
-func TestACorruptFileIsAnErrorEvenWhenTheCacheHasIt(t *testing.T) {
+// TestACorruptFileIsSetAsideEvenWhenTheCacheHasIt: a file changed after the
+// cache recorded it is read again, and a corrupt one is listed failed
+// (unreadable, its path in the detail), not taken from the cache and not an
+// error of the whole inbox.
+func TestACorruptFileIsSetAsideEvenWhenTheCacheHasIt(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		path func(Seat, string) string
@@ -292,8 +296,21 @@ func TestACorruptFileIsAnErrorEvenWhenTheCacheHasIt(t *testing.T) {
 			if err := os.WriteFile(bad, []byte("{{ corrupt"), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := s.Entries(); err == nil || !strings.Contains(err.Error(), bad) {
-				t.Fatalf("corrupt %s file: got %v, want an error naming %s", c.name, err, bad)
+			es, err := s.Entries()
+			if err != nil {
+				t.Fatalf("corrupt %s file: the whole inbox failed: %v", c.name, err)
+			}
+			if len(es) != 12 {
+				t.Fatalf("corrupt %s file: %d entries listed, want all 12", c.name, len(es))
+			}
+			for _, e := range es {
+				if e.Msg.ID != "m006" {
+					continue
+				}
+				if e.Status.State != StateFailed || e.Status.Reason != ReasonUnreadable ||
+					!strings.Contains(e.Status.Detail, bad) || e.SetAside == "" {
+					t.Fatalf("corrupt %s file: m006 listed as %+v, want failed %s naming %s", c.name, e.Status, ReasonUnreadable, bad)
+				}
 			}
 		})
 	}

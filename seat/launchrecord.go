@@ -5,7 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
+	"github.com/pantty/pantty/internal/fsafe"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -224,7 +224,7 @@ func ReadEnvFile(path, workdir string) (map[string]string, error) {
 	if err := envFileTrusted(path, real, workdir); err != nil {
 		return nil, err
 	}
-	data, err := readBounded(real, maxEnvFile)
+	data, err := fsafe.ReadBounded(real, maxEnvFile)
 	if err != nil {
 		return nil, fmt.Errorf("env_file: %w", err)
 	}
@@ -340,43 +340,6 @@ func envValue(v string) (string, error) {
 		return b.String(), nil
 	}
 	return v, nil
-}
-
-// readBounded reads a regular file of at most max bytes without following a
-// symlink at the path and without blocking on a FIFO.
-func readBounded(path string, max int64) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file", path)
-	}
-	buf := make([]byte, 0, min(fi.Size(), max)+1)
-	for {
-		if int64(len(buf)) > max {
-			return nil, fmt.Errorf("%s: larger than %d bytes", path, max)
-		}
-		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)]
-		}
-		n, err := f.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		if err != nil {
-			if int64(len(buf)) > max {
-				return nil, fmt.Errorf("%s: larger than %d bytes", path, max)
-			}
-			if errors.Is(err, io.EOF) {
-				return buf, nil
-			}
-			return nil, err
-		}
-	}
 }
 
 // LaunchProblems says what would stop the seat's harness from launching the

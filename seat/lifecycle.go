@@ -118,7 +118,7 @@ func (s Seat) evict(owner Owner, kind string) error {
 // spawnDriver starts `pantty --home H __drive NAME` detached (own session, stdio to
 // driver.log) with a pipe on fd 3 for its progress and verdict.
 func (s Seat) spawnDriver(cfg Config, o StartOptions) (Progress, error) {
-	logf, err := os.OpenFile(s.DriverLogPath(), os.O_WRONLY|os.O_APPEND|os.O_CREATE, FileMode)
+	logf, err := s.OpenDriverLog()
 	if err != nil {
 		return Progress{}, err
 	}

@@ -129,25 +129,6 @@ func ReadState(path string, v any) error {
 	return DecodeStrict(path, data, v)
 }
 
-// readRegular reads a file, refusing symlinks and directories with a clear error.
-func readRegular(path string) ([]byte, error) {
-	fi, err := os.Lstat(path)
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
-	}
-	if fi.Mode()&fs.ModeSymlink != 0 {
-		return nil, fmt.Errorf("read %s: is a symlink (refused)", path)
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("read %s: not a regular file", path)
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
-	}
-	return data, nil
-}
-
 // DecodeStrict decodes TOML source into v and turns the library's findings into
 // errors a person can act on: BurntSushi/toml gives positions only for syntax and
 // type errors, so an unknown key's line is found by looking for it in the source.

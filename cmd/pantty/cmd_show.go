@@ -7,6 +7,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"github.com/pantty/pantty/internal/termtext"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -161,7 +162,7 @@ func showText(m shownMessage) {
 	tw := tabwriter.NewWriter(os.Stdout, 0, 2, 2, ' ', 0)
 	row := func(k, v string) {
 		if v != "" {
-			fmt.Fprintf(tw, "%s\t%s\n", k, v)
+			fmt.Fprintf(tw, "%s\t%s\n", k, termtext.Line(v))
 		}
 	}
 	row("message", m.ID)
@@ -199,7 +200,7 @@ func showText(m shownMessage) {
 	}
 	tw.Flush()
 
-	fmt.Printf("\ntext (%d bytes):\n%s\n", len(m.Text), strings.TrimRight(m.Text, "\n"))
+	fmt.Printf("\ntext (%d bytes):\n%s\n", len(m.Text), termtext.Block(strings.TrimRight(m.Text, "\n")))
 	switch {
 	case m.Reply.Bytes == 0 && m.Reply.Text == "":
 		fmt.Println("\nreply: none recorded")
@@ -212,7 +213,7 @@ func showText(m shownMessage) {
 		if where == "" {
 			where = "the status preview"
 		}
-		fmt.Printf("\nreply (%d bytes%s, from %s):\n%s\n", m.Reply.Bytes, note, where, strings.TrimRight(m.Reply.Text, "\n"))
+		fmt.Printf("\nreply (%d bytes%s, from %s):\n%s\n", m.Reply.Bytes, note, where, termtext.Block(strings.TrimRight(m.Reply.Text, "\n")))
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/pantty/pantty/internal/termtext"
 	"io"
 	"os"
 	"strings"
@@ -166,7 +167,7 @@ func printReport(w io.Writer, r recover.Report) {
 		return
 	}
 	for _, n := range r.Notes {
-		fmt.Fprintf(w, "recover: %s\n", n)
+		fmt.Fprintf(w, "recover: %s\n", termtext.Line(n))
 	}
 	mode := ""
 	if r.DryRun {
@@ -183,21 +184,21 @@ func printReport(w io.Writer, r recover.Report) {
 		if s.Cause != "" {
 			head = s.Cause + ": " + s.Reason
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\n", s.Seat, verdict, head)
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", s.Seat, verdict, termtext.Line(head))
 		if s.Rung != "" || s.Floor != "" {
 			fmt.Fprintf(tw, "  \t\trung %s, demotion floor %s\n", orTop(s.Rung), orTop(s.Floor))
 		}
 		if s.Waiting != "" {
-			fmt.Fprintf(tw, "  \t\twaiting: %s\n", s.Waiting)
+			fmt.Fprintf(tw, "  \t\twaiting: %s\n", termtext.Line(s.Waiting))
 		}
 		for _, l := range s.Launch {
-			fmt.Fprintf(tw, "  \t\tcannot launch: %s\n", l)
+			fmt.Fprintf(tw, "  \t\tcannot launch: %s\n", termtext.Line(l))
 		}
 		if s.Action != "" {
-			fmt.Fprintf(tw, "  \t\t→ %s\n", s.Action)
+			fmt.Fprintf(tw, "  \t\t→ %s\n", termtext.Line(s.Action))
 		}
 		if s.Result != "" {
-			fmt.Fprintf(tw, "  \t\t= %s\n", s.Result)
+			fmt.Fprintf(tw, "  \t\t= %s\n", termtext.Line(s.Result))
 		}
 	}
 	tw.Flush()

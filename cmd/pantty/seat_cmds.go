@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/pantty/pantty/internal/termtext"
 	"os"
 	"os/exec"
 	"strings"
@@ -250,6 +251,9 @@ func seatList(c *cli.Context) error {
 		if sess, err := s.ReadSession(); err == nil {
 			row[6] = sess.ID
 		}
+		for i := range row {
+			row[i] = termtext.Line(row[i])
+		}
 		fmt.Fprintln(tw, strings.Join(row, "\t"))
 	}
 	return tw.Flush()
@@ -397,9 +401,9 @@ func seatInbox(c *cli.Context) error {
 	tw := tabwriter.NewWriter(os.Stdout, 0, 2, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tSTATE\tREASON\tATTEMPTS\tMENTIONS\tFROM\tTEXT")
 	for _, e := range es {
-		text := strings.ReplaceAll(e.Msg.Text, "\n", " ")
-		if len(text) > 40 {
-			text = text[:40] + "…"
+		text := termtext.Cut(e.Msg.Text, 40)
+		if e.Msg.Text == "" && e.Status.Detail != "" {
+			text = termtext.Cut(e.Status.Detail, 60) // a message set aside: why
 		}
 		from := e.Msg.From
 		if from == "" {
@@ -409,7 +413,7 @@ func seatInbox(c *cli.Context) error {
 		if reason == "" {
 			reason = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%s\n", e.Msg.ID, e.Status.State, reason, e.Status.Attempts, seat.MentionCount(e.Msg.Text), from, text)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%s\n", e.Msg.ID, e.Status.State, termtext.Line(reason), e.Status.Attempts, seat.MentionCount(e.Msg.Text), termtext.Line(from), text)
 	}
 	return tw.Flush()
 }

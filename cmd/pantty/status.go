@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/pantty/pantty/internal/termtext"
 	"io"
 	"os"
 	"os/signal"
@@ -293,14 +294,14 @@ func writeDetail(w io.Writer, r telemetry.Row, col bool) {
 			continue // the phase line above printed the heartbeat's binding
 		}
 		if m.Why != "" {
-			fmt.Fprintf(w, "  %-*s%s\n", lw, "", paint("why: "+m.Why, telemetry.Dim, col))
+			fmt.Fprintf(w, "  %-*s%s\n", lw, "", paint("why: "+termtext.Line(m.Why), telemetry.Dim, col))
 		}
 		if m.Bound != "" {
-			fmt.Fprintf(w, "  %-*s%s\n", lw, "", paint("bound: "+m.Bound, telemetry.Dim, col))
+			fmt.Fprintf(w, "  %-*s%s\n", lw, "", paint("bound: "+termtext.Line(m.Bound), telemetry.Dim, col))
 		}
 		if l.key == "provider_waits" {
 			for _, x := range r.ProviderWaits.Waits {
-				fmt.Fprintf(w, "  %-*s%s until %s: %s (%s)\n", lw, "", x.Provider, x.Until.Format(time.RFC3339), x.Reason, x.Bound)
+				fmt.Fprintf(w, "  %-*s%s until %s: %s (%s)\n", lw, "", termtext.Line(x.Provider), x.Until.Format(time.RFC3339), termtext.Line(x.Reason), termtext.Line(x.Bound))
 			}
 		}
 	}

@@ -585,33 +585,6 @@ func (h *Harness) ServerRunning() bool {
 	return err == nil
 }
 
-// HarnessPIDs lists the live simulator processes running for this seat (their
-// command line runs `sim` with this seat's settings file): a second harness on
-// one seat shows up here as a second pid.
-func (h *Harness) HarnessPIDs() []int {
-	settings := h.Seat().SettingsPath()
-	ents, _ := os.ReadDir("/proc")
-	var out []int
-	for _, e := range ents {
-		var pid int
-		if _, err := fmt.Sscan(e.Name(), &pid); err != nil {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err != nil {
-			continue
-		}
-		args := strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
-		if len(args) < 2 || args[1] != "sim" || !strings.Contains(string(b), settings) {
-			continue
-		}
-		if _, err := seat.ProcStart(pid); err == nil { // not a zombie
-			out = append(out, pid)
-		}
-	}
-	return out
-}
-
 // NewHarness makes a seat named name on the given harness (for example
 // "claude-code"), not yet started, with only the options' environment and lines:
 // unlike New it adds none of the simulator's knobs. Cleanup is New's.

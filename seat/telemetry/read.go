@@ -3,6 +3,7 @@ package telemetry
 import (
 	"errors"
 	"fmt"
+	"github.com/pantty/pantty/internal/fsafe"
 	"io/fs"
 	"math"
 	"os"
@@ -307,14 +308,8 @@ func roundAge(d time.Duration) time.Duration {
 // newest matching one is almost always the first.
 const maxEventReads = 256
 
-// readFileNoLink reads a regular file, refusing a symlink like every state reader.
+// readFileNoLink reads a regular file the way every state reader does: no
+// symlink followed, no FIFO waited on, at most 4 MiB (fsafe.ReadBounded).
 func readFileNoLink(path string) ([]byte, error) {
-	fi, err := os.Lstat(path)
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("read %s: not a regular file (refused)", path)
-	}
-	return os.ReadFile(path)
+	return fsafe.ReadBounded(path, 4<<20)
 }

@@ -2,6 +2,7 @@ package telemetry
 
 import (
 	"fmt"
+	"github.com/pantty/pantty/internal/termtext"
 	"strings"
 	"time"
 
@@ -46,8 +47,18 @@ var Columns = []Column{
 	{"isolation", "ISOL", 19},
 }
 
-// Cells returns the row's cells keyed as in Columns.
+// Cells returns the row's cells keyed as in Columns, each text escaped for a
+// terminal (termtext.Line): cells carry harness and pane words.
 func (r Row) Cells() map[string]Cell {
+	cells := r.cells()
+	for k, c := range cells {
+		c.Text = termtext.Line(c.Text)
+		cells[k] = c
+	}
+	return cells
+}
+
+func (r Row) cells() map[string]Cell {
 	return map[string]Cell{
 		"harness":        textCell(r.Harness),
 		"intent":         textCell(r.Intent),
