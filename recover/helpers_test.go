@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"github.com/pantty/pantty/internal/guard"
 	"os"
 	"path/filepath"
 	"sort"
@@ -180,7 +181,7 @@ func replies(t *testing.T, h *seattest.Harness) map[string]int {
 			case "user":
 				var text string
 				if json.Unmarshal(row.Message.Content, &text) == nil {
-					if id, _, _, ok := seat.MatchHeader(text); ok {
+					if id, _, _, ok := guard.MatchHeader(text); ok {
 						prompts[row.PromptID] = id
 					}
 				}

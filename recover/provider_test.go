@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/pantty/pantty/internal/guard"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -38,7 +39,7 @@ func modelOf(t *testing.T, h *seattest.Harness, id string) string {
 		if json.Unmarshal(sc.Bytes(), &r) != nil || r.Kind != "turn" || r.Error != "" {
 			continue
 		}
-		if got, _, _, ok := seat.MatchHeader(r.NewInput); ok && got == id {
+		if got, _, _, ok := guard.MatchHeader(r.NewInput); ok && got == id {
 			model = r.Model
 		}
 	}

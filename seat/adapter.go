@@ -2,6 +2,7 @@ package seat
 
 import (
 	"fmt"
+	"github.com/pantty/pantty/internal/guard"
 	"sort"
 	"strings"
 	"sync"
@@ -31,7 +32,7 @@ type Adapter interface {
 	// send as itself (for example "compact").
 	Commands() []string
 	// Facts is the measured dispatch predicate for this harness's tmux path.
-	Facts() DispatchFacts
+	Facts() guard.DispatchFacts
 	// PasteSettle is the adapter's default quiet time between paste and Enter.
 	PasteSettle() Duration
 }

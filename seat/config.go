@@ -3,6 +3,7 @@ package seat
 import (
 	"errors"
 	"fmt"
+	"github.com/pantty/pantty/internal/guard"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -220,11 +221,11 @@ func (c *Config) validate(name string) error {
 	if c.EnvFile != "" && !filepath.IsAbs(c.EnvFile) {
 		return fmt.Errorf("env_file %q: want an absolute path (a scheduler's working directory is not yours)", c.EnvFile)
 	}
-	if c.MaxMessageBytes < 0 || c.MaxMessageBytes > DefaultMaxMessageBytes {
-		return fmt.Errorf("max_message_bytes = %d: want 1..%d (the guard's own limit)", c.MaxMessageBytes, DefaultMaxMessageBytes)
+	if c.MaxMessageBytes < 0 || c.MaxMessageBytes > guard.DefaultMaxMessageBytes {
+		return fmt.Errorf("max_message_bytes = %d: want 1..%d (the guard's own limit)", c.MaxMessageBytes, guard.DefaultMaxMessageBytes)
 	}
 	if c.MaxMessageBytes == 0 {
-		c.MaxMessageBytes = DefaultMaxMessageBytes
+		c.MaxMessageBytes = guard.DefaultMaxMessageBytes
 	}
 	if c.SubmitRetries < 0 || c.SubmitRetries > 20 {
 		return fmt.Errorf("submit_retries = %d: want 0..20", c.SubmitRetries)

@@ -3,6 +3,7 @@ package seat_test
 import (
 	"errors"
 	"fmt"
+	"github.com/pantty/pantty/internal/guard"
 	"os"
 	"path/filepath"
 	"strings"
@@ -160,7 +161,7 @@ func TestInitConfigIsValidAndDefaultsApplied(t *testing.T) {
 	}
 	if c.TurnCeiling.Duration != seat.DefaultTurnCeiling || c.HeartbeatInterval.Duration != seat.DefaultHeartbeatInterval ||
 		c.ReadyTimeout.Duration != seat.DefaultReadyTimeout || c.SubmitRetries != seat.DefaultSubmitRetries ||
-		c.MaxMessageBytes != seat.DefaultMaxMessageBytes {
+		c.MaxMessageBytes != guard.DefaultMaxMessageBytes {
 		t.Fatalf("defaults not applied: %+v", c)
 	}
 	// init never replaces the person's file.

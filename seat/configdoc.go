@@ -3,6 +3,7 @@ package seat
 import (
 	"encoding"
 	"fmt"
+	"github.com/pantty/pantty/internal/guard"
 	"reflect"
 	"sort"
 	"strings"
@@ -48,7 +49,7 @@ var ConfigKeys = []ConfigKey{
 	{Key: "env", Default: "{}", Comment: "Variables added to the harness's environment, as an inline table: env = { KEY = \"value\" }. TMUX*, CLAUDECODE*, PANTTY_SEAT*, PANTTY_HOME are refused. Secrets belong in pass_env, not here."},
 	{Key: "pass_env", Default: "[]", Comment: "Names of caller variables passed to the harness on top of the allow-list (PATH, HOME, LANG, …), e.g. [\"ANTHROPIC_API_KEY\"]: the value stays out of this file. `seat start` records them (and your PATH) in launch-env.toml, so a revival by cron gets them too; `seat start --refresh-env` takes new values."},
 	{Key: "env_file", Default: `""`, Comment: "Absolute path of a KEY=VALUE file (systemd EnvironmentFile syntax) read at every launch, after the recorded variables and before the adapter's and env: a credential you rotate without touching anything else. Must be yours alone (not group/other-writable, not in the workdir); no LD_*/NODE_OPTIONS."},
-	{Key: "max_message_bytes", Default: fmt.Sprint(DefaultMaxMessageBytes), Comment: "Board messages larger than this are refused by 'seat send' (at most the default)."},
+	{Key: "max_message_bytes", Default: fmt.Sprint(guard.DefaultMaxMessageBytes), Comment: "Board messages larger than this are refused by 'seat send' (at most the default)."},
 	{Key: "turn_ceiling", Default: dur(DefaultTurnCeiling), Comment: "A turn running longer is cancelled and its message failed (ceiling)."},
 	{Key: "heartbeat_interval", Default: dur(DefaultHeartbeatInterval), Comment: "The driver's loop writes heartbeat.toml at this interval; recover judges staleness by it."},
 	{Key: "ready_timeout", Default: dur(DefaultReadyTimeout), Comment: "How long start waits for the harness to be ready (SessionStart, or its input box)."},

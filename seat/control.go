@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/pantty/pantty/internal/guard"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -61,7 +62,7 @@ func (r Request) Validate() error {
 	if !strings.HasPrefix(r.ID, "c") || len(r.ID) > 64 {
 		return fmt.Errorf("bad request id %q", r.ID)
 	}
-	if r.Kind == CtlRetry && !ValidID(r.MsgID) {
+	if r.Kind == CtlRetry && !guard.ValidID(r.MsgID) {
 		return fmt.Errorf("retry: bad message id %q", r.MsgID)
 	}
 	if r.Kind == CtlCommand && r.Command == "" {

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"github.com/pantty/pantty/internal/guard"
 	"io/fs"
 	"log"
 	"os"
@@ -90,19 +91,19 @@ type Driver struct {
 	// came up; lastExit is the latest exit's record (harness-exit.toml).
 	launchFailures int
 	lastExit       HarnessExit
-	mode           Mode          // direct or relay (mode.toml)
-	relayPinned    bool          // `seat attach` declared relay; left when it returns
-	relayIgnored   map[int]bool  // clients `seat relay --off` told the driver to ignore
-	harnessW       *procWatch    // the harness process (pidfd): its exit wakes the loop
-	stepDone       bool          // step shape: the current session already ran its step
-	turn           *turnProc     // turn shape: the harness process of the flight
-	turnDone       chan turnDone // turn shape: its waiter reports here
-	turnRefusal    string        // turn shape: an outage (not a work failure) seen in StopFailure for the flight
-	outage         *outage       // a failure of the means or the provider the queue is held for
-	sinceRefresh   int           // messages processed since the last refresh (fixed policy)
-	selfRefresh    bool          // the seat asked for a refresh (self policy)
-	facts          DispatchFacts // the measured dispatch predicate the guard is built against
-	drop           string        // the drop directory watched (isolation on), "" when none
+	mode           Mode                // direct or relay (mode.toml)
+	relayPinned    bool                // `seat attach` declared relay; left when it returns
+	relayIgnored   map[int]bool        // clients `seat relay --off` told the driver to ignore
+	harnessW       *procWatch          // the harness process (pidfd): its exit wakes the loop
+	stepDone       bool                // step shape: the current session already ran its step
+	turn           *turnProc           // turn shape: the harness process of the flight
+	turnDone       chan turnDone       // turn shape: its waiter reports here
+	turnRefusal    string              // turn shape: an outage (not a work failure) seen in StopFailure for the flight
+	outage         *outage             // a failure of the means or the provider the queue is held for
+	sinceRefresh   int                 // messages processed since the last refresh (fixed policy)
+	selfRefresh    bool                // the seat asked for a refresh (self policy)
+	facts          guard.DispatchFacts // the measured dispatch predicate the guard is built against
+	drop           string              // the drop directory watched (isolation on), "" when none
 
 	w         *fsnotify.Watcher
 	watch     *tmux.Watch
@@ -117,7 +118,7 @@ type Driver struct {
 // flight is the one message between paste and turn end.
 type flight struct {
 	e          *Entry
-	sub        Submission
+	sub        guard.Submission
 	enterTries int
 	recovered  bool // inherited from a driver that died mid-delivery (no Submission)
 }

@@ -3,6 +3,7 @@ package seat
 import (
 	"errors"
 	"fmt"
+	"github.com/pantty/pantty/internal/guard"
 	"strings"
 	"time"
 )
@@ -35,7 +36,7 @@ var commandHooks = map[string]struct{ start, done string }{"compact": {EvPreComp
 // cmdFlight is the command the door pasted and whose acceptance the driver
 // awaits; nothing else is pasted meanwhile.
 type cmdFlight struct {
-	cmd     Command
+	cmd     guard.Command
 	req     *Request // the request to answer; nil when a compaction cycle sent it (the cycle answers)
 	sent    time.Time
 	until   time.Time
@@ -137,7 +138,7 @@ func (d *Driver) expireCommands() {
 
 // sendCommand pastes c through the command door and waits for the harness to
 // take it; req is the request to answer (nil for a cycle's own /compact).
-func (d *Driver) sendCommand(c Command, req *Request) error {
+func (d *Driver) sendCommand(c guard.Command, req *Request) error {
 	// Transcript times have millisecond precision.
 	sent := time.Now().Truncate(time.Millisecond)
 	if err := d.Run(c); err != nil {

@@ -3,6 +3,7 @@ package seat
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 )
@@ -43,7 +44,7 @@ func (d *Driver) startCycle(req *Request, reason, instructions string) {
 	}
 	if instructions == "" {
 		instructions = d.Cfg.Compaction.Instructions
-		if instructions != "" && bare(d.Ad, "compact") {
+		if instructions != "" && slices.Contains(commandRules(d.Ad).Bare, "compact") {
 			// The seat-wide setting cannot reach this harness; the cycle still
 			// runs. (Instructions asked for by one request are refused instead.)
 			d.logf("compaction cycle %s: seat.toml compaction.instructions not passed: the %s harness's /compact takes no arguments", c.ID, d.Ad.Name())

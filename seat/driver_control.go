@@ -3,6 +3,7 @@ package seat
 import (
 	"errors"
 	"fmt"
+	"github.com/pantty/pantty/internal/guard"
 	"os"
 	"path/filepath"
 	"time"
@@ -177,7 +178,7 @@ func (d *Driver) runCommand() {
 
 // Run is the command door: it types an adapter-authored command into the pane.
 // Only Command values reach it; board text cannot (it is a Submission).
-func (d *Driver) Run(c Command) error {
+func (d *Driver) Run(c guard.Command) error {
 	d.logf("command door: %s (adapter-authored)", c.Text())
 	rec := struct {
 		Command string    `toml:"command"`

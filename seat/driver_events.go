@@ -2,6 +2,7 @@ package seat
 
 import (
 	"fmt"
+	"github.com/pantty/pantty/internal/guard"
 	"path/filepath"
 	"time"
 )
@@ -90,7 +91,7 @@ func (d *Driver) onNotification(ev Event) {
 // is a person typing: recorded, and the seat counts as busy until its turn ends.
 func (d *Driver) onPromptSubmit(ev Event) {
 	f := ev.Fields
-	id, nonce, _, ok := MatchHeader(f.Prompt)
+	id, nonce, _, ok := guard.MatchHeader(f.Prompt)
 	fl := d.flight
 	// The nonce is matched against the one recorded in the message's status, not
 	// the in-memory Submission: a flight recovered by a new driver has no

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/pantty/pantty/internal/guard"
 	"path/filepath"
 	"sort"
 	"time"
@@ -72,7 +73,7 @@ func (d *Driver) sortOrder() {
 
 // addMessage takes one newly linked message into the queue.
 func (d *Driver) addMessage(id string) {
-	if _, ok := d.entries[id]; ok || !ValidID(id) {
+	if _, ok := d.entries[id]; ok || !guard.ValidID(id) {
 		return
 	}
 	got, ok := d.S.readEntry(id)
@@ -275,8 +276,8 @@ func (d *Driver) deliver(e *Entry) {
 	}
 	m := e.Msg.Message()
 	m.Resubmit = e.Status.Resubmits
-	sub, err := Guard(m, d.facts)
-	if errors.Is(err, ErrUnsupportedFacts) {
+	sub, err := guard.Guard(m, d.facts)
+	if errors.Is(err, guard.ErrUnsupportedFacts) {
 		// The seat's dispatch facts are wrong, not the message: submit nothing
 		// until a person fixes them, and say so in the heartbeat.
 		d.blocked = err.Error()
@@ -310,7 +311,7 @@ func (d *Driver) deliver(e *Entry) {
 
 // Submit is the board door: the only way board text reaches the pane, and it
 // takes a Submission, which only Guard can make.
-func (d *Driver) Submit(s Submission) error { return d.paste(s.Text()) }
+func (d *Driver) Submit(s guard.Submission) error { return d.paste(s.Text()) }
 
 // paste clears the composer and pastes text followed by Enter. Its callers are
 // the two doors (Submit and Run), each taking its own type.
@@ -393,7 +394,7 @@ type Artifact struct {
 	Text     string    `toml:"text"`
 }
 
-func (d *Driver) writeArtifact(e *Entry, sub Submission) {
+func (d *Driver) writeArtifact(e *Entry, sub guard.Submission) {
 	sum := sha256.Sum256([]byte(sub.Text()))
 	a := Artifact{ID: e.Msg.ID, Attempt: e.Status.Attempts, Resubmit: e.Status.Resubmits, Nonce: sub.Nonce(),
 		Header: sub.Header(), SHA256: hex.EncodeToString(sum[:]), Bytes: len(sub.Text()), Mentions: sub.Mentions(),

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/pantty/pantty/internal/guard"
 	"os"
 	"os/exec"
 	"strings"
@@ -66,7 +67,7 @@ func (d *Driver) setupTurn() error {
 }
 
 // deliverTurn starts one harness process for the submission.
-func (d *Driver) deliverTurn(e *Entry, sub Submission) {
+func (d *Driver) deliverTurn(e *Entry, sub guard.Submission) {
 	resume, err := d.Ad.SessionExists(d.S, d.Cfg, d.sess.ID)
 	var auth Authority
 	if err == nil {

@@ -1,10 +1,18 @@
 package seat
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/pantty/pantty/internal/guard"
+)
 
 // Sentinel errors for the classes callers branch on; the CLI maps each to one
-// exit code (see docs/cli.md). ErrBadInput lives beside the message rules.
+// exit code (see docs/cli.md).
 var (
+	// ErrBadInput: the caller's input was refused (exit 2). It is the guard's
+	// own sentinel, the same value, so a message the guard refuses and any
+	// other bad input are one class for errors.Is.
+	ErrBadInput = guard.ErrBadInput
 	// ErrOwned: a live driver holds the seat's inbox; the error text names the holder.
 	ErrOwned = errors.New("seat is owned by a live driver")
 	// ErrUnknownSeat: no seats/<name>/seat.toml exists.

@@ -3,6 +3,7 @@ package seat
 import (
 	"errors"
 	"fmt"
+	"github.com/pantty/pantty/internal/guard"
 	"io/fs"
 	"path/filepath"
 	"time"
@@ -53,15 +54,15 @@ func LoadFacts(home, harness, shape string) (FactsFile, error) {
 // FactsFor returns the dispatch predicate the guard must use for a seat: a local
 // measurement when one exists (it takes precedence), else the adapter's shipped
 // facts. A local file that is corrupt is an error, never silently skipped.
-func FactsFor(home string, a Adapter, shape string) (DispatchFacts, string, error) {
+func FactsFor(home string, a Adapter, shape string) (guard.DispatchFacts, string, error) {
 	f, err := LoadFacts(home, a.Name(), shape)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return a.Facts(), "shipped with pantty", nil
 	case err != nil:
-		return DispatchFacts{}, "", fmt.Errorf("dispatch facts: %w", err)
+		return guard.DispatchFacts{}, "", fmt.Errorf("dispatch facts: %w", err)
 	case !f.ControlOK:
-		return DispatchFacts{}, "", fmt.Errorf("dispatch facts %s: its control did not dispatch, so the measurement proves nothing; re-measure", FactsPath(home, a.Name(), shape))
+		return guard.DispatchFacts{}, "", fmt.Errorf("dispatch facts %s: its control did not dispatch, so the measurement proves nothing; re-measure", FactsPath(home, a.Name(), shape))
 	}
-	return DispatchFacts{Form: f.Form, Sigils: f.Sigils}, "measured " + f.AsOf.Format("2006-01-02") + " (" + FactsPath(home, a.Name(), shape) + ")", nil
+	return guard.DispatchFacts{Form: f.Form, Sigils: f.Sigils}, "measured " + f.AsOf.Format("2006-01-02") + " (" + FactsPath(home, a.Name(), shape) + ")", nil
 }

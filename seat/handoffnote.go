@@ -2,6 +2,7 @@ package seat
 
 import (
 	"fmt"
+	"github.com/pantty/pantty/internal/guard"
 	"time"
 
 	"github.com/pantty/pantty/handoff"
@@ -99,7 +100,7 @@ const cycleFresh = 10 * time.Minute
 // re-injected into the seat's context, so it follows the board text rules for
 // bytes (no control bytes but newline and tab, valid UTF-8, no NUL).
 func ValidateNote(text string) error {
-	if err := ValidateMessage(Message{Text: text, ID: "note"}, DefaultMaxMessageBytes); err != nil {
+	if err := guard.ValidateMessage(guard.Message{Text: text, ID: "note"}, guard.DefaultMaxMessageBytes); err != nil {
 		return fmt.Errorf("note: %w", err)
 	}
 	return nil

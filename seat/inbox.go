@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/pantty/pantty/internal/guard"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -26,8 +27,8 @@ type Stored struct {
 }
 
 // Message returns the board message for the guard.
-func (m Stored) Message() Message {
-	return Message{ID: m.ID, From: m.From, Board: m.Board, Channel: m.Channel, Text: m.Text}
+func (m Stored) Message() guard.Message {
+	return guard.Message{ID: m.ID, From: m.From, Board: m.Board, Channel: m.Channel, Text: m.Text}
 }
 
 // Message states (DESIGN.md §9): every message ends in exactly one visible state.
@@ -92,15 +93,15 @@ type EnqueueResult struct {
 // is fsynced, linked into inbox/msgs without replacing anything, and the
 // directory fsynced before this returns. An id already stored — in any state —
 // is reported as a duplicate and nothing is written.
-func (s Seat) Enqueue(m Message, maxBytes int, now time.Time) (EnqueueResult, error) {
+func (s Seat) Enqueue(m guard.Message, maxBytes int, now time.Time) (EnqueueResult, error) {
 	if m.ID == "" {
-		m.ID = NewMessageID(now)
+		m.ID = guard.NewMessageID(now)
 	}
-	if err := ValidateMessage(m, maxBytes); err != nil {
+	if err := guard.ValidateMessage(m, maxBytes); err != nil {
 		return EnqueueResult{}, err
 	}
 	// The guard must accept it now, so nothing is queued that could never be sent.
-	if _, err := Guard(m, DefaultDispatchFacts); err != nil {
+	if _, err := guard.Guard(m, guard.DefaultDispatchFacts); err != nil {
 		if errors.Is(err, ErrBadInput) {
 			return EnqueueResult{}, err
 		}
@@ -207,7 +208,7 @@ func (s Seat) readInbox() (inboxRead, error) {
 	used := 0
 	for _, e := range ents {
 		id, ok := strings.CutSuffix(e.Name(), ".json")
-		if !ok || !ValidID(id) {
+		if !ok || !guard.ValidID(id) {
 			continue
 		}
 		if c, ok := closed[id]; ok && s.stillClosed(id, c) {
@@ -290,7 +291,7 @@ func CursorOf(es []Entry) (Cursor, bool) {
 	var c Cursor
 	ok := false
 	for _, e := range es {
-		if e.Msg.From == ReservedSender {
+		if e.Msg.From == guard.ReservedSender {
 			continue // pantty's own prompts never move the board's cursor
 		}
 		if !Final(e.Status.State) {

@@ -2,6 +2,7 @@ package seat
 
 import (
 	"encoding/json"
+	"github.com/pantty/pantty/internal/guard"
 	"os"
 	"reflect"
 	"syscall"
@@ -87,7 +88,7 @@ func (s Seat) readClosed() map[string]closedEntry {
 	}
 	m := make(map[string]closedEntry, len(f.Entries))
 	for _, c := range f.Entries {
-		if ValidID(c.Msg.ID) && Final(c.Status.State) {
+		if guard.ValidID(c.Msg.ID) && Final(c.Status.State) {
 			m[c.Msg.ID] = c
 		}
 	}

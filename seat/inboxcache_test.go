@@ -3,6 +3,7 @@ package seat
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/pantty/pantty/internal/guard"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -32,7 +33,7 @@ func historySeat(t *testing.T, n int) Seat {
 	for i := 0; i < n; i++ {
 		id := fmt.Sprintf("m%03d", i)
 		at := base.Add(time.Duration(i) * time.Second)
-		m := Message{ID: id, From: "board", Board: "b", Channel: "general", Text: fmt.Sprintf("message %d: “quoted”, ünïcode", i)}
+		m := guard.Message{ID: id, From: "board", Board: "b", Channel: "general", Text: fmt.Sprintf("message %d: “quoted”, ünïcode", i)}
 		if _, err := s.Enqueue(m, 0, at); err != nil {
 			t.Fatal(err)
 		}
@@ -361,7 +362,7 @@ func TestPruneDropsPrunedMessagesFromTheCache(t *testing.T) {
 	for i := 0; i < 46; i++ {
 		id := fmt.Sprintf("p%03d", i)
 		ids = append(ids, id)
-		if _, err := s.Enqueue(Message{ID: id, Text: "x"}, 0, old.Add(time.Duration(i)*time.Second)); err != nil {
+		if _, err := s.Enqueue(guard.Message{ID: id, Text: "x"}, 0, old.Add(time.Duration(i)*time.Second)); err != nil {
 			t.Fatal(err)
 		}
 		ended := old.Add(time.Duration(i)*time.Second + time.Millisecond)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/pantty/pantty/internal/guard"
 	"os"
 	"path/filepath"
 	"strings"
@@ -42,10 +43,10 @@ const typicalText = "please look at the failing build on main (ci run 4821) and 
 // BenchmarkGuardTypical is the guard on a typical board message (the existing
 // Guard4KiB/Guard256KiB benchmarks cover large ones).
 func BenchmarkGuardTypical(b *testing.B) {
-	m := seat.Message{ID: "20260810T120000-0a1b2c3d", From: "alice", Board: "main", Channel: "ops", Text: typicalText}
+	m := guard.Message{ID: "20260810T120000-0a1b2c3d", From: "alice", Board: "main", Channel: "ops", Text: typicalText}
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := seat.Guard(m, seat.DefaultDispatchFacts); err != nil {
+		if _, err := guard.Guard(m, guard.DefaultDispatchFacts); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -60,7 +61,7 @@ func BenchmarkEnqueue(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		i++
-		m := seat.Message{ID: fmt.Sprintf("m%09d", i), From: "alice", Text: typicalText}
+		m := guard.Message{ID: fmt.Sprintf("m%09d", i), From: "alice", Text: typicalText}
 		if r, err := s.Enqueue(m, 0, now); err != nil || r.Duplicate {
 			b.Fatalf("enqueue: %+v %v", r, err)
 		}
@@ -76,7 +77,7 @@ func BenchmarkEnqueueParallel(b *testing.B) {
 	b.SetParallelism(4)
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			m := seat.Message{ID: fmt.Sprintf("p%09d", n.Add(1)), From: "alice", Text: typicalText}
+			m := guard.Message{ID: fmt.Sprintf("p%09d", n.Add(1)), From: "alice", Text: typicalText}
 			if r, err := s.Enqueue(m, 0, now); err != nil || r.Duplicate {
 				b.Errorf("enqueue: %+v %v", r, err)
 				return
@@ -89,7 +90,7 @@ func BenchmarkEnqueueParallel(b *testing.B) {
 // no write at all.
 func BenchmarkEnqueueDuplicate(b *testing.B) {
 	s := benchSeat(b)
-	m := seat.Message{ID: "dup", From: "alice", Text: typicalText}
+	m := guard.Message{ID: "dup", From: "alice", Text: typicalText}
 	if _, err := s.Enqueue(m, 0, time.Now()); err != nil {
 		b.Fatal(err)
 	}
@@ -115,7 +116,7 @@ func hookPayload(kind string, extra map[string]any) []byte {
 // apart from the process start. Consumed events are cleared every 1,000
 // calls, as the driver would move them away.
 func BenchmarkRunHook(b *testing.B) {
-	sub, err := seat.Guard(seat.Message{ID: "m1", From: "alice", Text: strings.Repeat(typicalText+" ", 5)}, seat.DefaultDispatchFacts)
+	sub, err := guard.Guard(guard.Message{ID: "m1", From: "alice", Text: strings.Repeat(typicalText+" ", 5)}, guard.DefaultDispatchFacts)
 	if err != nil {
 		b.Fatal(err)
 	}

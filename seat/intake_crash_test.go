@@ -7,6 +7,7 @@ package seat_test
 
 import (
 	"fmt"
+	"github.com/pantty/pantty/internal/guard"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -290,7 +291,7 @@ func TestAdoptedFlightIsSettled(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			sub, err := seat.Guard(stored.Message(), seat.DefaultDispatchFacts)
+			sub, err := guard.Guard(stored.Message(), guard.DefaultDispatchFacts)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -10,6 +10,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"github.com/pantty/pantty/internal/guard"
 	"os"
 	"path/filepath"
 	"strings"
@@ -124,7 +125,7 @@ func rawDispatch(t *testing.T, h *seattest.Harness, text string) seattest.Reques
 // envelope splits a guarded submission into its header and its content.
 func envelope(t *testing.T, prompt string) (header, content string) {
 	t.Helper()
-	id, nonce, _, ok := seat.MatchHeader(prompt)
+	id, nonce, _, ok := guard.MatchHeader(prompt)
 	if !ok {
 		t.Fatalf("prompt is not a guarded submission: %q", prompt)
 	}
@@ -204,7 +205,7 @@ func TestBoardDoorDoesNotDispatch(t *testing.T) {
 			}
 			turns[id]++
 			header, content := envelope(t, row.NewInput)
-			if !strings.HasPrefix(header, seat.Prefix+"msg="+id+" ") || !strings.Contains(header, " from=mallory ") {
+			if !strings.HasPrefix(header, guard.Prefix+"msg="+id+" ") || !strings.Contains(header, " from=mallory ") {
 				t.Errorf("%s: header %q", c.name, header)
 			}
 			if want := strings.ReplaceAll(c.text, "\r", "\n"); content != want {

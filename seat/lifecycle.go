@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/pantty/pantty/internal/guard"
 	"io/fs"
 	"log"
 	"os"
@@ -319,7 +320,7 @@ func Stop(s Seat) error {
 // Retry re-queues a failed message: through the driver when one is live (it owns
 // the inbox state), directly under the lock otherwise.
 func Retry(s Seat, id string) error {
-	if !ValidID(id) {
+	if !guard.ValidID(id) {
 		return fmt.Errorf("%w: bad message id %q", ErrBadInput, id)
 	}
 	if _, live, _ := s.LiveOwner(); live {

@@ -3,6 +3,7 @@ package seat
 import (
 	"errors"
 	"fmt"
+	"github.com/pantty/pantty/internal/guard"
 	"io/fs"
 	"path/filepath"
 
@@ -28,7 +29,7 @@ var FileKinds = []FileKind{
 	{"seat.toml", 1 << 20, func(_, b string) bool { return b == "seat.toml" }},
 	// JSON may spell one character of the text as six (\u003c for <), and
 	// the metadata comes on top.
-	{"inbox message (inbox/msgs/<id>.json)", 6*DefaultMaxMessageBytes + 64<<10,
+	{"inbox message (inbox/msgs/<id>.json)", 6*guard.DefaultMaxMessageBytes + 64<<10,
 		func(d, _ string) bool { return d == "msgs" }},
 	{"reply (inbox/replies/<id>.txt)", MaxReplyBytes + 64<<10, func(d, _ string) bool { return d == "replies" }},
 	// The harness's own payloads: a Stop event carries the whole last reply.

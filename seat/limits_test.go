@@ -1,6 +1,7 @@
 package seat
 
 import (
+	"github.com/pantty/pantty/internal/guard"
 	"os"
 	"regexp"
 	"strconv"
@@ -42,7 +43,7 @@ func TestEveryPathHasItsKind(t *testing.T) {
 	s := Seat{Home: "/h", Name: "n", Dir: "/h/seats/n"}
 	for path, want := range map[string]int64{
 		s.ConfigPath():            1 << 20,
-		s.msgPath("m1"):           6*DefaultMaxMessageBytes + 64<<10,
+		s.msgPath("m1"):           6*guard.DefaultMaxMessageBytes + 64<<10,
 		s.statusPath("m1"):        4 << 20,
 		s.ReplyPath("m1"):         MaxReplyBytes + 64<<10,
 		s.EventsDir() + "/1.json": 16 << 20,

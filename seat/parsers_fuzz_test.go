@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"github.com/pantty/pantty/internal/guard"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -94,7 +95,7 @@ func FuzzSeatConfig(f *testing.F) {
 		if fi, err := os.Stat(c.Workdir); err != nil || !fi.IsDir() {
 			t.Fatalf("accepted a workdir that is not a directory: %q", c.Workdir)
 		}
-		if c.MaxMessageBytes < 1 || c.MaxMessageBytes > seat.DefaultMaxMessageBytes {
+		if c.MaxMessageBytes < 1 || c.MaxMessageBytes > guard.DefaultMaxMessageBytes {
 			t.Fatalf("max_message_bytes %d", c.MaxMessageBytes)
 		}
 		if c.SubmitRetries < 1 || c.SubmitRetries > 20 {

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/pantty/pantty/internal/guard"
 	"os"
 	"strings"
 	"time"
@@ -24,11 +25,11 @@ func truncate(s string, n int) string {
 // request) under the reserved sender. It takes the same guarded, evidence-bound
 // path as board messages but never moves the board's cursor.
 func (s Seat) EnqueueInternal(id, text string, now time.Time) error {
-	m := Message{ID: id, From: ReservedSender, Text: text}
-	if _, err := Guard(m, DefaultDispatchFacts); err != nil {
+	m := guard.Message{ID: id, From: guard.ReservedSender, Text: text}
+	if _, err := guard.Guard(m, guard.DefaultDispatchFacts); err != nil {
 		return err
 	}
-	st := Stored{ID: id, From: ReservedSender, Text: text, Seq: now.UnixNano(), EnqueuedAt: now.UTC()}
+	st := Stored{ID: id, From: guard.ReservedSender, Text: text, Seq: now.UnixNano(), EnqueuedAt: now.UTC()}
 	data, err := json.MarshalIndent(st, "", "  ")
 	if err != nil {
 		return err

@@ -1,6 +1,7 @@
 package seat
 
 import (
+	"github.com/pantty/pantty/internal/guard"
 	"os"
 	"path/filepath"
 	"testing"
@@ -18,7 +19,7 @@ func TestPruneRemovesOnlyOldFinalWorkBehindTheCursor(t *testing.T) {
 	now := time.Now()
 	old := now.Add(-MessageRetention - time.Hour)
 	for i, id := range []string{"a", "b", "c", "d"} {
-		if _, err := s.Enqueue(Message{ID: id, Text: "x"}, 0, now.Add(time.Duration(i)*time.Millisecond)); err != nil {
+		if _, err := s.Enqueue(guard.Message{ID: id, Text: "x"}, 0, now.Add(time.Duration(i)*time.Millisecond)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -59,7 +60,7 @@ func TestPruneRemovesOnlyOldFinalWorkBehindTheCursor(t *testing.T) {
 		t.Error("fresh consumed event was removed")
 	}
 	// A pruned id is no longer a duplicate: documented in docs/state.md.
-	res, err := s.Enqueue(Message{ID: "b", Text: "again"}, 0, now)
+	res, err := s.Enqueue(guard.Message{ID: "b", Text: "again"}, 0, now)
 	must(err)
 	if !res.Duplicate {
 		t.Error("b is still stored and must be a duplicate")

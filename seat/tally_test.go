@@ -1,6 +1,7 @@
 package seat
 
 import (
+	"github.com/pantty/pantty/internal/guard"
 	"os"
 	"testing"
 	"time"
@@ -25,8 +26,8 @@ func TestPruneKeepsTheTotals(t *testing.T) {
 		"m4": {State: StateProcessed, EndedAt: time.Now()}, // within retention: stays
 	}
 	for i, id := range []string{"m1", "m2", "m3", "m4"} {
-		m := Message{ID: id, From: "board", Text: "work " + id}
-		if _, err := s.Enqueue(m, DefaultMaxMessageBytes, time.Now().Add(time.Duration(i)*time.Millisecond)); err != nil {
+		m := guard.Message{ID: id, From: "board", Text: "work " + id}
+		if _, err := s.Enqueue(m, guard.DefaultMaxMessageBytes, time.Now().Add(time.Duration(i)*time.Millisecond)); err != nil {
 			t.Fatal(err)
 		}
 		st := final[id]

@@ -7,6 +7,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"github.com/pantty/pantty/internal/guard"
 	"github.com/pantty/pantty/internal/termtext"
 	"io/fs"
 	"os"
@@ -91,7 +92,7 @@ func seatShow(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if !seat.ValidID(id) {
+	if !guard.ValidID(id) {
 		return usageErr("bad message id %q", id)
 	}
 	m, err := showMessage(s, id)

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/pantty/pantty/internal/guard"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -119,7 +120,7 @@ func (t *tour) run() error {
 	texts := []string{"Please summarise the open pull requests.", "/clear", "!touch " + filepath.Join(t.work, "pwned")}
 	var ids []string
 	for i, text := range texts {
-		res, err := t.s.Enqueue(seat.Message{ID: fmt.Sprintf("demo-%d", i+1), From: "alice", Board: "ops", Text: text}, 0, time.Now())
+		res, err := t.s.Enqueue(guard.Message{ID: fmt.Sprintf("demo-%d", i+1), From: "alice", Board: "ops", Text: text}, 0, time.Now())
 		if err != nil {
 			return err
 		}
@@ -179,7 +180,7 @@ func (t *tour) run() error {
 
 // send stores one board message and waits for it to be final.
 func (t *tour) send(id, text string) error {
-	if _, err := t.s.Enqueue(seat.Message{ID: id, From: "alice", Text: text}, 0, time.Now()); err != nil {
+	if _, err := t.s.Enqueue(guard.Message{ID: id, From: "alice", Text: text}, 0, time.Now()); err != nil {
 		return err
 	}
 	t.say("%s  %q", id, text)

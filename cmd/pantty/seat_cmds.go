@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/pantty/pantty/internal/guard"
 	"github.com/pantty/pantty/internal/termtext"
 	"os"
 	"os/exec"
@@ -413,7 +414,7 @@ func seatInbox(c *cli.Context) error {
 		if reason == "" {
 			reason = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%s\n", e.Msg.ID, e.Status.State, termtext.Line(reason), e.Status.Attempts, seat.MentionCount(e.Msg.Text), termtext.Line(from), text)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%s\n", e.Msg.ID, e.Status.State, termtext.Line(reason), e.Status.Attempts, guard.MentionCount(e.Msg.Text), termtext.Line(from), text)
 	}
 	return tw.Flush()
 }

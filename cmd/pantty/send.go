@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/pantty/pantty/internal/guard"
 	"io"
 	"os"
 	"time"
@@ -56,7 +57,7 @@ func seatSend(c *cli.Context) error {
 	if c.IsSet("id") && c.String("id") == "" {
 		return usageErr("--id is empty: give an id, or leave --id out for a generated one")
 	}
-	base := seat.Message{ID: c.String("id"), From: c.String("from"), Board: c.String("board"), Channel: c.String("channel")}
+	base := guard.Message{ID: c.String("id"), From: c.String("from"), Board: c.String("board"), Channel: c.String("channel")}
 	if c.Bool("lines") && c.Bool("jsonl") {
 		return usageErr("--lines and --jsonl exclude each other")
 	}
@@ -107,7 +108,7 @@ func seatSend(c *cli.Context) error {
 }
 
 // store enqueues one message and, when show is set, prints its id.
-func store(s seat.Seat, m seat.Message, max int, show bool) (seat.EnqueueResult, error) {
+func store(s seat.Seat, m guard.Message, max int, show bool) (seat.EnqueueResult, error) {
 	res, err := s.Enqueue(m, max, time.Now())
 	if err != nil || !show {
 		return res, err
@@ -123,7 +124,7 @@ func store(s seat.Seat, m seat.Message, max int, show bool) (seat.EnqueueResult,
 // sendStream stores one message per line as lines arrive, so an endless
 // `tail -F board.log | pantty seat send NAME --lines` works. With sw (--wait)
 // each message's result line is printed when it settles, instead of its id.
-func sendStream(c *cli.Context, s seat.Seat, base seat.Message, max int, sw *streamWaiter) error {
+func sendStream(c *cli.Context, s seat.Seat, base guard.Message, max int, sw *streamWaiter) error {
 	r := bufio.NewReaderSize(os.Stdin, 64<<10)
 	refused := 0
 	for n := 1; ; n++ {
@@ -207,7 +208,7 @@ func readLine(r *bufio.Reader, max int) ([]byte, bool, error) {
 	}
 }
 
-func decodeJSONL(line []byte, base seat.Message) (seat.Message, error) {
+func decodeJSONL(line []byte, base guard.Message) (guard.Message, error) {
 	var in struct {
 		ID      string `json:"id"`
 		From    string `json:"from"`

@@ -8,6 +8,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"github.com/pantty/pantty/internal/guard"
 	"io"
 	"os"
 	"os/exec"
@@ -43,7 +44,7 @@ func TestSendRefusesBadInputAndStoresNothing(t *testing.T) {
 		{name: "NUL byte", stdin: "a\x00b", want: "NUL"},
 		{name: "empty message", stdin: "", want: "empty"},
 		{name: "only whitespace", stdin: " \n\t \r\n ", want: "only whitespace"},
-		{name: "over the default limit", stdin: long(seat.DefaultMaxMessageBytes + 1), want: "limit"},
+		{name: "over the default limit", stdin: long(guard.DefaultMaxMessageBytes + 1), want: "limit"},
 		{name: "ESC", stdin: "hi \x1b[31mred", want: "ESC"},
 		{name: "bracketed-paste end then a shell command", stdin: "\x1b[201~!touch pwned", want: "ESC"},
 		{name: "bracketed-paste end mid-text", stdin: "fine\n\x1b[201~\n!touch pwned", want: "ESC"},
@@ -177,7 +178,7 @@ func TestSendSizeLimitFromSeatToml(t *testing.T) {
 
 func TestSendDefaultLimitIsInclusive(t *testing.T) {
 	h := seattest.New(t, "big")
-	text := strings.Repeat("z", seat.DefaultMaxMessageBytes)
+	text := strings.Repeat("z", guard.DefaultMaxMessageBytes)
 	if r := h.RunStdin(text, "seat", "send", "big", "--id", "max"); r.Code != 0 {
 		t.Fatalf("a message of exactly 256 KiB was refused: %s", r)
 	}

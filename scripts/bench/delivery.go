@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/pantty/pantty/internal/guard"
 	"os"
 	"os/exec"
 	"time"
@@ -83,7 +84,7 @@ func (b *bench) delivery() error {
 		// The baseline, same text through the same guard (so its evidence is
 		// matched the same way), on its own simulator.
 		bid := fmt.Sprintf("b%04d", i)
-		sub, err := seat.Guard(seat.Message{ID: bid, Text: body + " " + bid}, seat.DefaultDispatchFacts)
+		sub, err := guard.Guard(guard.Message{ID: bid, Text: body + " " + bid}, guard.DefaultDispatchFacts)
 		if err != nil {
 			return err
 		}

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/pantty/pantty/internal/guard"
 	"os/exec"
 	"strings"
 	"time"
@@ -22,7 +23,7 @@ func (b *bench) hookCost() error {
 	}
 	s := rs.s
 	sid := seat.NewSessionID()
-	sub, err := seat.Guard(seat.Message{ID: "h-1", From: "alice", Board: "main", Text: strings.Repeat("please review the change in pkg/x and report ", 10)}, seat.DefaultDispatchFacts)
+	sub, err := guard.Guard(guard.Message{ID: "h-1", From: "alice", Board: "main", Text: strings.Repeat("please review the change in pkg/x and report ", 10)}, guard.DefaultDispatchFacts)
 	if err != nil {
 		return err
 	}

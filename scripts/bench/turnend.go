@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/pantty/pantty/internal/guard"
 	"strings"
 	"time"
 
@@ -83,7 +84,7 @@ func (b *bench) turnEnd() error {
 	premature := 0
 	for i := 0; i < kb; i++ {
 		bid := fmt.Sprintf("bt%04d", i)
-		sub, err := seat.Guard(seat.Message{ID: bid, Text: "turn-end probe " + bid + " " + turnMarker}, seat.DefaultDispatchFacts)
+		sub, err := guard.Guard(guard.Message{ID: bid, Text: "turn-end probe " + bid + " " + turnMarker}, guard.DefaultDispatchFacts)
 		if err != nil {
 			return err
 		}

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/pantty/pantty/internal/guard"
 	"os"
 	"path/filepath"
 	"sort"
@@ -176,7 +177,7 @@ func (w *watcher) event(kind string, match func(seat.Event) bool) (seat.Event, t
 // promptFor matches a UserPromptSubmit carrying message id in its guard header.
 func promptFor(id string) func(seat.Event) bool {
 	return func(ev seat.Event) bool {
-		got, _, _, ok := seat.MatchHeader(ev.Fields.Prompt)
+		got, _, _, ok := guard.MatchHeader(ev.Fields.Prompt)
 		return ok && got == id
 	}
 }
@@ -209,7 +210,7 @@ func modelTurns(s seat.Seat) (map[string]int, error) {
 		if r.Kind != "turn" || r.Error != "" {
 			continue
 		}
-		if id, _, _, ok := seat.MatchHeader(r.NewInput); ok {
+		if id, _, _, ok := guard.MatchHeader(r.NewInput); ok {
 			n[id]++
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/pantty/pantty/internal/guard"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -82,7 +83,7 @@ func (w *world) readModelView() (modelView, error) {
 				v.refused++
 				continue
 			}
-			id, nonce, resubmit, ok := seat.MatchHeader(row.NewInput)
+			id, nonce, resubmit, ok := guard.MatchHeader(row.NewInput)
 			if !ok {
 				v.foreign = append(v.foreign, fmt.Sprintf("%s: %.60q", r.name, row.NewInput))
 				continue

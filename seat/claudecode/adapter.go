@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/pantty/pantty/internal/guard"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -309,7 +310,7 @@ func scanTranscript(c seat.Config, sessionID, msgID, nonce string, promptOnly bo
 			}
 			prompt, answered = "", false
 			for _, t := range r.texts() {
-				if id, nn, _, ok := seat.MatchHeader(t); ok && id == msgID && nn == nonce {
+				if id, nn, _, ok := guard.MatchHeader(t); ok && id == msgID && nn == nonce {
 					if promptOnly {
 						return true, path + ":" + strconv.Itoa(n), nil
 					}
@@ -444,7 +445,7 @@ func (Adapter) Commands() []string { return []string{"compact", "context"} }
 
 // Facts: on this path a leading '/' ran a slash command and a leading '!' a shell
 // command (DESIGN §3); the shipped predicate covers both.
-func (Adapter) Facts() seat.DispatchFacts { return seat.DefaultDispatchFacts }
+func (Adapter) Facts() guard.DispatchFacts { return guard.DefaultDispatchFacts }
 
 // PasteSettle is the measured 150 ms between paste and Enter: UserPromptSubmit
 // came 40–100 ms after Enter with or without it, and other versions lost an
@@ -458,7 +459,7 @@ func (Adapter) PasteSettle() seat.Duration { return seat.Duration{Duration: 150 
 // compact.</local-command-stdout>"), 140 ms after the command here (measured
 // 2026-12-03, docs/claude-code.md). An accepted /compact records "Compacted"
 // only after its PreCompact hook, which the driver takes first.
-func (Adapter) CommandAnswer(_ seat.Seat, c seat.Config, sessionID string, cmd seat.Command, since time.Time) (string, bool, error) {
+func (Adapter) CommandAnswer(_ seat.Seat, c seat.Config, sessionID string, cmd guard.Command, since time.Time) (string, bool, error) {
 	path, ok, err := TranscriptPath(c, sessionID)
 	if err != nil || !ok {
 		return "", false, err

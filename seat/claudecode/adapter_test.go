@@ -2,6 +2,7 @@ package claudecode_test
 
 import (
 	"encoding/json"
+	"github.com/pantty/pantty/internal/guard"
 	"os"
 	"path/filepath"
 	"slices"
@@ -233,7 +234,7 @@ func TestCommandsLeaveOutClear(t *testing.T) {
 	}
 	var _ seat.InputReady = ad
 	var _ seat.ComposerReader = ad
-	if ad.PasteSettle().Duration.Milliseconds() != 150 || ad.Facts() != seat.DefaultDispatchFacts {
+	if ad.PasteSettle().Duration.Milliseconds() != 150 || ad.Facts() != guard.DefaultDispatchFacts {
 		t.Fatalf("paste settle %v, facts %+v", ad.PasteSettle(), ad.Facts())
 	}
 }

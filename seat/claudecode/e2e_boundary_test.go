@@ -2,6 +2,7 @@ package claudecode_test
 
 import (
 	"fmt"
+	"github.com/pantty/pantty/internal/guard"
 	"os"
 	"path/filepath"
 	"strings"
@@ -74,7 +75,7 @@ func TestMentionCountMatchesWhatClaudeExpands(t *testing.T) {
 			expanded = 1
 		}
 		total += expanded
-		got := seat.MentionCount(line)
+		got := guard.MentionCount(line)
 		t.Logf("%-34s %-22q claude expanded %d, counted %d", c.name, line, expanded, got)
 		if got != expanded {
 			t.Errorf("%s: %q counts %d mention(s), Claude Code expanded %d", c.name, line, got, expanded)
@@ -82,7 +83,7 @@ func TestMentionCountMatchesWhatClaudeExpands(t *testing.T) {
 	}
 	header := ""
 	for _, l := range strings.Split(q.NewInput, "\n") {
-		if strings.HasPrefix(l, seat.Prefix) {
+		if strings.HasPrefix(l, guard.Prefix) {
 			header = l
 			break
 		}

@@ -7,6 +7,7 @@ package claudecode_test
 
 import (
 	"fmt"
+	"github.com/pantty/pantty/internal/guard"
 	"os"
 	"path/filepath"
 	"slices"
@@ -87,7 +88,7 @@ func (r *rig) turns() map[string]int {
 		if q.Kind != "turn" {
 			continue
 		}
-		if id, _, _, ok := seat.MatchHeader(q.NewInput); ok {
+		if id, _, _, ok := guard.MatchHeader(q.NewInput); ok {
 			n[id]++
 		}
 	}
@@ -99,7 +100,7 @@ func (r *rig) request(id string) (standin.Request, bool) {
 	var out standin.Request
 	found := false
 	for _, q := range r.api.Requests() {
-		if got, _, _, ok := seat.MatchHeader(q.NewInput); ok && got == id && q.Kind == "turn" {
+		if got, _, _, ok := guard.MatchHeader(q.NewInput); ok && got == id && q.Kind == "turn" {
 			out, found = q, true
 		}
 	}

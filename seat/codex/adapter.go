@@ -9,6 +9,7 @@ package codex
 
 import (
 	"fmt"
+	"github.com/pantty/pantty/internal/guard"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -225,8 +226,8 @@ func (Adapter) BareCommands() []string { return []string{"compact"} }
 // --harness codex` (seat/codex/testdata/dispatch-0.171.0-2026-12-02): a leading
 // '/' or '!' dispatches, after any leading newlines (Codex skips them before it
 // tests the first character); the guard's constant prefix closes it.
-func (Adapter) Facts() seat.DispatchFacts {
-	return seat.DispatchFacts{Form: seat.FormTrimmedFirstChar, Sigils: "/!"}
+func (Adapter) Facts() guard.DispatchFacts {
+	return guard.DispatchFacts{Form: guard.FormTrimmedFirstChar, Sigils: "/!"}
 }
 
 // PasteSettle: 150 ms between paste and Enter (measured: UserPromptSubmit came

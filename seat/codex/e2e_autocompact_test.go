@@ -2,6 +2,7 @@ package codex_test
 
 import (
 	"fmt"
+	"github.com/pantty/pantty/internal/guard"
 	"strings"
 	"testing"
 	"time"
@@ -59,7 +60,7 @@ func TestAutoCompactionAtTheWindowEdge(t *testing.T) {
 	if !ok {
 		t.Fatal("no turn after the compaction")
 	}
-	if id, _, _, _ := seat.MatchHeader(q.NewInput); id != "w5" {
+	if id, _, _, _ := guard.MatchHeader(q.NewInput); id != "w5" {
 		t.Fatalf("the first turn after the compaction carried %q, want w5", id)
 	}
 	if !strings.Contains(q.Context, "the edge test's procedure note") {

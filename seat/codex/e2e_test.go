@@ -7,6 +7,7 @@ package codex_test
 
 import (
 	"fmt"
+	"github.com/pantty/pantty/internal/guard"
 	"os"
 	"path/filepath"
 	"strings"
@@ -78,7 +79,7 @@ func (r *rig) turns() map[string]int {
 		if q.Kind != "turn" {
 			continue
 		}
-		if id, _, _, ok := seat.MatchHeader(q.NewInput); ok {
+		if id, _, _, ok := guard.MatchHeader(q.NewInput); ok {
 			n[id]++
 		}
 	}
@@ -90,7 +91,7 @@ func (r *rig) request(id string) (standin.Request, bool) {
 	var out standin.Request
 	found := false
 	for _, q := range r.api.Requests() {
-		if got, _, _, ok := seat.MatchHeader(q.NewInput); ok && got == id && q.Kind == "turn" {
+		if got, _, _, ok := guard.MatchHeader(q.NewInput); ok && got == id && q.Kind == "turn" {
 			out, found = q, true
 		}
 	}
@@ -267,7 +268,7 @@ func TestCancelSlowTurn(t *testing.T) {
 	r.WaitState("c1", seat.StateSubmitted, 30*time.Second)
 	r.WaitFor("the slow reply to stream", 10*time.Second, func() bool {
 		for _, q := range r.api.Requests() {
-			if id, _, _, ok := seat.MatchHeader(q.NewInput); ok && id == "c1" {
+			if id, _, _, ok := guard.MatchHeader(q.NewInput); ok && id == "c1" {
 				return codex.Adapter{}.Busy(r.Screen())
 			}
 		}
@@ -384,7 +385,7 @@ func TestCompactionCycleReinjectsIntoTheNextRequest(t *testing.T) {
 	if !ok {
 		t.Fatalf("no compaction, or no turn after it: %+v", r.api.Requests())
 	}
-	if id, _, _, _ := seat.MatchHeader(next.NewInput); id != "p2" {
+	if id, _, _, _ := guard.MatchHeader(next.NewInput); id != "p2" {
 		t.Fatalf("the first turn after the compaction carried %q, want p2", id)
 	}
 	if c := next.Context; !strings.Contains(c, "always run the linter before the tests") || !strings.Contains(c, "pantty handoff for seat "+r.Name) {

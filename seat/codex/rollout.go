@@ -3,6 +3,7 @@ package codex
 import (
 	"bufio"
 	"encoding/json"
+	"github.com/pantty/pantty/internal/guard"
 	"io"
 	"os"
 	"path/filepath"
@@ -10,8 +11,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-
-	"github.com/pantty/pantty/seat"
 )
 
 // RolloutPath finds a thread's rollout, Codex's session record:
@@ -96,7 +95,7 @@ func scanRollout(home, thread, msgID, nonce string, promptOnly bool) (bool, stri
 				continue
 			}
 			for _, c := range p.Item.Content {
-				if id, nn, _, ok := seat.MatchHeader(c.Text); ok && id == msgID && nn == nonce {
+				if id, nn, _, ok := guard.MatchHeader(c.Text); ok && id == msgID && nn == nonce {
 					if promptOnly {
 						return true, path + ":" + strconv.Itoa(n), nil
 					}

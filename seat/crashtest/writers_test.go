@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/pantty/pantty/internal/guard"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -301,7 +302,7 @@ var writers = []writer{
 		return 2, nil
 	}},
 	{name: "inbox/msgs/<id>.json (no-replace link)", create: true, write: func(s seat.Seat, v int) error {
-		_, err := s.Enqueue(seat.Message{ID: "m2", From: "alice", Text: strconv.Itoa(v) + pad}, 0, time.Now())
+		_, err := s.Enqueue(guard.Message{ID: "m2", From: "alice", Text: strconv.Itoa(v) + pad}, 0, time.Now())
 		return err
 	}, read: func(s seat.Seat) (int, error) {
 		m, err := s.ReadStored("m2")

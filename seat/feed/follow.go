@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/pantty/pantty/internal/guard"
 	"os"
 	"path/filepath"
 	"strings"
@@ -281,7 +282,7 @@ func (f *follower) onEvent(ev fsnotify.Event) error {
 		return f.checkHealth(s, false)
 	case len(parts) == 4 && parts[1] == "inbox" && (parts[2] == "msgs" || parts[2] == "status"):
 		id := strings.TrimSuffix(strings.TrimSuffix(parts[3], ".json"), ".toml")
-		if !seat.ValidID(id) {
+		if !guard.ValidID(id) {
 			return nil
 		}
 		m, err := s.ReadStored(id)

@@ -2,6 +2,7 @@ package feed
 
 import (
 	"context"
+	"github.com/pantty/pantty/internal/guard"
 	"path/filepath"
 	"testing"
 	"time"
@@ -71,7 +72,7 @@ func TestFollowPrintsSeatChangesFromRecords(t *testing.T) {
 	if e := next("the intent change"); e.Type != TypeIntent || e.Want != seat.IntentStopped {
 		t.Fatalf("got %+v, want the intent line (a repeated verdict prints nothing)", e)
 	}
-	if _, err := s.Enqueue(seat.Message{ID: "m1", Text: "hello"}, 0, time.Now()); err != nil {
+	if _, err := s.Enqueue(guard.Message{ID: "m1", Text: "hello"}, 0, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	if e := next("the queued message"); e.Type != TypeMessage || e.ID != "m1" || e.State != seat.StateQueued || e.Epoch != "0.0" {

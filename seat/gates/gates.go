@@ -13,6 +13,7 @@ package gates
 import (
 	"errors"
 	"fmt"
+	"github.com/pantty/pantty/internal/guard"
 	"os"
 	"strings"
 	"time"
@@ -427,8 +428,8 @@ func artifactsMissing(f seat.FactsFile) string {
 // guardTakes reports whether the guard implements a predicate, by asking the
 // guard itself (so this never drifts from what the driver will do).
 func guardTakes(form, sigils string) error {
-	_, err := seat.Guard(seat.Message{ID: "gates-check", Text: "x"}, seat.DispatchFacts{Form: form, Sigils: sigils})
-	if errors.Is(err, seat.ErrUnsupportedFacts) {
+	_, err := guard.Guard(guard.Message{ID: "gates-check", Text: "x"}, guard.DispatchFacts{Form: form, Sigils: sigils})
+	if errors.Is(err, guard.ErrUnsupportedFacts) {
 		return err
 	}
 	return nil

@@ -1,6 +1,7 @@
 package gates
 
 import (
+	"github.com/pantty/pantty/internal/guard"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -86,12 +87,12 @@ func TestShippedRegistryCoversEveryHarnessAndTheGuard(t *testing.T) {
 	// The shipped guard must close at least what the registry says dispatches.
 	for _, h := range []string{"sim", "claude-code"} {
 		d := entry(t, r, h).Dispatch
-		if d.Form != seat.DefaultDispatchFacts.Form {
-			t.Errorf("%s: registry form %q, the guard ships %q", h, d.Form, seat.DefaultDispatchFacts.Form)
+		if d.Form != guard.DefaultDispatchFacts.Form {
+			t.Errorf("%s: registry form %q, the guard ships %q", h, d.Form, guard.DefaultDispatchFacts.Form)
 		}
 		for _, c := range d.Sigils {
-			if !strings.ContainsRune(seat.DefaultDispatchFacts.Sigils, c) {
-				t.Errorf("%s: registry sigil %q is not closed by the shipped guard (%q)", h, c, seat.DefaultDispatchFacts.Sigils)
+			if !strings.ContainsRune(guard.DefaultDispatchFacts.Sigils, c) {
+				t.Errorf("%s: registry sigil %q is not closed by the shipped guard (%q)", h, c, guard.DefaultDispatchFacts.Sigils)
 			}
 		}
 	}
@@ -155,7 +156,7 @@ func TestCodexMeasuredOnTheTmuxPath(t *testing.T) {
 	if !v.ResidentAllowed || !v.AutoCompaction {
 		t.Fatalf("codex verdict: %+v", v)
 	}
-	if d := e.Dispatch; d.Form != seat.FormTrimmedFirstChar || d.Sigils != "/!" || !d.ControlOK ||
+	if d := e.Dispatch; d.Form != guard.FormTrimmedFirstChar || d.Sigils != "/!" || !d.ControlOK ||
 		!strings.Contains(d.Artifacts, "seat/codex/testdata/") {
 		t.Fatalf("codex dispatch row %+v", d)
 	}
@@ -209,7 +210,7 @@ func localFacts(t *testing.T, harness, build string, asOf time.Time) *seat.Facts
 	}
 	return &seat.FactsFile{Harness: harness, Build: build, Shape: seat.ShapeResident,
 		Path: "tmux 3.3a: load-buffer + paste-buffer -p (bracketed) + settle + send-keys Enter, pantty driver",
-		Form: seat.FormFirstChar, Sigils: "/!", AsOf: asOf, Revisit: asOf.Add(30 * dayLen), FailAfter: asOf.Add(90 * dayLen),
+		Form: guard.FormFirstChar, Sigils: "/!", AsOf: asOf, Revisit: asOf.Add(30 * dayLen), FailAfter: asOf.Add(90 * dayLen),
 		ControlOK: true, Artifacts: art, Observations: obs}
 }
 

@@ -1,12 +1,12 @@
 package measure_test
 
 import (
+	"github.com/pantty/pantty/internal/guard"
 	"os"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/claudecode"
 	"github.com/pantty/pantty/seat/measure"
 	"github.com/pantty/pantty/seat/seattest"
@@ -37,7 +37,7 @@ func TestMeasureDispatchOnRealClaudeCode(t *testing.T) {
 	if err != nil {
 		t.Fatalf("measure: %v", err)
 	}
-	if !f.ControlOK || f.Form != seat.FormFirstChar || !strings.Contains(f.Sigils, "/") || !strings.Contains(f.Sigils, "!") {
+	if !f.ControlOK || f.Form != guard.FormFirstChar || !strings.Contains(f.Sigils, "/") || !strings.Contains(f.Sigils, "!") {
 		t.Fatalf("claude-code facts: form %q sigils %q control %v", f.Form, f.Sigils, f.ControlOK)
 	}
 	if !strings.Contains(f.Build, claudecode.Version) {

@@ -10,6 +10,7 @@ package measure
 
 import (
 	"fmt"
+	"github.com/pantty/pantty/internal/guard"
 	"os"
 	"path/filepath"
 	"time"
@@ -99,7 +100,7 @@ func classify(obs []seat.Observation, items []Item) (form, sigils string) {
 		}
 	}
 	if sigils == "" {
-		return seat.FormNone, ""
+		return guard.FormNone, ""
 	}
 	if raw["line-slash"].Dispatched {
 		return "line-start", sigils
@@ -107,12 +108,12 @@ func classify(obs []seat.Observation, items []Item) (form, sigils string) {
 	if raw["newline-slash"].Dispatched || raw["space-slash"].Dispatched || raw["tab-bang"].Dispatched {
 		// Only leading whitespace is skipped: a sigil after text on a later line
 		// did not dispatch (line-slash), so this is not line-start.
-		return seat.FormTrimmedFirstChar, sigils
+		return guard.FormTrimmedFirstChar, sigils
 	}
 	if raw["non-leading"].Dispatched {
 		return "anywhere", sigils
 	}
-	return seat.FormFirstChar, sigils
+	return guard.FormFirstChar, sigils
 }
 
 // writeArtifact stores what one observation saw, and returns its path.

@@ -1,6 +1,7 @@
 package measure_test
 
 import (
+	"github.com/pantty/pantty/internal/guard"
 	"os"
 	"testing"
 	"time"
@@ -42,12 +43,12 @@ func run(t *testing.T, sigils *string) seat.FactsFile {
 // guarded corpus did not, and the sigils are the simulator's configured ones.
 func TestMeasureDispatchRecordsWhatItMeasured(t *testing.T) {
 	f := run(t, nil)
-	if !f.ControlOK || f.Form != seat.FormFirstChar || f.Sigils != "/!" {
+	if !f.ControlOK || f.Form != guard.FormFirstChar || f.Sigils != "/!" {
 		t.Fatalf("default simulator: form %q sigils %q control %v", f.Form, f.Sigils, f.ControlOK)
 	}
 	hash := "#"
 	g := run(t, &hash)
-	if g.Sigils != "#" || g.Form != seat.FormFirstChar {
+	if g.Sigils != "#" || g.Form != guard.FormFirstChar {
 		t.Fatalf("simulator configured with '#': measured form %q sigils %q", g.Form, g.Sigils)
 	}
 }

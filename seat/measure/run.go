@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/pantty/pantty/internal/guard"
 	"os"
 	"path/filepath"
 	"sort"
@@ -91,7 +92,7 @@ func Run(home string, t Target, o Options) (seat.FactsFile, error) {
 		say("board door: %s", it.Name)
 		o1 := seat.Observation{Name: it.Name, Input: it.Input, Door: "board"}
 		since := time.Now()
-		res, err := s.Enqueue(seat.Message{ID: "board-" + it.Name, Text: it.Input}, 0, since)
+		res, err := s.Enqueue(guard.Message{ID: "board-" + it.Name, Text: it.Input}, 0, since)
 		var ev string
 		switch {
 		case errors.Is(err, seat.ErrBadInput):

@@ -2,6 +2,7 @@ package seattest
 
 import (
 	"encoding/json"
+	"github.com/pantty/pantty/internal/guard"
 	"strings"
 	"time"
 
@@ -25,7 +26,7 @@ func Answered[R any](rows []R, view func(R) (kind, input string, status int)) ma
 	n := map[string]int{}
 	for _, r := range rows {
 		kind, input, status := view(r)
-		if id, _, _, ok := seat.MatchHeader(input); ok && kind == "turn" && status == 200 {
+		if id, _, _, ok := guard.MatchHeader(input); ok && kind == "turn" && status == 200 {
 			n[id]++
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/pantty/pantty/internal/guard"
 	"os"
 	"os/exec"
 	"os/user"
@@ -303,7 +304,7 @@ type Request struct {
 
 // MsgID returns the pantty message id a request carried, from its guard header.
 func (r Request) MsgID() string {
-	id, _, _, ok := seat.MatchHeader(r.NewInput)
+	id, _, _, ok := guard.MatchHeader(r.NewInput)
 	if !ok {
 		return ""
 	}
@@ -545,7 +546,7 @@ func (h *Harness) InboxFiles() map[string]string {
 // Resubmit reports whether the request carried pantty's resubmission mark
 // (resubmit=1 in the guard header).
 func (r Request) Resubmit() bool {
-	_, _, n, ok := seat.MatchHeader(r.NewInput)
+	_, _, n, ok := guard.MatchHeader(r.NewInput)
 	return ok && n == 1
 }
 

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"errors"
+	"github.com/pantty/pantty/internal/guard"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -110,7 +111,7 @@ func scanTranscript(path, msgID, nonce string, promptOnly bool) (bool, string, e
 		case "user":
 			var text string
 			if json.Unmarshal(row.Message.Content, &text) == nil {
-				if id, nn, _, ok := seat.MatchHeader(text); ok && id == msgID && nn == nonce {
+				if id, nn, _, ok := guard.MatchHeader(text); ok && id == msgID && nn == nonce {
 					if promptOnly {
 						return true, path + ":" + strconv.Itoa(n), nil
 					}
@@ -134,7 +135,7 @@ func (Adapter) Busy(screen string) bool { return strings.Contains(screen, "esc t
 func (Adapter) Commands() []string { return []string{"compact", "context"} }
 
 // Facts: the simulator dispatches on the first character by default.
-func (Adapter) Facts() seat.DispatchFacts { return seat.DefaultDispatchFacts }
+func (Adapter) Facts() guard.DispatchFacts { return guard.DefaultDispatchFacts }
 
 // PasteSettle is short: the simulator's commit window is configurable and small.
 func (Adapter) PasteSettle() seat.Duration { return seat.Duration{Duration: 50 * time.Millisecond} }
@@ -183,6 +184,6 @@ func (Adapter) Composer(screen string) (string, bool) {
 
 // CommandAnswer (seat.CommandAnswers) reads a command's output from the
 // simulator's transcript, which records it in Claude Code's form.
-func (Adapter) CommandAnswer(s seat.Seat, c seat.Config, sessionID string, cmd seat.Command, since time.Time) (string, bool, error) {
+func (Adapter) CommandAnswer(s seat.Seat, c seat.Config, sessionID string, cmd guard.Command, since time.Time) (string, bool, error) {
 	return seat.LocalCommandAnswer(transcriptPath(s, c, sessionID), cmd.Name(), since)
 }

@@ -2,6 +2,7 @@ package telemetry_test
 
 import (
 	"bytes"
+	"github.com/pantty/pantty/internal/guard"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -286,7 +287,7 @@ func TestCountersAddThePrunedTally(t *testing.T) {
 	s := f.seat("counted")
 	session(t, s, "sess-c") // a launched seat: the ladder reading needs launch.toml
 	for i, id := range []string{"m1", "m2", "m3"} {
-		if _, err := s.Enqueue(seat.Message{ID: id, Text: "work " + id}, 0, t0.Add(time.Duration(i-10)*time.Minute)); err != nil {
+		if _, err := s.Enqueue(guard.Message{ID: id, Text: "work " + id}, 0, t0.Add(time.Duration(i-10)*time.Minute)); err != nil {
 			t.Fatal(err)
 		}
 	}

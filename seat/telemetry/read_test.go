@@ -3,6 +3,7 @@ package telemetry_test
 import (
 	"encoding/json"
 	"errors"
+	"github.com/pantty/pantty/internal/guard"
 	"os"
 	"path/filepath"
 	"strings"
@@ -244,7 +245,7 @@ func TestInboxDepthInFlightAndCursor(t *testing.T) {
 	s := f.seat("inbox")
 	session(t, s, "sess-i")
 	for i, id := range []string{"m1", "m2", "m3", "m4"} {
-		if _, err := s.Enqueue(seat.Message{ID: id, Text: "hello " + id}, 0, t0.Add(time.Duration(i-10)*time.Minute)); err != nil {
+		if _, err := s.Enqueue(guard.Message{ID: id, Text: "hello " + id}, 0, t0.Add(time.Duration(i-10)*time.Minute)); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -3,6 +3,7 @@ package telemetry
 import (
 	"errors"
 	"fmt"
+	"github.com/pantty/pantty/internal/guard"
 	"math"
 	"os"
 	"path/filepath"
@@ -68,7 +69,7 @@ func readInbox(es []seat.Entry, err error, now time.Time) Inbox {
 			failed++
 		default:
 			depth++
-			mentions += seat.MentionCount(e.Msg.Text)
+			mentions += guard.MentionCount(e.Msg.Text)
 			if e.Status.State == seat.StateQueued {
 				queued++
 				if oldest.IsZero() || e.Msg.EnqueuedAt.Before(oldest) {
@@ -107,7 +108,7 @@ func readInFlight(es []seat.Entry, err error, now time.Time) InFlight {
 			bound += " by " + st.Evidence
 		}
 		return InFlight{Meta: meta(Known, "", bound, since, now), ID: ptr(e.Msg.ID), MessageState: ptr(st.State), Attempts: ptr(st.Attempts),
-			Mentions: ptr(seat.MentionCount(e.Msg.Text))}
+			Mentions: ptr(guard.MentionCount(e.Msg.Text))}
 	}
 	return InFlight{Meta: Meta{State: Known, Why: "no message is between paste and turn end", Bound: "inbox/status of this seat"}}
 }

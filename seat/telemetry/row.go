@@ -173,7 +173,7 @@ type Inbox struct {
 	// textfile the way an age does).
 	OldestQueuedSeconds *float64   `json:"oldest_queued_seconds"`
 	OldestQueuedAt      *time.Time `json:"oldest_queued_at"`
-	// Mentions is the '@' mention count (seat.MentionCount: what the harness
+	// Mentions is the '@' mention count (guard.MentionCount: what the harness
 	// will expand) summed over the non-final messages: files board text is
 	// about to pull into the model's context.
 	Mentions *int `json:"mentions"`
@@ -186,7 +186,7 @@ type InFlight struct {
 	ID           *string `json:"id"`
 	MessageState *string `json:"message_state"` // submitting or submitted
 	Attempts     *int    `json:"attempts"`
-	Mentions     *int    `json:"mentions"` // seat.MentionCount of its text
+	Mentions     *int    `json:"mentions"` // guard.MentionCount of its text
 }
 
 // Cursor is cursor.toml: the prefix in which every message is final.

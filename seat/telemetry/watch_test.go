@@ -2,6 +2,7 @@ package telemetry_test
 
 import (
 	"context"
+	"github.com/pantty/pantty/internal/guard"
 	"strings"
 	"testing"
 	"time"
@@ -98,7 +99,7 @@ func TestWatchPrintsOnlyMeaningfulChanges(t *testing.T) {
 	}
 
 	// Inbox depth and cursor moves are lines too.
-	if _, err := s.Enqueue(seat.Message{ID: "m1", Text: "hi"}, 0, time.Now()); err != nil {
+	if _, err := s.Enqueue(guard.Message{ID: "m1", Text: "hi"}, 0, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	if c = w.next("a message enqueued"); fields(c) != "inbox" || c.Fields[0].To != "1" {

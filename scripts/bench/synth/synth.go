@@ -15,6 +15,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/pantty/pantty/internal/guard"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -205,7 +206,7 @@ func seedFiles(s seat.Seat, o Options, sess seat.Session, now time.Time) error {
 	for j := 0; j < o.History; j++ {
 		t = t.Add(time.Minute)
 		id := fmt.Sprintf("m%04d", j)
-		sub, err := seat.Guard(seat.Message{ID: id, From: "bench", Text: "synthetic message " + id}, seat.DefaultDispatchFacts)
+		sub, err := guard.Guard(guard.Message{ID: id, From: "bench", Text: "synthetic message " + id}, guard.DefaultDispatchFacts)
 		if err != nil {
 			return err
 		}

@@ -1,4 +1,4 @@
-package seat
+package guard
 
 import (
 	"strings"
