@@ -1,6 +1,8 @@
 package seat
 
 import (
+	"time"
+
 	"fmt"
 	"github.com/pantty/pantty/internal/guard"
 	"sort"
@@ -35,55 +37,82 @@ type Adapter interface {
 	Facts() guard.DispatchFacts
 	// PasteSettle is the adapter's default quiet time between paste and Enter.
 	PasteSettle() Duration
+	// Caps is what this harness can do beyond the methods above; a zero
+	// field means it cannot, and the driver does without.
+	Caps() Capabilities
 }
 
-// PromptFinder is an optional Adapter method: whether the harness's own records
-// hold this submission's prompt at all (a user row carrying its id and nonce),
-// its turn finished or not. A paste with no UserPromptSubmit evidence whose
-// prompt the harness recorded did reach it (the event was lost, not the paste);
-// queueing it again unmarked would make the model see it twice, so the driver
-// resubmits it once, marked, like a turn lost in a crash.
-type PromptFinder interface {
-	FindPrompt(s Seat, c Config, sessionID, msgID, nonce string) (found bool, where string, err error)
-}
-
-// InputReady is an optional Adapter method, for a harness that fires SessionStart
-// before its input box can take a paste. Claude Code 2.1.328 does: SessionStart
-// came about 170 ms before it enabled bracketed paste and 260 ms before it drew
-// the input box, and a paste in that window was not bracketed and lost its Enter
-// (docs/claude-code.md). For such an adapter the driver treats SessionStart as
-// "ready" only once the pane also shows InputReady, waiting a bounded time.
-type InputReady interface {
-	InputReady(screen string) bool
-}
-
-// ComposerReader is an optional Adapter method: the text in the harness's input
-// box as the pane shows it (ok=false when no box is visible; a placeholder hint
-// is ""). A cancel uses it to verify the box is clean: Claude Code puts an
-// interrupted prompt back into the box as its turn stops, sometimes just after
-// the footer goes idle, so a clear sent at once can come first.
-type ComposerReader interface {
-	Composer(screen string) (text string, ok bool)
-}
-
-// SelfNaming is an optional Adapter method for harnesses that choose their own
-// session id (Codex's thread id): pantty cannot pass one at launch, so the
-// driver records it from the first turn end bound to a pantty submission, and
-// resumes that id from then on.
-type SelfNaming interface {
-	NamesOwnSession() bool
-}
-
-// LazyStart is an optional Adapter method for a harness whose SessionStart
-// hook fires with the first turn of a session, not when the harness starts
-// (Codex CLI 0.171: SessionStart source startup, resume or compact runs as the
-// next turn begins). For such a harness the driver takes the pane showing its
-// input box (InputReady) as the start, and a compaction's re-injection
-// (SessionStart source "compact", whose output the harness puts into that
-// turn's request) as arriving with the first turn after the compaction.
-type LazyStart interface {
-	InputReady
-	StartsLazily() bool
+// Capabilities are a harness's optional abilities, one field each, read by the
+// driver from one place instead of by type assertions spread over its files.
+// A nil function or a zero value means "this harness cannot"; each field's
+// comment names the interface it replaces, which carries the measured reason.
+type Capabilities struct {
+	// FindPrompt is the capability: whether the harness's own records
+	// hold this submission's prompt at all (a user row carrying its id and nonce),
+	// its turn finished or not. A paste with no UserPromptSubmit evidence whose
+	// prompt the harness recorded did reach it (the event was lost, not the paste);
+	// queueing it again unmarked would make the model see it twice, so the driver
+	// resubmits it once, marked, like a turn lost in a crash.
+	FindPrompt func(s Seat, c Config, sessionID, msgID, nonce string) (found bool, where string, err error)
+	// InputReady is the capability for a harness that fires SessionStart
+	// before its input box can take a paste. Claude Code 2.1.328 does: SessionStart
+	// came about 170 ms before it enabled bracketed paste and 260 ms before it drew
+	// the input box, and a paste in that window was not bracketed and lost its Enter
+	// (docs/claude-code.md). For such an adapter the driver treats SessionStart as
+	// "ready" only once the pane also shows InputReady, waiting a bounded time.
+	InputReady func(screen string) bool
+	// Composer is the capability: the text in the harness's input
+	// box as the pane shows it (ok=false when no box is visible; a placeholder hint
+	// is ""). A cancel uses it to verify the box is clean: Claude Code puts an
+	// interrupted prompt back into the box as its turn stops, sometimes just after
+	// the footer goes idle, so a clear sent at once can come first.
+	Composer func(screen string) (text string, ok bool)
+	// NamesOwnSession is the capability for harnesses that choose their own
+	// session id (Codex's thread id): pantty cannot pass one at launch, so the
+	// driver records it from the first turn end bound to a pantty submission, and
+	// resumes that id from then on.
+	NamesOwnSession bool
+	// StartsLazily is the capability for a harness whose SessionStart
+	// hook fires with the first turn of a session, not when the harness starts
+	// (Codex CLI 0.171: SessionStart source startup, resume or compact runs as the
+	// next turn begins). For such a harness the driver takes the pane showing its
+	// input box (InputReady) as the start, and a compaction's re-injection
+	// (SessionStart source "compact", whose output the harness puts into that
+	// turn's request) as arriving with the first turn after the compaction.
+	StartsLazily bool
+	// BareCommands is the capability: the allow-listed commands that
+	// take no arguments in this harness (guard.CommandRules.Bare).
+	BareCommands []string
+	// CommandAnswer is the capability: the harness's own answer to a
+	// command the door sent at or after since, as the harness recorded it, with
+	// ok=false while it has recorded none. Claude Code 2.1.328 records a local
+	// command's output in its transcript (a "local_command" row holding
+	// "<local-command-stdout>Not enough messages to compact.</local-command-stdout>",
+	// measured 2026-12-03), about 140 ms after the command. The driver uses it to
+	// tell a refused command from an accepted one within seconds instead of waiting
+	// out a timeout (docs/claude-code.md).
+	CommandAnswer func(s Seat, c Config, sessionID string, cmd guard.Command, since time.Time) (answer string, ok bool, err error)
+	// TurnArgv is set by adapters whose harness can run one turn per
+	// process (the turn-spawned shape): the guarded prompt goes on stdin — never on
+	// argv, where ps shows it and ARG_MAX limits it — and a JSON result envelope
+	// comes back on stdout.
+	TurnArgv func(l Launch) ([]string, error)
+	// ProbeIsolation is the capability for a harness with an OS sandbox for
+	// the model's shell. ProbeIsolation checks, with the harness's environment, that
+	// the sandbox really runs here for this seat, and names it; an error says what
+	// is missing. Secrets lists the harness's own credential files for the seat
+	// (absolute paths): pantty denies them to the model like $PANTTY_HOME.
+	ProbeIsolation func(s Seat, c Config, env map[string]string) (mechanism string, err error)
+	// Secrets lists the harness's own credential files for the seat (see
+	// ProbeIsolation): denied to the model like $PANTTY_HOME.
+	Secrets func(s Seat, c Config) []string
+	// PrepareSeatHome is the capability: answer the harness's first-run
+	// dialogs ahead (onboarding, "use this API key?", "trust this folder?", hook
+	// review) in the home the seat's harness will see, so an unattended launch
+	// starts straight into its input box. It returns what it wrote, one line each,
+	// for `pantty seat prepare-home` to print. pantty is the absolute path of the
+	// pantty binary the harness's hooks call.
+	PrepareSeatHome func(s Seat, c Config, pantty string) (wrote []string, err error)
 }
 
 // Launch is what an adapter needs to build one launch of its harness.

@@ -49,16 +49,6 @@ func (a *AuthorityConfig) validate() error {
 	return nil
 }
 
-// Isolator is an optional Adapter method for a harness with an OS sandbox for
-// the model's shell. ProbeIsolation checks, with the harness's environment, that
-// the sandbox really runs here for this seat, and names it; an error says what
-// is missing. Secrets lists the harness's own credential files for the seat
-// (absolute paths): pantty denies them to the model like $PANTTY_HOME.
-type Isolator interface {
-	ProbeIsolation(s Seat, c Config, env map[string]string) (mechanism string, err error)
-	Secrets(s Seat, c Config) []string
-}
-
 // Authority is authority.toml: what the last launch let the seat's model reach,
 // written by the driver at each launch so `status` and `gates` report what holds
 // rather than what seat.toml asked for.
@@ -117,9 +107,9 @@ func ResolveAuthority(ad Adapter, s Seat, c Config, env map[string]string, now t
 			secrets = append(secrets, real)
 		}
 	}
-	iso, ok := ad.(Isolator)
-	if ok {
-		secrets = append(secrets, iso.Secrets(s, c)...)
+	caps := ad.Caps()
+	if caps.Secrets != nil {
+		secrets = append(secrets, caps.Secrets(s, c)...)
 	}
 	for _, p := range secrets {
 		if p != "" && !within(p, a.Protected[0]) && !slices.Contains(a.Protected, filepath.Clean(p)) {
@@ -130,10 +120,10 @@ func ResolveAuthority(ad Adapter, s Seat, c Config, env map[string]string, now t
 	case c.Authority.Isolation == IsolationOff:
 		a.Isolation, a.Why = IsolationOff, "seat.toml [authority] isolation = \"off\""
 		return a, nil
-	case !ok:
+	case caps.ProbeIsolation == nil:
 		a.Isolation, a.Why = IsolationUnavailable, "harness "+ad.Name()+" has no OS sandbox pantty can use"
 	default:
-		mech, err := iso.ProbeIsolation(s, c, env)
+		mech, err := caps.ProbeIsolation(s, c, env)
 		if err != nil {
 			a.Isolation, a.Why = IsolationUnavailable, err.Error()
 		} else {

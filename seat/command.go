@@ -23,28 +23,8 @@ func NewCommand(a Adapter, name, args string) (guard.Command, error) {
 // commandRules is the adapter's part of the command door.
 func commandRules(a Adapter) guard.CommandRules {
 	r := guard.CommandRules{Harness: a.Name(), Allowed: a.Commands()}
-	if b, ok := a.(BareCommands); ok {
-		r.Bare = b.BareCommands()
-	}
+	r.Bare = a.Caps().BareCommands
 	return r
-}
-
-// BareCommands is an optional Adapter method: the allow-listed commands that
-// take no arguments in this harness (guard.CommandRules.Bare).
-type BareCommands interface {
-	BareCommands() []string
-}
-
-// CommandAnswers is an optional Adapter method: the harness's own answer to a
-// command the door sent at or after since, as the harness recorded it, with
-// ok=false while it has recorded none. Claude Code 2.1.328 records a local
-// command's output in its transcript (a "local_command" row holding
-// "<local-command-stdout>Not enough messages to compact.</local-command-stdout>",
-// measured 2026-12-03), about 140 ms after the command. The driver uses it to
-// tell a refused command from an accepted one within seconds instead of waiting
-// out a timeout (docs/claude-code.md).
-type CommandAnswers interface {
-	CommandAnswer(s Seat, c Config, sessionID string, cmd guard.Command, since time.Time) (answer string, ok bool, err error)
 }
 
 // answerTail bounds how much of a transcript's end LocalCommandAnswer reads: the

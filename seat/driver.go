@@ -454,8 +454,7 @@ func (t *timer) stop() {
 
 // selfNaming reports whether the harness chooses its own session id.
 func (d *Driver) selfNaming() bool {
-	sn, ok := d.Ad.(SelfNaming)
-	return ok && sn.NamesOwnSession()
+	return d.Ad.Caps().NamesOwnSession
 }
 
 // sessionMatches binds a hook's session id to the seat: the recorded id, or —

@@ -107,10 +107,10 @@ const (
 // whenever it holds text, until it has stayed empty for composerQuiet (at most
 // composerSettle): the harness may put the interrupted prompt back after the
 // first clear (seen on Claude Code 2.1.328 under load). Only for adapters that
-// can read their input box (ComposerReader).
+// can read their input box (Capabilities.Composer).
 func (d *Driver) settleComposer() {
-	cr, ok := d.Ad.(ComposerReader)
-	if !ok {
+	composer := d.Ad.Caps().Composer
+	if composer == nil {
 		return
 	}
 	deadline := time.Now().Add(composerSettle)
@@ -123,7 +123,7 @@ func (d *Driver) settleComposer() {
 		if err != nil {
 			return
 		}
-		if text, ok := cr.Composer(screen); ok && text != "" {
+		if text, ok := composer(screen); ok && text != "" {
 			d.logf("the input box holds %q after the cancel: clearing it again", text)
 			d.clearComposer()
 			empty = time.Now()
@@ -139,8 +139,8 @@ const inputReadyLimit = 5 * time.Second
 // bracketed and may lose its Enter. Bounded: past the limit the driver goes on,
 // and the submission evidence still decides whether a paste arrived.
 func (d *Driver) waitInputReady() {
-	ir, ok := d.Ad.(InputReady)
-	if !ok {
+	inputReady := d.Ad.Caps().InputReady
+	if inputReady == nil {
 		return
 	}
 	deadline := time.Now().Add(inputReadyLimit)
@@ -148,7 +148,7 @@ func (d *Driver) waitInputReady() {
 		ctx, cancel := d.ctx()
 		screen, err := d.tm.Capture(ctx, d.sess.PaneID)
 		cancel()
-		if err == nil && ir.InputReady(screen) {
+		if err == nil && inputReady(screen) {
 			return
 		}
 		time.Sleep(50 * time.Millisecond)

@@ -30,7 +30,7 @@ const (
 // (Claude Code, Codex and the simulator). PreCompact alone is no acceptance:
 // Claude Code 2.1.328 fires it and then answers "Not enough messages to
 // compact." with no PostCompact (measured 2026-12-03). A command without
-// hooks is taken on the harness's recorded answer (CommandAnswers).
+// hooks is taken on the harness's recorded answer (Capabilities.CommandAnswer).
 var commandHooks = map[string]struct{ start, done string }{"compact": {EvPreCompact, EvPostCompact}}
 
 // cmdFlight is the command the door pasted and whose acceptance the driver
@@ -74,11 +74,12 @@ func (d *Driver) paneNotFree() (why string, unknown bool) {
 	if d.Ad.Busy(screen) {
 		return "a turn is running in the pane", false
 	}
-	if ir, ok := d.Ad.(InputReady); ok && !ir.InputReady(screen) {
+	caps := d.Ad.Caps()
+	if caps.InputReady != nil && !caps.InputReady(screen) {
 		return "the pane shows no input box" + d.paneTail(), false
 	}
-	if cr, ok := d.Ad.(ComposerReader); ok {
-		if text, ok := cr.Composer(screen); ok && strings.TrimSpace(text) != "" {
+	if caps.Composer != nil {
+		if text, ok := caps.Composer(screen); ok && strings.TrimSpace(text) != "" {
 			return fmt.Sprintf("the input box holds text pantty did not put there (%q)", clip(strings.TrimSpace(text), 60)), false
 		}
 	}
@@ -173,8 +174,8 @@ func (d *Driver) onCommandTick() {
 		return
 	}
 	hooks, hooked := commandHooks[f.cmd.Name()]
-	if ca, ok := d.Ad.(CommandAnswers); ok {
-		ans, ok, err := ca.CommandAnswer(d.S, d.Cfg, d.sess.ID, f.cmd, f.sent)
+	if answer := d.Ad.Caps().CommandAnswer; answer != nil {
+		ans, ok, err := answer(d.S, d.Cfg, d.sess.ID, f.cmd, f.sent)
 		if err != nil {
 			d.logf("command door: reading the harness's answer: %v", err)
 		}

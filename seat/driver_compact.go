@@ -97,7 +97,7 @@ func (d *Driver) onCycleEvent(ev Event) {
 	}
 	d.writeCycle()
 	if r.PostCompact != "" && r.Injected == "" && d.injectsLater() {
-		// The harness re-injects with the next turn (LazyStart): the compaction
+		// The harness re-injects with the next turn (Capabilities.StartsLazily): the compaction
 		// is done; recordLateInjection completes the record then.
 		d.endCycle("done", "")
 		return

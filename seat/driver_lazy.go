@@ -8,7 +8,7 @@ import (
 )
 
 // This file holds what the driver does for a harness whose SessionStart hook is
-// lazy (LazyStart: Codex CLI) and for adapters that report context through a
+// lazy (Capabilities.StartsLazily: Codex CLI) and for adapters that report context through a
 // ContextReading event instead of a Claude-shaped status line.
 
 // readyPoll is how often the driver looks at the pane of a lazily starting
@@ -16,9 +16,11 @@ import (
 // only witness. Bounded by ready_timeout like any start.
 const readyPoll = 100 * time.Millisecond
 
-func (d *Driver) lazyStart() (LazyStart, bool) {
-	ls, ok := d.Ad.(LazyStart)
-	return ls, ok && ls.StartsLazily()
+// lazyStart returns the pane test for a harness that starts lazily
+// (Capabilities.StartsLazily with its InputReady), and whether it does.
+func (d *Driver) lazyStart() (func(screen string) bool, bool) {
+	c := d.Ad.Caps()
+	return c.InputReady, c.StartsLazily && c.InputReady != nil
 }
 
 // armReadyPoll replaces the ready timeout of a fresh launch with the pane poll
@@ -41,7 +43,7 @@ func (d *Driver) pollReady() bool {
 	ctx, cancel := d.ctx()
 	screen, err := d.tm.Capture(ctx, d.sess.PaneID)
 	cancel()
-	if err == nil && ls.InputReady(screen) {
+	if err == nil && ls(screen) {
 		d.becomeReady("the pane shows the input box (this harness fires SessionStart only with a turn)")
 		return true
 	}
@@ -65,14 +67,14 @@ func (d *Driver) becomeReady(why string) {
 }
 
 // injectsLater reports whether a compaction's re-injection arrives with the
-// next turn rather than right after the compaction (LazyStart).
+// next turn rather than right after the compaction (Capabilities.StartsLazily).
 func (d *Driver) injectsLater() bool {
 	_, ok := d.lazyStart()
 	return ok
 }
 
 // recordLateInjection takes a SessionStart (source compact) that arrived after
-// the cycle it belongs to was done (LazyStart): the handoff it injected into the
+// the cycle it belongs to was done (Capabilities.StartsLazily): the handoff it injected into the
 // first request after the compaction is recorded in that cycle's record, and
 // checked against the one materialized. It reports whether a cycle was waiting.
 func (d *Driver) recordLateInjection(ev Event) bool {

@@ -60,14 +60,14 @@ func (d *Driver) lookupSession(e *Entry) string {
 
 // promptRecorded reports whether the harness's records hold e's paste (its id
 // and nonce in a user row), turn finished or not, and where; false when the
-// adapter cannot tell (no seat.PromptFinder) or the lookup failed.
+// adapter cannot tell (no Capabilities.FindPrompt) or the lookup failed.
 func (d *Driver) promptRecorded(e *Entry) (bool, string) {
-	pf, ok := d.Ad.(PromptFinder)
+	findPrompt := d.Ad.Caps().FindPrompt
 	sess := d.lookupSession(e)
-	if !ok || sess == "" {
+	if findPrompt == nil || sess == "" {
 		return false, ""
 	}
-	found, where, err := pf.FindPrompt(d.S, d.Cfg, sess, e.Msg.ID, e.Status.Nonce)
+	found, where, err := findPrompt(d.S, d.Cfg, sess, e.Msg.ID, e.Status.Nonce)
 	if err != nil {
 		d.logf("prompt lookup for %s: %v", e.Msg.ID, err)
 		return false, ""

@@ -101,8 +101,8 @@ func (d *Driver) leaveRelay(why string) {
 
 // draft reads the input box, or "" when it is empty or cannot be read.
 func (d *Driver) draft() string {
-	cr, ok := d.Ad.(ComposerReader)
-	if !ok || d.sess.PaneID == "" {
+	composer := d.Ad.Caps().Composer
+	if composer == nil || d.sess.PaneID == "" {
 		return ""
 	}
 	ctx, cancel := d.ctx()
@@ -111,7 +111,7 @@ func (d *Driver) draft() string {
 	if err != nil {
 		return ""
 	}
-	draft, ok := cr.Composer(screen)
+	draft, ok := composer(screen)
 	if !ok {
 		return ""
 	}

@@ -12,14 +12,6 @@ import (
 	"time"
 )
 
-// TurnAdapter is implemented by adapters whose harness can run one turn per
-// process (the turn-spawned shape): the guarded prompt goes on stdin — never on
-// argv, where ps shows it and ARG_MAX limits it — and a JSON result envelope
-// comes back on stdout.
-type TurnAdapter interface {
-	TurnArgv(l Launch) ([]string, error)
-}
-
 // Envelope is the harness's result envelope (claude -p --output-format json).
 type Envelope struct {
 	Type      string `json:"type"`
@@ -55,7 +47,7 @@ const maxEnvelope = 16 << 20
 // setupTurn prepares a turn-shaped seat: there is no pane; the seat is ready
 // when the adapter can build a one-turn command.
 func (d *Driver) setupTurn() error {
-	if _, ok := d.Ad.(TurnAdapter); !ok {
+	if d.Ad.Caps().TurnArgv == nil {
 		return fmt.Errorf("harness %s cannot run turn-spawned (its adapter has no one-turn command)", d.Ad.Name())
 	}
 	if err := d.saveSession(); err != nil {
@@ -75,7 +67,7 @@ func (d *Driver) deliverTurn(e *Entry, sub guard.Submission) {
 	}
 	var argv []string
 	if err == nil {
-		argv, err = d.Ad.(TurnAdapter).TurnArgv(Launch{Seat: d.S, Config: d.Cfg, SessionID: d.sess.ID, Resume: resume,
+		argv, err = d.Ad.Caps().TurnArgv(Launch{Seat: d.S, Config: d.Cfg, SessionID: d.sess.ID, Resume: resume,
 			Settings: d.S.SettingsPath(), Pantty: d.Pantty, Authority: auth})
 	}
 	if err != nil {

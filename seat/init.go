@@ -48,13 +48,3 @@ func InitConfig(s Seat, harness, workdir string, env map[string]string) error {
 	}
 	return nil
 }
-
-// HomePreparer is an optional Adapter method: answer the harness's first-run
-// dialogs ahead (onboarding, "use this API key?", "trust this folder?", hook
-// review) in the home the seat's harness will see, so an unattended launch
-// starts straight into its input box. It returns what it wrote, one line each,
-// for `pantty seat prepare-home` to print. pantty is the absolute path of the
-// pantty binary the harness's hooks call.
-type HomePreparer interface {
-	PrepareSeatHome(s Seat, c Config, pantty string) (wrote []string, err error)
-}

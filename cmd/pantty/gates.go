@@ -113,11 +113,11 @@ func isolationCell(harness string) string {
 	if err != nil {
 		return "none"
 	}
-	iso, ok := ad.(seat.Isolator)
-	if !ok {
+	probe := ad.Caps().ProbeIsolation
+	if probe == nil {
 		return "none"
 	}
-	if _, err := iso.ProbeIsolation(seat.Seat{}, seat.Config{}, map[string]string{"PATH": os.Getenv("PATH")}); err != nil {
+	if _, err := probe(seat.Seat{}, seat.Config{}, map[string]string{"PATH": os.Getenv("PATH")}); err != nil {
 		if errors.Is(err, seat.ErrPerSeat) {
 			return "per seat"
 		}

@@ -136,8 +136,8 @@ func seatPrepareHome(c *cli.Context) error {
 		// The harness rewrites its own files while it runs; a write now could be lost.
 		return fmt.Errorf("%w: seat %s is held by %s: stop it first ('pantty seat stop %s')", seat.ErrOwned, s.Name, o.Holder, s.Name)
 	}
-	hp, ok := ad.(seat.HomePreparer)
-	if !ok {
+	prepare := ad.Caps().PrepareSeatHome
+	if prepare == nil {
 		say("the %s harness asks no first-run questions: nothing to prepare", cfg.Harness)
 		return nil
 	}
@@ -145,7 +145,7 @@ func seatPrepareHome(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	wrote, err := hp.PrepareSeatHome(s, cfg, pantty)
+	wrote, err := prepare(s, cfg, pantty)
 	if err != nil {
 		return err
 	}

@@ -272,7 +272,7 @@ func (Adapter) FindTurn(_ seat.Seat, c seat.Config, sessionID, msgID, nonce stri
 }
 
 // FindPrompt finds the submission's user row (matching id and nonce) whether
-// or not its turn finished (seat.PromptFinder).
+// or not its turn finished (seat.Capabilities.FindPrompt).
 func (Adapter) FindPrompt(_ seat.Seat, c seat.Config, sessionID, msgID, nonce string) (bool, string, error) {
 	return scanTranscript(c, sessionID, msgID, nonce, true)
 }
@@ -367,7 +367,7 @@ func isRule(l string) bool {
 	return len(t) >= 3*len("─") && strings.Trim(t, "─") == ""
 }
 
-// InputReady (seat.InputReady) is the pane showing the input box: a "❯" line
+// InputReady (seat.Capabilities.InputReady) is the pane showing the input box: a "❯" line
 // between two rules. Claude Code fires SessionStart before that (measured about
 // 260 ms before the box, 170 ms before it enables bracketed paste), and a paste
 // sent in that window is not bracketed and lost its Enter.
@@ -386,7 +386,7 @@ func (Adapter) InputReady(screen string) bool {
 	return a+1 < rules[len(rules)-1] && strings.HasPrefix(lines[a+1], "❯")
 }
 
-// Composer (seat.ComposerReader) is the input box's text; see Composer. The
+// Composer (seat.Capabilities.Composer) is the input box's text; see Composer. The
 // placeholder hint counts as empty.
 func (Adapter) Composer(screen string) (string, bool) {
 	text, ok := Composer(screen)
@@ -452,7 +452,7 @@ func (Adapter) Facts() guard.DispatchFacts { return guard.DefaultDispatchFacts }
 // Enter that arrived inside the paste.
 func (Adapter) PasteSettle() seat.Duration { return seat.Duration{Duration: 150 * time.Millisecond} }
 
-// CommandAnswer (seat.CommandAnswers) reads the command's output from the
+// CommandAnswer (seat.Capabilities.CommandAnswer) reads the command's output from the
 // session's transcript: Claude Code 2.1.328 records a slash command as a row
 // naming it ("<command-name>/compact</command-name>") and its output as a
 // system "local_command" row ("<local-command-stdout>Not enough messages to
@@ -465,4 +465,10 @@ func (Adapter) CommandAnswer(_ seat.Seat, c seat.Config, sessionID string, cmd g
 		return "", false, err
 	}
 	return seat.LocalCommandAnswer(path, cmd.Name(), since)
+}
+
+// Caps lists what Claude Code can do beyond the required methods.
+func (a Adapter) Caps() seat.Capabilities {
+	return seat.Capabilities{FindPrompt: a.FindPrompt, InputReady: a.InputReady, Composer: a.Composer,
+		CommandAnswer: a.CommandAnswer, ProbeIsolation: a.ProbeIsolation, Secrets: a.Secrets, PrepareSeatHome: a.PrepareSeatHome}
 }

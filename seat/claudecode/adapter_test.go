@@ -232,8 +232,9 @@ func TestCommandsLeaveOutClear(t *testing.T) {
 	if _, err := seat.NewCommand(ad, "clear", ""); err == nil {
 		t.Fatal("the command door accepts /clear")
 	}
-	var _ seat.InputReady = ad
-	var _ seat.ComposerReader = ad
+	if c := ad.Caps(); c.InputReady == nil || c.Composer == nil || c.CommandAnswer == nil || c.ProbeIsolation == nil || c.StartsLazily {
+		t.Fatalf("capabilities: want input-ready, composer, command answers and isolation, not a lazy start: %+v", c)
+	}
 	if ad.PasteSettle().Duration.Milliseconds() != 150 || ad.Facts() != guard.DefaultDispatchFacts {
 		t.Fatalf("paste settle %v, facts %+v", ad.PasteSettle(), ad.Facts())
 	}

@@ -106,7 +106,7 @@ func (Adapter) FindTurn(s seat.Seat, c seat.Config, sessionID, msgID, nonce stri
 }
 
 // FindPrompt looks in the rollout for the submission's prompt, its turn
-// completed or not (seat.PromptFinder).
+// completed or not (seat.Capabilities.FindPrompt).
 func (Adapter) FindPrompt(s seat.Seat, c seat.Config, sessionID, msgID, nonce string) (bool, string, error) {
 	return FindPrompt(Home(s, c), sessionID, msgID, nonce)
 }
@@ -142,9 +142,9 @@ func (Adapter) Busy(screen string) bool {
 	return strings.Contains(screen, "esc to interrupt")
 }
 
-// InputReady (seat.InputReady) is the footer saying Ready under the input box.
+// InputReady (seat.Capabilities.InputReady) is the footer saying Ready under the input box.
 // Codex fires SessionStart only with the first turn, so this is also how the
-// driver knows the harness started (seat.LazyStart).
+// driver knows the harness started (seat.Capabilities.StartsLazily).
 func (Adapter) InputReady(screen string) bool {
 	state, _, line, ok := Status(screen)
 	if !ok || state != "Ready" {
@@ -154,10 +154,10 @@ func (Adapter) InputReady(screen string) bool {
 	return found
 }
 
-// StartsLazily (seat.LazyStart): SessionStart fires as a turn begins.
+// StartsLazily (seat.Capabilities.StartsLazily): SessionStart fires as a turn begins.
 func (Adapter) StartsLazily() bool { return true }
 
-// NamesOwnSession (seat.SelfNaming): Codex chooses its thread id.
+// NamesOwnSession (seat.Capabilities.NamesOwnSession): Codex chooses its thread id.
 func (Adapter) NamesOwnSession() bool { return true }
 
 // placeholders are the input box's dimmed hints: not typed text.
@@ -179,7 +179,7 @@ func composerLines(screen string, status int) ([]string, int, bool) {
 	return nil, 0, false
 }
 
-// Composer (seat.ComposerReader) returns the text in Codex's input box, read
+// Composer (seat.Capabilities.Composer) returns the text in Codex's input box, read
 // from the pane: the "›" line above the footer and its continuation lines. The
 // placeholder hint counts as empty. ok is false when no box is visible. Codex
 // does not put an interrupted prompt back into the box (measured), so after a
@@ -234,7 +234,7 @@ func (Adapter) Facts() guard.DispatchFacts {
 // 30-60 ms after the Enter).
 func (Adapter) PasteSettle() seat.Duration { return seat.Duration{Duration: 150 * time.Millisecond} }
 
-// PrepareSeatHome (seat.HomePreparer) runs PrepareHome and says what it set in
+// PrepareSeatHome (seat.Capabilities.PrepareSeatHome) runs PrepareHome and says what it set in
 // the seat's CODEX_HOME.
 // The isolation profile is the one the last launch recorded (authority.toml),
 // none before the first launch: every launch prepares the home again with the
@@ -251,4 +251,11 @@ func (Adapter) PrepareSeatHome(s seat.Seat, c seat.Config, pantty string) ([]str
 			"model_auto_compact_token_limit, check_for_update_on_startup = false, approval_policy = \"never\" unless already set", c.Workdir),
 		filepath.Join(home, "config.toml") + ": hooks.state trusted hashes for exactly pantty's hooks, asked of codex itself (no \"Hooks need review\")",
 	}, nil
+}
+
+// Caps lists what Codex can do beyond the required methods.
+func (a Adapter) Caps() seat.Capabilities {
+	return seat.Capabilities{FindPrompt: a.FindPrompt, InputReady: a.InputReady, Composer: a.Composer,
+		NamesOwnSession: a.NamesOwnSession(), StartsLazily: a.StartsLazily(), BareCommands: a.BareCommands(),
+		ProbeIsolation: a.ProbeIsolation, Secrets: a.Secrets, PrepareSeatHome: a.PrepareSeatHome}
 }

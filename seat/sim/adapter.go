@@ -77,7 +77,7 @@ func (Adapter) FindTurn(s seat.Seat, c seat.Config, sessionID, msgID, nonce stri
 }
 
 // FindPrompt scans the transcript for the user row carrying the guard header of
-// this submission, answered or not (seat.PromptFinder).
+// this submission, answered or not (seat.Capabilities.FindPrompt).
 func (Adapter) FindPrompt(s seat.Seat, c seat.Config, sessionID, msgID, nonce string) (bool, string, error) {
 	return scanTranscript(transcriptPath(s, c, sessionID), msgID, nonce, true)
 }
@@ -182,8 +182,13 @@ func (Adapter) Composer(screen string) (string, bool) {
 	return text, true
 }
 
-// CommandAnswer (seat.CommandAnswers) reads a command's output from the
+// CommandAnswer (seat.Capabilities.CommandAnswer) reads a command's output from the
 // simulator's transcript, which records it in Claude Code's form.
 func (Adapter) CommandAnswer(s seat.Seat, c seat.Config, sessionID string, cmd guard.Command, since time.Time) (string, bool, error) {
 	return seat.LocalCommandAnswer(transcriptPath(s, c, sessionID), cmd.Name(), since)
+}
+
+// Caps lists what the simulator can do beyond the required methods.
+func (a Adapter) Caps() seat.Capabilities {
+	return seat.Capabilities{FindPrompt: a.FindPrompt, Composer: a.Composer, CommandAnswer: a.CommandAnswer, TurnArgv: a.TurnArgv}
 }

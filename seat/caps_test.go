@@ -1,0 +1,54 @@
+package seat
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pantty/pantty/internal/guard"
+)
+
+// bareAdapter has only the required methods and zero Capabilities: every
+// optional ability absent.
+type bareAdapter struct{}
+
+func (bareAdapter) Name() string                                     { return "bare" }
+func (bareAdapter) Argv(Launch) ([]string, error)                    { return []string{"true"}, nil }
+func (bareAdapter) Env(Seat, Config) map[string]string               { return nil }
+func (bareAdapter) SessionExists(Seat, Config, string) (bool, error) { return false, nil }
+func (bareAdapter) FindTurn(Seat, Config, string, string, string) (bool, string, error) {
+	return false, "", nil
+}
+func (bareAdapter) Busy(string) bool           { return false }
+func (bareAdapter) Commands() []string         { return []string{"compact"} }
+func (bareAdapter) Facts() guard.DispatchFacts { return guard.DefaultDispatchFacts }
+func (bareAdapter) PasteSettle() Duration      { return Duration{} }
+func (bareAdapter) Caps() Capabilities         { return Capabilities{} }
+
+// TestZeroCapabilitiesMeanCannot: the places that read Capabilities outside
+// the driver loop treat a zero field as "this harness cannot".
+func TestZeroCapabilitiesMeanCannot(t *testing.T) {
+	var a Adapter = bareAdapter{}
+	if _, err := NewCommand(a, "compact", "keep the plan"); err != nil {
+		t.Errorf("no bare commands declared: arguments must pass, got %v", err)
+	}
+	if r := commandRules(a); len(r.Bare) != 0 || r.Harness != "bare" {
+		t.Errorf("command rules %+v", r)
+	}
+	s := Seat{Home: t.TempDir(), Name: "z"}
+	s.Dir = s.Home + "/seats/z"
+	auth, err := ResolveAuthority(a, s, Config{Harness: "bare", Workdir: t.TempDir()}, nil, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if auth.Isolation != IsolationUnavailable || !strings.Contains(auth.Why, "no OS sandbox") {
+		t.Errorf("no ProbeIsolation: want isolation unavailable, got %s (%s)", auth.Isolation, auth.Why)
+	}
+	d := &Driver{Ad: a}
+	if d.selfNaming() {
+		t.Error("no NamesOwnSession: the driver must choose the session id")
+	}
+	if _, lazy := d.lazyStart(); lazy {
+		t.Error("no StartsLazily: the start is SessionStart")
+	}
+}
