@@ -1,6 +1,7 @@
 package seat
 
 import (
+	"io"
 	"time"
 
 	"fmt"
@@ -113,6 +114,20 @@ type Capabilities struct {
 	// for `pantty seat prepare-home` to print. pantty is the absolute path of the
 	// pantty binary the harness's hooks call.
 	PrepareSeatHome func(s Seat, c Config, pantty string) (wrote []string, err error)
+	// HookFlags are the harness's own doors into `pantty hook`, for a harness
+	// whose hooks do not speak Claude Code's JSON on stdin (Codex: its hooks
+	// name the turn differently, its notify program passes the JSON as the last
+	// argument). `pantty hook --NAME` runs Run; cmd/pantty builds the flags from
+	// the registered adapters, so the harness's settings name them unchanged.
+	HookFlags []HookFlag
+}
+
+// HookFlag is one harness-specific form of `pantty hook`: the boolean flag
+// --Name selects Run, which records the event for seat name under home and
+// returns the hook's exit code. args are the command's positional arguments.
+type HookFlag struct {
+	Name, Usage string
+	Run         func(home, name string, args []string, stdin io.Reader, stdout, stderr io.Writer) int
 }
 
 // Launch is what an adapter needs to build one launch of its harness.
@@ -137,6 +152,18 @@ func Register(a Adapter) {
 	adaptersMu.Lock()
 	defer adaptersMu.Unlock()
 	adapters[a.Name()] = a
+}
+
+// Adapters returns every registered adapter, by name.
+func Adapters() []Adapter {
+	adaptersMu.Lock()
+	defer adaptersMu.Unlock()
+	out := make([]Adapter, 0, len(adapters))
+	for _, a := range adapters {
+		out = append(out, a)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name() < out[j].Name() })
+	return out
 }
 
 // AdapterFor returns the registered adapter for a harness name.

@@ -5,13 +5,24 @@ import (
 	"os"
 
 	"github.com/pantty/pantty/seat"
-	"github.com/pantty/pantty/seat/codex"
 	"github.com/pantty/pantty/seat/sim"
 	"github.com/urfave/cli/v2"
 )
 
 // hookCommand is what the harness's hooks (and tmux's pane-died hook) run.
 func hookCommand() *cli.Command {
+	flags := []cli.Flag{
+		&cli.StringFlag{Name: "seat"},
+		&cli.BoolFlag{Name: "status-line"},
+		&cli.StringFlag{Name: "tmux", Usage: "a tmux hook name instead of a harness event"},
+	}
+	var doors []seat.HookFlag // the harnesses' own forms (Capabilities.HookFlags)
+	for _, a := range seat.Adapters() {
+		for _, h := range a.Caps().HookFlags {
+			doors = append(doors, h)
+			flags = append(flags, &cli.BoolFlag{Name: h.Name, Usage: h.Usage})
+		}
+	}
 	return &cli.Command{
 		Name:   "hook",
 		Usage:  "record one harness hook event (run by the harness, not by people)",
@@ -21,13 +32,7 @@ func hookCommand() *cli.Command {
 		// not know, no seat, an unusable home — fails open like RunHook does:
 		// one line on stderr, exit 0.
 		OnUsageError: func(_ *cli.Context, err error, _ bool) error { return hookFailOpen(err) },
-		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "seat"},
-			&cli.BoolFlag{Name: "status-line"},
-			&cli.StringFlag{Name: "tmux", Usage: "a tmux hook name instead of a harness event"},
-			&cli.BoolFlag{Name: "codex-hook", Usage: "a Codex hook (turn_id named prompt_id; PostModelRequest translated)"},
-			&cli.BoolFlag{Name: "codex-notify", Usage: "Codex's notify program: the JSON is the last argument"},
-		},
+		Flags:        flags,
 		Action: func(c *cli.Context) error {
 			if c.String("seat") == "" {
 				return hookFailOpen(fmt.Errorf("no --seat given"))
@@ -41,15 +46,16 @@ func hookCommand() *cli.Command {
 			if err := seat.RefuseOtherSeat(seat.Seat{Home: home, Name: c.String("seat")}, "hook"); err != nil {
 				return hookFailOpen(err)
 			}
-			code := 0
-			switch {
-			case c.Bool("codex-notify"):
-				code = codex.RunNotify(home, c.String("seat"), c.Args().Get(c.NArg()-1), os.Stderr)
-			case c.Bool("codex-hook"):
-				code = codex.RunHook(home, c.String("seat"), os.Stdin, os.Stdout, os.Stderr)
-			default:
-				code = seat.RunHook(home, c.String("seat"), c.Bool("status-line"), c.String("tmux"), os.Stdin, os.Stdout, os.Stderr)
+			run := func() int {
+				return seat.RunHook(home, c.String("seat"), c.Bool("status-line"), c.String("tmux"), os.Stdin, os.Stdout, os.Stderr)
 			}
+			for _, h := range doors {
+				if c.Bool(h.Name) {
+					run = func() int { return h.Run(home, c.String("seat"), c.Args().Slice(), os.Stdin, os.Stdout, os.Stderr) }
+					break
+				}
+			}
+			code := run()
 			if code != 0 {
 				return codedError{code, ""}
 			}

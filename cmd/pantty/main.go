@@ -15,10 +15,15 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-func main() {
+// init registers the harnesses this binary drives, one line each: the
+// commands built from them (hook flags) and the tests see the same registry.
+func init() {
 	seat.Register(sim.Adapter{})
 	seat.Register(claudecode.Adapter{})
 	seat.Register(codex.Adapter{})
+}
+
+func main() {
 	os.Exit(run(os.Args))
 }
 

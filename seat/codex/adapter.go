@@ -10,6 +10,7 @@ package codex
 import (
 	"fmt"
 	"github.com/pantty/pantty/internal/guard"
+	"io"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -257,5 +258,19 @@ func (Adapter) PrepareSeatHome(s seat.Seat, c seat.Config, pantty string) ([]str
 func (a Adapter) Caps() seat.Capabilities {
 	return seat.Capabilities{FindPrompt: a.FindPrompt, InputReady: a.InputReady, Composer: a.Composer,
 		NamesOwnSession: a.NamesOwnSession(), StartsLazily: a.StartsLazily(), BareCommands: a.BareCommands(),
-		ProbeIsolation: a.ProbeIsolation, Secrets: a.Secrets, PrepareSeatHome: a.PrepareSeatHome}
+		ProbeIsolation: a.ProbeIsolation, Secrets: a.Secrets, PrepareSeatHome: a.PrepareSeatHome,
+		HookFlags: []seat.HookFlag{
+			{Name: "codex-hook", Usage: "a Codex hook (turn_id named prompt_id; PostModelRequest translated)",
+				Run: func(home, name string, _ []string, stdin io.Reader, stdout, stderr io.Writer) int {
+					return RunHook(home, name, stdin, stdout, stderr)
+				}},
+			{Name: "codex-notify", Usage: "Codex's notify program: the JSON is the last argument",
+				Run: func(home, name string, args []string, _ io.Reader, _, stderr io.Writer) int {
+					last := ""
+					if len(args) > 0 {
+						last = args[len(args)-1]
+					}
+					return RunNotify(home, name, last, stderr)
+				}},
+		}}
 }
