@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/pantty/pantty/internal/guard"
+	"github.com/pantty/pantty/internal/machine"
 	"io/fs"
 	"log"
 	"os"
@@ -29,16 +30,21 @@ type Progress struct {
 	Adopted bool   `json:"adopted,omitempty"`
 }
 
-// Driver phases, recorded in heartbeat.toml.
+// Driver phases as heartbeat.toml records them; internal/machine names them
+// and the events between them.
 const (
-	PhaseStarting    = "starting"
-	PhaseIdle        = "idle"
-	PhaseSubmitting  = "submitting"
-	PhaseInTurn      = "in-turn"
-	PhaseCancelling  = "cancelling"
-	PhaseProvider    = "waiting-provider"
-	PhaseRelaunching = "relaunching"
-	PhaseStopping    = "stopping"
+	PhaseStarting    = string(machine.Starting)
+	PhaseIdle        = string(machine.Idle)
+	PhaseSubmitting  = string(machine.Submitting)
+	PhaseInTurn      = string(machine.InTurn)
+	PhaseCancelling  = string(machine.Cancelling)
+	PhaseCompacting  = string(machine.Compacting)
+	PhaseRelay       = string(machine.Relay)
+	PhaseProvider    = string(machine.Provider)
+	PhaseMeans       = string(machine.Means)
+	PhaseRetry       = string(machine.Retry)
+	PhaseRelaunching = string(machine.Relaunching)
+	PhaseStopping    = string(machine.Stopping)
 )
 
 // Driver is the seat's work loop: one process per seat that holds owner.lock for
@@ -57,7 +63,7 @@ type Driver struct {
 
 	tm       *tmux.Client
 	sess     Session
-	phase    string
+	phase    machine.Phase
 	waiting  string
 	ready    bool
 	adopted  bool
@@ -309,7 +315,7 @@ func (d *Driver) setup() error {
 	if err := d.loadInbox(); err != nil {
 		return err
 	}
-	d.setPhase(PhaseStarting, "harness SessionStart")
+	d.begin(machine.Starting, "harness SessionStart")
 	if d.Cfg.Shape == ShapeTurn {
 		d.turnDone = make(chan turnDone, 1)
 		if err := d.setupTurn(); err != nil {
@@ -356,7 +362,7 @@ func (d *Driver) teardown() {
 
 // beat writes heartbeat.toml; only the loop calls it.
 func (d *Driver) beat() {
-	hb := Heartbeat{At: time.Now().UTC(), Phase: d.phase, Interval: d.Cfg.HeartbeatInterval,
+	hb := Heartbeat{At: time.Now().UTC(), Phase: string(d.phase), Interval: d.Cfg.HeartbeatInterval,
 		PID: os.Getpid(), Holder: d.Lock.Owner.Holder, Waiting: d.waiting}
 	if o := d.outage; o != nil {
 		hb.Fault, hb.FaultCause, hb.FaultSince = o.class, o.cause, o.since.UTC()
@@ -366,13 +372,35 @@ func (d *Driver) beat() {
 	}
 }
 
-func (d *Driver) setPhase(p, waiting string) {
-	if p == d.phase && waiting == d.waiting {
-		return
-	}
+// begin sets the phase a driver starts in; every later change is a named
+// transition (to).
+func (d *Driver) begin(p machine.Phase, waiting string) {
 	d.phase, d.waiting = p, waiting
 	d.beat()
 }
+
+// to moves the driver by one event of machine.Rules and records the phase and
+// what it waits for in the heartbeat. A pair the table does not name is
+// logged (the seat tests fail on that line) and takes the event's usual
+// target, so a gap in the table never stops a seat.
+func (d *Driver) to(ev machine.Event, waiting string) {
+	r, ok := machine.Lookup(d.phase, ev)
+	if !ok {
+		d.logf("%s %s on %s (taken to %s)", UnnamedTransition, ev, d.phase, r.To)
+	}
+	if r.To == machine.Stay {
+		return
+	}
+	if r.To == d.phase && waiting == d.waiting {
+		return
+	}
+	d.phase, d.waiting = r.To, waiting
+	d.beat()
+}
+
+// UnnamedTransition starts the driver.log line of a phase change that
+// internal/machine's table does not name.
+const UnnamedTransition = "machine: unnamed transition:"
 
 func (d *Driver) ctx() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), 10*time.Second)

@@ -2,6 +2,7 @@ package seat
 
 import (
 	"fmt"
+	"github.com/pantty/pantty/internal/machine"
 	"time"
 )
 
@@ -24,7 +25,7 @@ func (d *Driver) cancelTurn(reason string) error {
 	if fl == nil {
 		return fmt.Errorf("no turn in flight")
 	}
-	d.setPhase(PhaseCancelling, fl.e.Msg.ID)
+	d.to(machine.CancelBegun, fl.e.Msg.ID)
 	if d.Cfg.Shape == ShapeTurn {
 		d.killTurn(reason)
 		d.evidenceT.stop()
@@ -44,7 +45,7 @@ func (d *Driver) cancelTurn(reason string) error {
 		busy = d.waitPane(cancelSubmitWait, true)
 		if !busy {
 			if ok, where := d.promptRecorded(fl.e); ok {
-				d.setPhase(PhaseSubmitting, "evidence for "+fl.e.Msg.ID)
+				d.to(machine.CancelSawPrompt, "evidence for "+fl.e.Msg.ID)
 				return fmt.Errorf("the harness already took %s (its prompt is at %s) and no turn runs now: too late to cancel; its turn end settles it", fl.e.Msg.ID, where)
 			}
 		}
@@ -59,7 +60,7 @@ func (d *Driver) cancelTurn(reason string) error {
 			return err
 		}
 		if !d.waitPane(cancelVerify, false) {
-			d.setPhase(PhaseInTurn, fl.e.Msg.ID)
+			d.to(machine.CancelHeld, fl.e.Msg.ID)
 			return fmt.Errorf("the turn did not stop within %s of Escape", cancelVerify)
 		}
 	}

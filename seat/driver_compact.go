@@ -2,14 +2,12 @@ package seat
 
 import (
 	"fmt"
+	"github.com/pantty/pantty/internal/machine"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 )
-
-// PhaseCompacting: a compaction cycle is running; nothing is submitted.
-const PhaseCompacting = "compacting"
 
 // cycleRun is the compaction cycle in progress and the request to answer.
 type cycleRun struct {
@@ -57,7 +55,7 @@ func (d *Driver) startCycle(req *Request, reason, instructions string) {
 		return
 	}
 	d.writeCycle()
-	d.setPhase(PhaseCompacting, c.ID)
+	d.to(machine.CompactBegun, c.ID)
 	d.cycleT.set(d.Cfg.Compaction.Timeout.Duration)
 	if err := d.sendCommand(cmd, nil); err != nil {
 		d.endCycle("failed", "send /compact: "+err.Error())
@@ -165,7 +163,7 @@ func (d *Driver) endCycle(state, errText string) {
 		d.answer(*d.cycle.req, err, fmt.Sprintf("compaction cycle %s done: handoff %s (hash %s) materialized before /compact and %s", r.ID, filepath.Base(r.Handoff), r.Hash, how))
 	}
 	d.cycle = nil
-	d.setPhase(PhaseIdle, "")
+	d.to(machine.CycleEnded, "")
 }
 
 // onStatusLine turns a status-line reading into context.toml: occupancy from

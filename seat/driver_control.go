@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/pantty/pantty/internal/guard"
+	"github.com/pantty/pantty/internal/machine"
 	"os"
 	"path/filepath"
 	"time"
@@ -82,7 +83,7 @@ func (d *Driver) onRequest(r Request) {
 	case CtlRetry:
 		d.answer(r, d.retry(r.MsgID), "re-queued "+r.MsgID)
 	case CtlStop:
-		d.setPhase(PhaseStopping, "")
+		d.to(machine.StopAsked, "")
 		d.killTurn("stopped")
 		d.killHarness()
 		d.answer(r, nil, "harness and driver stopped")

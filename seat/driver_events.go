@@ -3,6 +3,7 @@ package seat
 import (
 	"fmt"
 	"github.com/pantty/pantty/internal/guard"
+	"github.com/pantty/pantty/internal/machine"
 	"path/filepath"
 	"time"
 )
@@ -83,7 +84,7 @@ func (d *Driver) onNotification(ev Event) {
 	}
 	what := cut(Redact(f.Message), 120)
 	d.logf("message %s: the harness asks for a person mid-turn (%s): %s", fl.e.Msg.ID, f.NotificationType, what)
-	d.setPhase(PhaseInTurn, fmt.Sprintf("%s: the harness asks for a person (%s): %s", fl.e.Msg.ID, f.NotificationType, what))
+	d.to(machine.AsksPerson, fmt.Sprintf("%s: the harness asks for a person (%s): %s", fl.e.Msg.ID, f.NotificationType, what))
 }
 
 // onPromptSubmit binds UserPromptSubmit evidence to the flight by the guard's
@@ -109,7 +110,7 @@ func (d *Driver) onPromptSubmit(ev Event) {
 		st.SubmittedAt = ev.ReceivedAt
 		d.writeStatus(fl.e)
 		d.armCeiling(fl.e)
-		d.setPhase(PhaseInTurn, fl.e.Msg.ID)
+		d.to(machine.Evidenced, fl.e.Msg.ID)
 		return
 	}
 	if ok && fl == nil {

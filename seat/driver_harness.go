@@ -3,6 +3,7 @@ package seat
 import (
 	"errors"
 	"fmt"
+	"github.com/pantty/pantty/internal/machine"
 	"os"
 	"syscall"
 	"time"
@@ -38,7 +39,7 @@ func (d *Driver) ensureHarness() error {
 			d.setTmuxHooks()
 			d.watchSession()
 			d.watchHarness()
-			d.setPhase(PhaseIdle, "")
+			d.to(machine.Ready, "")
 			// An adopted harness sends no new SessionStart, so the verdict the
 			// spawning start waits for is given here: the harness is up and ours.
 			d.report(Progress{State: "ready", Holder: d.Lock.Owner.Holder, Session: d.sess.ID, Adopted: true})
@@ -130,7 +131,7 @@ func (d *Driver) launch(pane *tmux.Pane) error {
 	}
 	d.logf("%s harness in pane %s (pid %d), session %s", verb, p.ID, p.PID, d.sess.ID)
 	d.report(Progress{State: "progress", Text: fmt.Sprintf("%s session %s; waiting for the harness's SessionStart", verb, d.sess.ID)})
-	d.setPhase(PhaseStarting, "harness SessionStart")
+	d.to(machine.Launched, "harness SessionStart")
 	d.readyT.set(d.Cfg.ReadyTimeout.Duration)
 	d.armReadyPoll()
 	return nil
@@ -252,7 +253,7 @@ func (d *Driver) harnessGone(why string, pane *tmux.Pane) {
 	d.foreignTurn = ""
 	d.evidenceT.stop()
 	d.ceilingT.stop()
-	d.setPhase(PhaseRelaunching, why)
+	d.to(machine.HarnessGone, why)
 	d.settleLostFlight()
 	if giveUp {
 		d.giveUp()
@@ -267,7 +268,7 @@ func (d *Driver) harnessGone(why string, pane *tmux.Pane) {
 	}
 	if delay := relaunchDelay(d.quickExits); delay > 0 {
 		d.logf("harness exited %d times within %s of launch: relaunching in %s", d.quickExits, quickExit, delay)
-		d.setPhase(PhaseRelaunching, fmt.Sprintf("harness exited %d times within %s of launch; next launch in %s; it said: %s", d.quickExits, quickExit, delay, d.lastExit.LastLine()))
+		d.to(machine.HarnessGone, fmt.Sprintf("harness exited %d times within %s of launch; next launch in %s; it said: %s", d.quickExits, quickExit, delay, d.lastExit.LastLine()))
 		d.relaunchT.set(delay)
 		return
 	}
@@ -310,7 +311,7 @@ func (d *Driver) relaunchNow() {
 	}
 	if err := d.launch(pane); err != nil {
 		d.logf("relaunch failed: %v", err)
-		d.setPhase(PhaseRelaunching, "relaunch failed: "+err.Error())
+		d.to(machine.LaunchFailed, "relaunch failed: "+err.Error())
 		// A launch that cannot even be made (no binary, an unreadable env_file)
 		// counts as a launch that ended before the harness came up.
 		d.launchFailures++

@@ -3,6 +3,7 @@ package seat
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/pantty/pantty/internal/machine"
 	"path/filepath"
 	"time"
 )
@@ -61,7 +62,7 @@ func (d *Driver) becomeReady(why string) {
 	d.ready = true
 	d.readyT.stop()
 	d.logf("harness ready (%s)", why)
-	d.setPhase(PhaseIdle, "")
+	d.to(machine.Ready, "")
 	d.report(Progress{State: "ready", Holder: d.Lock.Owner.Holder, Session: d.sess.ID, Adopted: d.adopted})
 	d.Report = nil
 }

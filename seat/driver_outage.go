@@ -2,6 +2,7 @@ package seat
 
 import (
 	"fmt"
+	"github.com/pantty/pantty/internal/machine"
 	"time"
 )
 
@@ -15,12 +16,6 @@ const (
 	// errors on (or an outage longer than the attempts span) must not hold the
 	// queue behind it for ever.
 	ReasonTransientExhausted = "transient-exhausted"
-)
-
-// Phases of a seat holding its queue through an outage.
-const (
-	PhaseMeans = "waiting-means" // the harness cannot reach the model: re-probing with backoff
-	PhaseRetry = "waiting-retry" // the provider failed a request: the message is retried with backoff
 )
 
 // maxReprobe caps the driver's own re-probe interval, whatever [recovery]
@@ -74,23 +69,23 @@ func (d *Driver) outageFailed(e *Entry, class, cause string) {
 	o.cause = cause
 	o.failures++
 	o.probeAt = now.Add(reprobeAfter(d.Cfg.Recovery, o.failures))
-	reason, phase := ReasonTransient, PhaseRetry
+	reason, ev := ReasonTransient, machine.RequestFailed
 	if class == FailMeans {
-		reason, phase = ReasonMeansFault, PhaseMeans
+		reason, ev = ReasonMeansFault, machine.MeansLost
 	} else if e.Status.Transients++; e.Status.Transients >= d.Cfg.Recovery.TransientAttempts {
 		// The queue moves on; the outage stays, so the next message waits for
 		// the probe time like this one would have.
 		d.logf("message %s: %d provider errors in a row, the last: %s", e.Msg.ID, e.Status.Transients, cause)
 		d.finish(e, StateFailed, ReasonTransientExhausted,
 			fmt.Sprintf("%s (%d attempts; 'pantty seat retry' queues it again)", cause, e.Status.Transients), "")
-		d.setPhase(phase, d.outageText())
+		d.to(ev, d.outageText())
 		return
 	}
 	e.Status.NotBefore = o.probeAt.UTC()
 	e.Status.Reason = reason
 	d.requeue(e, cause)
 	d.logf("message %s back in the queue (%s): %s; probe %d at %s", e.Msg.ID, class, cause, o.failures+1, o.probeAt.Format(time.RFC3339))
-	d.setPhase(phase, d.outageText())
+	d.to(ev, d.outageText())
 }
 
 // outageText is the heartbeat's waiting for an outage: the cause in the
@@ -157,5 +152,5 @@ func (d *Driver) onRequestFailed(ev Event) {
 	d.outage.failures++
 	d.outage.probeAt = now
 	d.logf("message %s: %s", fl.e.Msg.ID, d.outage.cause)
-	d.setPhase(PhaseInTurn, fl.e.Msg.ID+": "+d.outage.cause)
+	d.to(machine.HarnessRetries, fl.e.Msg.ID+": "+d.outage.cause)
 }

@@ -3,6 +3,7 @@ package seat
 import (
 	"errors"
 	"fmt"
+	"github.com/pantty/pantty/internal/machine"
 	"io/fs"
 	"strings"
 	"time"
@@ -16,9 +17,6 @@ const (
 
 // RelayIgnore in seat.toml opts a seat out of relay (people attach only to watch).
 const RelayIgnore = "ignore"
-
-// PhaseRelay: a person is at the pane; board messages wait.
-const PhaseRelay = "relay"
 
 // Mode is mode.toml: the seat's current mode, latest wins. It is switched only
 // by what the driver observes from tmux (a client that can type attached to the
@@ -79,9 +77,9 @@ func (d *Driver) setMode(mode, why string, clients []string) {
 	}
 	d.logf("mode %s: %s", mode, why)
 	if mode == ModeRelay {
-		d.setPhase(PhaseRelay, why)
-	} else if d.phase == PhaseRelay {
-		d.setPhase(PhaseIdle, "")
+		d.to(machine.RelayEntered, why)
+	} else if d.phase == machine.Relay {
+		d.to(machine.RelayLeft, "")
 	}
 }
 
@@ -93,7 +91,7 @@ func (d *Driver) leaveRelay(why string) {
 		d.mode = Mode{Mode: ModeDirect, Since: time.Now().UTC(), Why: why, Draft: draft}
 		d.S.Write(d.S.modePath(), d.mode)
 		d.logf("relay ended but a draft is in the input box: holding the queue (%q)", truncate(draft, 80))
-		d.setPhase(PhaseRelay, "a draft is in the input box: submit or clear it; pantty will not wipe it")
+		d.to(machine.DraftHeld, "a draft is in the input box: submit or clear it; pantty will not wipe it")
 		return
 	}
 	d.setMode(ModeDirect, why, nil)

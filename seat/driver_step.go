@@ -2,6 +2,7 @@ package seat
 
 import (
 	"fmt"
+	"github.com/pantty/pantty/internal/machine"
 	"time"
 )
 
@@ -57,6 +58,6 @@ func (d *Driver) recycleStep(next *Entry) {
 	d.logf("step: generation %d, session %s, handoff %s", d.sess.Generation, d.sess.ID, rec.Hash)
 	if err := d.launch(nil); err != nil {
 		d.logf("step launch: %v", err)
-		d.setPhase(PhaseRelaunching, "step launch failed: "+err.Error())
+		d.to(machine.LaunchFailed, "step launch failed: "+err.Error())
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/pantty/pantty/internal/guard"
+	"github.com/pantty/pantty/internal/machine"
 	"path/filepath"
 	"sort"
 	"time"
@@ -120,10 +121,10 @@ func (d *Driver) recoverFlight() {
 			// for it as if just sent, then inspect the pane.
 			d.flight.enterTries = 0
 			d.evidenceT.set(d.Cfg.SubmitTimeout.Duration)
-			d.setPhase(PhaseSubmitting, "evidence for "+e.Msg.ID)
+			d.to(machine.Inherited, "evidence for "+e.Msg.ID)
 		} else {
 			d.armCeiling(e)
-			d.setPhase(PhaseInTurn, e.Msg.ID)
+			d.to(machine.InheritedInTurn, e.Msg.ID)
 		}
 	}
 }
@@ -195,9 +196,7 @@ func (d *Driver) finish(e *Entry, state, reason, detail, turnEnd string) {
 		d.answerProbe(r, e)
 	}
 	d.updateCursor()
-	if d.phase != PhaseProvider && d.phase != PhaseMeans && d.phase != PhaseRetry {
-		d.setPhase(PhaseIdle, "")
-	}
+	d.to(machine.Settled, "")
 }
 
 func (d *Driver) updateCursor() {
@@ -217,9 +216,13 @@ func (d *Driver) updateCursor() {
 
 // maybeSubmit delivers the next queued message when the seat is at a turn
 // boundary: harness ready, nothing in flight, no person's turn running, no
-// provider wait.
+// provider wait. What may move and what goes next are machine's pure
+// decisions (Boundary.Hold, Next); the steps between them have effects of
+// their own (relay, ladder, outage hold) and stay here.
 func (d *Driver) maybeSubmit() {
-	if d.flight != nil || d.foreignTurn != "" || d.phase == PhaseStopping || d.blocked != "" || d.cycle != nil || d.cmdRun != nil {
+	b := machine.Boundary{Phase: d.phase, InFlight: d.flight != nil, PersonsTurn: d.foreignTurn != "",
+		Blocked: d.blocked != "", Cycle: d.cycle != nil, CommandRunning: d.cmdRun != nil}
+	if b.Hold() != "" {
 		return
 	}
 	if d.relayHolds() {
@@ -235,31 +238,29 @@ func (d *Driver) maybeSubmit() {
 	if now.Before(d.notBefore) || d.holdForOutage(now) {
 		return
 	}
-	if len(d.cmds) > 0 {
-		d.runCommand()
-		return
-	}
+	var queue []machine.Queued
 	for _, e := range d.order {
-		if e.Status.State != StateQueued {
-			continue
+		if e.Status.State == StateQueued {
+			queue = append(queue, machine.Queued{ID: e.Msg.ID, NotBefore: e.Status.NotBefore,
+				OutageHeld: e.Status.Reason == ReasonProviderRefusal || e.Status.Reason == ReasonMeansFault || e.Status.Reason == ReasonTransient})
 		}
-		if e.Status.Reason != ReasonProviderRefusal && e.Status.Reason != ReasonMeansFault && e.Status.Reason != ReasonTransient &&
-			now.Before(e.Status.NotBefore) {
-			d.waitT.set(e.Status.NotBefore.Sub(now))
-			return
-		}
-		if d.Cfg.Shape == ShapeStep && d.stepDone {
-			d.recycleStep(e)
-			return
-		}
-		if d.refreshBefore(e) {
-			return
-		}
-		d.deliver(e)
-		return
 	}
-	if d.phase != PhaseIdle {
-		d.setPhase(PhaseIdle, "")
+	p := machine.Next(now, len(d.cmds) > 0, queue, d.Cfg.Shape == ShapeStep && d.stepDone)
+	switch p.Choice {
+	case machine.RunCommand:
+		d.runCommand()
+	case machine.WaitUntil:
+		d.waitT.set(p.Wait)
+	case machine.Recycle:
+		d.recycleStep(d.entries[p.ID])
+	case machine.Deliver:
+		if e := d.entries[p.ID]; !d.refreshBefore(e) {
+			d.deliver(e)
+		}
+	case machine.Nothing:
+		if d.phase != machine.Idle {
+			d.to(machine.Drained, "")
+		}
 	}
 }
 
@@ -282,7 +283,7 @@ func (d *Driver) deliver(e *Entry) {
 		// until a person fixes them, and say so in the heartbeat.
 		d.blocked = err.Error()
 		d.logf("guard refuses this seat's dispatch facts: %v", err)
-		d.setPhase(PhaseIdle, "blocked: "+d.blocked)
+		d.to(machine.Blocked, "blocked: "+d.blocked)
 		return
 	}
 	if err != nil {
@@ -295,7 +296,7 @@ func (d *Driver) deliver(e *Entry) {
 	e.Status.NotBefore = time.Time{}
 	d.writeStatus(e)
 	d.flight = &flight{e: e, sub: sub}
-	d.setPhase(PhaseSubmitting, e.Msg.ID)
+	d.to(machine.Pasted, e.Msg.ID)
 	d.writeArtifact(e, sub)
 	if d.Cfg.Shape == ShapeTurn {
 		d.deliverTurn(e, sub)
@@ -374,7 +375,7 @@ func (d *Driver) onEvidenceTimeout() {
 		// model, so it is queued again rather than failed.
 		d.flight = nil
 		d.requeueUnlessReceived(fl.e, "no submission evidence after a driver restart: queued again")
-		d.setPhase(PhaseIdle, "")
+		d.to(machine.Requeued, "")
 		return
 	}
 	d.finish(fl.e, StateFailed, ReasonUndelivered, fmt.Sprintf("no UserPromptSubmit evidence after %d Enter retries", d.Cfg.SubmitRetries), "")

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"github.com/pantty/pantty/internal/guard"
+	"github.com/pantty/pantty/internal/machine"
 	"os"
 	"os/exec"
 	"strings"
@@ -54,7 +55,7 @@ func (d *Driver) setupTurn() error {
 		return err
 	}
 	d.ready = true
-	d.setPhase(PhaseIdle, "")
+	d.to(machine.Ready, "")
 	return nil
 }
 
@@ -105,7 +106,7 @@ func (d *Driver) deliverTurn(e *Entry, sub guard.Submission) {
 	}()
 	e.Status.SubmittedAt = time.Now().UTC()
 	d.armCeiling(e)
-	d.setPhase(PhaseInTurn, e.Msg.ID)
+	d.to(machine.Spawned, e.Msg.ID)
 }
 
 // turnStartFailed is a means failure (binary, resume path): the message waits,
@@ -210,5 +211,5 @@ func (d *Driver) providerRefused(e *Entry, errName, text string) {
 	e.Status.NotBefore = b.Until
 	e.Status.Reason = ReasonProviderRefusal
 	d.requeue(e, fmt.Sprintf("provider %s refused (%s): %s", d.Cfg.Provider, errName, text))
-	d.setPhase(PhaseProvider, fmt.Sprintf("provider %s: %s until %s: %s", d.Cfg.Provider, errName, b.Until.Format(time.RFC3339), b.Text))
+	d.to(machine.ProviderRefused, fmt.Sprintf("provider %s: %s until %s: %s", d.Cfg.Provider, errName, b.Until.Format(time.RFC3339), b.Text))
 }

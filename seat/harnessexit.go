@@ -2,6 +2,7 @@ package seat
 
 import (
 	"fmt"
+	"github.com/pantty/pantty/internal/machine"
 	"strings"
 	"time"
 
@@ -124,7 +125,7 @@ func (d *Driver) giveUp() {
 	err := fmt.Errorf("the harness exited %d times in a row before it came up (last: %s); its last words: %s",
 		d.launchFailures, d.lastExit.Why, d.lastExit.Words())
 	d.logf("giving up: %v", err)
-	d.setPhase(PhaseRelaunching, "gave up: "+err.Error())
+	d.to(machine.GaveUp, "gave up: "+err.Error())
 	d.report(Progress{State: "error", Text: err.Error()})
 	code := 1
 	d.exit = &code

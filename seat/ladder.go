@@ -3,6 +3,7 @@ package seat
 import (
 	"errors"
 	"fmt"
+	"github.com/pantty/pantty/internal/machine"
 	"io/fs"
 	"strings"
 	"time"
@@ -339,11 +340,11 @@ func (d *Driver) followLadder(now time.Time) bool {
 	d.notBefore = p.Wait
 	if !p.Wait.IsZero() {
 		d.waitT.set(p.Wait.Sub(now))
-		d.setPhase(PhaseProvider, p.Waiting)
+		d.to(machine.ProviderRefused, p.Waiting)
 		return false
 	}
-	if d.phase == PhaseProvider {
-		d.setPhase(PhaseIdle, "")
+	if d.phase == machine.Provider {
+		d.to(machine.ProviderCleared, "")
 	}
 	return true
 }
@@ -383,6 +384,6 @@ func (d *Driver) switchRung(p Plan, from string) {
 	}
 	if err := d.launch(pane); err != nil {
 		d.logf("ladder: relaunch on rung %s failed: %v", name(p.Rung), err)
-		d.setPhase(PhaseRelaunching, "rung change failed: "+err.Error())
+		d.to(machine.LaunchFailed, "rung change failed: "+err.Error())
 	}
 }

@@ -367,6 +367,18 @@ func (h *Harness) cleanup() {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	h.Tmux().KillServer(ctx)
+	h.checkTransitions()
+}
+
+// checkTransitions fails the test when the driver made a phase change that
+// internal/machine's table does not name: every seat test is also a check of
+// the driver's state × event table.
+func (h *Harness) checkTransitions() {
+	for _, line := range strings.Split(h.DriverLog(), "\n") {
+		if strings.Contains(line, seat.UnnamedTransition) {
+			h.T.Errorf("seat %s: %s", h.Name, line)
+		}
+	}
 }
 
 // RunEnv runs the pantty binary with args, the given stdin, and extra

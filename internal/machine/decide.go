@@ -1,0 +1,83 @@
+package machine
+
+import "time"
+
+// Boundary is what the driver knows when it asks whether the queue may move.
+type Boundary struct {
+	Phase          Phase
+	InFlight       bool // a message is between paste and its final state
+	PersonsTurn    bool // a turn pantty did not submit is running (a person typed)
+	Blocked        bool // the seat's dispatch facts are unsupported
+	Cycle          bool // a compaction cycle runs
+	CommandRunning bool // the command door pasted a command and waits for it
+}
+
+// Hold names why nothing may be submitted at this boundary, in the order the
+// driver has always checked them; "" means the queue may move.
+func (b Boundary) Hold() string {
+	switch {
+	case b.InFlight:
+		return "a message is in flight"
+	case b.PersonsTurn:
+		return "a person's turn is running"
+	case b.Phase == Stopping:
+		return "stopping"
+	case b.Blocked:
+		return "dispatch facts unsupported"
+	case b.Cycle:
+		return "a compaction cycle runs"
+	case b.CommandRunning:
+		return "a command is running"
+	}
+	return ""
+}
+
+// Queued is one queued message as the boundary decision sees it.
+type Queued struct {
+	ID        string
+	NotBefore time.Time // a backoff: not submitted before this
+	// OutageHeld is true when NotBefore is an outage's or a refusal's probe
+	// time: the seat-wide outage hold decides for it, not NotBefore.
+	OutageHeld bool
+}
+
+// Choice is what the driver does at a boundary.
+type Choice int
+
+// The choices at a boundary.
+const (
+	Nothing    Choice = iota // nothing to submit: the seat is idle
+	RunCommand               // a queued command goes first (commands never wait behind messages)
+	WaitUntil                // the head of the queue backs off; look again after Pick.Wait
+	Recycle                  // step shape: the session ran its step; start a fresh one for Pick.ID
+	Deliver                  // submit Pick.ID
+)
+
+// Pick is the boundary decision.
+type Pick struct {
+	Choice Choice
+	ID     string
+	Wait   time.Duration
+}
+
+// Next decides the boundary for a queue in delivery order (queued messages
+// only). commands says whether the command door has a request waiting;
+// stepDone whether a step-shaped seat's session already ran its step. The
+// head of the queue decides: a later message never overtakes one that backs
+// off.
+func Next(now time.Time, commands bool, queue []Queued, stepDone bool) Pick {
+	if commands {
+		return Pick{Choice: RunCommand}
+	}
+	if len(queue) == 0 {
+		return Pick{Choice: Nothing}
+	}
+	head := queue[0]
+	if !head.OutageHeld && now.Before(head.NotBefore) {
+		return Pick{Choice: WaitUntil, ID: head.ID, Wait: head.NotBefore.Sub(now)}
+	}
+	if stepDone {
+		return Pick{Choice: Recycle, ID: head.ID}
+	}
+	return Pick{Choice: Deliver, ID: head.ID}
+}
