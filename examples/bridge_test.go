@@ -12,12 +12,11 @@ import (
 	"testing"
 
 	"github.com/pantty/pantty/seat/seattest"
-	"github.com/pantty/pantty/tmux/tmuxtest"
 )
 
 // TestMain fails the package if the bridge test leaves a tmux server, driver
 // or simulated harness behind.
-func TestMain(m *testing.M) { os.Exit(tmuxtest.LeakCheck(m)) }
+func TestMain(m *testing.M) { os.Exit(seattest.Main(m)) }
 
 func TestBoardBridgeSpool(t *testing.T) {
 	h := seattest.New(t, "bridge", seattest.TOML(`turn_ceiling = "2s"`))

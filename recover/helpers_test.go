@@ -298,7 +298,7 @@ func diff(a, b map[string]string) []string {
 func writeScript(t *testing.T, name, body string) string {
 	t.Helper()
 	p := filepath.Join(tmuxtest.Dir(t), name)
-	if err := os.WriteFile(p, []byte("#!/bin/sh\n"+body), 0o755); err != nil {
+	if err := tmuxtest.WriteExecutable(p, []byte("#!/bin/sh\n"+body)); err != nil {
 		t.Fatal(err)
 	}
 	return p

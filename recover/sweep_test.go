@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/pantty/pantty/tmux/tmuxtest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -40,7 +41,7 @@ func TestHealthySeatCostsNothing(t *testing.T) {
 	}
 	binDir := filepath.Dir(writeScript(t, "tmux", ""))
 	calls := filepath.Join(binDir, "calls.log")
-	os.WriteFile(filepath.Join(binDir, "tmux"), []byte(fmt.Sprintf("#!/bin/sh\necho \"$*\" >> %s\nexec %s \"$@\"\n", calls, realTmux)), 0o755)
+	tmuxtest.WriteExecutable(filepath.Join(binDir, "tmux"), []byte(fmt.Sprintf("#!/bin/sh\necho \"$*\" >> %s\nexec %s \"$@\"\n", calls, realTmux)))
 	env := map[string]string{"PATH": binDir + ":" + os.Getenv("PATH")}
 
 	// Everything but the verdict (health.toml), the drivers' own beats

@@ -12,6 +12,7 @@ import (
 )
 
 func TestRedactMasksCredentialsBeforeCutting(t *testing.T) {
+	t.Parallel()
 	cases := map[string]string{
 		"curl -H 'Authorization: Bearer sk-abc123def456' x": "sk-abc123def456",
 		"API_KEY=abc123 make deploy":                        "abc123",
@@ -32,6 +33,7 @@ func TestRedactMasksCredentialsBeforeCutting(t *testing.T) {
 // The activity hook records the real tool call, redacted; off means the hook is
 // not in the harness settings at all.
 func TestActivityStreamRecordsRedactedToolCalls(t *testing.T) {
+	t.Parallel()
 	h := seattest.New(t, "act", seattest.TOML("activity = true"))
 	h.Start()
 	h.Send("m1", "[sim:tool=Bash:API_KEY=abc123secretvalue make deploy] please deploy")
@@ -54,6 +56,7 @@ func TestActivityStreamRecordsRedactedToolCalls(t *testing.T) {
 }
 
 func TestActivityOffAddsNoHookAndABrokenDirectoryFailsNothing(t *testing.T) {
+	t.Parallel()
 	h := seattest.New(t, "quiet")
 	h.Start()
 	settings, err := os.ReadFile(h.Seat().SettingsPath())

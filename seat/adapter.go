@@ -145,13 +145,27 @@ type Launch struct {
 var (
 	adaptersMu sync.Mutex
 	adapters   = map[string]Adapter{}
+	registered []string // names in registration order
 )
 
 // Register makes an adapter available by name; cmd/pantty registers each one.
+// The registry is the one list of harnesses: seat.toml's harness key, its
+// documentation and pantty hook's flags all come from it.
 func Register(a Adapter) {
 	adaptersMu.Lock()
 	defer adaptersMu.Unlock()
+	if _, ok := adapters[a.Name()]; !ok {
+		registered = append(registered, a.Name())
+	}
 	adapters[a.Name()] = a
+}
+
+// HarnessNames returns the registered harness names in registration order:
+// what seat.toml's harness key may name.
+func HarnessNames() []string {
+	adaptersMu.Lock()
+	defer adaptersMu.Unlock()
+	return append([]string(nil), registered...)
 }
 
 // Adapters returns every registered adapter, by name.

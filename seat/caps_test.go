@@ -28,6 +28,7 @@ func (bareAdapter) Caps() Capabilities         { return Capabilities{} }
 // TestZeroCapabilitiesMeanCannot: the places that read Capabilities outside
 // the driver loop treat a zero field as "this harness cannot".
 func TestZeroCapabilitiesMeanCannot(t *testing.T) {
+	t.Parallel()
 	var a Adapter = bareAdapter{}
 	if _, err := NewCommand(a, "compact", "keep the plan"); err != nil {
 		t.Errorf("no bare commands declared: arguments must pass, got %v", err)

@@ -13,6 +13,7 @@ import (
 // sandbox block (required, no unsandboxed fallback, the drop directory the one
 // write grant) only when isolation is on.
 func TestClaudeSettingsCarryTheAuthority(t *testing.T) {
+	t.Parallel()
 	s := seat.Seat{Name: "a", Home: "/st/pantty"}
 	type settings struct {
 		Permissions struct{ Deny []string }

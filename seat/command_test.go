@@ -26,6 +26,7 @@ func requestKinds(h *seattest.Harness, kind, text string) int {
 // harness's own words, instead of waiting out the compaction timeout (5
 // minutes); only one compaction reached the model.
 func TestCompactRightAfterCompactIsRefusedInTheHarnessWords(t *testing.T) {
+	t.Parallel()
 	h := seattest.New(t, "twice")
 	h.Start()
 	h.Send("m1", "first piece of work")
@@ -62,6 +63,7 @@ func TestCompactRightAfterCompactIsRefusedInTheHarnessWords(t *testing.T) {
 // A command with no hook of its own is taken on the harness's recorded answer:
 // the exit status says it ran, and the output names what the harness printed.
 func TestCommandReportsTheHarnessAnswer(t *testing.T) {
+	t.Parallel()
 	h := seattest.New(t, "ctxcmd", seattest.Env(map[string]string{"PANTTY_SIM_FLOOR": "9000"}))
 	h.Start()
 	r := h.Run("seat", "command", "ctxcmd", "--", "/context")
@@ -75,6 +77,7 @@ func TestCommandReportsTheHarnessAnswer(t *testing.T) {
 // unsent, naming why; the draft is left as the person typed it and nothing
 // reached the harness. Once the box is free the same command runs.
 func TestCommandIsNotPastedIntoABusySeat(t *testing.T) {
+	t.Parallel()
 	h := seattest.New(t, "busy", seattest.TOML(`heartbeat_interval = "1s"`))
 	h.Start()
 	pane := h.Session().PaneID
@@ -128,6 +131,7 @@ func TestCommandIsNotPastedIntoABusySeat(t *testing.T) {
 // prompt for the model, as Codex does with "/compact TEXT"; no PreCompact comes
 // within the accept window and the command door exits 1 naming what it missed.
 func TestCommandTheHarnessDidNotRunIsReportedFailed(t *testing.T) {
+	t.Parallel()
 	h := seattest.New(t, "notrun", seattest.Env(map[string]string{"PANTTY_SIM_SIGILS": ""}))
 	h.Start()
 	r := h.Run("seat", "command", "notrun", "--", "/compact")

@@ -12,6 +12,7 @@ import (
 // The full cycle on the simulator: the handoff materialized before /compact is
 // what the model sees in the first request after the compaction.
 func TestCompactionCycleReinjectsTheMaterializedHandoff(t *testing.T) {
+	t.Parallel()
 	h := seattest.New(t, "cyc")
 	h.Start()
 	h.Send("m1", "first piece of work")
@@ -58,6 +59,7 @@ func TestCompactionCycleReinjectsTheMaterializedHandoff(t *testing.T) {
 // stands in for auto-compaction) is still preceded by materialization: the
 // PreCompact hook writes the handoff itself.
 func TestPreCompactHookMaterializesWhenPanttyDidNotChoose(t *testing.T) {
+	t.Parallel()
 	h := seattest.New(t, "auto")
 	h.Start()
 	h.Send("m1", "work")
@@ -74,6 +76,7 @@ func TestPreCompactHookMaterializesWhenPanttyDidNotChoose(t *testing.T) {
 // The probe goes through the board path and passes only on a processed turn
 // whose reply carries its token; it never moves the board's cursor.
 func TestProbeProvesCapabilityWithoutMovingTheCursor(t *testing.T) {
+	t.Parallel()
 	h := seattest.New(t, "prb")
 	h.Start()
 	h.Send("m1", "work")
@@ -97,6 +100,7 @@ func TestProbeProvesCapabilityWithoutMovingTheCursor(t *testing.T) {
 // The context signal: the floor is measured on the first request of a fresh
 // session and reclaimable grows with what was sent.
 func TestContextSplitsFloorAndReclaimable(t *testing.T) {
+	t.Parallel()
 	h := seattest.New(t, "ctx", seattest.Env(map[string]string{"PANTTY_SIM_FLOOR": "9000"}))
 	h.Start()
 	h.Send("m1", "short")

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 )
@@ -18,10 +19,6 @@ const (
 	ShapeTurn     = "turn"
 	ShapeStep     = "step"
 )
-
-// KnownHarnesses lists the harness names seat.toml may name; each has an adapter
-// registered by cmd/pantty.
-var KnownHarnesses = []string{"sim", "claude-code", "codex"}
 
 // Duration is a time.Duration written in seat.toml as a Go duration string ("30s").
 type Duration struct{ time.Duration }
@@ -177,12 +174,8 @@ func (c *Config) validate(name string) error {
 	if c.Name != name {
 		return fmt.Errorf("name = %q does not match the seat's directory %q", c.Name, name)
 	}
-	known := false
-	for _, h := range KnownHarnesses {
-		known = known || c.Harness == h
-	}
-	if !known {
-		return fmt.Errorf("harness = %q: want one of %s", c.Harness, strings.Join(KnownHarnesses, ", "))
+	if names := HarnessNames(); !slices.Contains(names, c.Harness) {
+		return fmt.Errorf("harness = %q: want one of %s", c.Harness, strings.Join(names, ", "))
 	}
 	if c.Workdir == "" {
 		return fmt.Errorf("workdir is missing")

@@ -34,11 +34,16 @@ func dur(d time.Duration) string {
 	return fmt.Sprintf("%q", s)
 }
 
+// allowedHarnesses stands for the registered harness names in ConfigKeys:
+// adapters register after this package's variables are initialised, so the
+// template fills them in when it is written.
+const allowedHarnesses = "(the registered harnesses)"
+
 // ConfigKeys is seat.toml's documentation, one row per key (docs/state.md
 // repeats it for readers of the repository).
 var ConfigKeys = []ConfigKey{
 	{Key: "name", Comment: "The seat's name; must match its directory under seats/."},
-	{Key: "harness", Allowed: strings.Join(KnownHarnesses, " | "), Comment: "Which harness the seat drives (docs/real-seats.md: running a real Claude Code or Codex seat)."},
+	{Key: "harness", Allowed: allowedHarnesses, Comment: "Which harness the seat drives (docs/real-seats.md: running a real Claude Code or Codex seat)."},
 	{Key: "workdir", Comment: "Absolute path of an existing directory; the harness runs there. It may not hold or sit inside $PANTTY_HOME or the drop root beside it (the model may write its workdir)."},
 	{Key: "shape", Default: `"resident"`, Allowed: "resident | turn | step",
 		Comment: "resident: one live session compacted at boundaries pantty chooses; turn: one harness process per message (sim only); step: a fresh session per message, started from the handoff (docs/shapes.md)."},
@@ -134,6 +139,9 @@ const closingTable = "tmux"
 func ConfigTemplate(name string, set map[string]string) string {
 	docs := map[string]ConfigKey{}
 	for _, k := range ConfigKeys {
+		if k.Allowed == allowedHarnesses {
+			k.Allowed = strings.Join(HarnessNames(), " | ")
+		}
 		docs[k.Key] = k
 	}
 	fields := configFields(reflect.TypeOf(Config{}), "", "", false)

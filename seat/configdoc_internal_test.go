@@ -14,6 +14,7 @@ import (
 // from the definition. A field added to Config fails here until it is
 // documented.
 func TestConfigKeysCoverConfig(t *testing.T) {
+	t.Parallel()
 	fields := map[string]bool{}
 	for _, f := range configFields(reflect.TypeOf(Config{}), "", "", false) {
 		fields[f.key] = true
@@ -75,6 +76,7 @@ func uncomment(text string, skip ...string) string {
 // and yields exactly the configuration the defaults give (the ladder's lines
 // are an example and add a rung, so they are checked for validity only).
 func TestTemplateListsEveryKeyWithItsTrueDefault(t *testing.T) {
+	t.Parallel()
 	s, err := Open(t.TempDir(), "tpl")
 	if err != nil {
 		t.Fatal(err)
@@ -123,6 +125,7 @@ func TestTemplateListsEveryKeyWithItsTrueDefault(t *testing.T) {
 // into a table where it means something else (the template used to end in
 // [env], where an appended key silently became an environment variable).
 func TestKeyAppendedToTheTemplateIsRefused(t *testing.T) {
+	t.Parallel()
 	s, err := Open(t.TempDir(), "tail")
 	if err != nil {
 		t.Fatal(err)

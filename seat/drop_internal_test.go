@@ -13,6 +13,7 @@ import (
 // with a known kind and a valid note: whatever the sandboxed shell plants in
 // the drop directory cannot make the driver read another file or take junk.
 func TestDropRequestIsCheckedBeforeUse(t *testing.T) {
+	t.Parallel()
 	dir := tmuxtest.Dir(t)
 	secret := filepath.Join(dir, "secret.toml")
 	os.WriteFile(secret, []byte("kind = \"note\"\ntext = \"from another file\"\n"), 0o600)

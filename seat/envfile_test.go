@@ -16,6 +16,7 @@ import (
 // parses, and every way a file fails with one line naming the file and the
 // line, never a silently dropped key.
 func TestEnvFileSyntax(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	good := "# the seat's key\n; also a comment\n\nANTHROPIC_API_KEY=sk-test-1\n" +
 		"QUOTED=\"a \\\"b\\\" \\\\ c\\n\"\nSINGLE='$not expanded'\n" +
@@ -57,6 +58,7 @@ func TestEnvFileSyntax(t *testing.T) {
 // or one inside the workdir the model writes (directly or behind a link), is
 // refused.
 func TestEnvFileMustBeTheOwnersAlone(t *testing.T) {
+	t.Parallel()
 	dir, work := t.TempDir(), t.TempDir()
 	secret := write(t, dir, "secret.env", "ANTHROPIC_API_KEY=sk-linked\n", 0o600)
 	link := filepath.Join(dir, "link.env")
@@ -90,6 +92,7 @@ func TestEnvFileMustBeTheOwnersAlone(t *testing.T) {
 // variable is not overridden by it, and the file (and what its link reaches)
 // is among the paths the harness's read tools are denied (authority.toml).
 func TestEnvFileReachesTheHarnessAndIsProtected(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	secret := write(t, dir, "secret.env", "SEAT_TOKEN=tok-42\nDISABLE_AUTOUPDATER=0\n", 0o600)
 	link := filepath.Join(dir, "seat.env")

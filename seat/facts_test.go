@@ -15,6 +15,7 @@ import (
 // form the guard does not implement stops submission instead of pasting a
 // string the guard cannot vouch for.
 func TestLocalFactsOfAnUnimplementedFormBlockSubmission(t *testing.T) {
+	t.Parallel()
 	h := seattest.New(t, "facts")
 	f := seat.FactsFile{Harness: "sim", Shape: seat.ShapeResident, Form: "line-start", Sigils: "/", ControlOK: true, AsOf: time.Now()}
 	if err := os.MkdirAll(filepath.Join(h.Home, "facts"), 0o700); err != nil {

@@ -12,6 +12,7 @@ import (
 // an outage of the means or of the provider never classifies as work, and the
 // cause keeps the harness's own words.
 func TestClassifyFailure(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct{ err, msg, class, cause string }{
 		{"authentication_failed", "Invalid API key · Fix external API key", seat.FailMeans, "cannot authenticate: Invalid API key · Fix external API key"},
 		{"server_error", "API Error: Connection refused — a firewall or proxy may be blocking it (ECONNREFUSED)", seat.FailMeans, "cannot connect: API Error: Connection refused"},

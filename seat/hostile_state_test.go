@@ -52,6 +52,7 @@ func plantEntries(t *testing.T, s seat.Seat) []string {
 }
 
 func TestUnreadableInboxEntriesAreSetAsideAndTheQueueRuns(t *testing.T) {
+	t.Parallel()
 	h := seattest.New(t, "hostile")
 	h.Send("before", "stored before the hostile files")
 	bad := plantEntries(t, h.Seat())
@@ -99,6 +100,7 @@ func TestUnreadableInboxEntriesAreSetAsideAndTheQueueRuns(t *testing.T) {
 }
 
 func TestHostileSeatTomlAnswersAtOnce(t *testing.T) {
+	t.Parallel()
 	for name, plant := range map[string]func(path string) error{
 		"fifo": func(p string) error { return syscall.Mkfifo(p, 0o600) },
 		"huge": func(p string) error {
@@ -134,6 +136,7 @@ func TestHostileSeatTomlAnswersAtOnce(t *testing.T) {
 }
 
 func TestDriverLogSymlinkIsRefused(t *testing.T) {
+	t.Parallel()
 	h := seattest.New(t, "loglink")
 	victim := filepath.Join(t.TempDir(), "victim")
 	if err := os.WriteFile(victim, []byte("precious\n"), 0o600); err != nil {
@@ -155,6 +158,7 @@ func TestDriverLogSymlinkIsRefused(t *testing.T) {
 }
 
 func TestListingsEscapeControlAndBidiCharacters(t *testing.T) {
+	t.Parallel()
 	h := seattest.New(t, "escapes")
 	// Board text may carry a bidi override (the door refuses only control
 	// bytes); a same-user process can write anything into a status file.

@@ -11,6 +11,7 @@ import (
 // inside a seat is found, whatever --home it passes; the driver's argv and the
 // parser must stay each other's inverse, and nothing else may parse as a pane.
 func TestPaneArgvIsRecognised(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	s, err := Open(home, "rev-1")
 	if err != nil {
@@ -74,6 +75,7 @@ func recordPane(t *testing.T, s Seat, pid int) {
 // with no record) places nobody. Of several panes in a caller's ancestry the
 // outermost wins: the real pane is the root of its seat's tree.
 func TestOnlyARealPaneProcessPlacesACaller(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	self, err := Open(home, "self")
 	if err != nil {

@@ -54,6 +54,7 @@ func onlyContent(t *testing.T, h *seattest.Harness, id string) string {
 }
 
 func TestCancelSlowTurn(t *testing.T) {
+	t.Parallel()
 	// The ceiling only bounds the retried turn at the end of the test.
 	h := seattest.New(t, "cancel", seattest.TOML(`turn_ceiling = "3s"`))
 	h.Start()
@@ -107,6 +108,7 @@ func TestCancelSlowTurn(t *testing.T) {
 }
 
 func TestTurnCeilingFailsAHangingTurn(t *testing.T) {
+	t.Parallel()
 	h := seattest.New(t, "ceiling", seattest.TOML(`turn_ceiling = "2s"`))
 	h.Start()
 	h.Send("hang", "[sim:hang] never answers")
@@ -130,6 +132,7 @@ func TestTurnCeilingFailsAHangingTurn(t *testing.T) {
 }
 
 func TestCrashMidTurnResubmittedOnceThenLost(t *testing.T) {
+	t.Parallel()
 	// pane-died can be lost on tmux 3.3a (see tmux.Reap); the driver then learns
 	// of the death at its next heartbeat check, so keep that short here.
 	h := seattest.New(t, "crash", seattest.TOML(`heartbeat_interval = "1s"`))
@@ -180,6 +183,7 @@ func TestCrashMidTurnResubmittedOnceThenLost(t *testing.T) {
 // and after the wait it is delivered again (the marker is in its text, so it is
 // refused again: the seat stays in the provider wait).
 func TestProviderRefusalLeavesMessageQueued(t *testing.T) {
+	t.Parallel()
 	h := seattest.New(t, "limit")
 	h.Start()
 	h.Send("first", "before the limit")
@@ -227,6 +231,7 @@ func TestProviderRefusalLeavesMessageQueued(t *testing.T) {
 }
 
 func TestSwallowedEnterIsRetried(t *testing.T) {
+	t.Parallel()
 	h := seattest.New(t, "swallow", seattest.TOML(`submit_timeout = "1s"`))
 	h.Start()
 	h.Send("sw", "[sim:swallow-enter=1] the first Enter is lost")
@@ -271,6 +276,7 @@ func killDriver(t *testing.T, h *seattest.Harness) {
 // `seat start` (which adopts the live harness). Whatever the step, the message
 // reaches the model exactly once and ends processed.
 func TestAdoptedFlightIsSettled(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name         string
 		paste, enter bool
@@ -333,6 +339,7 @@ func TestAdoptedFlightIsSettled(t *testing.T) {
 // status but before it moved the cursor leaves cursor.toml behind; the next
 // driver brings it up to date without waiting for another message.
 func TestCursorCaughtUpAtStart(t *testing.T) {
+	t.Parallel()
 	h := seattest.New(t, "cursor", loadTOML)
 	h.Start()
 	h.Send("m1", "one")
@@ -356,6 +363,7 @@ func TestCursorCaughtUpAtStart(t *testing.T) {
 // C-u, the message was failed "cancelled", and the model then ran the turn to
 // its end anyway ("failed but ran").
 func TestCancelRightAfterEnter(t *testing.T) {
+	t.Parallel()
 	h := seattest.New(t, "cancelearly", seattest.Env(map[string]string{"PANTTY_SIM_SUBMIT": "1500ms"}))
 	h.Start()
 	h.Send("early", "[sim:slow=3s] cancelled before the turn shows")

@@ -144,6 +144,7 @@ func workFileExists(h *seattest.Harness, name string) bool {
 
 // TestBoardDoorDoesNotDispatch is the dispatch test with its control.
 func TestBoardDoorDoesNotDispatch(t *testing.T) {
+	t.Parallel()
 	control := t.Run("control: the corpus sent raw dispatches", func(t *testing.T) {
 		h := seattest.New(t, "raw")
 		h.Start()
@@ -255,6 +256,7 @@ func TestBoardDoorDoesNotDispatch(t *testing.T) {
 // a raw "#x" dispatches and a raw "/x" reaches the model. The board door still
 // owns the first character, so "#x" sent through it is a turn.
 func TestSimulatorSigilsAreConfigurable(t *testing.T) {
+	t.Parallel()
 	h := seattest.New(t, "sigils", seattest.Env(map[string]string{"PANTTY_SIM_SIGILS": "#"}))
 	h.Start()
 	if row := rawDispatch(t, h, "#x"); row.Kind != "command" {
@@ -279,6 +281,7 @@ func TestSimulatorSigilsAreConfigurable(t *testing.T) {
 // door. Whatever a board message says about compaction, in whatever form, the
 // request log shows no compaction, and PreCompact never fires.
 func TestBoardCompactNeverCompacts(t *testing.T) {
+	t.Parallel()
 	h := seattest.New(t, "nocompact")
 	h.Start()
 	texts := []string{"/compact", "/compact now", "/compact\n/compact", " /compact", "please /compact", "\n\n/compact",

@@ -40,6 +40,7 @@ func duplicate(t *testing.T, h *seattest.Harness, id, when string) {
 }
 
 func TestDuplicateIDWhateverItsState(t *testing.T) {
+	t.Parallel()
 	h := seattest.New(t, "dupstate", seattest.TOML(`turn_ceiling = "1s"`))
 	h.Send("q", "queued: no driver runs yet")
 	duplicate(t, h, "q", "queued")
@@ -63,9 +64,10 @@ func TestDuplicateIDWhateverItsState(t *testing.T) {
 }
 
 // TestIdleSeatDeliversOnEvent: with a heartbeat of an hour, nothing but the
-// inbox watch can wake the driver, so a prompt delivery proves it is
-// event-driven.
+// inbox watch can wake the driver, so a delivery within a minute proves it is
+// event-driven (how fast it is, is a benchmark's question: docs/performance.md).
 func TestIdleSeatDeliversOnEvent(t *testing.T) {
+	t.Parallel()
 	h := seattest.New(t, "idle", seattest.TOML(`heartbeat_interval = "1h"`))
 	h.Start()
 	h.WaitFor("the driver to be idle", 10*time.Second, func() bool {
@@ -74,12 +76,8 @@ func TestIdleSeatDeliversOnEvent(t *testing.T) {
 	})
 	for i := range 3 {
 		id := fmt.Sprintf("ping%d", i)
-		sent := time.Now()
 		h.Send(id, "are you there?")
-		h.WaitFinal(5*time.Second, id)
-		if took := time.Since(sent); took > 3*time.Second {
-			t.Fatalf("message %s took %s to an idle seat", id, took)
-		}
+		h.WaitFinal(time.Minute, id)
 		if st := h.Status(id); st.State != seat.StateProcessed {
 			t.Fatalf("message %s is %s", id, st.State)
 		}
@@ -91,6 +89,7 @@ func TestIdleSeatDeliversOnEvent(t *testing.T) {
 // (watch first, then scan). The heartbeat is an hour: no rescan can hide a
 // missed file.
 func TestMessagesSentAroundStartAreNotMissed(t *testing.T) {
+	t.Parallel()
 	h := seattest.New(t, "around", seattest.TOML(`heartbeat_interval = "1h"`, `paste_settle = "20ms"`))
 	var ids []string
 	for i := range 3 {
@@ -138,6 +137,7 @@ func TestMessagesSentAroundStartAreNotMissed(t *testing.T) {
 }
 
 func TestHookPrintsNothingOnUserPromptSubmit(t *testing.T) {
+	t.Parallel()
 	h := seattest.New(t, "hook")
 	payload := `{"hook_event_name":"UserPromptSubmit","session_id":"s-1","prompt_id":"p-1",` +
 		`"prompt":"[pantty] msg=x nonce=0123456789ab mentions=0\nsomething the model must not see twice"}`
@@ -180,6 +180,7 @@ func TestHookPrintsNothingOnUserPromptSubmit(t *testing.T) {
 // harness reads as a verdict (Claude Code blocks a prompt on exit 2), and an
 // unknown seat gets no directory.
 func TestHookFailsOpen(t *testing.T) {
+	t.Parallel()
 	h := seattest.New(t, "hook")
 	payload := `{"hook_event_name":"UserPromptSubmit","session_id":"s-1","prompt_id":"p-1","prompt":"hi"}`
 	for _, c := range []struct {
@@ -214,6 +215,7 @@ func TestHookFailsOpen(t *testing.T) {
 // commands refuse a caller inside a seat — by the environment marker pantty
 // sets for the harness, and by process ancestry when the marker is removed.
 func TestSteeringRefusedInsideSeat(t *testing.T) {
+	t.Parallel()
 	h := seattest.New(t, "inside")
 	other := seat.Seat{}
 	{
@@ -292,6 +294,7 @@ func TestSteeringRefusedInsideSeat(t *testing.T) {
 // not wait for that turn end forever: a board message sent afterwards is
 // delivered.
 func TestPersonInterruptingTheirOwnTurnDoesNotWedgeTheSeat(t *testing.T) {
+	t.Parallel()
 	h := seattest.New(t, "person", seattest.TOML(`heartbeat_interval = "1s"`))
 	h.Start()
 	h.PasteRaw("a person asks something slow [sim:hang]")

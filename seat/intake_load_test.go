@@ -101,6 +101,7 @@ func checkCursorAtEnd(t *testing.T, h *seattest.Harness, n int) {
 }
 
 func TestConcurrentSendersEachMessageOnceInOrder(t *testing.T) {
+	t.Parallel()
 	perSender := 50
 	if testing.Short() {
 		perSender = 10
@@ -143,6 +144,7 @@ func TestConcurrentSendersEachMessageOnceInOrder(t *testing.T) {
 // start`, which adopts the live harness. The seed is printed: a failure can be
 // replayed with PANTTY_TEST_SEED.
 func TestDriverKilledAtRandomPointsStillExactlyOnce(t *testing.T) {
+	t.Parallel()
 	n, kills := 50, 8
 	if testing.Short() {
 		n, kills = 20, 4

@@ -573,6 +573,7 @@ func checkPrivate(t *testing.T, dir string) {
 // paste on. The control shows the test can fail: the same text typed into a
 // harness that is not ready yet is submitted line by line.
 func TestNoPasteBeforeHarnessIsReady(t *testing.T) {
+	t.Parallel()
 	// Not parallel: the control depends on pasting within the simulator's start-up.
 	const text = "first line of the message\nsecond line of the message"
 	slow := seattest.Env(map[string]string{"PANTTY_SIM_STARTUP": "1500ms"})

@@ -12,6 +12,7 @@ import (
 // TestLimitsTableIsDocumented: docs/state.md's limits table is FileKinds,
 // row for row, so the documented maximum is the one enforced.
 func TestLimitsTableIsDocumented(t *testing.T) {
+	t.Parallel()
 	data, err := os.ReadFile("../docs/state.md")
 	if err != nil {
 		t.Fatal(err)
@@ -40,6 +41,7 @@ func TestLimitsTableIsDocumented(t *testing.T) {
 // TestEveryPathHasItsKind: the paths pantty reads map to the kinds the table
 // names for them.
 func TestEveryPathHasItsKind(t *testing.T) {
+	t.Parallel()
 	s := Seat{Home: "/h", Name: "n", Dir: "/h/seats/n"}
 	for path, want := range map[string]int64{
 		s.ConfigPath():            1 << 20,

@@ -1,6 +1,7 @@
 package seat_test
 
 import (
+	"github.com/pantty/pantty/tmux/tmuxtest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -32,11 +33,11 @@ func lossyHooks(t *testing.T, h *seattest.Harness, event, msgID string) {
 		t.Fatal(err)
 	}
 	realPath := filepath.Join(dir, "pantty.real")
-	if err := os.WriteFile(realPath, real, 0o700); err != nil {
+	if err := tmuxtest.WriteExecutable(realPath, real); err != nil {
 		t.Fatal(err)
 	}
 	copyPath := filepath.Join(dir, "pantty")
-	if err := os.WriteFile(copyPath, real, 0o700); err != nil {
+	if err := tmuxtest.WriteExecutable(copyPath, real); err != nil {
 		t.Fatal(err)
 	}
 	h.Bin = copyPath
@@ -53,7 +54,7 @@ for a in "$@"; do
 done
 exec ` + realPath + ` "$@"
 `
-	if err := os.WriteFile(copyPath+".new", []byte(wrapper), 0o700); err != nil {
+	if err := tmuxtest.WriteExecutable(copyPath+".new", []byte(wrapper)); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Rename(copyPath+".new", copyPath); err != nil {
@@ -64,6 +65,7 @@ exec ` + realPath + ` "$@"
 // Before: no UserPromptSubmit evidence → three Enter retries → failed
 // "undelivered", although the model had processed it.
 func TestLostPromptEvidenceIsSettledByTheTranscript(t *testing.T) {
+	t.Parallel()
 	h := seattest.New(t, "lostups", seattest.TOML(`submit_timeout = "1s"`))
 	lossyHooks(t, h, "UserPromptSubmit", "lost-1")
 	h.Send("lost-1", "the evidence of this one is lost")
@@ -81,6 +83,7 @@ func TestLostPromptEvidenceIsSettledByTheTranscript(t *testing.T) {
 // Before: a new driver inherits the paste with no evidence, retries Enter, then
 // re-queues it as "never reached the model" — and the model processed it twice.
 func TestLostPromptEvidenceAcrossADriverRestartIsNotDeliveredTwice(t *testing.T) {
+	t.Parallel()
 	h := seattest.New(t, "lostre", seattest.TOML(`submit_timeout = "4s"`))
 	lossyHooks(t, h, "UserPromptSubmit", "lost-2")
 	h.Send("lost-2", "[sim:slow=300ms] the evidence of this one is lost")
@@ -108,6 +111,7 @@ func TestLostPromptEvidenceAcrossADriverRestartIsNotDeliveredTwice(t *testing.T)
 // Before: the Stop never comes, and the message (and the queue behind it) waits
 // for its turn ceiling, then fails "ceiling" although it was processed.
 func TestLostStopIsSettledByTheTranscriptBeforeTheCeiling(t *testing.T) {
+	t.Parallel()
 	h := seattest.New(t, "loststop", seattest.TOML(`heartbeat_interval = "1s"`, `turn_ceiling = "10m"`))
 	lossyHooks(t, h, "Stop", "lost-3")
 	h.Send("lost-3", "the end of this turn is never reported")
@@ -127,6 +131,7 @@ func TestLostStopIsSettledByTheTranscriptBeforeTheCeiling(t *testing.T) {
 // twice, the second time unmarked. The harness had recorded the prompt, so the
 // driver now resubmits it once, marked.
 func TestLostPromptEvidenceAndACrashInTheSameTurnResubmitsMarked(t *testing.T) {
+	t.Parallel()
 	h := seattest.New(t, "lostcrash", seattest.TOML(`submit_timeout = "3s"`))
 	lossyHooks(t, h, "UserPromptSubmit", "lost-4")
 	h.Send("lost-4", "[sim:slow=5s] the evidence of this one is lost, then its harness")

@@ -5,11 +5,14 @@ import (
 	"os"
 	"testing"
 
+	"github.com/pantty/pantty/seat/seattest"
+
 	"github.com/pantty/pantty/tmux/tmuxtest"
 )
 
 // TestMain fails the package if any test leaves a tmux server, driver or
-// simulated harness behind. Run as `X __exec LAUNCH` (exactly a pane
+// simulated harness behind, and runs six tests at once: they wait on tmux and
+// the simulator, not the CPU. Run as `X __exec LAUNCH` (exactly a pane
 // process's command line) the test binary is a stand-in pane process for
 // inside_test.go: it runs this package's binary, as a real pane runs
 // pantty's, and lives until its stdin closes.
@@ -18,5 +21,6 @@ func TestMain(m *testing.M) {
 		io.Copy(io.Discard, os.Stdin)
 		os.Exit(0)
 	}
-	os.Exit(tmuxtest.LeakCheck(m))
+	tmuxtest.WaitBoundParallel(6)
+	os.Exit(seattest.Main(m))
 }

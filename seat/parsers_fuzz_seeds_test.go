@@ -234,6 +234,7 @@ func encodeSeed(args []any) string {
 // reliabilitySeeds, so plain `go test` runs every hazard as a seed and
 // `-fuzz` mutates from them. PANTTY_UPDATE_CORPUS=1 rewrites the files.
 func TestReliabilityFuzzSeedFiles(t *testing.T) {
+	t.Parallel()
 	update := os.Getenv("PANTTY_UPDATE_CORPUS") == "1"
 	targets := make([]string, 0, len(reliabilitySeeds))
 	for k := range reliabilitySeeds {

@@ -353,6 +353,7 @@ func FuzzParseReset(f *testing.F) {
 // TestFuzzSeedsReachTheirTargets: the seed corpus reaches the interesting
 // branches (a sanity check on the seeds, not on pantty).
 func TestFuzzSeedsReachTheirTargets(t *testing.T) {
+	t.Parallel()
 	var accepted, refused int
 	for _, seed := range reliabilitySeeds["FuzzSeatConfig"] {
 		s := fuzzSeat(t)

@@ -15,6 +15,7 @@ import (
 // quoted key was reported without its line (the line finder trimmed quotes
 // instead of reading the key).
 func TestUnknownQuotedKeysAreReportedWithTheirLine(t *testing.T) {
+	t.Parallel()
 	cases := map[string]struct{ text, line string }{
 		"quote inside a quoted table": {"session_id = \"x\"\n[\" '\"]\n", "line 2"},
 		"dot inside a quoted key":     {"session_id = \"x\"\n\"a.b\" = 1\n", "line 2"},
@@ -43,6 +44,7 @@ func TestUnknownQuotedKeysAreReportedWithTheirLine(t *testing.T) {
 // uint64 field by wrapping it to 2^64-1: owner.toml read fine and could not be
 // written back. A negative start time is a corrupt record.
 func TestNegativePIDStartIsACorruptOwnerRecord(t *testing.T) {
+	t.Parallel()
 	s := fuzzSeat(t)
 	if err := os.WriteFile(s.OwnerPath(), []byte("holder = \"h-1\"\npid = 5\npid_start = -1\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -59,6 +61,7 @@ func TestNegativePIDStartIsACorruptOwnerRecord(t *testing.T) {
 // FuzzParseStatusLine found negative token counts read as a reading, and two
 // large counts whose sum overflowed into a negative occupancy.
 func TestStatusLineRefusesNegativeAndOverflowingCounts(t *testing.T) {
+	t.Parallel()
 	for name, payload := range map[string]string{
 		"negative": `{"context_window":{"context_window_size":200000,"current_usage":{"input_tokens":-5,"cache_read_input_tokens":12000}}}`,
 		"overflow": `{"context_window":{"current_usage":{"input_tokens":9223372036854775807,"cache_read_input_tokens":9223372036854775807}}}`,

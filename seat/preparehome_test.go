@@ -16,6 +16,7 @@ import (
 // While a driver holds a seat it refuses (exit 3): the harness rewrites its
 // own files as it runs.
 func TestPrepareHomeAnswersClaudesDialogsAhead(t *testing.T) {
+	t.Parallel()
 	home := filepath.Join(t.TempDir(), "claude-home")
 	h := seattest.NewHarness(t, "ph", "claude-code", seattest.Env(map[string]string{"HOME": home}),
 		seattest.TOML(`pass_env = ["ANTHROPIC_API_KEY"]`))

@@ -16,6 +16,7 @@ import (
 // against an injected clock and zone. Every result is capped; a form that is
 // not understood is "not parsed" (the caller re-probes on a fixed interval).
 func TestParseReset(t *testing.T) {
+	t.Parallel()
 	loc := time.FixedZone("UTC-5", -5*3600)
 	now := time.Date(2026, 3, 10, 14, 0, 0, 0, loc) // 14:00 local
 	paris, err := time.LoadLocation("Europe/Paris")
@@ -75,6 +76,7 @@ func TestParseReset(t *testing.T) {
 // An unparseable refusal waits the bounded re-probe interval; a parsed one its
 // reset, capped by the seat's own cap.
 func TestRefusalBlock(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 3, 10, 14, 0, 0, 0, time.UTC)
 	b := seat.RefusalBlock("a", "overloaded", "API Error: Overloaded (529)", now, 45*time.Second, time.Hour)
 	if b.Parsed || !b.Until.Equal(now.Add(45*time.Second)) || b.Seat != "a" || b.Error != "overloaded" {
@@ -89,6 +91,7 @@ func TestRefusalBlock(t *testing.T) {
 // Blocks are per provider and shared: concurrent recorders all land, a later
 // refusal never shortens a block, and expired blocks are dropped on write.
 func TestRecordBlockShared(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	now := time.Now()
 	var wg sync.WaitGroup
@@ -160,6 +163,7 @@ func ladderConfig(t *testing.T, extra string) seat.Config {
 // at or below the floor whose provider is free; when none is, the earliest
 // unblock (never the latest) on the rung it belongs to.
 func TestPlanFor(t *testing.T) {
+	t.Parallel()
 	c := ladderConfig(t, `
 [[ladder]]
 name = "a"
@@ -228,6 +232,7 @@ provider = "pc"
 }
 
 func TestLadderValidation(t *testing.T) {
+	t.Parallel()
 	for name, extra := range map[string]string{
 		"top-level pin with a ladder": "model = \"x\"\n[[ladder]]\nname = \"a\"",
 		"duplicate rung":              "[[ladder]]\nname = \"a\"\n[[ladder]]\nname = \"a\"",

@@ -9,6 +9,7 @@ import (
 )
 
 func TestPruneRemovesOnlyOldFinalWorkBehindTheCursor(t *testing.T) {
+	t.Parallel()
 	s, err := Open(t.TempDir(), "p")
 	if err != nil {
 		t.Fatal(err)

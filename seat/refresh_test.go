@@ -30,6 +30,7 @@ func cycles(h *seattest.Harness) int {
 }
 
 func TestRefreshFixedCompactsAfterEveryNMessages(t *testing.T) {
+	t.Parallel()
 	h := seattest.New(t, "fixed", seattest.TOML("[refresh]", "policy = \"fixed\"", "every = 2"))
 	h.Start()
 	for _, id := range []string{"m1", "m2", "m3", "m4", "m5"} {
@@ -46,6 +47,7 @@ func TestRefreshFixedCompactsAfterEveryNMessages(t *testing.T) {
 }
 
 func TestRefreshContextDecidesWithTheNextMessagesEstimate(t *testing.T) {
+	t.Parallel()
 	h := seattest.New(t, "ctxp", seattest.Env(map[string]string{"PANTTY_SIM_FLOOR": "1000", "PANTTY_SIM_WINDOW": "20000"}),
 		seattest.TOML("[refresh]", "policy = \"context\"", "threshold = 0.5"))
 	h.Start()
@@ -84,6 +86,7 @@ func TestRefreshContextDecidesWithTheNextMessagesEstimate(t *testing.T) {
 }
 
 func TestRefreshSelfRunsWhenTheSeatAsks(t *testing.T) {
+	t.Parallel()
 	h := seattest.New(t, "self", seattest.TOML("[refresh]", "policy = \"self\""))
 	h.Start()
 	h.Send("m1", "work")

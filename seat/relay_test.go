@@ -78,6 +78,7 @@ func relaySeat(t *testing.T, name string) *seattest.Harness {
 }
 
 func TestRelayQueuesWhileAPersonIsAttachedAndResumesOnDetach(t *testing.T) {
+	t.Parallel()
 	h := relaySeat(t, "relay")
 	p := attach(t, h, false)
 	h.WaitFor("relay mode", 15*time.Second, func() bool { return mode(h).Mode == seat.ModeRelay })
@@ -113,6 +114,7 @@ func TestRelayQueuesWhileAPersonIsAttachedAndResumesOnDetach(t *testing.T) {
 }
 
 func TestRelayEndsWhenTheAttachedTerminalCrashes(t *testing.T) {
+	t.Parallel()
 	h := relaySeat(t, "crashrelay")
 	attach(t, h, false)
 	h.WaitFor("relay mode", 15*time.Second, func() bool { return mode(h).Mode == seat.ModeRelay })
@@ -138,6 +140,7 @@ func TestRelayEndsWhenTheAttachedTerminalCrashes(t *testing.T) {
 }
 
 func TestReadOnlyClientDoesNotEnterRelay(t *testing.T) {
+	t.Parallel()
 	h := relaySeat(t, "ro")
 	attach(t, h, true)
 	h.WaitFor("the read-only client to attach", 15*time.Second, func() bool {
@@ -159,6 +162,7 @@ func TestReadOnlyClientDoesNotEnterRelay(t *testing.T) {
 }
 
 func TestSubmissionInFlightAtAttachFinishes(t *testing.T) {
+	t.Parallel()
 	h := relaySeat(t, "inflight")
 	h.Send("slow", "[sim:slow=2s] long work")
 	h.WaitState("slow", seat.StateSubmitted, 15*time.Second)
@@ -179,6 +183,7 @@ func TestSubmissionInFlightAtAttachFinishes(t *testing.T) {
 // A draft the person left in the input box is never wiped: the queue waits
 // until the box is empty.
 func TestDraftLeftInTheBoxHoldsTheQueue(t *testing.T) {
+	t.Parallel()
 	h := relaySeat(t, "draft")
 	p := attach(t, h, false)
 	h.WaitFor("relay mode", 15*time.Second, func() bool { return mode(h).Mode == seat.ModeRelay })

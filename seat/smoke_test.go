@@ -8,6 +8,7 @@ import (
 )
 
 func TestSmokeStartSendProcessStop(t *testing.T) {
+	t.Parallel()
 	h := seattest.New(t, "smoke")
 	h.Start()
 	h.Send("m1", "hello there")

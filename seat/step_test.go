@@ -23,6 +23,7 @@ func stepSeat(t *testing.T, name string) *seattest.Harness {
 // Each step runs in a fresh session that starts from the handoff: no context
 // accumulates, and what the previous steps did is carried by the handoff.
 func TestStepShapeRunsEachStepInAFreshSessionWithTheHandoff(t *testing.T) {
+	t.Parallel()
 	h := stepSeat(t, "steps")
 	h.Start()
 	for _, id := range []string{"s1", "s2", "s3"} {
@@ -55,6 +56,7 @@ func TestStepShapeRunsEachStepInAFreshSessionWithTheHandoff(t *testing.T) {
 
 // A crash in a step: re-read and continue from the last completed step.
 func TestStepShapeCrashContinuesFromTheLastCompletedStep(t *testing.T) {
+	t.Parallel()
 	h := stepSeat(t, "stepcrash")
 	h.Start()
 	h.Send("s1", "step one")

@@ -11,6 +11,7 @@ import (
 // before and after a prune, and a prune cut short after counting its batch
 // does not count it again.
 func TestPruneKeepsTheTotals(t *testing.T) {
+	t.Parallel()
 	s, err := Open(t.TempDir(), "tally")
 	if err != nil {
 		t.Fatal(err)

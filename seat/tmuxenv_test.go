@@ -19,6 +19,7 @@ import (
 // (/proc/PID/environ). tmux copies the environment of the client that starts
 // its server, so the driver starts it with a minimal one.
 func TestPassEnvStaysOutOfTheTmuxServer(t *testing.T) {
+	t.Parallel()
 	const secret = "s3cret-7d1e"
 	h := seattest.New(t, "penv", seattest.TOML(`pass_env = ["AUTHFIX_SECRET"]`))
 	if r := h.RunEnv(map[string]string{"AUTHFIX_SECRET": secret}, "", "seat", "start", h.Name); r.Code != 0 {

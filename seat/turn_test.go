@@ -28,6 +28,7 @@ func turnSeat(t *testing.T, name string, opts ...seattest.Option) *seattest.Harn
 // One process per message, resuming the same session: each later turn carries
 // the earlier conversation, and the envelope decides each outcome.
 func TestTurnShapeRunsOneProcessPerMessageOnOneSession(t *testing.T) {
+	t.Parallel()
 	h := turnSeat(t, "turn")
 	h.Start()
 	for _, id := range []string{"t1", "t2", "t3"} {
@@ -61,6 +62,7 @@ func TestTurnShapeRunsOneProcessPerMessageOnOneSession(t *testing.T) {
 // set to dispatch '[', the guard's own first character (a harness that changed
 // under a stale measurement), so the guarded text never reaches the model.
 func TestTurnShapeZeroTurnSuccessIsNotProcessed(t *testing.T) {
+	t.Parallel()
 	h := turnSeat(t, "zero", seattest.Env(map[string]string{"PANTTY_SIM_SIGILS": "["}))
 	h.Start()
 	h.Send("z1", "anything")
@@ -74,6 +76,7 @@ func TestTurnShapeZeroTurnSuccessIsNotProcessed(t *testing.T) {
 }
 
 func TestTurnShapeCrashAndCeiling(t *testing.T) {
+	t.Parallel()
 	h := turnSeat(t, "tcrash", seattest.TOML(`turn_ceiling = "2s"`))
 	h.Start()
 	h.Send("crash", "[sim:crash] work")
@@ -95,6 +98,7 @@ func TestTurnShapeCrashAndCeiling(t *testing.T) {
 // is not failed: it goes back to the queue, is retried after the backoff, and
 // is processed by exactly one answered turn once the provider is back.
 func TestTurnShapeOutageRequeues(t *testing.T) {
+	t.Parallel()
 	h := turnSeat(t, "turn-5xx", seattest.TOML(`[recovery]`, `backoff = "1s"`, `backoff_max = "1s"`))
 	h.Start()
 	until := time.Now().Add(3 * time.Second).Unix()

@@ -24,6 +24,7 @@ import (
 // does not exist. A new command fails here until it is decided whether a
 // seat's own model may run it.
 func TestEveryCommandHasACallerPolicy(t *testing.T) {
+	t.Parallel()
 	got := commandNames(newApp().Commands, "")
 	var want []string
 	for name := range callers {
@@ -81,6 +82,7 @@ func steeringArgs(name, launchB, work string) []string {
 // commands still work, and another seat's files are unchanged. No tmux: the
 // pane process runs the fake harness (a shell script) directly.
 func TestInSeatCallersAreRefusedByAncestry(t *testing.T) {
+	t.Parallel()
 	h := seattest.New(t, "a")
 	b := simSeat(t, h, "b")
 	if err := b.Write(b.LaunchPath(), seat.LaunchFile{Argv: []string{"/bin/true"}}); err != nil {
@@ -278,6 +280,7 @@ func childStates(pid int) map[int]string {
 // and a note without --seat lands in a. With no real pane above it, the
 // forgery places nobody: a note without --seat has no seat to go to.
 func TestForgedPaneProcessGrantsNothing(t *testing.T) {
+	t.Parallel()
 	h := seattest.New(t, "a")
 	b := simSeat(t, h, "b")
 	forge := filepath.Join(h.Work, "forge")

@@ -14,6 +14,7 @@ import (
 )
 
 func TestVersionNamesTheMeasuredHarnesses(t *testing.T) {
+	t.Parallel()
 	h := seattest.New(t, "ver")
 	r := h.Run("--version")
 	for _, want := range []string{"pantty ", "claude-code", "2.1.328", "codex", "0.171.0", "sim", "revisit"} {
@@ -24,6 +25,7 @@ func TestVersionNamesTheMeasuredHarnesses(t *testing.T) {
 }
 
 func TestUnknownCommandsExit2(t *testing.T) {
+	t.Parallel()
 	h := seattest.New(t, "unk")
 	for _, args := range [][]string{{"help"}, {"frobnicate"}, {"seat", "frobnicate"}} {
 		r := h.Run(args...)
@@ -34,6 +36,7 @@ func TestUnknownCommandsExit2(t *testing.T) {
 }
 
 func TestGlobalFlagsAfterTheCommand(t *testing.T) {
+	t.Parallel()
 	h := seattest.New(t, "glob")
 	elsewhere := filepath.Join(t.TempDir(), "empty")
 	r := h.RunEnv(map[string]string{"PANTTY_HOME": elsewhere}, "", "seat", "list", "--json", "--home", h.Home)
@@ -80,6 +83,7 @@ func TestGlobalFlagsAfterTheCommand(t *testing.T) {
 }
 
 func TestCompletionAndManAreGeneratedFromTheCommands(t *testing.T) {
+	t.Parallel()
 	h := seattest.New(t, "comp")
 	// bash and zsh ask the binary itself at each TAB.
 	r := h.Run("seat", "--generate-bash-completion")

@@ -91,6 +91,7 @@ func finals(es []wantEvent) map[string]bool {
 }
 
 func TestEventsFollowMatchesTheInboxes(t *testing.T) {
+	t.Parallel()
 	h := seattest.New(t, "ea")
 	other, err := seat.Open(h.Home, "eb")
 	if err != nil {

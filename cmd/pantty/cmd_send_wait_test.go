@@ -113,6 +113,7 @@ type wantShown struct {
 }
 
 func TestSendWaitPrintsTheWholeReply(t *testing.T) {
+	t.Parallel()
 	h := seattest.New(t, "answers")
 	h.Start()
 
@@ -168,6 +169,7 @@ func TestSendWaitPrintsTheWholeReply(t *testing.T) {
 }
 
 func TestSendWaitFailedExits1WithTheReason(t *testing.T) {
+	t.Parallel()
 	h := seattest.New(t, "fails", seattest.TOML(`turn_ceiling = "2s"`))
 	h.Start()
 	r := h.RunStdin("this never ends [sim:hang]", "seat", "send", h.Name, "--id", "stuck", "--wait", "--timeout", "60s")
@@ -180,6 +182,7 @@ func TestSendWaitFailedExits1WithTheReason(t *testing.T) {
 }
 
 func TestSendWaitTimeoutLeavesTheMessageQueued(t *testing.T) {
+	t.Parallel()
 	h := seattest.New(t, "idle") // never started: nothing will process it
 	r := h.RunStdin("anyone there?", "seat", "send", h.Name, "--id", "w1", "--wait", "--timeout", "300ms")
 	last := strings.TrimSpace(r.Stderr)
@@ -209,6 +212,7 @@ func TestSendWaitTimeoutLeavesTheMessageQueued(t *testing.T) {
 }
 
 func TestSendWaitStreamPrintsOneResultPerMessage(t *testing.T) {
+	t.Parallel()
 	h := seattest.New(t, "stream", seattest.TOML(`turn_ceiling = "2s"`))
 	h.Start()
 	in := strings.Join([]string{

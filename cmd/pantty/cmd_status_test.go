@@ -54,6 +54,7 @@ func onTerminal(t *testing.T, h *seattest.Harness, width int, args ...string) st
 }
 
 func TestStatusOnATerminalFitsAndShowsAStoppedSeat(t *testing.T) {
+	t.Parallel()
 	h := seattest.New(t, "shown")
 	h.Start()
 	h.Send("m1", "one message")
@@ -108,6 +109,7 @@ func TestStatusOnATerminalFitsAndShowsAStoppedSeat(t *testing.T) {
 }
 
 func TestProbeShowsProgressOnATerminalOnly(t *testing.T) {
+	t.Parallel()
 	// A turn long enough that the in-turn phase is on screen for a while.
 	h := seattest.New(t, "slowprobe", seattest.Env(map[string]string{"PANTTY_SIM_TURN": "1s"}))
 	h.Start()
@@ -124,6 +126,7 @@ func TestProbeShowsProgressOnATerminalOnly(t *testing.T) {
 // TestFollowersEndWhenTheirReaderGoesAway: watch and events --follow print
 // nothing while nothing changes, yet exit once the pipe's reader is closed.
 func TestFollowersEndWhenTheirReaderGoesAway(t *testing.T) {
+	t.Parallel()
 	h := seattest.New(t, "piped")
 	h.Send("p1", "something for events to print")
 	for _, args := range [][]string{{"watch"}, {"events", "--follow", "--settle", "10ms"}} {

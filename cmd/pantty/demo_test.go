@@ -28,6 +28,7 @@ func cleanEnv() []string {
 // The README's main-job command runs end to end: every step of the tour checks
 // its own outcome and the demo exits non-zero if one misbehaves.
 func TestDemoRunsEndToEnd(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, seattest.Binary(t), "demo")

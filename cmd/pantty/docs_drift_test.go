@@ -12,6 +12,7 @@ import (
 // visible command's full name and every one of its flags is named there, so a
 // new verb or flag without documentation fails here.
 func TestCLIDocsCoverTheCommands(t *testing.T) {
+	t.Parallel()
 	doc, err := os.ReadFile("../../docs/cli.md")
 	if err != nil {
 		t.Fatal(err)

@@ -54,6 +54,7 @@ func startPane(t *testing.T, h *seattest.Harness, script string, env map[string]
 // (pane_dead_status, pane_dead_signal) is what the harness did, now that the
 // pane process is the harness's parent rather than the harness itself.
 func TestPaneProcessEndsLikeItsHarness(t *testing.T) {
+	t.Parallel()
 	h := seattest.New(t, "x")
 	for _, c := range []struct {
 		script string
@@ -91,6 +92,7 @@ func TestPaneProcessEndsLikeItsHarness(t *testing.T) {
 // a pane tmux calls dead. seat.KillGroup (stop, recover) also ends a process the
 // harness detached into its own session, which the group kill alone would miss.
 func TestKillingThePaneProcessEndsTheHarness(t *testing.T) {
+	t.Parallel()
 	h := seattest.New(t, "x")
 	for _, how := range []string{"SIGKILL to the pane pid", "seat.KillGroup"} {
 		pidFile := filepath.Join(h.Work, "harness.pid")

@@ -17,6 +17,7 @@ func TestMain(m *testing.M) { os.Exit(tmuxtest.LeakCheck(m)) }
 // stderr and nothing on stdout, for subcommands too (urfave/cli's default is the
 // whole help on stdout, which a script would read as output).
 func TestUsageErrorsAreOneLine(t *testing.T) {
+	t.Parallel()
 	h := seattest.New(t, "usage")
 	for _, args := range [][]string{
 		{"seat", "init", "-x"},

@@ -13,6 +13,7 @@ import (
 // of stored messages as the harness will expand them: an '@' behind an
 // invisible character counts.
 func TestMentionCountsAreListed(t *testing.T) {
+	t.Parallel()
 	h := seattest.New(t, "ment")
 	for id, text := range map[string]string{
 		"hidden": "read \u200b@secret.txt and \u2066@other.txt", // 2

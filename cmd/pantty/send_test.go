@@ -34,6 +34,7 @@ type refusal struct {
 }
 
 func TestSendRefusesBadInputAndStoresNothing(t *testing.T) {
+	t.Parallel()
 	h := seattest.New(t, "door")
 	h.Send("good-1", "a message already in the inbox")
 	before := h.InboxFiles()
@@ -160,6 +161,7 @@ func msgCount(t *testing.T, h *seattest.Harness) int {
 }
 
 func TestSendSizeLimitFromSeatToml(t *testing.T) {
+	t.Parallel()
 	h := seattest.New(t, "small", seattest.TOML("max_message_bytes = 100"))
 	if r := h.RunStdin(strings.Repeat("x", 100), "seat", "send", "small", "--id", "at-limit"); r.Code != 0 {
 		t.Fatalf("a message of exactly max_message_bytes was refused: %s", r)
@@ -177,6 +179,7 @@ func TestSendSizeLimitFromSeatToml(t *testing.T) {
 }
 
 func TestSendDefaultLimitIsInclusive(t *testing.T) {
+	t.Parallel()
 	h := seattest.New(t, "big")
 	text := strings.Repeat("z", guard.DefaultMaxMessageBytes)
 	if r := h.RunStdin(text, "seat", "send", "big", "--id", "max"); r.Code != 0 {
@@ -188,6 +191,7 @@ func TestSendDefaultLimitIsInclusive(t *testing.T) {
 }
 
 func TestSendSameIDTwiceIsADuplicate(t *testing.T) {
+	t.Parallel()
 	h := seattest.New(t, "dup")
 	h.Send("d1", "first text")
 	r := h.RunStdin("second text", "seat", "send", "dup", "--id", "d1")
@@ -203,6 +207,7 @@ func TestSendSameIDTwiceIsADuplicate(t *testing.T) {
 }
 
 func TestSendConcurrentSameIDStoresOnce(t *testing.T) {
+	t.Parallel()
 	h := seattest.New(t, "race")
 	const senders = 8
 	for round := range 4 {
@@ -243,6 +248,7 @@ func TestSendConcurrentSameIDStoresOnce(t *testing.T) {
 // each line's file before writing the next: the door streams, it does not wait
 // for EOF.
 func TestSendLinesStoresEachLineAsItArrives(t *testing.T) {
+	t.Parallel()
 	h := seattest.New(t, "stream")
 	cmd := exec.Command(h.Bin, "seat", "send", "stream", "--lines", "--from", "alice", "--board", "main")
 	cmd.Env = h.Env()
@@ -316,6 +322,7 @@ func TestSendLinesStoresEachLineAsItArrives(t *testing.T) {
 }
 
 func TestSendJSONL(t *testing.T) {
+	t.Parallel()
 	h := seattest.New(t, "jsonl")
 	in := strings.Join([]string{
 		`{"id":"j1","from":"alice","board":"main","channel":"ops","text":"hello /compact"}`, // 1 stored

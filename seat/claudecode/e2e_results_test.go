@@ -19,6 +19,7 @@ import (
 )
 
 func TestSendWaitReturnsClaudesReply(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, "cc-wait")
 	r.Start()
 

@@ -42,6 +42,7 @@ func codexHomeOutsideTmp(t *testing.T) string {
 // by the real TUI) cannot read seat.toml or write another seat's files, can read
 // the workdir, and `pantty handoff note` from inside reaches the seat's handoff.
 func TestCodexProfileKeepsPanttyHomeOutOfReach(t *testing.T) {
+	t.Parallel()
 	home := codexHomeOutsideTmp(t)
 	r := newRig(t, "cx-reach")
 	const canary = "PANTTY-CANARY-cx-51d2"
@@ -169,6 +170,7 @@ func TestCodexProfileKeepsPanttyHomeOutOfReach(t *testing.T) {
 // tests), `codex sandbox -- true` fails on 0.171.0, and isolation = "on" refuses
 // to launch.
 func TestCodexSandboxUnderTmpIsDetected(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, "cx-detect")
 	s := r.Seat()
 	cfg, err := s.LoadConfig()

@@ -21,6 +21,7 @@ import (
 // choose, SessionStart(compact) carries it into the next request, and the
 // board message whose turn it interrupted is processed once.
 func TestAutoCompactionAtTheWindowEdge(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, "cx-edge")
 	r.Start()
 	r.Send("w1", "first")

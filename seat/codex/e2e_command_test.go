@@ -13,6 +13,7 @@ import (
 // again (measured 2026-12-03). The command door reports each as done (exit
 // 0, on the PostCompact hook) and both reach the stand-in.
 func TestCompactRightAfterCompactOnCodexCompactsAgain(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, "cx-twice")
 	r.Start()
 	r.Send("p1", "first piece of work")
@@ -30,6 +31,7 @@ func TestCompactRightAfterCompactOnCodexCompactsAgain(t *testing.T) {
 
 // A command is never pasted over a person's draft in Codex's input box.
 func TestCommandLeavesAPersonsDraftInCodex(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, "cx-draft")
 	r.Start()
 	r.CommandSparesDraft(codex.Adapter{}.Composer, "/compact")

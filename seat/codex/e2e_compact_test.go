@@ -11,6 +11,7 @@ import (
 // and seat.toml's compaction.instructions are left out of the cycle (logged),
 // which then runs as a bare /compact and completes.
 func TestCompactTakesNoInstructions(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, "cx-instr", "[compaction]", `instructions = "keep the zebra procedure"`)
 	r.Start()
 	r.Send("p1", "first piece of work")

@@ -26,18 +26,21 @@ func outage(t *testing.T, name string, fault standinkit.Fault, class, words stri
 // named authentication_failed) is a means outage: the seat is dead until the
 // key works, no message fails.
 func TestCredentialOutageFailsNoMessage(t *testing.T) {
+	t.Parallel()
 	outage(t, "cx-401", standinkit.FaultAuth, seat.FailMeans, "cannot authenticate: unexpected status 401 Unauthorized")
 }
 
 // A 429 insufficient_quota ("Quota exceeded. Check your plan and billing
 // details.", named billing_error) is a provider refusal: a wait, re-probed.
 func TestBillingOutageIsAProviderWait(t *testing.T) {
+	t.Parallel()
 	outage(t, "cx-quota", standinkit.FaultBilling, seat.FailProvider, "Quota exceeded. Check your plan and billing details.")
 }
 
 // A 500 (Codex: "We’re currently experiencing high demand…", named
 // server_error) is transient: the message goes back to the queue with backoff.
 func TestServerErrorOutageRetriesWithBackoff(t *testing.T) {
+	t.Parallel()
 	outage(t, "cx-500", standinkit.FaultServer, seat.FailTransient, "server error: We’re currently experiencing high demand")
 }
 
@@ -47,5 +50,6 @@ func TestServerErrorOutageRetriesWithBackoff(t *testing.T) {
 // reports the means outage, and Codex's own reconnect finishes the turn once
 // the stand-in listens again.
 func TestConnectionRefusedKeepsTheTurnUntilCodexReconnects(t *testing.T) {
+	t.Parallel()
 	outage(t, "cx-refused", standinkit.FaultRefused, seat.FailMeans, "cannot connect: Connection failed: error sending request")
 }

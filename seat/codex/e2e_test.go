@@ -25,7 +25,7 @@ import (
 // TestMain fails the package if a test leaves a tmux server, a driver or a codex
 // process behind (codex's pane command line and its hooks name paths under
 // tmuxtest.Root()).
-func TestMain(m *testing.M) { os.Exit(tmuxtest.LeakCheck(m)) }
+func TestMain(m *testing.M) { os.Exit(seattest.Main(m)) }
 
 // model is a model name Codex knows, so it starts without a metadata warning.
 const model = "gpt-5.1-codex"
@@ -145,6 +145,7 @@ func (r *rig) cursorAt(id, state string) seat.Cursor {
 // a row, each reaching the model exactly once; the context reading comes from
 // the request's own usage, with the floor from the first request.
 func TestSubmitEvidenceTurnEndAndExactlyOnce(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, "cx-once")
 	r.Start()
 	if s := r.Session(); s.ID != "" {
@@ -204,6 +205,7 @@ func TestSubmitEvidenceTurnEndAndExactlyOnce(t *testing.T) {
 // text (the guard owns the first character). The control is the command door:
 // `seat command -- /compact` does compact.
 func TestBoardDoorDoesNotDispatchCommandDoorDoes(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, "cx-dispatch")
 	r.Start()
 	bang := filepath.Join(r.Work, "dispatched-by-bang")
@@ -260,6 +262,7 @@ func TestBoardDoorDoesNotDispatchCommandDoorDoes(t *testing.T) {
 // to Ready, the Interrupt hook fires, no Stop), the message fails as cancelled,
 // the box is empty, and the next message is processed.
 func TestCancelSlowTurn(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, "cx-cancel")
 	r.Start()
 	r.Send("c0", "before")
@@ -310,6 +313,7 @@ func TestCancelSlowTurn(t *testing.T) {
 // 4. SIGKILL the codex process: the driver relaunches `codex resume <thread>`
 // on the same thread, and the next turn carries the earlier conversation.
 func TestKilledHarnessResumesTheSameThread(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, "cx-resume")
 	r.Start()
 	r.Send("k1", "remember this")
@@ -364,6 +368,7 @@ func TestKilledHarnessResumesTheSameThread(t *testing.T) {
 // fire), and the handoff reaches the first request after the compaction,
 // through SessionStart source compact, which Codex runs with the next turn.
 func TestCompactionCycleReinjectsIntoTheNextRequest(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, "cx-compact")
 	r.Start()
 	r.Send("p1", "first piece of work")

@@ -24,6 +24,7 @@ import (
 // verified on the same thread and the next message reaches the stand-in
 // exactly once.
 func TestRevivalUnderCronKeepsTheSeatWorking(t *testing.T) {
+	t.Parallel()
 	bin := codexBinary(t)
 	dir := tmuxtest.Dir(t)
 	api, err := standin.Start(standin.Options{LogPath: filepath.Join(dir, "requests.jsonl"), Logf: t.Logf})

@@ -15,6 +15,7 @@ import (
 // PostModelRequest's error against the stand-in's faults (docs/codex.md). A
 // port number holding "401" or "500" in the url is not a status.
 func TestClassifyError(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct{ msg, name, class string }{
 		{"unexpected status 401 Unauthorized: Incorrect API key provided: sk-…. You can find your API key at https://platform.openai.com/account/api-keys., url: http://127.0.0.1:40123/v1/responses", "authentication_failed", seat.FailMeans},
 		{"Connection failed: error sending request", codex.ErrConnection, seat.FailMeans},
@@ -40,6 +41,7 @@ func TestClassifyError(t *testing.T) {
 // Codex's title thread (another id, no rollout) and a turn the hooks already
 // ended are recorded, never acted on.
 func TestNotifyFiltersTheTitleThreadAndHookEndedTurns(t *testing.T) {
+	t.Parallel()
 	h := seattest.New(t, "notify")
 	s := h.Seat()
 	if err := s.Write(s.SessionPath(), seat.Session{Harness: "sim", ID: "01a237bc-dcb1-7042-8b96-e42ff21a4e27", Generation: 1}); err != nil {

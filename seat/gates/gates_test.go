@@ -2,6 +2,7 @@ package gates
 
 import (
 	"github.com/pantty/pantty/internal/guard"
+	"github.com/pantty/pantty/seat/seattest"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -10,10 +11,12 @@ import (
 	"time"
 
 	"github.com/pantty/pantty/seat"
-	"github.com/pantty/pantty/tmux/tmuxtest"
+	"github.com/pantty/pantty/seat/claudecode"
+	"github.com/pantty/pantty/seat/codex"
+	"github.com/pantty/pantty/seat/sim"
 )
 
-func TestMain(m *testing.M) { os.Exit(tmuxtest.LeakCheck(m)) }
+func TestMain(m *testing.M) { os.Exit(seattest.Main(m)) }
 
 const dayLen = 24 * time.Hour
 
@@ -81,8 +84,8 @@ func TestShippedRegistryCoversEveryHarnessAndTheGuard(t *testing.T) {
 	if got, want := r.Harnesses(), []string{"sim", "claude-code", "codex"}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("registry harnesses %v, want %v", got, want)
 	}
-	for _, h := range seat.KnownHarnesses {
-		entry(t, r, h)
+	for _, a := range []seat.Adapter{sim.Adapter{}, claudecode.Adapter{}, codex.Adapter{}} {
+		entry(t, r, a.Name())
 	}
 	// The shipped guard must close at least what the registry says dispatches.
 	for _, h := range []string{"sim", "claude-code"} {

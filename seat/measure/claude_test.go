@@ -17,6 +17,7 @@ import (
 // records '/' and '!' as dispatching on the first character, with the raw
 // /clear control really dispatching.
 func TestMeasureDispatchOnRealClaudeCode(t *testing.T) {
+	t.Parallel()
 	bin, err := claudecode.CachedBinary()
 	if err != nil {
 		if os.Getenv("CI") != "" {

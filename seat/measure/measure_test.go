@@ -12,7 +12,7 @@ import (
 	"github.com/pantty/pantty/tmux/tmuxtest"
 )
 
-func TestMain(m *testing.M) { os.Exit(tmuxtest.LeakCheck(m)) }
+func TestMain(m *testing.M) { os.Exit(seattest.Main(m)) }
 
 func run(t *testing.T, sigils *string) seat.FactsFile {
 	t.Helper()
@@ -42,6 +42,7 @@ func run(t *testing.T, sigils *string) seat.FactsFile {
 // The measurement records what it measured: the control dispatched raw, the
 // guarded corpus did not, and the sigils are the simulator's configured ones.
 func TestMeasureDispatchRecordsWhatItMeasured(t *testing.T) {
+	t.Parallel()
 	f := run(t, nil)
 	if !f.ControlOK || f.Form != guard.FormFirstChar || f.Sigils != "/!" {
 		t.Fatalf("default simulator: form %q sigils %q control %v", f.Form, f.Sigils, f.ControlOK)
@@ -54,6 +55,7 @@ func TestMeasureDispatchRecordsWhatItMeasured(t *testing.T) {
 }
 
 func TestRawPasterRefusesASeatTheMeasurementDidNotCreate(t *testing.T) {
+	t.Parallel()
 	h := seattest.New(t, "notmine")
 	if _, err := measure.NewRawPaster(h.Seat(), "anything"); err == nil {
 		t.Fatal("the raw paster accepted a seat it did not create")

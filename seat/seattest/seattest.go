@@ -5,10 +5,8 @@
 package seattest
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"github.com/pantty/pantty/internal/guard"
 	"os"
@@ -289,68 +287,6 @@ func (h *Harness) Status(id string) seat.Status {
 		h.T.Fatal(err)
 	}
 	return st
-}
-
-// Request is one row of the simulator's request log: what reached the model.
-type Request struct {
-	SessionID    string `json:"session_id"`
-	PromptID     string `json:"prompt_id"`
-	Kind         string `json:"kind"`
-	NewInput     string `json:"new_input"`
-	Injected     string `json:"injected"`
-	HistoryTurns int    `json:"history_turns"`
-	Error        string `json:"error"` // the API failure the model answered with ("" for a reply)
-}
-
-// MsgID returns the pantty message id a request carried, from its guard header.
-func (r Request) MsgID() string {
-	id, _, _, ok := guard.MatchHeader(r.NewInput)
-	if !ok {
-		return ""
-	}
-	return id
-}
-
-// Requests reads the simulator's request log.
-func (h *Harness) Requests() []Request {
-	f, err := os.Open(filepath.Join(h.Seat().HarnessDir(), "requests.jsonl"))
-	if os.IsNotExist(err) {
-		return nil
-	}
-	if err != nil {
-		h.T.Fatal(err)
-	}
-	defer f.Close()
-	var out []Request
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 64<<20)
-	for sc.Scan() {
-		var r Request
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			h.T.Fatalf("request log: %v", err)
-		}
-		out = append(out, r)
-	}
-	return out
-}
-
-// ModelTurns counts, per message id, the model turns whose new input carried it.
-func (h *Harness) ModelTurns() map[string]int { return h.turns(true) }
-
-// AnsweredTurns counts, per message id, the model turns whose new input carried
-// it and that the model answered (not an API failure such as an outage's).
-func (h *Harness) AnsweredTurns() map[string]int { return h.turns(false) }
-
-func (h *Harness) turns(failed bool) map[string]int {
-	n := map[string]int{}
-	for _, r := range h.Requests() {
-		if r.Kind == "turn" && (failed || r.Error == "") {
-			if id := r.MsgID(); id != "" {
-				n[id]++
-			}
-		}
-	}
-	return n
 }
 
 func (h *Harness) cleanup() {

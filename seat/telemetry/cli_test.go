@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/pantty/pantty/tmux/tmuxtest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -25,7 +26,7 @@ func runPantty(t *testing.T, home string, args ...string) (stdout string, code i
 	trapDir := t.TempDir()
 	marker := filepath.Join(trapDir, "tmux-was-called")
 	trap := "#!/bin/sh\necho \"$@\" >> " + marker + "\nexit 1\n"
-	if err := os.WriteFile(filepath.Join(trapDir, "tmux"), []byte(trap), 0o700); err != nil {
+	if err := tmuxtest.WriteExecutable(filepath.Join(trapDir, "tmux"), []byte(trap)); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

@@ -3,6 +3,7 @@ package telemetry_test
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/pantty/pantty/seat/seattest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,12 +11,11 @@ import (
 	"time"
 
 	"github.com/pantty/pantty/seat"
-	"github.com/pantty/pantty/tmux/tmuxtest"
 )
 
 // TestMain fails the package if a test leaves a tmux server, driver or
 // simulated harness behind (only the end-to-end test starts any).
-func TestMain(m *testing.M) { os.Exit(tmuxtest.LeakCheck(m)) }
+func TestMain(m *testing.M) { os.Exit(seattest.Main(m)) }
 
 // t0 is the fixed "now" of the file-built tests.
 var t0 = time.Date(2026, 8, 10, 12, 0, 0, 0, time.UTC)

@@ -13,6 +13,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -197,4 +198,32 @@ func LeakCheck(m *testing.M) int {
 	}
 	_ = os.RemoveAll(root)
 	return code
+}
+
+// WaitBoundParallel raises the number of tests run at once to n unless the
+// go test command line set -parallel. It is for TestMain of packages whose
+// tests wait on tmux, timers and the simulator rather than compute (the seat
+// package: 7 s of CPU in 140 s of wall time serially), where the default of
+// one test per core leaves the machine idle. Packages that run the real
+// harnesses (node processes that do compute) keep the default.
+func WaitBoundParallel(n int) {
+	if !flag.Parsed() {
+		flag.Parse()
+	}
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
+	if !set {
+		flag.Set("test.parallel", strconv.Itoa(n))
+	}
+}
+
+// WriteExecutable writes a program file for a test to run. Parallel tests
+// fork all the time, and a child forked while this file is open for writing
+// holds that descriptor until it execs; exec'ing the file then fails with
+// "text file busy" (ETXTBSY). Holding syscall.ForkLock for the write — the
+// lock os/exec takes around every fork — leaves no such window.
+func WriteExecutable(path string, data []byte) error {
+	syscall.ForkLock.Lock()
+	defer syscall.ForkLock.Unlock()
+	return os.WriteFile(path, data, 0o700)
 }
