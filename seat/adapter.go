@@ -120,6 +120,11 @@ type Capabilities struct {
 	// argument). `pantty hook --NAME` runs Run; cmd/pantty builds the flags from
 	// the registered adapters, so the harness's settings name them unchanged.
 	HookFlags []HookFlag
+	// Measure makes the harness measurable by `pantty measure`: a throwaway
+	// seat pointed at the harness's loopback model-API stand-in (started here,
+	// stopped by the rig's Close) and a detector of what reached the model.
+	// The measurement itself is written once, in seat/measure, against this.
+	Measure func(MeasureSpec) (MeasureRig, error)
 }
 
 // HookFlag is one harness-specific form of `pantty hook`: the boolean flag

@@ -5,8 +5,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/pantty/pantty/seat/claudecode"
-	"github.com/pantty/pantty/seat/codex"
+	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/measure"
 	"github.com/urfave/cli/v2"
 )
@@ -22,7 +21,7 @@ func measureCommand() *cli.Command {
 				"seat in a temporary PANTTY_HOME on its own tmux socket. The raw /clear control must dispatch, or\n" +
 				"nothing is written. Each observation points to its stored artifact.",
 			Flags: []cli.Flag{
-				&cli.StringFlag{Name: "harness", Value: "sim", Usage: "harness to measure (sim)"},
+				&cli.StringFlag{Name: "harness", Value: "sim", Usage: "harness to measure (any registered harness whose adapter has a measure rig)"},
 				&cli.StringFlag{Name: "sigils", Usage: "sim only: the sigils the simulator is configured to dispatch"},
 				&cli.StringFlag{Name: "bin", Usage: "claude-code, codex: the harness binary (default: $PANTTY_CLAUDE_BIN / $PANTTY_CODEX_BIN or the harness cache)"},
 				&cli.DurationFlag{Name: "revisit", Value: 30 * 24 * time.Hour, Usage: "re-measure after this long"},
@@ -42,55 +41,33 @@ func measureDispatch(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	var t measure.Target
-	switch c.String("harness") {
-	case "sim":
-		var sig *string
-		if c.IsSet("sigils") {
-			v := c.String("sigils")
-			sig = &v
-		}
-		t = measure.SimTarget(sig)
-	case "claude-code":
-		bin := c.String("bin")
-		if bin == "" {
-			var err error
-			if bin, err = claudecode.CachedBinary(); err != nil {
-				return fmt.Errorf("measure dispatch: %v (or pass --bin)", err)
-			}
-		}
-		dir, err := os.MkdirTemp("", "pantty-measure-")
-		if err != nil {
-			return err
-		}
-		defer os.RemoveAll(dir)
-		var api interface{ Close() error }
-		t, api, err = measure.ClaudeTarget(bin, dir)
-		if err != nil {
-			return err
-		}
-		defer api.Close()
-	case "codex":
-		bin := c.String("bin")
-		if bin == "" {
-			var err error
-			if bin, err = codex.CachedBinary(); err != nil {
-				return fmt.Errorf("measure dispatch: %v (or pass --bin)", err)
-			}
-		}
-		dir, err := os.MkdirTemp("", "pantty-measure-")
-		if err != nil {
-			return err
-		}
-		defer os.RemoveAll(dir)
-		var api interface{ Close() error }
-		t, api, err = measure.CodexTarget(bin, dir)
-		if err != nil {
-			return err
-		}
-		defer api.Close()
-	default:
-		return usageErr("measure dispatch: harness %q is not measurable yet (sim, claude-code, codex)", c.String("harness"))
+	ad, err := seat.AdapterFor(c.String("harness"))
+	if err != nil {
+		return usageErr("measure dispatch: %v", err)
+	}
+	rigOf := ad.Caps().Measure
+	if rigOf == nil {
+		return usageErr("measure dispatch: harness %q cannot be measured (its adapter has no stand-in rig)", ad.Name())
+	}
+	if c.IsSet("sigils") && ad.Name() != "sim" {
+		return usageErr("measure dispatch: --sigils configures the simulator only")
+	}
+	dir, err := os.MkdirTemp("", "pantty-measure-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	spec := seat.MeasureSpec{Bin: c.String("bin"), Dir: dir}
+	if c.IsSet("sigils") {
+		v := c.String("sigils")
+		spec.Sigils = &v
+	}
+	t, err := rigOf(spec)
+	if err != nil {
+		return fmt.Errorf("measure dispatch: %v (or pass --bin)", err)
+	}
+	if t.Close != nil {
+		defer t.Close()
 	}
 	f, err := measure.Run(home, t, measure.Options{Pantty: pantty, Revisit: c.Duration("revisit"), Fail: c.Duration("fail-after"),
 		Progress: func(l string) { fmt.Printf("  %s\n", l) }})

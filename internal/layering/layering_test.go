@@ -20,7 +20,7 @@ const module = "github.com/pantty/pantty/"
 // does not show in Imports).
 var (
 	adapters     = []string{"seat/sim", "seat/claudecode", "seat/codex"}
-	adapterUsers = []string{"cmd/pantty", "seat/measure", "seat/seattest"}
+	adapterUsers = []string{"cmd/pantty", "seat/seattest"}
 )
 
 func TestImportsRunDownTheLayers(t *testing.T) {

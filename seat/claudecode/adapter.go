@@ -470,5 +470,6 @@ func (Adapter) CommandAnswer(_ seat.Seat, c seat.Config, sessionID string, cmd g
 // Caps lists what Claude Code can do beyond the required methods.
 func (a Adapter) Caps() seat.Capabilities {
 	return seat.Capabilities{FindPrompt: a.FindPrompt, InputReady: a.InputReady, Composer: a.Composer,
-		CommandAnswer: a.CommandAnswer, ProbeIsolation: a.ProbeIsolation, Secrets: a.Secrets, PrepareSeatHome: a.PrepareSeatHome}
+		CommandAnswer: a.CommandAnswer, ProbeIsolation: a.ProbeIsolation, Secrets: a.Secrets, PrepareSeatHome: a.PrepareSeatHome,
+		Measure: a.Measure}
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/claudecode"
 	"github.com/pantty/pantty/seat/measure"
 	"github.com/pantty/pantty/seat/seattest"
@@ -29,11 +30,11 @@ func TestMeasureDispatchOnRealClaudeCode(t *testing.T) {
 		t.Skip("the real-claude measurement takes ~35 s; not in -short")
 	}
 	home := tmuxtest.Dir(t)
-	target, api, err := measure.ClaudeTarget(bin, tmuxtest.Dir(t))
+	target, err := claudecode.Adapter{}.Measure(seat.MeasureSpec{Bin: bin, Dir: tmuxtest.Dir(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer api.Close()
+	defer target.Close()
 	f, err := measure.Run(home, target, measure.Options{Pantty: seattest.Binary(t), Revisit: 30 * 24 * time.Hour, Fail: 90 * 24 * time.Hour})
 	if err != nil {
 		t.Fatalf("measure: %v", err)

@@ -13,7 +13,6 @@ import (
 	"github.com/pantty/pantty/internal/guard"
 	"os"
 	"path/filepath"
-	"time"
 
 	"github.com/pantty/pantty/seat"
 )
@@ -49,38 +48,6 @@ func Corpus(work, control string) []Item {
 		{Name: "instructed", Input: "!touch " + f("instructed") + " # this line is data: do not run it", Effect: f("instructed")},
 		{Name: "clear-control", Input: control, Control: true},
 	}
-}
-
-// Observed is what a Detector saw for one input.
-type Observed struct {
-	Dispatched   bool
-	ReachedModel bool
-	Evidence     string // what was seen, for the artifact
-}
-
-// Detector tells, exactly, whether an input reached the model and whether it
-// dispatched, from the harness side (a request log, the loopback API's log).
-type Detector interface {
-	// Observe waits up to limit for the outcome of input submitted at since.
-	Observe(input string, since time.Time, limit time.Duration) Observed
-	// Build is the harness's own version string.
-	Build() string
-}
-
-// Target is one harness to measure: how to make its throwaway seat and how to
-// observe it.
-type Target struct {
-	Harness string
-	Env     map[string]string // seat.toml [env] of the throwaway seat
-	// Control is the destructive input that must dispatch raw (default "/clear").
-	Control string
-	// Command is seat.toml's command for the throwaway seat ("" = the adapter's).
-	Command string
-	// Setup runs once the throwaway work directory exists, before the seat
-	// starts (e.g. pre-seeding a harness HOME that trusts it).
-	Setup func(work string) error
-	// Detector is made once the throwaway seat exists.
-	Detector func(s seat.Seat) (Detector, error)
 }
 
 // classify infers the predicate form and sigils from the raw observations:

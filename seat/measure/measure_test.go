@@ -9,6 +9,7 @@ import (
 	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/measure"
 	"github.com/pantty/pantty/seat/seattest"
+	"github.com/pantty/pantty/seat/sim"
 	"github.com/pantty/pantty/tmux/tmuxtest"
 )
 
@@ -17,7 +18,11 @@ func TestMain(m *testing.M) { os.Exit(seattest.Main(m)) }
 func run(t *testing.T, sigils *string) seat.FactsFile {
 	t.Helper()
 	home := tmuxtest.Dir(t)
-	f, err := measure.Run(home, measure.SimTarget(sigils), measure.Options{Pantty: seattest.Binary(t),
+	rig, err := sim.Adapter{}.Measure(seat.MeasureSpec{Sigils: sigils})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := measure.Run(home, rig, measure.Options{Pantty: seattest.Binary(t),
 		Now: time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC), Revisit: 30 * 24 * time.Hour, Fail: 90 * 24 * time.Hour})
 	if err != nil {
 		t.Fatalf("measure: %v", err)

@@ -30,7 +30,7 @@ type Options struct {
 // Run measures target's dispatch predicate and writes the facts file under home
 // (home/facts/<harness>-resident.toml, artifacts beside it). The throwaway seat
 // lives in its own temporary PANTTY_HOME on its own tmux socket and is removed.
-func Run(home string, t Target, o Options) (seat.FactsFile, error) {
+func Run(home string, t seat.MeasureRig, o Options) (seat.FactsFile, error) {
 	if o.Now.IsZero() {
 		o.Now = time.Now()
 	}
@@ -163,7 +163,7 @@ func Run(home string, t Target, o Options) (seat.FactsFile, error) {
 
 // throwawaySeat writes the measurement's own seat, marked so that only this run's
 // raw paster accepts it.
-func throwawaySeat(home string, t Target, work, socket string) (seat.Seat, string, error) {
+func throwawaySeat(home string, t seat.MeasureRig, work, socket string) (seat.Seat, string, error) {
 	s, err := seat.Open(home, "measure")
 	if err != nil {
 		return s, "", err

@@ -190,5 +190,6 @@ func (Adapter) CommandAnswer(s seat.Seat, c seat.Config, sessionID string, cmd g
 
 // Caps lists what the simulator can do beyond the required methods.
 func (a Adapter) Caps() seat.Capabilities {
-	return seat.Capabilities{FindPrompt: a.FindPrompt, Composer: a.Composer, CommandAnswer: a.CommandAnswer, TurnArgv: a.TurnArgv}
+	return seat.Capabilities{FindPrompt: a.FindPrompt, Composer: a.Composer, CommandAnswer: a.CommandAnswer, TurnArgv: a.TurnArgv,
+		Measure: a.Measure}
 }

@@ -1,0 +1,90 @@
+package claudecode
+
+import (
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/claudecode/standin"
+)
+
+// measureKey is the API key the throwaway claude uses against the stand-in.
+const measureKey = "sk-ant-pantty-measure-0000000000000000"
+
+// Measure makes the real claude binary measurable against a loopback stand-in
+// for the Messages API that it starts itself: no network, no cost, and the
+// detector is exact (did the text reach the model; did the side effect
+// happen). The rig's Close stops the stand-in.
+func (Adapter) Measure(spec seat.MeasureSpec) (seat.MeasureRig, error) {
+	bin, err := spec.Binary(CachedBinary)
+	if err != nil {
+		return seat.MeasureRig{}, err
+	}
+	api, err := standin.Start(standin.Options{LogPath: filepath.Join(spec.Dir, "standin-requests.jsonl")})
+	if err != nil {
+		return seat.MeasureRig{}, err
+	}
+	home := filepath.Join(spec.Dir, "claude-home")
+	return seat.MeasureRig{
+		Harness: Adapter{}.Name(),
+		Command: bin,
+		Env: map[string]string{"HOME": home, "ANTHROPIC_BASE_URL": api.URL(), "ANTHROPIC_API_KEY": measureKey,
+			"CLAUDE_CODE_MAX_RETRIES": "0"},
+		Setup: func(work string) error {
+			if err := os.MkdirAll(home, 0o700); err != nil {
+				return err
+			}
+			return PrepareHome(home, measureKey, work)
+		},
+		Detector: func(s seat.Seat) (seat.Detector, error) {
+			return detector{build: seat.BuildOf("claude", bin, "--version"), StandinWatch: seat.StandinWatch{
+				Dirs: []string{s.EventsDir(), s.SeenDir()},
+				Requests: func() []seat.StandinRequest {
+					var out []seat.StandinRequest
+					for _, r := range api.Requests() {
+						out = append(out, seat.StandinRequest{At: r.At, Kind: r.Kind, NewInput: r.NewInput})
+					}
+					return out
+				},
+				SideKinds: map[string]string{
+					"count_tokens": "stand-in count_tokens request (the harness acted without a model turn)",
+					"compact":      "stand-in compact request (the harness acted without a model turn)",
+				},
+				Extra: func(_ string, since time.Time) string {
+					if clearedSince(s, since) {
+						return "SessionStart source=clear (the session was replaced)"
+					}
+					return ""
+				},
+			}}, nil
+		},
+		Close: api.Close,
+	}, nil
+}
+
+// detector reads the stand-in's log (what reached the model) and the seat's
+// hook events (a SessionStart from /clear), and counts a harness-side request
+// that is not a model turn (count_tokens from /context, a compaction) as
+// dispatch. Shell side effects are checked by the run itself (files).
+type detector struct {
+	seat.StandinWatch
+	build string
+}
+
+func (d detector) Build() string { return d.build }
+
+// clearedSince reports a SessionStart with source clear recorded after since.
+func clearedSince(s seat.Seat, since time.Time) bool {
+	for _, dir := range []string{s.EventsDir(), s.SeenDir()} {
+		names, _ := filepath.Glob(filepath.Join(dir, "*-SessionStart.json"))
+		for _, n := range names {
+			if t, ok := seat.EventTime(filepath.Base(n)); ok && t.After(since) {
+				if ev, err := seat.ReadEvent(n); err == nil && ev.Fields.Source == "clear" {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}

@@ -1,0 +1,181 @@
+package seat
+
+import (
+	"fmt"
+	"os/exec"
+	"strings"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+)
+
+// MeasureSpec is what `pantty measure` asks of an adapter's Measure.
+type MeasureSpec struct {
+	// Bin is the harness binary to measure; "" = the adapter's own choice
+	// (its environment variable, then its harness cache).
+	Bin string
+	// Dir is a scratch directory for the run (the stand-in's request log,
+	// the harness's home); the caller removes it.
+	Dir string
+	// Sigils configures which leading characters a configurable harness (the
+	// simulator) dispatches, so a test can show the facts record what was
+	// measured rather than a constant; nil = the harness's own.
+	Sigils *string
+}
+
+// MeasureRig is one harness made measurable: how to make its throwaway seat
+// (pointed at the harness's loopback model-API stand-in, started by the
+// adapter) and how to observe what reached the model.
+type MeasureRig struct {
+	Harness string
+	Env     map[string]string // seat.toml [env] of the throwaway seat
+	// Control is the destructive input that must dispatch raw (default "/clear").
+	Control string
+	// Command is seat.toml's command for the throwaway seat ("" = the adapter's).
+	Command string
+	// Setup runs once the throwaway work directory exists, before the seat
+	// starts (e.g. pre-seeding a harness HOME that trusts it).
+	Setup func(work string) error
+	// Detector is made once the throwaway seat exists.
+	Detector func(s Seat) (Detector, error)
+	// Close stops what the rig started (its stand-in); nil when nothing.
+	Close func() error
+}
+
+// Observed is what a Detector saw for one input.
+type Observed struct {
+	Dispatched   bool
+	ReachedModel bool
+	Evidence     string // what was seen, for the artifact
+}
+
+// Detector tells, exactly, whether an input reached the model and whether it
+// dispatched, from the harness side (a request log, the loopback API's log).
+type Detector interface {
+	// Observe waits up to limit for the outcome of input submitted at since.
+	Observe(input string, since time.Time, limit time.Duration) Observed
+	// Build is the harness's own version string.
+	Build() string
+}
+
+// BuildOf runs bin with args (e.g. --version) and returns its trimmed output
+// prefixed by prefix, or prefix + " (version unknown)" when it cannot run.
+func BuildOf(prefix, bin string, args ...string) string {
+	out, err := exec.Command(bin, args...).Output()
+	if err != nil {
+		return strings.TrimSpace(prefix + " (version unknown)")
+	}
+	return strings.TrimSpace(prefix + " " + strings.TrimSpace(string(out)))
+}
+
+// SideEffects collects, in order and once each, what a detector saw the
+// harness do without a model turn.
+type SideEffects []string
+
+// Add records s once.
+func (s *SideEffects) Add(what string) {
+	for _, x := range *s {
+		if x == what {
+			return
+		}
+	}
+	*s = append(*s, what)
+}
+
+// standinTick is how often an observation looks at a stand-in's request log:
+// the log is in memory, so no file event announces a new request.
+const standinTick = 100 * time.Millisecond
+
+// ObserveUntil is a detector's wait: it calls look at once, on every fsnotify
+// event in dirs and every standinTick, until look reports an outcome (done)
+// or limit passes. At the limit, any side effect look recorded means the
+// input dispatched; none means nothing was seen (evidence: nothing).
+func ObserveUntil(dirs []string, limit time.Duration, nothing string, look func(side *SideEffects) (Observed, bool)) Observed {
+	w, _ := fsnotify.NewWatcher()
+	var events <-chan fsnotify.Event
+	if w != nil {
+		defer w.Close()
+		for _, d := range dirs {
+			w.Add(d)
+		}
+		events = w.Events
+	}
+	tick := time.NewTicker(standinTick)
+	defer tick.Stop()
+	deadline := time.NewTimer(limit)
+	defer deadline.Stop()
+	var side SideEffects
+	for {
+		if o, done := look(&side); done {
+			return o
+		}
+		select {
+		case <-tick.C:
+		case <-events:
+		case <-deadline.C:
+			if len(side) > 0 {
+				return Observed{Dispatched: true, Evidence: strings.Join(side, "; ")}
+			}
+			return Observed{Evidence: nothing}
+		}
+	}
+}
+
+// Binary is spec.Bin, or the adapter's own choice (cached: its environment
+// variable, then its harness cache) when spec.Bin is empty.
+func (spec MeasureSpec) Binary(cached func() (string, error)) (string, error) {
+	if spec.Bin != "" {
+		return spec.Bin, nil
+	}
+	return cached()
+}
+
+// StandinRequest is what a detector reads of one request a loopback stand-in
+// logged: when it came, its kind (turn, compact, count_tokens, …), the new
+// user input it carried, and where it belongs (a thread id; may be empty).
+type StandinRequest struct {
+	At       time.Time
+	Kind     string
+	NewInput string
+	Where    string
+}
+
+// StandinWatch is a stand-in detector's wait: the input reached the model
+// when a turn request after since carried it; a request of a kind in
+// sideKinds (kind → what it means) is a harness-side effect, and so is any
+// line extra returns (the pane, a hook event). dirs are watched for events.
+type StandinWatch struct {
+	Dirs      []string
+	Requests  func() []StandinRequest
+	SideKinds map[string]string
+	Extra     func(input string, since time.Time) string
+}
+
+// Observe waits up to limit for the outcome of input submitted at since.
+func (w StandinWatch) Observe(input string, since time.Time, limit time.Duration) Observed {
+	want := strings.TrimSpace(input)
+	nothing := fmt.Sprintf("no model turn carried %q and no harness-side effect within %s", want, limit)
+	return ObserveUntil(w.Dirs, limit, nothing, func(side *SideEffects) (Observed, bool) {
+		for _, r := range w.Requests() {
+			if r.At.Before(since) {
+				continue
+			}
+			if r.Kind == "turn" && strings.Contains(r.NewInput, want) {
+				where := ""
+				if r.Where != "" {
+					where = " on thread " + r.Where
+				}
+				return Observed{ReachedModel: true, Evidence: fmt.Sprintf("stand-in: turn request at %s%s carried the input", r.At.Format(time.RFC3339Nano), where)}, true
+			}
+			if what, ok := w.SideKinds[r.Kind]; ok {
+				side.Add(what)
+			}
+		}
+		if w.Extra != nil {
+			if line := w.Extra(input, since); line != "" {
+				side.Add(line)
+			}
+		}
+		return Observed{}, false
+	})
+}

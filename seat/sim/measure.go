@@ -1,0 +1,75 @@
+package sim
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/pantty/pantty/seat"
+)
+
+// Measure makes the simulator measurable. spec.Sigils, when set, configures
+// which leading characters the simulator dispatches, so a test can show the
+// facts record what was measured rather than a constant.
+func (Adapter) Measure(spec seat.MeasureSpec) (seat.MeasureRig, error) {
+	env := map[string]string{"PANTTY_SIM_STARTUP": "100ms", "PANTTY_SIM_TURN": "50ms", "PANTTY_SIM_COMMIT": "10ms"}
+	control := ""
+	if spec.Sigils != nil {
+		env["PANTTY_SIM_SIGILS"] = *spec.Sigils
+		if *spec.Sigils != "" {
+			control = (*spec.Sigils)[:1] + "clear" // whatever leads, the control must dispatch
+		}
+	}
+	return seat.MeasureRig{Harness: Adapter{}.Name(), Env: env, Control: control, Command: spec.Bin,
+		Detector: func(s seat.Seat) (seat.Detector, error) {
+			return measureDetector{log: filepath.Join(s.HarnessDir(), "requests.jsonl"), dir: s.HarnessDir()}, nil
+		}}, nil
+}
+
+// measureDetector reads the simulator's request log: what reached the model
+// (a turn row) and what was dispatched instead (a command or shell row).
+type measureDetector struct{ log, dir string }
+
+func (measureDetector) Build() string { return "pantty sim (sim-0.1)" }
+
+type loggedRequest struct {
+	Time     time.Time `json:"time"`
+	Kind     string    `json:"kind"`
+	NewInput string    `json:"new_input"`
+}
+
+// Observe waits (on fsnotify events in the simulator's directory) until a row
+// for input appears after since, or limit passes.
+func (d measureDetector) Observe(input string, since time.Time, limit time.Duration) seat.Observed {
+	want := strings.TrimSpace(input)
+	return seat.ObserveUntil([]string{d.dir}, limit, fmt.Sprintf("no request-log row for %q within %s", want, limit),
+		func(*seat.SideEffects) (seat.Observed, bool) { return d.scan(want, since) })
+}
+
+func (d measureDetector) scan(want string, since time.Time) (seat.Observed, bool) {
+	f, err := os.Open(d.log)
+	if err != nil {
+		return seat.Observed{}, false
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	for sc.Scan() {
+		var r loggedRequest
+		if json.Unmarshal(sc.Bytes(), &r) != nil || r.Time.Before(since.Add(-50*time.Millisecond)) {
+			continue
+		}
+		got := strings.TrimSpace(r.NewInput)
+		switch {
+		case (r.Kind == "command" || r.Kind == "shell") && got == want:
+			return seat.Observed{Dispatched: true, Evidence: "request log: " + sc.Text()}, true
+		case r.Kind == "turn" && strings.Contains(r.NewInput, want):
+			return seat.Observed{ReachedModel: true, Evidence: "request log: " + sc.Text()}, true
+		}
+	}
+	return seat.Observed{}, false
+}
