@@ -125,6 +125,11 @@ type Capabilities struct {
 	// stopped by the rig's Close) and a detector of what reached the model.
 	// The measurement itself is written once, in seat/measure, against this.
 	Measure func(MeasureSpec) (MeasureRig, error)
+	// Binary is the harness's own command when seat.toml names none, looked up
+	// on PATH; "" when the harness is no binary of its own (the simulator is
+	// pantty). The gates ask it `--version` (seat.InstalledVersion) to judge the
+	// version actually installed.
+	Binary string
 }
 
 // HookFlag is one harness-specific form of `pantty hook`: the boolean flag

@@ -21,12 +21,16 @@ func gatesCommand() *cli.Command {
 		ArgsUsage: "[HARNESS]",
 		Description: "Judges the adoption table (compaction first, then cancel, context, completion, continuity) and\n" +
 			"the dispatch gate from the dated registry shipped in this binary (or $" + gates.RegistryEnv + ")\n" +
-			"and the local dispatch measurement $PANTTY_HOME/facts/<harness>-resident.toml. Past a row's\n" +
-			"revisit date a gate warns; past its fail_after it fails unless a fresh local measurement covers it.\n" +
-			"Without HARNESS: one line per harness in the registry. Exit 0 whatever the verdict.",
+			"and the local dispatch measurement $PANTTY_HOME/facts/<harness>-resident.toml, for the version\n" +
+			"installed: the harness binary (--bin, else its command on PATH) is asked --version, once per\n" +
+			"binary change (cached in $PANTTY_HOME/cache/harness-versions.toml). A version no registry range\n" +
+			"covers fails every gate. Past a row's revisit date a gate warns; past its fail_after it fails\n" +
+			"unless a fresh local measurement covers it. Without HARNESS: one line per harness in the\n" +
+			"registry. Exit 0 whatever the verdict.",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "json", Usage: "print the verdict(s) as JSON"},
-			&cli.StringFlag{Name: "version", Usage: "judge this harness version (default: the local facts file's build, else the registry's newest range)"},
+			&cli.StringFlag{Name: "version", Usage: "judge this harness version (default: the installed binary's --version, else the local facts file's build, else the registry's newest range)"},
+			&cli.StringFlag{Name: "bin", Usage: "with HARNESS: the harness binary to ask its version (default: the harness's command on PATH)"},
 		},
 		Action: gatesShow,
 	}
@@ -49,9 +53,12 @@ func gatesShow(c *cli.Context) error {
 		if c.IsSet("version") {
 			return usageErr("gates --version needs a HARNESS")
 		}
+		if c.IsSet("bin") {
+			return usageErr("gates --bin needs a HARNESS")
+		}
 		var vs []gates.Verdict
 		for _, h := range reg.Harnesses() {
-			vs = append(vs, gates.Local(home, h, "", now))
+			vs = append(vs, installedVerdict(home, h, gates.HarnessBinary(h, ""), now))
 		}
 		if c.Bool("json") {
 			return printJSON(vs)
@@ -66,12 +73,38 @@ func gatesShow(c *cli.Context) error {
 	if !known {
 		return usageErr("gates: the registry (%s) has no harness %q (have %s)", reg.Origin, h, strings.Join(reg.Harnesses(), ", "))
 	}
-	v := gates.Local(home, h, c.String("version"), now)
+	var v gates.Verdict
+	switch {
+	case c.IsSet("version"):
+		v = gates.Local(home, h, c.String("version"), now)
+	case c.IsSet("bin"):
+		bin, err := seat.ResolveBinary(c.String("bin"), os.Getenv("PATH"))
+		if err != nil {
+			return usageErr("gates --bin: %v", err)
+		}
+		v = installedVerdict(home, h, bin, now)
+	default:
+		v = installedVerdict(home, h, gates.HarnessBinary(h, ""), now)
+	}
 	if c.Bool("json") {
 		return printJSON(v)
 	}
 	gatesDetail(v)
 	return nil
+}
+
+// installedVerdict judges harness at the version the binary bin says it is;
+// without one (no binary, or it cannot say) as unobserved, and the verdict's
+// note says why.
+func installedVerdict(home, harness, bin string, now time.Time) gates.Verdict {
+	version, note := gates.Installed(home, harness, bin)
+	v := gates.Local(home, harness, version, now)
+	if note != "" && (version != "" || v.VersionNote == "") {
+		v.VersionNote = note
+	} else if note != "" {
+		v.VersionNote = note + "; " + v.VersionNote
+	}
+	return v
 }
 
 func printJSON(v any) error {

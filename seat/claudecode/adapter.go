@@ -471,5 +471,5 @@ func (Adapter) CommandAnswer(_ seat.Seat, c seat.Config, sessionID string, cmd g
 func (a Adapter) Caps() seat.Capabilities {
 	return seat.Capabilities{FindPrompt: a.FindPrompt, InputReady: a.InputReady, Composer: a.Composer,
 		CommandAnswer: a.CommandAnswer, ProbeIsolation: a.ProbeIsolation, Secrets: a.Secrets, PrepareSeatHome: a.PrepareSeatHome,
-		Measure: a.Measure}
+		Measure: a.Measure, Binary: DefaultBinary}
 }

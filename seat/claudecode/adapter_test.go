@@ -18,7 +18,6 @@ var ad claudecode.Adapter
 const sid = "66666666-2222-4333-8444-555555555555"
 
 func TestArgvFirstLaunchAndResume(t *testing.T) {
-	t.Parallel()
 	l := seat.Launch{SessionID: sid, Settings: "/s/settings.json", Pantty: "/bin/pantty",
 		Config: seat.Config{Model: "opus", PermissionMode: "default", Args: []string{"--verbose"}}}
 	first, err := ad.Argv(l)
@@ -39,7 +38,6 @@ func TestArgvFirstLaunchAndResume(t *testing.T) {
 }
 
 func TestArgvRefusesFlagsPanttyOwns(t *testing.T) {
-	t.Parallel()
 	for _, a := range []string{"--resume", "-r", "--session-id=x", "--settings", "-c", "--continue", "-p", "--print", "--fork-session"} {
 		l := seat.Launch{SessionID: sid, Settings: "/s", Config: seat.Config{Args: []string{a}}}
 		if _, err := ad.Argv(l); err == nil {
@@ -52,7 +50,6 @@ func TestArgvRefusesFlagsPanttyOwns(t *testing.T) {
 }
 
 func TestEnvHasNoNestedMarkers(t *testing.T) {
-	t.Parallel()
 	env := ad.Env(seat.Seat{}, seat.Config{})
 	if env["DISABLE_AUTOUPDATER"] != "1" || env["CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC"] != "1" {
 		t.Fatalf("env %v", env)
@@ -65,7 +62,6 @@ func TestEnvHasNoNestedMarkers(t *testing.T) {
 }
 
 func TestProjectDir(t *testing.T) {
-	t.Parallel()
 	for in, want := range map[string]string{
 		"/tmp/meas/work":        "-tmp-meas-work",
 		"/home/a.b/my_repo-x":   "-home-a-b-my-repo-x",
@@ -101,7 +97,6 @@ func seatWith(t *testing.T, project string) seat.Config {
 }
 
 func TestSessionExistsIsTheTranscript(t *testing.T) {
-	t.Parallel()
 	c := seatWith(t, "")
 	if ok, err := ad.SessionExists(seat.Seat{}, c, sid); !ok || err != nil {
 		t.Fatalf("SessionExists = %v, %v", ok, err)
@@ -141,7 +136,6 @@ func TestSessionExistsIsTheTranscript(t *testing.T) {
 // t2 was interrupted after text streamed, t3 before anything streamed, and t4
 // ended in a 429.
 func TestFindTurnOnTheMeasuredTranscript(t *testing.T) {
-	t.Parallel()
 	c := seatWith(t, "")
 	for _, tc := range []struct {
 		id, nonce string
@@ -169,7 +163,6 @@ func TestFindTurnOnTheMeasuredTranscript(t *testing.T) {
 // FindPrompt finds every prompt the harness recorded, finished or not: the
 // interrupted t2 and t3 and the refused t4 too; never another paste or id.
 func TestFindPromptOnTheMeasuredTranscript(t *testing.T) {
-	t.Parallel()
 	c := seatWith(t, "")
 	for _, tc := range []struct {
 		id, nonce string
@@ -200,7 +193,6 @@ func screen(t *testing.T, name string) string {
 }
 
 func TestScreens(t *testing.T) {
-	t.Parallel()
 	idle := screen(t, "idle")
 	quoting := strings.Replace(idle, "/tmp/meas/work\n", "/tmp/meas/work\n\n● press esc to interrupt a turn\n", 1)
 	for _, tc := range []struct {
@@ -233,7 +225,6 @@ func TestScreens(t *testing.T) {
 }
 
 func TestCommandsLeaveOutClear(t *testing.T) {
-	t.Parallel()
 	cmds := ad.Commands()
 	if !slices.Contains(cmds, "compact") || slices.Contains(cmds, "clear") {
 		t.Fatalf("Commands = %v: want compact, never clear (it changes the session id)", cmds)
@@ -250,7 +241,6 @@ func TestCommandsLeaveOutClear(t *testing.T) {
 }
 
 func TestPrepareHomeMergesAndIsIdempotent(t *testing.T) {
-	t.Parallel()
 	home := t.TempDir()
 	path := filepath.Join(home, ".claude.json")
 	os.WriteFile(path, []byte(`{"theme":"dark","projects":{"/other":{"allowedTools":["x"]}},"customApiKeyResponses":{"approved":["old"]}}`), 0o600)
@@ -289,7 +279,6 @@ func TestPrepareHomeMergesAndIsIdempotent(t *testing.T) {
 // A workdir below a git repository's root: Claude Code asks about the root, so
 // the root is trusted too; a workdir that is itself a root adds nothing else.
 func TestPrepareHomeTrustsTheEnclosingGitRoot(t *testing.T) {
-	t.Parallel()
 	dir := t.TempDir()
 	repo := filepath.Join(dir, "repo")
 	sub := filepath.Join(repo, "services", "api")

@@ -16,7 +16,6 @@ import (
 // really runs (the hook never blocks it), and the turn ends normally, its
 // message processed once. The hooks' events are telemetry, never evidence.
 func TestActivityFromARealToolCall(t *testing.T) {
-	t.Parallel()
 	r := newRig(t, "act", "activity = true", `permission_mode = "acceptEdits"`)
 	// Bash is allowed for this workdir (project settings, trusted by
 	// PrepareHome) and the mode is acceptEdits, so no permission prompt stops
@@ -73,7 +72,6 @@ func TestActivityFromARealToolCall(t *testing.T) {
 // that in the heartbeat, so `status` says why the turn does not end, and leaves
 // the message submitted (its ceiling still applies).
 func TestAQuestionMidTurnIsShown(t *testing.T) {
-	t.Parallel()
 	r := newRig(t, "ask")
 	r.Start()
 	r.Send("q", "run the probe\n[standin:bash=API_KEY=abc123def456ghi789jkl012 sh -c 'echo ran > tool-ran.txt'")

@@ -29,7 +29,6 @@ type mentionCase struct {
 // measured in DESIGN §10 and other format characters) must not hide a mention,
 // and a mention the harness does not expand must not be counted.
 func TestMentionCountMatchesWhatClaudeExpands(t *testing.T) {
-	t.Parallel()
 	r := newRig(t, "ment")
 	cases := []mentionCase{
 		{"plain", "@%s"},
@@ -101,7 +100,6 @@ func TestMentionCountMatchesWhatClaudeExpands(t *testing.T) {
 // is refused (exit 2, recorded by the command itself in a file); the other seat
 // still runs with its files unchanged; `handoff note` for its own seat works.
 func TestInSeatEscapesRefusedOnRealClaude(t *testing.T) {
-	t.Parallel()
 	// Isolation off: this is the layer that must hold without the sandbox (a
 	// host where bubblewrap cannot run, a seat with isolation = "off"). With it
 	// on, the sandbox's own pid namespace ends detached children when the Bash

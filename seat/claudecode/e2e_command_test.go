@@ -13,7 +13,6 @@ import (
 // (they waited out the 5-minute compaction timeout before). /context, which has
 // no hook, is taken on claude's recorded answer.
 func TestCommandDoorReportsWhatClaudeAnswered(t *testing.T) {
-	t.Parallel()
 	r := newRig(t, "cc-cmd")
 	r.Start()
 	r.Send("c1", "one piece of work")
@@ -49,7 +48,6 @@ func TestCommandDoorReportsWhatClaudeAnswered(t *testing.T) {
 // A command is never pasted over a person's draft in claude's input box: it
 // waits, then exits 1 unsent, and the draft is as the person typed it.
 func TestCommandLeavesAPersonsDraftInClaude(t *testing.T) {
-	t.Parallel()
 	r := newRig(t, "cc-draft")
 	r.Start()
 	r.CommandSparesDraft(claudecode.Composer, "/context")

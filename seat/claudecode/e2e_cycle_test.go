@@ -14,7 +14,6 @@ import (
 // The context signal comes from the real status line: a measured floor and a
 // reclaimable part that the compaction shrinks.
 func TestCompactionCycleReinjectsTheHandoffOnRealClaude(t *testing.T) {
-	t.Parallel()
 	r := newRig(t, "cycle")
 	r.Start()
 	r.Send("c1", "first piece of work")

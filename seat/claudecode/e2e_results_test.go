@@ -19,7 +19,6 @@ import (
 )
 
 func TestSendWaitReturnsClaudesReply(t *testing.T) {
-	t.Parallel()
 	r := newRig(t, "cc-wait")
 	r.Start()
 

@@ -144,7 +144,6 @@ func (r *rig) processed(ids ...string) {
 // by the guard header → Stop bound by prompt_id and session_id → processed, the
 // cursor advanced; then 20 in a row, each reaching the model exactly once.
 func TestSubmitEvidenceTurnEndAndExactlyOnce(t *testing.T) {
-	t.Parallel()
 	r := newRig(t, "cc-once")
 	r.Start()
 	sess := r.Session()
@@ -190,7 +189,6 @@ func TestSubmitEvidenceTurnEndAndExactlyOnce(t *testing.T) {
 // shell escape, a leading space and a lone slash reach the model as text. The
 // control is the command door: `seat command -- /compact` does compact.
 func TestBoardDoorDoesNotDispatchCommandDoorDoes(t *testing.T) {
-	t.Parallel()
 	r := newRig(t, "cc-dispatch")
 	r.Start()
 	sess := r.Session()
@@ -271,7 +269,6 @@ func TestBoardDoorDoesNotDispatchCommandDoorDoes(t *testing.T) {
 // as cancelled, the composer is clean, the next message is processed, and the
 // cancelled one was never closed by a turn end.
 func TestCancelSlowTurn(t *testing.T) {
-	t.Parallel()
 	r := newRig(t, "cc-cancel")
 	r.Start()
 	r.Send("c0", "before")
@@ -315,7 +312,6 @@ func TestCancelSlowTurn(t *testing.T) {
 // same session id and the full flag set, and the next turn carries the earlier
 // conversation.
 func TestKilledHarnessResumesTheSameSession(t *testing.T) {
-	t.Parallel()
 	r := newRig(t, "cc-resume")
 	r.Start()
 	r.Send("k1", "remember this")
@@ -380,7 +376,6 @@ func TestKilledHarnessResumesTheSameSession(t *testing.T) {
 // claude accepts neither for --resume nor for --session-id. The seat must come
 // back either way, on the same session id, and take the next message.
 func TestKillRightAfterATurnDoesNotWedgeTheSeat(t *testing.T) {
-	t.Parallel()
 	r := newRig(t, "cc-early")
 	r.Start()
 	r.Send("e1", "first turn of a fresh session")
@@ -406,7 +401,6 @@ func TestKillRightAfterATurnDoesNotWedgeTheSeat(t *testing.T) {
 // the turn at once; pantty classifies it as a provider refusal, leaves the
 // message queued for after the wait, and the cursor stays where it was.
 func TestRateLimitIsAProviderRefusal(t *testing.T) {
-	t.Parallel()
 	r := newRig(t, "cc-429")
 	r.Start()
 	r.Send("q0", "fine")

@@ -121,7 +121,6 @@ func seatReport(t *testing.T, rep recover.Report, name string) recover.SeatRepor
 // processed once — counted at the stand-in, so a harness without its key or
 // binary could not pass.
 func TestRevivalUnderCronKeepsTheSeatWorking(t *testing.T) {
-	t.Parallel()
 	r := newCronRig(t, "cron")
 	r.startFromShell()
 	r.Send("before", "first task")
@@ -171,7 +170,6 @@ func TestRevivalUnderCronKeepsTheSeatWorking(t *testing.T) {
 // calls the seat dead naming them — never ok. A binary that does not exist is
 // refused before tmux starts.
 func TestHarnessThatCannotStartAnswersFastInItsWords(t *testing.T) {
-	t.Parallel()
 	r := newCronRig(t, "broken", `args = ["--no-such-flag"]`)
 	began := time.Now()
 	res := r.RunEnv(r.shell, "", "seat", "start", r.Name)

@@ -18,7 +18,6 @@ import (
 // that lacks them it names what is missing, auto records "unavailable" and
 // isolation = "on" refuses to launch. Isolation "off" never probes.
 func TestIsolationProbeDetectsWhatIsMissing(t *testing.T) {
-	t.Parallel()
 	s, err := seat.Open(tmuxtest.Dir(t), "probe")
 	if err != nil {
 		t.Fatal(err)

@@ -258,7 +258,7 @@ func (Adapter) PrepareSeatHome(s seat.Seat, c seat.Config, pantty string) ([]str
 func (a Adapter) Caps() seat.Capabilities {
 	return seat.Capabilities{FindPrompt: a.FindPrompt, InputReady: a.InputReady, Composer: a.Composer,
 		NamesOwnSession: a.NamesOwnSession(), StartsLazily: a.StartsLazily(), BareCommands: a.BareCommands(),
-		ProbeIsolation: a.ProbeIsolation, Secrets: a.Secrets, PrepareSeatHome: a.PrepareSeatHome, Measure: a.Measure,
+		ProbeIsolation: a.ProbeIsolation, Secrets: a.Secrets, PrepareSeatHome: a.PrepareSeatHome, Measure: a.Measure, Binary: DefaultBinary,
 		HookFlags: []seat.HookFlag{
 			{Name: "codex-hook", Usage: "a Codex hook (turn_id named prompt_id; PostModelRequest translated)",
 				Run: func(home, name string, _ []string, stdin io.Reader, stdout, stderr io.Writer) int {

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/pantty/pantty/seat"
-	"github.com/pantty/pantty/tmux/tmuxtest"
+	"github.com/pantty/pantty/seat/seattest"
 )
 
 // The test binary re-executes itself as the writer to kill: childEnv names the
@@ -30,7 +30,7 @@ func TestMain(m *testing.M) {
 	if name := os.Getenv(childEnv); name != "" {
 		os.Exit(writeAsChild(name, os.Getenv(homeEnv)))
 	}
-	os.Exit(tmuxtest.LeakCheck(m))
+	os.Exit(seattest.Main(m))
 }
 
 // writeAsChild performs one write of version 2, between two getppid calls that

@@ -9,11 +9,17 @@ import (
 	"time"
 
 	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/seattest"
 )
 
 // TestMessageEventsFollowTheEpochs derives a message's events from records in
 // each state a crash, a resubmission or a retry leaves them in: evidence of an
 // earlier try never shows as the current try's.
+
+// TestMain registers the harness adapters: the seats these tests write name
+// one in seat.toml.
+func TestMain(m *testing.M) { os.Exit(seattest.Main(m)) }
+
 func TestMessageEventsFollowTheEpochs(t *testing.T) {
 	s, err := seat.Open(t.TempDir(), "feed")
 	if err != nil {

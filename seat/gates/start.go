@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"strings"
 	"time"
 
@@ -14,7 +15,8 @@ import (
 // facts file $PANTTY_HOME/facts/<harness>-resident.toml, when there is one. The
 // version is the one given, else the build the local facts file recorded, else
 // unobserved (judged by the registry's newest range for the harness, and the
-// verdict says so). pantty does not run the harness to ask its version.
+// verdict says so). Callers that know the installed binary ask it first
+// (Installed; CheckStart does).
 func Local(home, harness, version string, now time.Time) Verdict {
 	r, err := Load()
 	if err != nil {
@@ -57,7 +59,11 @@ func (r *Refusal) Error() string { return r.msg }
 // returns the warnings a start should print: gates past their revisit date, and
 // failing gates whose consequence does not stop the start.
 func CheckStart(home string, cfg seat.Config, now time.Time) (Verdict, []string, error) {
-	v := Local(home, cfg.Harness, "", now)
+	version, note := Installed(home, cfg.Harness, seatBinary(home, cfg))
+	v := Local(home, cfg.Harness, version, now)
+	if version != "" {
+		v.VersionNote = note
+	}
 	if cfg.Shape != seat.ShapeResident {
 		return v, nil, nil
 	}
@@ -106,4 +112,53 @@ func lower(s string) string {
 // pressure. none (only explicit seat compact) and self (the seat asks) are not.
 func automated(policy string) bool {
 	return policy == seat.RefreshFixed || policy == seat.RefreshContext
+}
+
+// seatBinary is the harness binary a seat launches: the one its last launch
+// resolved (launch-env.toml), else seat.toml's command or the adapter's own
+// command resolved on this process's PATH; "" when there is none to ask.
+func seatBinary(home string, cfg seat.Config) string {
+	if s, err := seat.Existing(home, cfg.Name); err == nil {
+		if rec, err := s.ReadLaunchEnv(); err == nil && rec.Binary != "" {
+			return rec.Binary
+		}
+	}
+	return HarnessBinary(cfg.Harness, cfg.Command)
+}
+
+// HarnessBinary resolves command (or, when empty, the harness adapter's own
+// command) on this process's PATH; "" when the harness has no binary of its
+// own or it is not found.
+func HarnessBinary(harness, command string) string {
+	if command == "" {
+		ad, err := seat.AdapterFor(harness)
+		if err != nil || ad.Caps().Binary == "" {
+			return ""
+		}
+		command = ad.Caps().Binary
+	}
+	bin, err := seat.ResolveBinary(command, os.Getenv("PATH"))
+	if err != nil {
+		return ""
+	}
+	return bin
+}
+
+// Installed asks the harness binary bin its version (cached by path, size and
+// modification time: seat.InstalledVersion) and returns the version number
+// and a note naming the binary and what it said. "" when bin is "" or cannot
+// say; the note then says why and the verdict is judged as unobserved.
+func Installed(home, harness, bin string) (version, note string) {
+	if bin == "" {
+		return "", ""
+	}
+	said, err := seat.InstalledVersion(home, bin)
+	if err != nil {
+		return "", fmt.Sprintf("the installed %s could not say its version: %v", harness, err)
+	}
+	version = VersionOf(said)
+	if version == "" {
+		return "", fmt.Sprintf("the installed %s (%s) said %q for --version: no version number in it", harness, bin, said)
+	}
+	return version, fmt.Sprintf("%s, installed: %s --version said %q", version, bin, said)
 }

@@ -6,10 +6,14 @@ package gates
 import (
 	"errors"
 	"io/fs"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/seattest"
+	"github.com/pantty/pantty/tmux/tmuxtest"
 )
 
 func TestSeatStartRefusesResidentWhereCompactionGateFails(t *testing.T) {
@@ -65,5 +69,34 @@ func TestGatesCommand(t *testing.T) {
 	}
 	if u := h.Run("gates", "nosuch"); u.Code != 2 || !strings.Contains(u.Stderr, "sim, claude-code, codex") {
 		t.Fatalf("pantty gates nosuch: %s", u)
+	}
+}
+
+// TestStartJudgesTheInstalledVersion: seat start's gates ask the seat's
+// harness binary its version (once per binary change) and judge that version;
+// an upgrade to a version no registry range covers refuses the resident start
+// and says which version and what to do.
+func TestStartJudgesTheInstalledVersion(t *testing.T) {
+	home, dir := t.TempDir(), t.TempDir()
+	bin := filepath.Join(dir, "claude")
+	say := func(version string) {
+		if err := tmuxtest.WriteExecutable(bin, []byte("#!/bin/sh\necho '"+version+" (Claude Code)'\n")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := seat.Config{Name: "upgraded", Harness: "claude-code", Shape: seat.ShapeResident, Command: bin}
+	now := time.Date(2026, 12, 4, 0, 0, 0, 0, time.UTC)
+
+	say("2.1.328")
+	v, _, err := CheckStart(home, cfg, now)
+	if err != nil || v.Version != "2.1.328" || !strings.Contains(v.VersionNote, bin) {
+		t.Fatalf("installed 2.1.328: version %q (%s), %v", v.Version, v.VersionNote, err)
+	}
+
+	say("3.0.0")
+	_, _, err = CheckStart(home, cfg, now)
+	var r *Refusal
+	if !errors.As(err, &r) || !strings.Contains(err.Error(), "claude-code 3.0.0") || !strings.Contains(err.Error(), "no entry covering") {
+		t.Fatalf("installed 3.0.0 (unmeasured): want a refusal naming the version, got %v", err)
 	}
 }
