@@ -21,6 +21,10 @@ type MeasureSpec struct {
 	// simulator) dispatches, so a test can show the facts record what was
 	// measured rather than a constant; nil = the harness's own.
 	Sigils *string
+	// Env is added to the throwaway seat's environment: the simulator's
+	// knobs (PANTTY_SIM_BROKEN), so a test can show a row fails when the
+	// harness lacks what the row measures.
+	Env map[string]string
 }
 
 // MeasureRig is one harness made measurable: how to make its throwaway seat
@@ -40,6 +44,15 @@ type MeasureRig struct {
 	Detector func(s Seat) (Detector, error)
 	// Close stops what the rig started (its stand-in); nil when nothing.
 	Close func() error
+	// Slow returns the text that, put in a message, makes the model's answer
+	// to it take d (the stand-in's or the simulator's marker): the contract's
+	// cancel row needs a turn that is still running when it cancels.
+	Slow func(d time.Duration) string
+	// Fault switches the model API to answer every request with the provider
+	// fault named ("auth": 401; "" restores it): the liveness row's failing
+	// control. nil when the harness's model cannot be made to fail (the
+	// simulator is its own model).
+	Fault func(kind string) error
 }
 
 // Observed is what a Detector saw for one input.
@@ -56,6 +69,9 @@ type Detector interface {
 	Observe(input string, since time.Time, limit time.Duration) Observed
 	// Build is the harness's own version string.
 	Build() string
+	// ModelRequests is every request that reached the model so far, in order:
+	// what "exactly once at the model" is counted on.
+	ModelRequests() []StandinRequest
 }
 
 // BuildOf runs bin with args (e.g. --version) and returns its trimmed output
@@ -138,7 +154,16 @@ type StandinRequest struct {
 	Kind     string
 	NewInput string
 	Where    string
+	// Context is what the client sent with the input besides it (hook
+	// output such as a re-injected handoff, system reminders).
+	Context string
+	// Body is the whole request as sent, when the stand-in keeps bodies:
+	// where a text the client put anywhere in the request can be found.
+	Body string
 }
+
+// ModelRequests is every request the stand-in logged.
+func (w StandinWatch) ModelRequests() []StandinRequest { return w.Requests() }
 
 // StandinWatch is a stand-in detector's wait: the input reached the model
 // when a turn request after since carried it; a request of a kind in

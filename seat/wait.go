@@ -7,37 +7,48 @@ import (
 	"github.com/fsnotify/fsnotify"
 )
 
-// WaitFinal waits, on fsnotify events from the inbox status and the seat
-// directory (watch first, then check), until every id is processed or failed,
-// or the limit passes.
+// WaitFinal waits until every id is processed or failed, or the limit passes.
 func (s Seat) WaitFinal(ids []string, limit time.Duration) error {
-	w, err := fsnotify.NewWatcher()
-	if err != nil {
-		return err
-	}
-	defer w.Close()
-	for _, dir := range []string{s.StatusDir(), s.Dir} {
-		if err := w.Add(dir); err != nil {
-			return err
-		}
-	}
-	deadline := time.NewTimer(limit)
-	defer deadline.Stop()
-	for {
-		done := 0
+	done := 0
+	err := s.WaitUntil(limit, func() bool {
+		done = 0
 		for _, id := range ids {
 			if st, err := s.ReadStatus(id); err == nil && Final(st.State) {
 				done++
 			}
 		}
-		if done == len(ids) {
+		return done == len(ids)
+	})
+	if err != nil {
+		return fmt.Errorf("seat %q: %d of %d message(s) final after %s; see %s", s.Name, done, len(ids), limit, s.DriverLogPath())
+	}
+	return nil
+}
+
+// WaitUntil waits, on fsnotify events from the inbox status and the seat
+// directory (watch first, then check), until cond holds or the limit passes:
+// every record a waiter reads (status, heartbeat, session, context, cycle) is
+// written into one of those two directories.
+func (s Seat) WaitUntil(limit time.Duration, cond func() bool) error {
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		return err
+	}
+	defer w.Close()
+	for _, dir := range []string{s.StatusDir(), s.Dir, s.path("handoff")} {
+		w.Add(dir) // handoff/ may not exist yet on a new seat: the others still wake the wait
+	}
+	deadline := time.NewTimer(limit)
+	defer deadline.Stop()
+	for {
+		if cond() {
 			return nil
 		}
 		select {
 		case <-w.Events:
 		case <-w.Errors:
 		case <-deadline.C:
-			return fmt.Errorf("seat %q: %d of %d message(s) final after %s; see %s", s.Name, done, len(ids), limit, s.DriverLogPath())
+			return fmt.Errorf("not within %s", limit)
 		}
 	}
 }

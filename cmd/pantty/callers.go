@@ -54,6 +54,7 @@ var callers = map[string]callerPolicy{
 	"status":            anyCaller,
 	"watch":             anyCaller,
 	"measure dispatch":  outside, // creates and drives a seat of its own
+	"measure contract":  outside, // creates and drives a seat of its own
 	"gates":             anyCaller,
 	"recover":           outsideUnlessReadOnly,
 	"recover install":   outsideUnlessReadOnly,

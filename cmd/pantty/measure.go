@@ -11,6 +11,14 @@ import (
 )
 
 func measureCommand() *cli.Command {
+	rigFlags := func(extra ...cli.Flag) []cli.Flag {
+		return append([]cli.Flag{
+			&cli.StringFlag{Name: "harness", Value: "sim", Usage: "harness to measure (any registered harness whose adapter has a measure rig)"},
+			&cli.StringFlag{Name: "bin", Usage: "the harness binary (default: the adapter's: $PANTTY_CLAUDE_BIN / $PANTTY_CODEX_BIN, else the harness cache)"},
+			&cli.DurationFlag{Name: "revisit", Value: 30 * 24 * time.Hour, Usage: "re-measure after this long"},
+			&cli.DurationFlag{Name: "fail-after", Value: 90 * 24 * time.Hour, Usage: "gates fail after this long without a re-measurement"},
+		}, extra...)
+	}
 	return &cli.Command{
 		Name:  "measure",
 		Usage: "measure harness behaviour on pantty's exact submission path",
@@ -20,43 +28,41 @@ func measureCommand() *cli.Command {
 			Description: "Runs a corpus through the board door (the guard) and through a raw control path on a throwaway\n" +
 				"seat in a temporary PANTTY_HOME on its own tmux socket. The raw /clear control must dispatch, or\n" +
 				"nothing is written. Each observation points to its stored artifact.",
-			Flags: []cli.Flag{
-				&cli.StringFlag{Name: "harness", Value: "sim", Usage: "harness to measure (any registered harness whose adapter has a measure rig)"},
-				&cli.StringFlag{Name: "sigils", Usage: "sim only: the sigils the simulator is configured to dispatch"},
-				&cli.StringFlag{Name: "bin", Usage: "claude-code, codex: the harness binary (default: $PANTTY_CLAUDE_BIN / $PANTTY_CODEX_BIN or the harness cache)"},
-				&cli.DurationFlag{Name: "revisit", Value: 30 * 24 * time.Hour, Usage: "re-measure after this long"},
-				&cli.DurationFlag{Name: "fail-after", Value: 90 * 24 * time.Hour, Usage: "gates fail after this long without a re-measurement"},
-			},
+			Flags:  rigFlags(&cli.StringFlag{Name: "sigils", Usage: "sim only: the sigils the simulator is configured to dispatch"}),
 			Action: measureDispatch,
+		}, {
+			Name:  "contract",
+			Usage: "measure the five-operation contract of the installed harness; writes $PANTTY_HOME/facts/<harness>/<version>/contract.toml",
+			Description: "On a throwaway seat driven by pantty's own driver, against the harness's loopback model-API stand-in\n" +
+				"(no key, no cost): submit -> turn end (exactly one model turn), context (floor + reclaimable), cancel\n" +
+				"(a slow turn stopped from outside, the next message alone), the compaction cycle (the handoff seen\n" +
+				"in a request after /compact), resume (the harness killed, the same session relaunched) and liveness\n" +
+				"(a probe turn runs; with the stand-in answering 401 it fails). Every row is written with its artifact,\n" +
+				"under the version the harness says it is; the gates judge that version by these rows first.\n" +
+				"Exit 0 when every row is met, 1 when one is not (the facts are written either way), 2 on bad input.",
+			Flags:  rigFlags(),
+			Action: measureContract,
 		}},
 	}
 }
 
-func measureDispatch(c *cli.Context) error {
-	home, err := homeOf(c)
-	if err != nil {
-		return err
-	}
-	pantty, err := panttyPath()
-	if err != nil {
-		return err
-	}
+// openRig makes the adapter's measure rig for the verb; close it when done.
+func openRig(c *cli.Context, verb string) (seat.MeasureRig, func(), error) {
 	ad, err := seat.AdapterFor(c.String("harness"))
 	if err != nil {
-		return usageErr("measure dispatch: %v", err)
+		return seat.MeasureRig{}, nil, usageErr("measure %s: %v", verb, err)
 	}
 	rigOf := ad.Caps().Measure
 	if rigOf == nil {
-		return usageErr("measure dispatch: harness %q cannot be measured (its adapter has no stand-in rig)", ad.Name())
+		return seat.MeasureRig{}, nil, usageErr("measure %s: harness %q cannot be measured (its adapter has no stand-in rig)", verb, ad.Name())
 	}
 	if c.IsSet("sigils") && ad.Name() != "sim" {
-		return usageErr("measure dispatch: --sigils configures the simulator only")
+		return seat.MeasureRig{}, nil, usageErr("measure %s: --sigils configures the simulator only", verb)
 	}
 	dir, err := os.MkdirTemp("", "pantty-measure-")
 	if err != nil {
-		return err
+		return seat.MeasureRig{}, nil, err
 	}
-	defer os.RemoveAll(dir)
 	spec := seat.MeasureSpec{Bin: c.String("bin"), Dir: dir}
 	if c.IsSet("sigils") {
 		v := c.String("sigils")
@@ -64,13 +70,72 @@ func measureDispatch(c *cli.Context) error {
 	}
 	t, err := rigOf(spec)
 	if err != nil {
-		return fmt.Errorf("measure dispatch: %v (or pass --bin)", err)
+		os.RemoveAll(dir)
+		return seat.MeasureRig{}, nil, fmt.Errorf("measure %s: %v (or pass --bin)", verb, err)
 	}
-	if t.Close != nil {
-		defer t.Close()
+	return t, func() {
+		if t.Close != nil {
+			t.Close()
+		}
+		os.RemoveAll(dir)
+	}, nil
+}
+
+func measureOptions(c *cli.Context) (measure.Options, error) {
+	pantty, err := panttyPath()
+	return measure.Options{Pantty: pantty, Revisit: c.Duration("revisit"), Fail: c.Duration("fail-after"),
+		PanttyVersion: buildVersion(), Progress: func(l string) { fmt.Printf("  %s\n", l) }}, err
+}
+
+// prepareMeasure is every measure verb's start: the state root, the options
+// from the flags and the harness's rig (call done when finished).
+func prepareMeasure(c *cli.Context, verb string) (string, measure.Options, seat.MeasureRig, func(), error) {
+	home, err := homeOf(c)
+	if err != nil {
+		return "", measure.Options{}, seat.MeasureRig{}, nil, err
 	}
-	f, err := measure.Run(home, t, measure.Options{Pantty: pantty, Revisit: c.Duration("revisit"), Fail: c.Duration("fail-after"),
-		Progress: func(l string) { fmt.Printf("  %s\n", l) }})
+	o, err := measureOptions(c)
+	if err != nil {
+		return "", o, seat.MeasureRig{}, nil, err
+	}
+	t, done, err := openRig(c, verb)
+	return home, o, t, done, err
+}
+
+func measureContract(c *cli.Context) error {
+	home, o, t, done, err := prepareMeasure(c, "contract")
+	if err != nil {
+		return err
+	}
+	defer done()
+	began := time.Now()
+	k, err := measure.Contract(home, t, o)
+	if err != nil {
+		return err
+	}
+	say("%s %s (%s): contract measured in %s on %s; facts %s", k.Harness, k.Version, k.Build,
+		time.Since(began).Round(time.Second), k.Path, seat.ContractPath(home, k.Harness, k.Version))
+	unmet := 0
+	for _, r := range k.Rows {
+		mark := "met"
+		if !r.Met {
+			mark, unmet = "UNMET", unmet+1
+		}
+		say("  %-10s %-5s %s", r.Name, mark, r.Value)
+	}
+	if unmet > 0 {
+		return fmt.Errorf("%d row(s) of %s %s not met: the gates judge this version by them (pantty gates %s)", unmet, k.Harness, k.Version, k.Harness)
+	}
+	return nil
+}
+
+func measureDispatch(c *cli.Context) error {
+	home, o, t, done, err := prepareMeasure(c, "dispatch")
+	if err != nil {
+		return err
+	}
+	defer done()
+	f, err := measure.Run(home, t, o)
 	if err != nil {
 		return err
 	}

@@ -1,12 +1,14 @@
 package claudecode
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/claudecode/standin"
+	"github.com/pantty/pantty/seat/standinkit"
 )
 
 // measureKey is the API key the throwaway claude uses against the stand-in.
@@ -21,7 +23,7 @@ func (Adapter) Measure(spec seat.MeasureSpec) (seat.MeasureRig, error) {
 	if err != nil {
 		return seat.MeasureRig{}, err
 	}
-	api, err := standin.Start(standin.Options{LogPath: filepath.Join(spec.Dir, "standin-requests.jsonl")})
+	api, err := standin.Start(standin.Options{LogPath: filepath.Join(spec.Dir, "standin-requests.jsonl"), KeepBodies: true})
 	if err != nil {
 		return seat.MeasureRig{}, err
 	}
@@ -43,7 +45,7 @@ func (Adapter) Measure(spec seat.MeasureSpec) (seat.MeasureRig, error) {
 				Requests: func() []seat.StandinRequest {
 					var out []seat.StandinRequest
 					for _, r := range api.Requests() {
-						out = append(out, seat.StandinRequest{At: r.At, Kind: r.Kind, NewInput: r.NewInput})
+						out = append(out, seat.StandinRequest{At: r.At, Kind: r.Kind, NewInput: r.NewInput, Context: r.Context, Body: string(r.Body)})
 					}
 					return out
 				},
@@ -60,6 +62,8 @@ func (Adapter) Measure(spec seat.MeasureSpec) (seat.MeasureRig, error) {
 			}}, nil
 		},
 		Close: api.Close,
+		Slow:  func(d time.Duration) string { return fmt.Sprintf("[standin:slow=%s]", d) },
+		Fault: func(kind string) error { return api.SetFault(standinkit.Fault(kind)) },
 	}, nil
 }
 

@@ -2,12 +2,14 @@ package codex
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/codex/standin"
+	"github.com/pantty/pantty/seat/standinkit"
 	"github.com/pantty/pantty/tmux"
 )
 
@@ -28,7 +30,7 @@ func (Adapter) Measure(spec seat.MeasureSpec) (seat.MeasureRig, error) {
 	if err != nil {
 		return seat.MeasureRig{}, err
 	}
-	api, err := standin.Start(standin.Options{LogPath: filepath.Join(spec.Dir, "standin-requests.jsonl")})
+	api, err := standin.Start(standin.Options{LogPath: filepath.Join(spec.Dir, "standin-requests.jsonl"), KeepBodies: true})
 	if err != nil {
 		return seat.MeasureRig{}, err
 	}
@@ -47,7 +49,7 @@ func (Adapter) Measure(spec seat.MeasureSpec) (seat.MeasureRig, error) {
 				Requests: func() []seat.StandinRequest {
 					var out []seat.StandinRequest
 					for _, r := range api.Requests() {
-						out = append(out, seat.StandinRequest{At: r.At, Kind: r.Kind, NewInput: r.NewInput, Where: r.Thread})
+						out = append(out, seat.StandinRequest{At: r.At, Kind: r.Kind, NewInput: r.NewInput, Where: r.Thread, Context: r.Context, Body: string(r.Body)})
 					}
 					return out
 				},
@@ -61,6 +63,8 @@ func (Adapter) Measure(spec seat.MeasureSpec) (seat.MeasureRig, error) {
 			}}, nil
 		},
 		Close: api.Close,
+		Slow:  func(d time.Duration) string { return fmt.Sprintf("[standin:slow=%s]", d) },
+		Fault: func(kind string) error { return api.SetFault(standinkit.Fault(kind)) },
 	}, nil
 }
 

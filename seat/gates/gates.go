@@ -137,13 +137,21 @@ func Evaluate(harness, version string, local *seat.FactsFile, now time.Time) Ver
 
 // Evaluate judges harness against this registry; see the package Evaluate.
 func (r *Registry) Evaluate(harness, version string, local *seat.FactsFile, now time.Time) Verdict {
-	return r.evaluate(harness, version, local, nil, now)
+	return r.evaluate(harness, version, local, nil, nil, now)
 }
 
 // evaluate also takes the error of reading the local facts file (neither missing
 // nor decodable): the driver would refuse to start on it, so the dispatch gate fails.
-func (r *Registry) evaluate(harness, version string, local *seat.FactsFile, localErr error, now time.Time) Verdict {
+//
+// contract is the contract measured locally for this version (nil when none):
+// its rows judge before the registry's, and it alone can judge a version no
+// registry range covers.
+func (r *Registry) evaluate(harness, version string, local *seat.FactsFile, localErr error, contract *seat.Contract, now time.Time) Verdict {
 	e, note := r.find(harness, version)
+	if e == nil && contract != nil {
+		e = &Entry{Name: harness, Versions: version, Path: contract.Path}
+		note = fmt.Sprintf("%s: no registry range covers it; judged by the local measurement %s alone", version, seat.ContractPath("$PANTTY_HOME", harness, version))
+	}
 	if e == nil {
 		why := fmt.Sprintf("the registry has no entry for %s", harness)
 		if version != "" {
@@ -163,7 +171,7 @@ func (r *Registry) evaluate(harness, version string, local *seat.FactsFile, loca
 		if t.name == "dispatch" {
 			g = dispatchGate(t, *e, version, local, localErr, now)
 		} else {
-			g = registryGate(t, *e, now)
+			g = registryGate(t, *e, contract, now)
 		}
 		v.Gates = append(v.Gates, g)
 	}
@@ -222,14 +230,22 @@ func failAll(harness, version string, now time.Time, why, fix string) Verdict {
 	return v
 }
 
-// registryGate judges a gate answered only by the registry: its rows must be
-// met and not past fail_after; past revisit they warn. No local measurement of
-// these operations exists yet, so nothing local can cover an expired row.
-func registryGate(t tableRow, e Entry, now time.Time) Gate {
+// registryGate judges a gate answered by measured rows: each row from the
+// local contract measurement of this version when it has the row and is not
+// past its fail_after, else from the registry. A row must be met and not past
+// fail_after; past revisit it warns.
+func registryGate(t tableRow, e Entry, contract *seat.Contract, now time.Time) Gate {
 	g := Gate{Name: t.name, Question: t.question, Requires: t.requires, Consequence: t.consequence,
 		BlocksResident: t.blocks, Status: Pass}
+	remeasure := "re-measure (free, on a throwaway seat against the stand-in): pantty measure contract --harness " + e.Name
 	var reasons []string
 	for _, op := range t.ops {
+		if ev, st, why, ok := localRow(op, contract, now); ok {
+			g.Evidence = append(g.Evidence, ev)
+			reasons = append(reasons, why)
+			g.Status = worse(g.Status, st)
+			continue
+		}
 		row := e.row(op)
 		d := e.datesOf(row)
 		g.Evidence = append(g.Evidence, Evidence{Row: op, Source: "registry " + e.Name + " " + e.Versions, Status: row.Status,
@@ -241,15 +257,41 @@ func registryGate(t tableRow, e Entry, now time.Time) Gate {
 	g.Reason = strings.Join(reasons, "; ")
 	switch g.Status {
 	case Fail:
-		g.Fix = "run it turn-spawned (shape = \"turn\"), or measure it on this path and record it in a registry ($" +
-			RegistryEnv + "), or update pantty for a newer registry"
+		g.Fix = "run it turn-spawned (shape = \"turn\"), or " + remeasure + ", or update pantty for a newer registry"
 		if !t.blocks {
-			g.Fix = "accept the consequence, or measure it on this path and record it in a registry ($" + RegistryEnv + "), or update pantty"
+			g.Fix = "accept the consequence, or " + remeasure + ", or update pantty"
 		}
 	case Warn:
-		g.Fix = "re-measure on this path, or update pantty for a newer registry, before " + day(earliestFailAfter(g.Evidence))
+		g.Fix = remeasure + ", or update pantty for a newer registry, before " + day(earliestFailAfter(g.Evidence))
 	}
 	return g
+}
+
+// localRow judges one row from the local contract measurement; ok is false
+// when there is none for op or it is past its fail_after (the registry then
+// judges, and its answer says when that is past too).
+func localRow(op string, c *seat.Contract, now time.Time) (Evidence, Status, string, bool) {
+	if c == nil {
+		return Evidence{}, "", "", false
+	}
+	r, ok := c.Row(op)
+	if !ok || now.After(c.FailAfter) {
+		return Evidence{}, "", "", false
+	}
+	status := Met
+	if !r.Met {
+		status = Unmet
+	}
+	ev := Evidence{Row: op, Source: fmt.Sprintf("local measurement of %s %s (artifact %s)", c.Harness, c.Version, r.Artifact),
+		Status: status, How: r.Value, AsOf: c.AsOf, Revisit: c.Revisit, FailAfter: c.FailAfter}
+	switch {
+	case !r.Met:
+		return ev, Fail, fmt.Sprintf("%s unmet (measured here on %s %s, %s): %s", op, c.Harness, c.Version, day(c.AsOf), r.Value), true
+	case now.After(c.Revisit):
+		return ev, Warn, fmt.Sprintf("%s met (measured here on %s, %s), but past its revisit date %s (fails after %s)",
+			op, c.Version, day(c.AsOf), day(c.Revisit), day(c.FailAfter)), true
+	}
+	return ev, Pass, fmt.Sprintf("%s met (measured here on %s %s, %s)", op, c.Harness, c.Version, day(c.AsOf)), true
 }
 
 // judgeRow is the date rule for one dated answer.

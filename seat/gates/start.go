@@ -36,7 +36,11 @@ func Local(home, harness, version string, now time.Time) Verdict {
 	if version == "" && local != nil {
 		version, fromFacts = VersionOf(local.Build), true
 	}
-	v := r.evaluate(harness, version, local, err, now)
+	var contract *seat.Contract
+	if c, cerr := seat.LoadContract(home, harness, version); cerr == nil && c.Harness == harness && c.Version == version {
+		contract = &c
+	}
+	v := r.evaluate(harness, version, local, err, contract, now)
 	if fromFacts && version != "" {
 		v.VersionNote = fmt.Sprintf("%s, from the local facts file's build %q", version, local.Build)
 	}

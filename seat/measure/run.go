@@ -25,6 +25,8 @@ type Options struct {
 	Fail     time.Duration // asOf + Fail: past it a gate fails without a re-measurement
 	Progress func(string)
 	Wait     time.Duration // how long to wait for each input's outcome (default 4s)
+	// PanttyVersion is recorded with a contract run (pantty --version).
+	PanttyVersion string
 }
 
 // Run measures target's dispatch predicate and writes the facts file under home
@@ -42,42 +44,12 @@ func Run(home string, t seat.MeasureRig, o Options) (seat.FactsFile, error) {
 			o.Progress(fmt.Sprintf(f, a...))
 		}
 	}
-	tmp, err := os.MkdirTemp("", "pm-")
+	th, err := startThrowaway(t, o)
 	if err != nil {
 		return seat.FactsFile{}, err
 	}
-	defer os.RemoveAll(tmp)
-	work := filepath.Join(tmp, "work")
-	socket := filepath.Join(tmp, "tmux")
-	if err := os.MkdirAll(work, 0o700); err != nil {
-		return seat.FactsFile{}, err
-	}
-	os.WriteFile(filepath.Join(work, "notes.txt"), []byte("measure: mention target\n"), 0o600)
-	if t.Setup != nil {
-		if err := t.Setup(work); err != nil {
-			return seat.FactsFile{}, fmt.Errorf("measure: prepare %s: %w", t.Harness, err)
-		}
-	}
-	s, token, err := throwawaySeat(filepath.Join(tmp, "home"), t, work, socket)
-	if err != nil {
-		return seat.FactsFile{}, err
-	}
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if sess, err := s.ReadSession(); err == nil {
-			seat.KillGroup(sess.PanePID)
-		}
-		tmux.New(socket).KillServer(ctx)
-	}()
-	say("starting a throwaway %s seat", t.Harness)
-	if _, err := seat.Start(s, seat.StartOptions{Pantty: o.Pantty}); err != nil {
-		return seat.FactsFile{}, fmt.Errorf("measure: start the throwaway seat: %w", err)
-	}
-	det, err := t.Detector(s)
-	if err != nil {
-		return seat.FactsFile{}, err
-	}
+	defer th.close()
+	s, token, det, work := th.s, th.token, th.det, th.work
 	stamp := o.Now.UTC().Format("20060102T150405")
 	artDir := filepath.Join(home, "facts", "artifacts", t.Harness+"-resident-"+stamp)
 	if err := os.MkdirAll(artDir, seat.DirMode); err != nil {
@@ -161,6 +133,68 @@ func Run(home string, t seat.MeasureRig, o Options) (seat.FactsFile, error) {
 	return f, nil
 }
 
+// throwaway is a started measurement seat in its own temporary PANTTY_HOME on
+// its own tmux socket.
+type throwaway struct {
+	s      seat.Seat
+	token  string
+	det    seat.Detector
+	work   string
+	tmp    string
+	socket string
+}
+
+// startThrowaway makes, prepares and starts the throwaway seat for t.
+func startThrowaway(t seat.MeasureRig, o Options) (*throwaway, error) {
+	tmp, err := os.MkdirTemp("", "pm-")
+	if err != nil {
+		return nil, err
+	}
+	th := &throwaway{tmp: tmp, work: filepath.Join(tmp, "work"), socket: filepath.Join(tmp, "tmux")}
+	fail := func(err error) (*throwaway, error) {
+		th.close()
+		return nil, err
+	}
+	if err := os.MkdirAll(th.work, 0o700); err != nil {
+		return fail(err)
+	}
+	os.WriteFile(filepath.Join(th.work, "notes.txt"), []byte("measure: mention target\n"), 0o600)
+	if t.Setup != nil {
+		if err := t.Setup(th.work); err != nil {
+			return fail(fmt.Errorf("measure: prepare %s: %w", t.Harness, err))
+		}
+	}
+	if th.s, th.token, err = throwawaySeat(filepath.Join(tmp, "home"), t, th.work, th.socket); err != nil {
+		return fail(err)
+	}
+	if o.Progress != nil {
+		o.Progress("starting a throwaway " + t.Harness + " seat")
+	}
+	if _, err := seat.Start(th.s, seat.StartOptions{Pantty: o.Pantty}); err != nil {
+		return fail(fmt.Errorf("measure: start the throwaway seat: %w", err))
+	}
+	if th.det, err = t.Detector(th.s); err != nil {
+		return fail(err)
+	}
+	return th, nil
+}
+
+// close stops the throwaway seat's harness and tmux server and removes it.
+func (th *throwaway) close() {
+	if th.s.Dir != "" {
+		if _, live, _ := th.s.LiveOwner(); live {
+			th.s.Ask(seat.Request{Kind: seat.CtlStop}, 20*time.Second)
+		}
+		if sess, err := th.s.ReadSession(); err == nil {
+			seat.KillGroup(sess.PanePID)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	tmux.New(th.socket).KillServer(ctx)
+	os.RemoveAll(th.tmp)
+}
+
 // throwawaySeat writes the measurement's own seat, marked so that only this run's
 // raw paster accepts it.
 func throwawaySeat(home string, t seat.MeasureRig, work, socket string) (seat.Seat, string, error) {
@@ -176,7 +210,10 @@ func throwawaySeat(home string, t seat.MeasureRig, work, socket string) (seat.Se
 	if t.Command != "" {
 		fmt.Fprintf(&b, "command = %q\n", t.Command)
 	}
-	fmt.Fprintf(&b, "\n[tmux]\nsocket = %q\n\n[env]\n", socket)
+	// A compaction that does not complete fails in 30 s rather than the
+	// default 5 minutes: a harness that never re-injects is a measured fact,
+	// not a hung measurement.
+	fmt.Fprintf(&b, "\n[compaction]\ntimeout = \"30s\"\n\n[tmux]\nsocket = %q\n\n[env]\n", socket)
 	keys := make([]string, 0, len(t.Env))
 	for k := range t.Env {
 		keys = append(keys, k)

@@ -272,7 +272,9 @@ func (e *engine) finishCompact(c *compactReq) {
 		CompactMetadata: &compactMeta{Trigger: "manual", PreTokens: c.preTokens}})
 	e.appendRow(row{Type: "user", IsCompactSummary: true, Message: &message{Role: "user", Content: summary}})
 	e.say("✻ Conversation compacted (ctrl+o for history)")
-	e.sessionStartHook("compact")
+	if !e.cfg.broken["reinject"] {
+		e.sessionStartHook("compact")
+	}
 	e.runHooks("PostCompact", "manual", map[string]any{"trigger": "manual", "compact_summary": summary})
 }
 

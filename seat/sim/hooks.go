@@ -165,6 +165,9 @@ func (e *engine) statusLine() string {
 	if occ > 0 {
 		p := float64(occ) * 100 / float64(e.cfg.window)
 		cur, pct, rem = e.st.Last, p, 100-p
+		if e.cfg.broken["cumulative"] {
+			cur = usage{InputTokens: e.st.TotalInput}
+		}
 	}
 	payload := map[string]any{
 		"hook_event_name": "Status",

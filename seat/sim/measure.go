@@ -17,6 +17,9 @@ import (
 // facts record what was measured rather than a constant.
 func (Adapter) Measure(spec seat.MeasureSpec) (seat.MeasureRig, error) {
 	env := map[string]string{"PANTTY_SIM_STARTUP": "100ms", "PANTTY_SIM_TURN": "50ms", "PANTTY_SIM_COMMIT": "10ms"}
+	for k, v := range spec.Env {
+		env[k] = v
+	}
 	control := ""
 	if spec.Sigils != nil {
 		env["PANTTY_SIM_SIGILS"] = *spec.Sigils
@@ -25,6 +28,7 @@ func (Adapter) Measure(spec seat.MeasureSpec) (seat.MeasureRig, error) {
 		}
 	}
 	return seat.MeasureRig{Harness: Adapter{}.Name(), Env: env, Control: control, Command: spec.Bin,
+		Slow: func(d time.Duration) string { return fmt.Sprintf("[sim:slow=%s]", d) },
 		Detector: func(s seat.Seat) (seat.Detector, error) {
 			return measureDetector{log: filepath.Join(s.HarnessDir(), "requests.jsonl"), dir: s.HarnessDir()}, nil
 		}}, nil
@@ -40,6 +44,27 @@ type loggedRequest struct {
 	Time     time.Time `json:"time"`
 	Kind     string    `json:"kind"`
 	NewInput string    `json:"new_input"`
+	Injected string    `json:"injected"`
+	Session  string    `json:"session_id"`
+}
+
+// ModelRequests reads the simulator's whole request log.
+func (d measureDetector) ModelRequests() []seat.StandinRequest {
+	f, err := os.Open(d.log)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	var out []seat.StandinRequest
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	for sc.Scan() {
+		var r loggedRequest
+		if json.Unmarshal(sc.Bytes(), &r) == nil {
+			out = append(out, seat.StandinRequest{At: r.Time, Kind: r.Kind, NewInput: r.NewInput, Where: r.Session, Context: r.Injected})
+		}
+	}
+	return out
 }
 
 // Observe waits (on fsnotify events in the simulator's directory) until a row
@@ -51,24 +76,16 @@ func (d measureDetector) Observe(input string, since time.Time, limit time.Durat
 }
 
 func (d measureDetector) scan(want string, since time.Time) (seat.Observed, bool) {
-	f, err := os.Open(d.log)
-	if err != nil {
-		return seat.Observed{}, false
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 16<<20)
-	for sc.Scan() {
-		var r loggedRequest
-		if json.Unmarshal(sc.Bytes(), &r) != nil || r.Time.Before(since.Add(-50*time.Millisecond)) {
+	for _, r := range d.ModelRequests() {
+		if r.At.Before(since.Add(-50 * time.Millisecond)) {
 			continue
 		}
-		got := strings.TrimSpace(r.NewInput)
+		row := fmt.Sprintf("request log: %s row at %s, new input %q", r.Kind, r.At.Format(time.RFC3339Nano), r.NewInput)
 		switch {
-		case (r.Kind == "command" || r.Kind == "shell") && got == want:
-			return seat.Observed{Dispatched: true, Evidence: "request log: " + sc.Text()}, true
+		case (r.Kind == "command" || r.Kind == "shell") && strings.TrimSpace(r.NewInput) == want:
+			return seat.Observed{Dispatched: true, Evidence: row}, true
 		case r.Kind == "turn" && strings.Contains(r.NewInput, want):
-			return seat.Observed{ReachedModel: true, Evidence: "request log: " + sc.Text()}, true
+			return seat.Observed{ReachedModel: true, Evidence: row}, true
 		}
 	}
 	return seat.Observed{}, false

@@ -38,18 +38,25 @@ const Version = "sim-0.1"
 
 // config is everything Main learns from flags and the environment.
 type config struct {
-	stateDir       string
-	startup        time.Duration
-	commit         time.Duration
-	submit         time.Duration
-	turn           time.Duration
-	esc            time.Duration
-	idle           time.Duration
-	sigils         string
-	mentions       bool
-	floor          int
-	window         int
-	failStart      bool
+	stateDir  string
+	startup   time.Duration
+	commit    time.Duration
+	submit    time.Duration
+	turn      time.Duration
+	esc       time.Duration
+	idle      time.Duration
+	sigils    string
+	mentions  bool
+	floor     int
+	window    int
+	failStart bool
+	// broken names harness behaviours switched off (PANTTY_SIM_BROKEN), so
+	// a measurement can show it fails when the harness lacks what it
+	// measures: escape (Escape does nothing mid-turn), reinject (no
+	// SessionStart after a compaction: nothing re-injected), cumulative (the
+	// status line reports the session's cumulative input as the current
+	// usage).
+	broken         map[string]bool
 	model          string
 	sessionID      string
 	resume         bool
@@ -330,6 +337,16 @@ func readEnv(cfg *config) error {
 	cfg.sigils = envOr("PANTTY_SIM_SIGILS", "/!")
 	cfg.mentions = os.Getenv("PANTTY_SIM_MENTIONS") != "0"
 	cfg.failStart = os.Getenv("PANTTY_SIM_FAIL_START") == "1"
+	cfg.broken = map[string]bool{}
+	for _, b := range strings.Split(os.Getenv("PANTTY_SIM_BROKEN"), ",") {
+		switch b = strings.TrimSpace(b); b {
+		case "":
+		case "escape", "reinject", "cumulative":
+			cfg.broken[b] = true
+		default:
+			return fmt.Errorf("PANTTY_SIM_BROKEN=%q: %q is not one of escape, reinject, cumulative", os.Getenv("PANTTY_SIM_BROKEN"), b)
+		}
+	}
 	ints := []struct {
 		name string
 		def  int

@@ -191,7 +191,9 @@ func (u *tui) handle(k key) {
 	case keyEnter:
 		u.enter()
 	case keyEsc:
-		u.escape()
+		if !u.e.cfg.broken["escape"] {
+			u.escape()
+		}
 	case keyInterrupt, keyEOF:
 		u.exitKey(k.kind)
 	}

@@ -1,0 +1,360 @@
+package measure
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/pantty/pantty/internal/guard"
+	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/gates"
+)
+
+// opLimit bounds each step of a contract run that waits for the harness: a
+// turn, a cancel, a compaction cycle, a relaunch.
+const opLimit = 2 * time.Minute
+
+// contractRun is one battery over a started throwaway seat.
+type contractRun struct {
+	t      seat.MeasureRig
+	th     *throwaway
+	artDir string
+	say    func(string, ...any)
+}
+
+// Contract measures the five-operation contract (submit → turn end, cancel,
+// context, the compaction cycle, liveness) and resume for t on pantty's own
+// path — a throwaway seat driven by the real driver, against the harness's
+// loopback stand-in — and writes facts/<harness>/<version>/contract.toml
+// under home with one artifact per row. It is written once, against
+// seat.MeasureRig: a harness is measurable when its adapter has a rig.
+//
+// A row that was measured and not met is written as unmet (that is a fact);
+// an error means the instrument itself failed and nothing is written.
+func Contract(home string, t seat.MeasureRig, o Options) (seat.Contract, error) {
+	if o.Now.IsZero() {
+		o.Now = time.Now()
+	}
+	say := func(f string, a ...any) {
+		if o.Progress != nil {
+			o.Progress(fmt.Sprintf(f, a...))
+		}
+	}
+	th, err := startThrowaway(t, o)
+	if err != nil {
+		return seat.Contract{}, err
+	}
+	defer th.close()
+	build := th.det.Build()
+	version := gates.VersionOf(build)
+	if version == "" {
+		return seat.Contract{}, fmt.Errorf("measure contract: %s said %q for its version: no version number to file the facts under", t.Harness, build)
+	}
+	artDir := filepath.Join(filepath.Dir(seat.ContractPath(home, t.Harness, version)), "artifacts-"+o.Now.UTC().Format("20060102T150405"))
+	if err := os.MkdirAll(artDir, seat.DirMode); err != nil {
+		return seat.Contract{}, err
+	}
+	r := &contractRun{t: t, th: th, artDir: artDir, say: say}
+	c := seat.Contract{Harness: t.Harness, Version: version, Build: build, Tmux: tmuxVersion(), Pantty: o.PanttyVersion,
+		Path:     "tmux " + tmuxVersion() + ": load-buffer + paste-buffer -p (bracketed) + settle + send-keys Enter, pantty driver",
+		Provider: "loopback stand-in (no key, no cost)", AsOf: o.Now.UTC(), Revisit: o.Now.Add(o.Revisit).UTC(),
+		FailAfter: o.Now.Add(o.Fail).UTC(), Artifacts: artDir}
+	for _, step := range []struct {
+		name string
+		run  func() (seat.ContractRow, string, error)
+	}{
+		{"submit", r.submit}, {"context", r.context}, {"cancel", r.cancel},
+		{"compaction", r.compaction}, {"resume", r.resume}, {"liveness", r.liveness},
+	} {
+		say("%s", step.name)
+		row, artifact, err := step.run()
+		if err != nil {
+			return c, fmt.Errorf("measure contract: %s: %w", step.name, err)
+		}
+		row.Name = step.name
+		row.Artifact = filepath.Join(artDir, step.name+".txt")
+		if err := os.WriteFile(row.Artifact, []byte(artifact), 0o600); err != nil {
+			return c, err
+		}
+		c.Rows = append(c.Rows, row)
+		say("  %s: met %v: %s", step.name, row.Met, row.Value)
+	}
+	if err := seat.WriteState(filepath.Join(home, "tmp"), seat.ContractPath(home, t.Harness, version), c); err != nil {
+		return c, err
+	}
+	return c, nil
+}
+
+// send stores a message through the board door (the guard, the driver's paste,
+// its evidence) and waits until it is final.
+func (r *contractRun) send(id, text string) (seat.Status, error) {
+	s := r.th.s
+	if _, err := s.Enqueue(guard.Message{ID: id, Text: text}, 0, time.Now()); err != nil {
+		return seat.Status{}, err
+	}
+	if err := s.WaitFinal([]string{id}, opLimit); err != nil {
+		return seat.Status{}, err
+	}
+	return s.ReadStatus(id)
+}
+
+// turnsFor returns the model turns whose new input carried message id's header.
+func (r *contractRun) turnsFor(id string) []seat.StandinRequest {
+	var out []seat.StandinRequest
+	for _, q := range r.th.det.ModelRequests() {
+		if q.Kind == "turn" && strings.Contains(q.NewInput, "msg="+id+" ") {
+			out = append(out, q)
+		}
+	}
+	return out
+}
+
+func describe(st seat.Status, turns []seat.StandinRequest) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "status: state=%s reason=%s evidence=%s turn_end=%s attempts=%d submitted_at=%s ended_at=%s detail=%q\n",
+		st.State, st.Reason, st.Evidence, st.TurnEnd, st.Attempts, st.SubmittedAt.Format(time.RFC3339Nano), st.EndedAt.Format(time.RFC3339Nano), st.Detail)
+	fmt.Fprintf(&b, "model turns carrying it: %d\n", len(turns))
+	for _, q := range turns {
+		fmt.Fprintf(&b, "  %s %s %q\n", q.At.Format(time.RFC3339Nano), q.Kind, firstLine(q.NewInput))
+	}
+	return b.String()
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}
+
+// submit: one message, its submission evidence bound by the guard header and
+// its turn end recorded, and exactly one model turn carrying it.
+func (r *contractRun) submit() (seat.ContractRow, string, error) {
+	const id = "contract-submit"
+	st, err := r.send(id, "pantty contract: submit and turn end")
+	if err != nil {
+		return seat.ContractRow{}, "", err
+	}
+	turns := r.turnsFor(id)
+	met := st.State == seat.StateProcessed && st.Evidence != "" && st.TurnEnd != "" && len(turns) == 1
+	value := fmt.Sprintf("%s; evidence %s; turn end %s; %d model turn(s) carried it; submitted → ended %s",
+		st.State, filepath.Base(st.Evidence), filepath.Base(st.TurnEnd), len(turns), st.EndedAt.Sub(st.SubmittedAt).Round(time.Millisecond))
+	return seat.ContractRow{Met: met, Value: value,
+		How: "a message through the board door; met when processed on its own evidence and turn end and exactly one model turn carried it"}, describe(st, turns), nil
+}
+
+// context: the reading after a turn decomposes occupancy into a fixed floor
+// (measured on a fresh session) and a reclaimable part, with the window; and
+// it is the current request's size, not a running total: one more short turn
+// grows it by far less than the floor (a cumulative total would grow by the
+// whole request again, floor included).
+func (r *contractRun) context() (seat.ContractRow, string, error) {
+	first, err := r.freshReading(time.Time{})
+	if err != nil {
+		return seat.ContractRow{}, "", err
+	}
+	const id = "contract-context"
+	st, err := r.send(id, "pantty contract: one more short turn for a second context reading")
+	if err != nil {
+		return seat.ContractRow{}, "", err
+	}
+	second, err := r.freshReading(st.SubmittedAt)
+	if err != nil {
+		return seat.ContractRow{}, "", err
+	}
+	decomposed := func(c seat.Context) bool {
+		return c.Floor > 0 && c.Occupancy >= c.Floor && c.Reclaimable == c.Occupancy-c.Floor && c.Window > 0
+	}
+	current := second.Occupancy-first.Occupancy < first.Floor
+	met := decomposed(first) && decomposed(second) && current && st.State == seat.StateProcessed
+	value := fmt.Sprintf("occupancy %d = floor %d (%s) + reclaimable %d of window %d; after one more turn %d (+%d, %s); source %s",
+		first.Occupancy, first.Floor, orNone(first.FloorSource), first.Reclaimable, first.Window, second.Occupancy,
+		second.Occupancy-first.Occupancy, map[bool]string{true: "the current request's size", false: "grew by a floor or more: a running total"}[current],
+		orNone(second.Source))
+	art := fmt.Sprintf("context.toml after the submit row's turn:\n%+v\nafter %s:\n%+v\n", first, id, second)
+	return seat.ContractRow{Met: met, Value: value,
+		How: "context.toml after a turn and after one more short turn; met when occupancy = floor + reclaimable with a measured floor and a window, and the second reading grew by less than the floor"}, art, nil
+}
+
+// freshReading waits for a context reading with a measured floor taken
+// after since (a turn's submission: the reading then carries its request).
+func (r *contractRun) freshReading(since time.Time) (seat.Context, error) {
+	var c seat.Context
+	err := r.th.s.WaitUntil(opLimit/4, func() bool {
+		var err error
+		c, err = r.th.s.ReadContext()
+		return err == nil && c.FloorSource != "" && c.ReadAt.After(since)
+	})
+	if err != nil {
+		return c, fmt.Errorf("no context reading after the turn: %w (last: %+v)", err, c)
+	}
+	return c, nil
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}
+
+// cancel: a slow turn stopped from outside, the message failed as cancelled,
+// and the next message processed alone (the input box was left clean).
+func (r *contractRun) cancel() (seat.ContractRow, string, error) {
+	s := r.th.s
+	if r.t.Slow == nil {
+		return seat.ContractRow{Value: "not measured: the rig cannot make a turn slow",
+			How: "needs a slow turn"}, "the rig has no Slow marker\n", nil
+	}
+	const id, after = "contract-cancel", "contract-after-cancel"
+	if _, err := s.Enqueue(guard.Message{ID: id, Text: "pantty contract: a slow turn to cancel " + r.t.Slow(10*time.Second)}, 0, time.Now()); err != nil {
+		return seat.ContractRow{}, "", err
+	}
+	if err := s.WaitUntil(opLimit, func() bool {
+		st, err := s.ReadStatus(id)
+		return err == nil && st.State == seat.StateSubmitted
+	}); err != nil {
+		return seat.ContractRow{}, "", fmt.Errorf("the slow turn never started: %w", err)
+	}
+	began := time.Now()
+	res, err := s.Ask(seat.Request{Kind: seat.CtlCancel}, opLimit)
+	took := time.Since(began)
+	if err != nil {
+		res = seat.Result{Error: err.Error()} // the driver's answer: the cancel did not hold
+	}
+	if err := s.WaitFinal([]string{id}, opLimit); err != nil {
+		return seat.ContractRow{}, "", err
+	}
+	st, _ := s.ReadStatus(id)
+	next, err := r.send(after, "pantty contract: the next message after a cancel")
+	if err != nil {
+		return seat.ContractRow{}, "", err
+	}
+	turns := r.turnsFor(after)
+	clean := len(turns) == 1 && !strings.Contains(turns[0].NewInput, "a slow turn to cancel")
+	met := res.OK && st.State == seat.StateFailed && st.Reason == seat.ReasonCancelled && next.State == seat.StateProcessed && clean
+	value := fmt.Sprintf("cancel answered ok=%v in %s (%s); message %s/%s; next message %s, its model turn %s",
+		res.OK, took.Round(time.Millisecond), orNone(firstLine(res.Detail+res.Error)), st.State, st.Reason, next.State, map[bool]string{true: "alone (input box clean)", false: "not alone"}[clean])
+	art := "cancelled:\n" + describe(st, r.turnsFor(id)) + "\nnext:\n" + describe(next, turns) + fmt.Sprintf("\ncancel answer: %+v\n", res)
+	return seat.ContractRow{Met: met, Value: value,
+		How: "a turn made slow at the model, cancelled from outside while running; met when the cancel is verified, the message fails cancelled and the next message runs alone"}, art, nil
+}
+
+// compaction: the cycle materializes the handoff (with a procedure note that
+// exists nowhere else), compacts at pantty's boundary, and that note reaches a
+// model request after it.
+func (r *contractRun) compaction() (seat.ContractRow, string, error) {
+	s := r.th.s
+	note := "contract procedure note " + fmt.Sprint(time.Now().UnixNano()) + ": run the linter before the tests"
+	if _, err := s.Handoff().AddNote(note, time.Now()); err != nil {
+		return seat.ContractRow{}, "", err
+	}
+	res, err := s.Ask(seat.Request{Kind: seat.CtlCompact}, opLimit)
+	if err != nil {
+		res = seat.Result{Error: err.Error()} // the driver's answer: the cycle failed
+	}
+	cyc, _ := s.ReadCycle()
+	cycleEnd := time.Now()
+	const after = "contract-after-compact"
+	next, err := r.send(after, "pantty contract: the first message after a compaction")
+	if err != nil {
+		return seat.ContractRow{}, "", err
+	}
+	seen := ""
+	for _, q := range r.th.det.ModelRequests() {
+		if q.At.After(cyc.Requested) && strings.Contains(q.Context+q.NewInput+q.Body, note) {
+			seen = fmt.Sprintf("%s request at %s", q.Kind, q.At.Format(time.RFC3339Nano))
+			break
+		}
+	}
+	met := res.OK && cyc.State == "done" && seen != "" && next.State == seat.StateProcessed
+	value := fmt.Sprintf("cycle %s: handoff %s materialized; context %d → %d tokens; its procedure note seen in: %s; next message %s",
+		orNone(cyc.State), orNone(cyc.Hash), cyc.Before, cyc.After, orNone(seen), next.State)
+	art := fmt.Sprintf("compact answer: %+v\ncycle: %+v\nasked until %s\nnext:\n%s", res, cyc, cycleEnd.Format(time.RFC3339Nano), describe(next, r.turnsFor(after)))
+	return seat.ContractRow{Met: met, Value: value,
+		How: "a procedure note, then the compaction cycle through the command door; met when the cycle is done and the note reaches a model request after it"}, art, nil
+}
+
+// resume: the harness process killed, the driver relaunches the same session
+// and the next message is processed in it.
+func (r *contractRun) resume() (seat.ContractRow, string, error) {
+	s := r.th.s
+	before, err := s.ReadSession()
+	if err != nil {
+		return seat.ContractRow{}, "", err
+	}
+	seat.KillGroup(before.PanePID)
+	var now seat.Session
+	if err := s.WaitUntil(opLimit, func() bool {
+		var err error
+		now, err = s.ReadSession()
+		hb, herr := s.ReadHeartbeat()
+		return err == nil && herr == nil && now.PanePID != before.PanePID && hb.Phase == seat.PhaseIdle
+	}); err != nil {
+		return seat.ContractRow{}, "", fmt.Errorf("no relaunch after the harness was killed: %w", err)
+	}
+	const after = "contract-after-resume"
+	next, err := r.send(after, "pantty contract: the first message after a relaunch")
+	if err != nil {
+		return seat.ContractRow{}, "", err
+	}
+	met := now.ID == before.ID && next.State == seat.StateProcessed && len(r.turnsFor(after)) == 1
+	value := fmt.Sprintf("session %s → %s (pane pid %d → %d); next message %s", before.ID, now.ID, before.PanePID, now.PanePID, next.State)
+	art := fmt.Sprintf("before: %+v\nafter: %+v\nnext:\n%s", before, now, describe(next, r.turnsFor(after)))
+	return seat.ContractRow{Met: met, Value: value,
+		How: "the harness's process group killed; met when the driver relaunches the same session id and the next message runs once in it"}, art, nil
+}
+
+// liveness: a probe turn proves capability; with the model API refusing the
+// key (the failing control), the probe does not pass.
+func (r *contractRun) liveness() (seat.ContractRow, string, error) {
+	s := r.th.s
+	began := time.Now()
+	ok, err := s.Ask(seat.Request{Kind: seat.CtlProbe}, opLimit)
+	if err != nil {
+		return seat.ContractRow{}, "", err
+	}
+	took := time.Since(began)
+	art := fmt.Sprintf("probe: %+v (%s)\n", ok, took.Round(time.Millisecond))
+	if r.t.Fault == nil {
+		return seat.ContractRow{Met: ok.OK, Value: fmt.Sprintf("probe turn ok=%v in %s; no dead-provider control: the model cannot be made to fail on this rig", ok.OK, took.Round(time.Millisecond)),
+			How: "a probe turn must really run"}, art, nil
+	}
+	if err := r.t.Fault("auth"); err != nil {
+		return seat.ContractRow{}, "", err
+	}
+	defer r.t.Fault("")
+	// The probe is held while the seat has no model access, so the detection
+	// is the driver's record of the fault (the heartbeat), or a failed probe,
+	// whichever comes first.
+	answered := make(chan seat.Result, 1)
+	go func() {
+		res, err := s.Ask(seat.Request{Kind: seat.CtlProbe}, opLimit)
+		if err != nil {
+			res = seat.Result{Error: err.Error()}
+		}
+		answered <- res
+	}()
+	began = time.Now()
+	var dead seat.Result
+	probeFailed := false
+	var hb seat.Heartbeat
+	s.WaitUntil(opLimit, func() bool {
+		select {
+		case dead = <-answered:
+			probeFailed = !dead.OK
+			return true
+		default:
+		}
+		hb, _ = s.ReadHeartbeat()
+		return hb.Fault != ""
+	})
+	detected := time.Since(began)
+	art += fmt.Sprintf("with the API answering 401, after %s: probe answered %+v; heartbeat: phase %s fault %s: %s\n",
+		detected.Round(time.Millisecond), dead, hb.Phase, hb.Fault, hb.FaultCause)
+	met := ok.OK && (hb.Fault != "" || probeFailed)
+	value := fmt.Sprintf("probe turn ok=%v in %s; with the API answering 401 the seat recorded fault %q (%s) after %s",
+		ok.OK, took.Round(time.Millisecond), orNone(hb.Fault), orNone(firstLine(hb.FaultCause+dead.Error)), detected.Round(time.Millisecond))
+	return seat.ContractRow{Met: met, Value: value,
+		How: "a probe turn must run; the control: with the stand-in answering 401 the probe must fail"}, art, nil
+}
