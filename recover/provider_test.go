@@ -149,7 +149,9 @@ func TestBlockedRungRunsBelowAndComesBack(t *testing.T) {
 	h.WaitFinal(wait, "m1")
 	before := h.Session()
 	now := time.Now()
-	until := now.Add(4 * time.Second)
+	// Long enough that m2 runs and the sweep looks while the block holds, on a
+	// loaded machine too (with 4 s a parallel run saw the block end first).
+	until := now.Add(12 * time.Second)
 	if err := seat.RecordBlock(h.Home, "pa", seat.Block{Until: until, Since: now, Error: "rate_limit", Seat: "elsewhere", Parsed: true}, now); err != nil {
 		t.Fatal(err)
 	}

@@ -3,9 +3,11 @@ package main
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/gates"
 	"github.com/pantty/pantty/seat/measure"
 	"github.com/urfave/cli/v2"
 )
@@ -40,7 +42,7 @@ func measureCommand() *cli.Command {
 				"(a probe turn runs; with the stand-in answering 401 it fails). Every row is written with its artifact,\n" +
 				"under the version the harness says it is; the gates judge that version by these rows first.\n" +
 				"Exit 0 when every row is met, 1 when one is not (the facts are written either way), 2 on bad input.",
-			Flags:  rigFlags(),
+			Flags:  rigFlags(&cli.StringFlag{Name: "registry-rows", Usage: "copy the artifacts to DIR/<harness>-<version>/ and print the registry rows that cite them (scripts/measure-registry.sh)"}),
 			Action: measureContract,
 		}},
 	}
@@ -123,6 +125,11 @@ func measureContract(c *cli.Context) error {
 		}
 		say("  %-10s %-5s %s", r.Name, mark, r.Value)
 	}
+	if dir := c.String("registry-rows"); dir != "" {
+		if err := printRegistryRows(k, dir); err != nil {
+			return err
+		}
+	}
 	if unmet > 0 {
 		return fmt.Errorf("%d row(s) of %s %s not met: the gates judge this version by them (pantty gates %s)", unmet, k.Harness, k.Version, k.Harness)
 	}
@@ -152,6 +159,34 @@ func measureDispatch(c *cli.Context) error {
 			status = "no outcome seen"
 		}
 		say("  %-5s %-14s %s", o.Door, o.Name, status)
+	}
+	return nil
+}
+
+// printRegistryRows copies a contract's artifacts under dir and prints its
+// rows in the registry's form, each citing its artifact there: how the rows
+// pantty ships are produced from the battery (scripts/measure-registry.sh).
+func printRegistryRows(k seat.Contract, dir string) error {
+	dst := filepath.Join(dir, k.Harness+"-"+k.Version)
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		return err
+	}
+	fmt.Printf("# %s %s (%s), measured %s by pantty measure contract on %s\n", k.Harness, k.Version, k.Build, k.AsOf.Format("2006-01-02"), k.Path)
+	for _, r := range k.Rows {
+		b, err := os.ReadFile(r.Artifact)
+		if err != nil {
+			return err
+		}
+		to := filepath.Join(dst, filepath.Base(r.Artifact))
+		if err := os.WriteFile(to, b, 0o644); err != nil {
+			return err
+		}
+		status := gates.Met
+		if !r.Met {
+			status = gates.Unmet
+		}
+		fmt.Printf("\n[harness.%s]\nstatus = %q\nhow = %q\nsources = [%q]\n", r.Name, status, r.Value,
+			fmt.Sprintf("%s (pantty measure contract, %s %s, %s)", to, k.Harness, k.Version, k.AsOf.Format("2006-01-02")))
 	}
 	return nil
 }

@@ -297,3 +297,24 @@ var versionInBuild = regexp.MustCompile(`[0-9]+(\.[0-9]+)+`)
 func VersionOf(build string) string { return versionInBuild.FindString(build) }
 
 func day(t time.Time) string { return t.UTC().Format("2006-01-02") }
+
+// EntryFor returns the registry entry whose range covers harness at version.
+func (r *Registry) EntryFor(harness, version string) (Entry, bool) {
+	for _, e := range r.Harness {
+		if e.Name == harness && e.Covers(version) {
+			return e, true
+		}
+	}
+	return Entry{}, false
+}
+
+// RowStatus is the status (met, unmet, unmeasured) the entry records for an
+// operation row; "" for a name that is no row.
+func (e Entry) RowStatus(name string) string {
+	for _, r := range e.rows() {
+		if r.name == name {
+			return r.row.Status
+		}
+	}
+	return ""
+}

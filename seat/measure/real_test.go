@@ -42,6 +42,7 @@ var realHarnesses = []realHarness{
 // Claude Code also gets its dispatch measurement (form first-char, '/' and
 // '!', the raw /clear control dispatched, nothing through the board door).
 func TestContractOnRealHarnesses(t *testing.T) {
+	t.Parallel() // beside the simulator's runs; the harnesses themselves one at a time
 	if testing.Short() {
 		t.Skip("the real-harness battery takes minutes; not in -short")
 	}
@@ -73,12 +74,26 @@ func TestContractOnRealHarnesses(t *testing.T) {
 			if c.Version != h.version {
 				t.Fatalf("measured version %q (%s), want %s", c.Version, c.Build, h.version)
 			}
+			// The drift detector: the registry pantty ships must say what the
+			// battery measures on the pinned version, row by row.
+			reg, err := gates.Shipped()
+			if err != nil {
+				t.Fatal(err)
+			}
+			entry, ok := reg.EntryFor(c.Harness, c.Version)
+			if !ok {
+				t.Fatalf("the shipped registry has no range covering the pinned %s %s", c.Harness, c.Version)
+			}
 			for _, r := range c.Rows {
 				if !r.Met || r.Artifact == "" {
 					t.Errorf("%s row: met %v, artifact %q: %s", r.Name, r.Met, r.Artifact, r.Value)
 				}
 				if _, err := os.Stat(r.Artifact); err != nil {
 					t.Errorf("%s row's artifact: %v", r.Name, err)
+				}
+				if shipped := entry.RowStatus(r.Name); (shipped == gates.Met) != r.Met {
+					t.Errorf("drift: the shipped registry (%s %s) says %s is %q; the battery measured met=%v on %s %s: %s",
+						entry.Name, entry.Versions, r.Name, shipped, r.Met, c.Harness, c.Version, r.Value)
 				}
 			}
 			if h.dispatch {
