@@ -16,6 +16,8 @@ import (
 // (queued with and without a status file, submitted, processed, failed, a time
 // in another zone), written with the package's own Enqueue and WriteStatus, and
 // lets files just written be cached (closedSettle 0).
+// historySeat sets the package's closedSettle for the test: the tests that
+// call it (every test in this file) must not run in parallel.
 func historySeat(t *testing.T, n int) Seat {
 	t.Helper()
 	settle := closedSettle
@@ -99,7 +101,6 @@ func finals(es []Entry) int {
 }
 
 func TestCachedEntriesEqualAFreshRead(t *testing.T) {
-	t.Parallel()
 	s := historySeat(t, 200)
 	// A status written by hand with a local date-time (no offset), read in
 	// the machine's zone: whether or not it is cached, it must read the same.
@@ -138,7 +139,6 @@ func TestCachedEntriesEqualAFreshRead(t *testing.T) {
 }
 
 func TestAnEntryThatWouldNotReadBackIsNotCached(t *testing.T) {
-	t.Parallel()
 	at := time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC)
 	// A named zone other than the machine's: JSON gives such a time back as a
 	// fixed offset (an offset of the local zone would come back as Local).
@@ -172,7 +172,6 @@ func TestAnEntryThatWouldNotReadBackIsNotCached(t *testing.T) {
 }
 
 func TestARewrittenStatusIsReadFreshNotFromTheCache(t *testing.T) {
-	t.Parallel()
 	s := historySeat(t, 24)
 	es := mustEntries(t, s)
 	if err := s.RefreshClosedCache(es); err != nil {
@@ -230,7 +229,6 @@ func tamperedCache(t *testing.T, s Seat, version int) []byte {
 }
 
 func TestACorruptCacheIsIgnored(t *testing.T) {
-	t.Parallel()
 	s := historySeat(t, 36)
 	want := mustEntries(t, s)
 	valid := tamperedCache(t, s, closedCacheVersion)
@@ -282,7 +280,6 @@ func TestACorruptCacheIsIgnored(t *testing.T) {
 // (unreadable, its path in the detail), not taken from the cache and not an
 // error of the whole inbox.
 func TestACorruptFileIsSetAsideEvenWhenTheCacheHasIt(t *testing.T) {
-	t.Parallel()
 	for _, c := range []struct {
 		name string
 		path func(Seat, string) string
@@ -323,7 +320,6 @@ func TestACorruptFileIsSetAsideEvenWhenTheCacheHasIt(t *testing.T) {
 }
 
 func TestARemovedMessageDisappearsThoughTheCacheListsIt(t *testing.T) {
-	t.Parallel()
 	s := historySeat(t, 24)
 	if err := s.RefreshClosedCache(mustEntries(t, s)); err != nil {
 		t.Fatal(err)
@@ -359,7 +355,6 @@ func TestARemovedMessageDisappearsThoughTheCacheListsIt(t *testing.T) {
 }
 
 func TestPruneDropsPrunedMessagesFromTheCache(t *testing.T) {
-	t.Parallel()
 	s := historySeat(t, 0)
 	// 40 messages processed long ago, then 6 recent ones: a prune removes the
 	// 40, enough (closedRefreshMin) to rewrite the cache without them.
@@ -409,7 +404,6 @@ func TestPruneDropsPrunedMessagesFromTheCache(t *testing.T) {
 }
 
 func TestASmallChangeDoesNotRewriteTheCache(t *testing.T) {
-	t.Parallel()
 	s := historySeat(t, 24)
 	es := mustEntries(t, s)
 	if err := s.RefreshClosedCache(es); err != nil {
@@ -439,7 +433,6 @@ func TestASmallChangeDoesNotRewriteTheCache(t *testing.T) {
 }
 
 func TestReadersNeverWriteTheCache(t *testing.T) {
-	t.Parallel()
 	s := historySeat(t, 120)
 	for i := 0; i < 3; i++ {
 		mustEntries(t, s)
@@ -453,7 +446,6 @@ func TestReadersNeverWriteTheCache(t *testing.T) {
 }
 
 func TestTheOwnerRefreshesOnlyWhenItPays(t *testing.T) {
-	t.Parallel()
 	s := historySeat(t, 120)
 	r, err := s.readInbox()
 	if err != nil {
@@ -481,7 +473,6 @@ func TestTheOwnerRefreshesOnlyWhenItPays(t *testing.T) {
 }
 
 func TestRecentlyChangedFilesAreNotCached(t *testing.T) {
-	t.Parallel()
 	s := historySeat(t, 12)
 	closedSettle = time.Hour
 	if err := s.RefreshClosedCache(mustEntries(t, s)); err != nil {
@@ -493,7 +484,6 @@ func TestRecentlyChangedFilesAreNotCached(t *testing.T) {
 }
 
 func TestRefreshRefusesASymlinkedCache(t *testing.T) {
-	t.Parallel()
 	s := historySeat(t, 6)
 	victim := filepath.Join(t.TempDir(), "victim")
 	if err := os.WriteFile(victim, []byte("precious\n"), 0o600); err != nil {
@@ -511,7 +501,6 @@ func TestRefreshRefusesASymlinkedCache(t *testing.T) {
 }
 
 func TestTheDriverWritesTheCacheAtLoadAndPrune(t *testing.T) {
-	t.Parallel()
 	s := historySeat(t, 120)
 	want := mustEntries(t, s)
 	d := &Driver{S: s}
@@ -543,7 +532,6 @@ func TestTheDriverWritesTheCacheAtLoadAndPrune(t *testing.T) {
 // for its daily prune; once closedRefreshMin messages have finished and nothing
 // is in flight, the heartbeat tick brings the cache up to date.
 func TestTheHeartbeatRefreshesTheCacheAsMessagesFinish(t *testing.T) {
-	t.Parallel()
 	s := historySeat(t, 40)
 	d := &Driver{S: s}
 	d.closedSince = closedRefreshMin - 1
