@@ -98,8 +98,23 @@ type Config struct {
 	Ladder   []Rung         `toml:"ladder"`
 	Recovery RecoveryConfig `toml:"recovery"`
 	Done     DoneConfig     `toml:"done"`
+	// Gates: what a start or revival does with a harness version nobody
+	// measured (docs/gates.md).
+	Gates GatesConfig `toml:"gates"`
 
 	rungs []Rung // the ladder resolved against the top level (validateLadder)
+}
+
+// What a resident start or a revival does when the installed harness version
+// has no measurement at all (no registry range covers it, no local contract).
+const (
+	UnmeasuredRefuse = "refuse" // the default: refused, naming the version and the measuring command
+	UnmeasuredWarn   = "warn"   // started anyway, with a warning naming both
+)
+
+// GatesConfig is the seat's side of the adoption gates.
+type GatesConfig struct {
+	Unmeasured string `toml:"unmeasured"`
 }
 
 // TmuxConfig names the private tmux server the seat's pane lives on.
@@ -238,6 +253,13 @@ func (c *Config) validate(name string) error {
 	}
 	if err := c.Authority.validate(); err != nil {
 		return err
+	}
+	switch c.Gates.Unmeasured {
+	case "":
+		c.Gates.Unmeasured = UnmeasuredRefuse
+	case UnmeasuredRefuse, UnmeasuredWarn:
+	default:
+		return fmt.Errorf("gates unmeasured = %q: want refuse or warn", c.Gates.Unmeasured)
 	}
 	switch c.Refresh.Policy {
 	case "":

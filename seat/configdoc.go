@@ -64,6 +64,7 @@ var ConfigKeys = []ConfigKey{
 	{Key: "relay", Default: `""`, Allowed: `"" | "ignore"`, Comment: "\"\": a person attaching puts the seat in relay (the driver submits nothing meanwhile); \"ignore\": people attach only to watch."},
 	{Key: "activity", Default: "false", Comment: "Record the current tool call (PreToolUse/PostToolUse hooks: a process spawn per tool call); takes effect at the next launch."},
 	{Key: "authority.isolation", Default: `"auto"`, Allowed: "auto | on | off", Comment: "OS isolation of the model's shell (Claude Code's bubblewrap sandbox, Codex's permission profile): auto = on when a launch-time probe shows it runs here; on = a launch without it fails; off = only the read denies (docs/intake.md). The verdict is in authority.toml and status."},
+	{Key: "gates.unmeasured", Default: `"refuse"`, Allowed: "refuse | warn", Comment: "A resident start or revival on a harness version nobody measured (no registry range covers it, no local 'pantty measure contract'): refuse, or warn and run (docs/gates.md)."},
 	{Key: "provider", Comment: "The quota pool the harness draws on: a provider refusal (rate limit, usage limit) blocks every seat naming it. Empty = the harness name."},
 	{Key: "tmux.socket", Default: `""`, Comment: "The private tmux server: a name (like tmux -L) or an absolute path; empty = $PANTTY_TMUX_SOCKET, else \"pantty\"."},
 	{Key: "compaction.instructions", Default: `""`, Comment: "Passed to /compact by the compaction cycle (not to Codex, whose /compact takes no arguments: left out and logged)."},

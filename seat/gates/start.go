@@ -71,6 +71,10 @@ func CheckStart(home string, cfg seat.Config, now time.Time) (Verdict, []string,
 	if cfg.Shape != seat.ShapeResident {
 		return v, nil, nil
 	}
+	if v.Range == "" && v.Version != "" && cfg.Gates.Unmeasured == seat.UnmeasuredWarn {
+		return v, []string{fmt.Sprintf("%s %s has no measurement (no registry range covers it, no local contract): running it anyway because [gates] unmeasured = \"warn\"; measure it: pantty measure contract --harness %s",
+			cfg.Harness, v.Version, cfg.Harness)}, nil
+	}
 	var refusing []Gate
 	var warnings []string
 	for _, g := range v.Gates {

@@ -99,4 +99,11 @@ func TestStartJudgesTheInstalledVersion(t *testing.T) {
 	if !errors.As(err, &r) || !strings.Contains(err.Error(), "claude-code 3.0.0") || !strings.Contains(err.Error(), "no entry covering") {
 		t.Fatalf("installed 3.0.0 (unmeasured): want a refusal naming the version, got %v", err)
 	}
+
+	// [gates] unmeasured = "warn": the same start runs, and says so.
+	cfg.Gates.Unmeasured = seat.UnmeasuredWarn
+	_, warnings, err := CheckStart(home, cfg, now)
+	if err != nil || len(warnings) != 1 || !strings.Contains(warnings[0], "3.0.0 has no measurement") || !strings.Contains(warnings[0], "pantty measure contract --harness claude-code") {
+		t.Fatalf("unmeasured = warn: err %v, warnings %q", err, warnings)
+	}
 }
