@@ -22,6 +22,23 @@ if ! command -v bwrap >/dev/null 2>&1 || ! command -v socat >/dev/null 2>&1; the
 fi
 echo "test.sh: $(go version), $(tmux -V)" >&2
 
+# ensure_harness NAME CACHE PACKAGE@VERSION BINARY VERSION_RE installs the npm
+# package into CACHE (nodejs and npm first, when missing) unless BINARY is
+# there and its --version matches VERSION_RE.
+ensure_harness() {
+	if [ -x "$4" ] && "$4" --version 2>/dev/null | grep -q "$5"; then
+		return
+	fi
+	if ! command -v npm >/dev/null 2>&1; then
+		echo "test.sh: installing nodejs and npm" >&2
+		as_root apt-get update -qq
+		as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >/dev/null
+	fi
+	echo "test.sh: installing $1 into $2" >&2
+	mkdir -p "$2"
+	(cd "$2" && npm install --no-audit --no-fund --loglevel=error "$3" >&2)
+}
+
 # The real Claude Code for seat/claudecode's end-to-end tests, installed once into
 # a cache outside the repository (they run it against a loopback API stand-in: no
 # network to Anthropic, no key). The tests use the native binary directly.
@@ -33,16 +50,7 @@ case "$(uname -m)" in
 	*) claude_arch=$(uname -m) ;;
 esac
 claude_bin="$claude_cache/node_modules/@anthropic-ai/claude-code-linux-$claude_arch/claude"
-if ! { [ -x "$claude_bin" ] && "$claude_bin" --version 2>/dev/null | grep -q "^$claude_version "; }; then
-	if ! command -v npm >/dev/null 2>&1; then
-		echo "test.sh: installing nodejs and npm" >&2
-		as_root apt-get update -qq
-		as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >/dev/null
-	fi
-	echo "test.sh: installing Claude Code $claude_version into $claude_cache" >&2
-	mkdir -p "$claude_cache"
-	(cd "$claude_cache" && npm install --no-audit --no-fund --loglevel=error "@anthropic-ai/claude-code@$claude_version" >&2)
-fi
+ensure_harness "Claude Code $claude_version" "$claude_cache" "@anthropic-ai/claude-code@$claude_version" "$claude_bin" "^$claude_version "
 export PANTTY_CLAUDE_BIN="$claude_bin"
 echo "test.sh: claude $("$PANTTY_CLAUDE_BIN" --version)" >&2
 
@@ -57,18 +65,19 @@ case "$(uname -m)" in
 	*) codex_pkg=$(uname -m) codex_triple=$(uname -m) ;;
 esac
 codex_bin="$codex_cache/node_modules/@openai/codex-linux-$codex_pkg/vendor/$codex_triple/bin/codex"
-if ! { [ -x "$codex_bin" ] && "$codex_bin" --version 2>/dev/null | grep -q " $codex_version\$"; }; then
-	if ! command -v npm >/dev/null 2>&1; then
-		echo "test.sh: installing nodejs and npm" >&2
-		as_root apt-get update -qq
-		as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >/dev/null
-	fi
-	echo "test.sh: installing Codex CLI $codex_version into $codex_cache" >&2
-	mkdir -p "$codex_cache"
-	(cd "$codex_cache" && npm install --no-audit --no-fund --loglevel=error "@openai/codex@$codex_version" >&2)
-fi
+ensure_harness "Codex CLI $codex_version" "$codex_cache" "@openai/codex@$codex_version" "$codex_bin" " $codex_version\$"
 export PANTTY_CODEX_BIN="$codex_bin"
 echo "test.sh: $("$PANTTY_CODEX_BIN" --version)" >&2
+
+# The real Gemini CLI for seat/gemini/standin's test that the real CLI completes
+# a turn against the stand-in (no adapter yet: docs/gemini.md). Its npm package
+# is JavaScript: node runs it.
+gemini_version=0.61.0
+gemini_cache="${PANTTY_HARNESS_CACHE:-$HOME/.cache/pantty-harness}/gemini"
+gemini_bin="$gemini_cache/node_modules/.bin/gemini"
+ensure_harness "Gemini CLI $gemini_version" "$gemini_cache" "@google/gemini-cli@$gemini_version" "$gemini_bin" "^$gemini_version\$"
+export PANTTY_GEMINI_BIN="$gemini_bin"
+echo "test.sh: gemini $("$PANTTY_GEMINI_BIN" --version)" >&2
 
 unformatted=$(gofmt -l .)
 if [ -n "$unformatted" ]; then

@@ -53,20 +53,8 @@ import (
 	"github.com/pantty/pantty/seat/standinkit"
 )
 
-// Options configure a stand-in. The zero value is usable.
-type Options struct {
-	// Addr is the listen address; default 127.0.0.1:0 (a free loopback port).
-	Addr string
-	// LogPath, when set, receives every request as one JSON line too.
-	LogPath string
-	// KeepBodies keeps each request's raw body in the log (for measuring a new
-	// client version; bodies are large).
-	KeepBodies bool
-	// ChunkDelay is the pause between streamed chunks of an ordinary reply.
-	ChunkDelay time.Duration
-	// Logf receives a line for each unknown path and each scripted answer.
-	Logf func(format string, args ...any)
-}
+// Options configure a stand-in (seat/standinkit's).
+type Options = standinkit.Options
 
 // Request is one row of the request log: what reached the stand-in.
 type Request struct {
@@ -123,62 +111,30 @@ type InputDetails struct {
 // Reply is a scripted answer (see seat/standinkit).
 type Reply = standinkit.Reply
 
-// Server is a running stand-in.
+// Server is a running stand-in: standinkit's Base (listener, faults, log,
+// scripted replies; URL() is the root: Codex's base_url is URL()+"/v1") and
+// the Responses API's wire format.
 type Server struct {
-	opts  Options
-	sw    *standinkit.Switch
-	log   *standinkit.Log[Request]
+	*standinkit.Base[Request]
 	cache standinkit.Cache
 
-	mu    sync.Mutex
-	queue []Reply
-	ids   int
+	mu  sync.Mutex
+	ids int
 }
 
 // Start listens on loopback and serves until Close.
 func Start(opts Options) (*Server, error) {
-	if opts.Logf == nil {
-		opts.Logf = func(string, ...any) {}
-	}
-	log, err := standinkit.OpenLog[Request](opts.LogPath)
+	s := &Server{}
+	b, err := standinkit.StartBase[Request](opts, http.HandlerFunc(s.serve))
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{opts: opts, log: log}
-	sw, err := standinkit.NewSwitch(opts.Addr, http.HandlerFunc(s.serve))
-	if err != nil {
-		log.Close()
-		return nil, err
-	}
-	s.sw = sw
+	s.Base = b
 	return s, nil
 }
 
-// URL is the stand-in's root (no trailing slash); Codex's base_url is URL()+"/v1".
-func (s *Server) URL() string { return "http://" + s.sw.Addr() }
-
-// SetFault switches an outage on (FaultNone clears it): see standinkit.Switch.
-func (s *Server) SetFault(f standinkit.Fault) error { return s.sw.SetFault(f) }
-
-// Requests returns a copy of the request log so far.
-func (s *Server) Requests() []Request { return s.log.Rows() }
-
-// Queue scripts the next turn requests (Kind turn) in order, ahead of markers.
-func (s *Server) Queue(r ...Reply) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.queue = append(s.queue, r...)
-}
-
-// Close stops serving (cutting open streams) and closes the log file.
-func (s *Server) Close() error {
-	err := s.sw.Close()
-	s.log.Close()
-	return err
-}
-
 func (s *Server) record(r Request) Request {
-	return s.log.Append(func(seq int) Request { r.Seq = seq; return r })
+	return s.Record(func(seq int) Request { r.Seq = seq; return r })
 }
 
 func (s *Server) id(prefix string) string {
@@ -195,13 +151,13 @@ func (s *Server) serve(w http.ResponseWriter, req *http.Request) {
 	path := strings.TrimSuffix(req.URL.Path, "/")
 	body, _ := io.ReadAll(io.LimitReader(req.Body, maxBody))
 	r := Request{At: time.Now().UTC(), Method: req.Method, Path: req.URL.Path}
-	if s.opts.KeepBodies && json.Valid(body) {
+	if s.Opts.KeepBodies && json.Valid(body) {
 		r.Body = body
 	}
 	switch {
-	case req.Method == http.MethodPost && path == "/v1/responses" && s.sw.Fault() != standinkit.FaultNone:
+	case req.Method == http.MethodPost && path == "/v1/responses" && s.Fault() != standinkit.FaultNone:
 		parse(body, &r)
-		f := s.sw.Fault()
+		f := s.Fault()
 		r.Status, r.Script = f.Status(), "fault "+string(f)
 		if f == standinkit.FaultBilling {
 			r.Status = http.StatusTooManyRequests
@@ -211,7 +167,7 @@ func (s *Server) serve(w http.ResponseWriter, req *http.Request) {
 	case req.Method == http.MethodPost && path == "/v1/responses":
 		s.responses(w, req, body, r)
 	default:
-		s.opts.Logf("standin: unknown %s %s (%d bytes): 404", req.Method, req.URL.Path, len(body))
+		s.Opts.Logf("standin: unknown %s %s (%d bytes): 404", req.Method, req.URL.Path, len(body))
 		r.Kind, r.Status = "other", http.StatusNotFound
 		s.record(r)
 		writeError(w, http.StatusNotFound, "invalid_request_error", "not_found", "standin: no such path "+req.URL.Path)
@@ -229,7 +185,7 @@ func (s *Server) responses(w http.ResponseWriter, req *http.Request, body []byte
 	rep, script := s.script(r)
 	r.Script = script
 	if script != "" {
-		s.opts.Logf("standin: request %s %q: %s", r.Kind, standinkit.FirstLine(r.NewInput), script)
+		s.Opts.Logf("standin: request %s %q: %s", r.Kind, standinkit.FirstLine(r.NewInput), script)
 	}
 	if !standinkit.Pause(rep.Delay, req.Context().Done()) {
 		r.Status = 499 // the client went away first
@@ -280,14 +236,9 @@ func (s *Server) responses(w http.ResponseWriter, req *http.Request, body []byte
 // quoting the prompt does not take the turn's script).
 func (s *Server) script(r Request) (Reply, string) {
 	if r.Kind == "turn" {
-		s.mu.Lock()
-		if len(s.queue) > 0 {
-			rep := s.queue[0]
-			s.queue = s.queue[1:]
-			s.mu.Unlock()
+		if rep, ok := s.NextQueued(); ok {
 			return rep, fmt.Sprintf("queued %+v", rep)
 		}
-		s.mu.Unlock()
 	}
 	if r.Kind != "turn" && r.Kind != "compact" {
 		return Reply{}, ""
@@ -396,7 +347,7 @@ func (s *Server) stream(w http.ResponseWriter, req *http.Request, r response, re
 	send("response.content_part.added", map[string]any{"item_id": r.msgID, "output_index": 0, "content_index": 0,
 		"part": map[string]any{"type": "output_text", "text": "", "annotations": []any{}}})
 	chunks := standinkit.Split(r.text, 16)
-	pause := s.opts.ChunkDelay
+	pause := s.Opts.ChunkDelay
 	if rep.Slow > 0 {
 		pause = rep.Slow / time.Duration(len(chunks)+1)
 	}
