@@ -129,7 +129,10 @@ func envelope(t *testing.T, prompt string) (header, content string) {
 	if !ok {
 		t.Fatalf("prompt is not a guarded submission: %q", prompt)
 	}
-	lines := strings.Split(prompt, "\n")
+	// One newline after the closing delimiter is an Enter that arrived inside
+	// the harness's paste window on a loaded machine and became a newline; the
+	// driver's Enter retry then submitted it. The envelope is still whole.
+	lines := strings.Split(strings.TrimSuffix(prompt, "\n"), "\n")
 	begin, end := "<<<pantty-"+nonce, "pantty-"+nonce+">>>"
 	if len(lines) < 4 || lines[1] != begin || lines[len(lines)-1] != end {
 		t.Fatalf("message %s: envelope not intact: %q", id, prompt)

@@ -11,7 +11,7 @@ import (
 )
 
 // TestMain fails the package if any test leaves a tmux server, driver or
-// simulated harness behind, and runs six tests at once: they wait on tmux and
+// simulated harness behind, and runs four tests at once: they wait on tmux and
 // the simulator, not the CPU. Run as `X __exec LAUNCH` (exactly a pane
 // process's command line) the test binary is a stand-in pane process for
 // inside_test.go: it runs this package's binary, as a real pane runs
@@ -21,6 +21,6 @@ func TestMain(m *testing.M) {
 		io.Copy(io.Discard, os.Stdin)
 		os.Exit(0)
 	}
-	tmuxtest.WaitBoundParallel(6)
+	tmuxtest.WaitBoundParallel(4)
 	os.Exit(seattest.Main(m))
 }
