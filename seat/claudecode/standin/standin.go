@@ -45,7 +45,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"strings"
 	"sync"
 	"time"
@@ -53,20 +52,8 @@ import (
 	"github.com/pantty/pantty/seat/standinkit"
 )
 
-// Options configure a stand-in. The zero value is usable.
-type Options struct {
-	// Addr is the listen address; default 127.0.0.1:0 (a free loopback port).
-	Addr string
-	// LogPath, when set, receives every request as one JSON line too.
-	LogPath string
-	// KeepBodies keeps each request's raw body in the log (for measuring a new
-	// client version; bodies are large).
-	KeepBodies bool
-	// ChunkDelay is the pause between streamed chunks of an ordinary reply.
-	ChunkDelay time.Duration
-	// Logf receives a line for each unknown path and each scripted answer.
-	Logf func(format string, args ...any)
-}
+// Options configure a stand-in (seat/standinkit's).
+type Options = standinkit.Options
 
 // Request is one row of the request log: what reached the stand-in.
 type Request struct {
@@ -117,90 +104,30 @@ func (u Usage) Total() int {
 // nothing here.
 type Reply = standinkit.Reply
 
-// Server is a running stand-in.
+// Server is a running stand-in: standinkit's Base (listener, faults, log,
+// scripted replies; URL() is the base URL for ANTHROPIC_BASE_URL) and the
+// Messages API's wire format.
 type Server struct {
-	opts Options
-	sw   *standinkit.Switch
+	*standinkit.Base[Request]
 
-	mu     sync.Mutex
-	log    []Request
-	queue  []Reply
-	seen   map[[32]byte]bool // hashes of system+tools floors and message prefixes answered before
-	logf   *os.File
-	closed bool
+	mu   sync.Mutex
+	seen map[[32]byte]bool // hashes of system+tools floors and message prefixes answered before
 }
 
 // Start listens and serves until Close.
 func Start(opts Options) (*Server, error) {
-	if opts.Addr == "" {
-		opts.Addr = "127.0.0.1:0"
-	}
-	if opts.Logf == nil {
-		opts.Logf = func(string, ...any) {}
-	}
-	s := &Server{opts: opts, seen: map[[32]byte]bool{}}
-	if opts.LogPath != "" {
-		f, err := os.OpenFile(opts.LogPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
-		if err != nil {
-			return nil, fmt.Errorf("standin: request log: %w", err)
-		}
-		s.logf = f
-	}
-	sw, err := standinkit.NewSwitch(opts.Addr, http.HandlerFunc(s.serve))
+	s := &Server{seen: map[[32]byte]bool{}}
+	b, err := standinkit.StartBase[Request](opts, http.HandlerFunc(s.serve))
 	if err != nil {
-		if s.logf != nil {
-			s.logf.Close()
-		}
 		return nil, err
 	}
-	s.sw = sw
+	s.Base = b
 	return s, nil
-}
-
-// URL is the base URL for ANTHROPIC_BASE_URL (no trailing slash).
-func (s *Server) URL() string { return "http://" + s.sw.Addr() }
-
-// SetFault switches an outage on (FaultNone clears it): see standinkit.Switch.
-func (s *Server) SetFault(f standinkit.Fault) error { return s.sw.SetFault(f) }
-
-// Requests returns a copy of the request log so far.
-func (s *Server) Requests() []Request {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Request(nil), s.log...)
-}
-
-// Queue scripts the next turn requests (Kind turn) in order, ahead of markers.
-func (s *Server) Queue(r ...Reply) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.queue = append(s.queue, r...)
-}
-
-// Close stops serving (cutting open streams) and closes the log file.
-func (s *Server) Close() error {
-	err := s.sw.Close()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.closed = true
-	if s.logf != nil {
-		s.logf.Close()
-		s.logf = nil
-	}
-	return err
 }
 
 // record numbers r and appends it to the log (and the log file).
 func (s *Server) record(r Request) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	r.Seq = len(s.log) + 1
-	s.log = append(s.log, r)
-	if s.logf != nil {
-		if b, err := json.Marshal(r); err == nil {
-			s.logf.Write(append(b, '\n'))
-		}
-	}
+	s.Record(func(seq int) Request { r.Seq = seq; return r })
 }
 
 // maxBody bounds a request body: Claude Code's requests are a few hundred KiB.
@@ -210,16 +137,16 @@ func (s *Server) serve(w http.ResponseWriter, req *http.Request) {
 	path := strings.TrimSuffix(req.URL.Path, "/")
 	body, _ := io.ReadAll(io.LimitReader(req.Body, maxBody))
 	r := Request{At: time.Now().UTC(), Method: req.Method, Path: req.URL.Path}
-	if s.opts.KeepBodies && json.Valid(body) {
+	if s.Opts.KeepBodies && json.Valid(body) {
 		r.Body = body
 	}
 	switch {
-	case req.Method == http.MethodPost && (path == "/v1/messages" || path == "/v1/messages/count_tokens") && s.sw.Fault() != standinkit.FaultNone:
+	case req.Method == http.MethodPost && (path == "/v1/messages" || path == "/v1/messages/count_tokens") && s.Fault() != standinkit.FaultNone:
 		s.parse(body, &r)
 		if path != "/v1/messages" {
 			r.Kind = "count_tokens"
 		}
-		f := s.sw.Fault()
+		f := s.Fault()
 		r.Status, r.Script = f.Status(), "fault "+string(f)
 		if f == standinkit.FaultBilling {
 			r.Status = http.StatusBadRequest
@@ -237,7 +164,7 @@ func (s *Server) serve(w http.ResponseWriter, req *http.Request) {
 		s.record(r)
 		w.WriteHeader(http.StatusOK)
 	default:
-		s.opts.Logf("standin: unknown %s %s (%d bytes): 404", req.Method, req.URL.Path, len(body))
+		s.Opts.Logf("standin: unknown %s %s (%d bytes): 404", req.Method, req.URL.Path, len(body))
 		r.Kind, r.Status = "other", http.StatusNotFound
 		s.record(r)
 		writeError(w, http.StatusNotFound, "not_found_error", "standin: no such path "+req.URL.Path)
@@ -409,7 +336,7 @@ func (s *Server) messages(w http.ResponseWriter, req *http.Request, body []byte,
 	rep, script := s.script(r)
 	r.Script = script
 	if script != "" {
-		s.opts.Logf("standin: request %s %q: %s", r.Kind, firstLine(r.NewInput), script)
+		s.Opts.Logf("standin: request %s %q: %s", r.Kind, firstLine(r.NewInput), script)
 	}
 	if rep.Delay > 0 {
 		select {
@@ -461,14 +388,9 @@ func (s *Server) messages(w http.ResponseWriter, req *http.Request, body []byte,
 // request quoting the prompt does not take the turn's script).
 func (s *Server) script(r Request) (Reply, string) {
 	if r.Kind == "turn" {
-		s.mu.Lock()
-		if len(s.queue) > 0 {
-			rep := s.queue[0]
-			s.queue = s.queue[1:]
-			s.mu.Unlock()
+		if rep, ok := s.NextQueued(); ok {
 			return rep, fmt.Sprintf("queued %+v", rep)
 		}
-		s.mu.Unlock()
 	}
 	if r.Kind != "turn" && r.Kind != "compact" {
 		return Reply{}, ""

@@ -174,7 +174,7 @@ func (s *Server) stream(w http.ResponseWriter, req *http.Request, model string, 
 	send("content_block_start", map[string]any{"type": "content_block_start", "index": 0, "content_block": b.wire(true)})
 	send("ping", map[string]string{"type": "ping"})
 	chunks := standinkit.Split(b.body(), 16)
-	pause := s.opts.ChunkDelay
+	pause := s.Opts.ChunkDelay
 	if slow > 0 {
 		pause = slow / time.Duration(len(chunks)+1)
 	}
