@@ -76,6 +76,7 @@ type detector struct {
 	build string
 }
 
+// Build is the harness's own version string, asked once when the rig was made.
 func (d detector) Build() string { return d.build }
 
 // clearedSince reports a SessionStart with source clear recorded after since.

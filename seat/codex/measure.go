@@ -78,6 +78,7 @@ type detector struct {
 	build string
 }
 
+// Build is the harness's own version string, asked once when the rig was made.
 func (d detector) Build() string { return d.build }
 
 // unrecognized returns the pane's "Unrecognized command '/x'" line when it is

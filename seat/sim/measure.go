@@ -38,6 +38,7 @@ func (Adapter) Measure(spec seat.MeasureSpec) (seat.MeasureRig, error) {
 // (a turn row) and what was dispatched instead (a command or shell row).
 type measureDetector struct{ log, dir string }
 
+// Build is the simulator's version string.
 func (measureDetector) Build() string { return "pantty sim (sim-0.1)" }
 
 type loggedRequest struct {
