@@ -162,6 +162,9 @@ type StandinRequest struct {
 	Body string
 }
 
+// Build is the harness's own version string.
+func (w StandinWatch) Build() string { return w.Version }
+
 // ModelRequests is every request the stand-in logged.
 func (w StandinWatch) ModelRequests() []StandinRequest { return w.Requests() }
 
@@ -170,6 +173,9 @@ func (w StandinWatch) ModelRequests() []StandinRequest { return w.Requests() }
 // sideKinds (kind → what it means) is a harness-side effect, and so is any
 // line extra returns (the pane, a hook event). dirs are watched for events.
 type StandinWatch struct {
+	// Version is the harness's own version string (Build), asked once when
+	// the rig made the detector.
+	Version   string
 	Dirs      []string
 	Requests  func() []StandinRequest
 	SideKinds map[string]string

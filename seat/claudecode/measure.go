@@ -1,7 +1,6 @@
 package claudecode
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"time"
@@ -39,8 +38,13 @@ func (Adapter) Measure(spec seat.MeasureSpec) (seat.MeasureRig, error) {
 			}
 			return PrepareHome(home, measureKey, work)
 		},
+		// The detector reads the stand-in's log (what reached the model) and the
+		// seat's hook events (a SessionStart from /clear), and counts a
+		// harness-side request that is not a model turn (count_tokens from
+		// /context, a compaction) as dispatch. Shell side effects are checked by
+		// the run itself (files).
 		Detector: func(s seat.Seat) (seat.Detector, error) {
-			return detector{build: seat.BuildOf("claude", bin, "--version"), StandinWatch: seat.StandinWatch{
+			return seat.StandinWatch{Version: seat.BuildOf("claude", bin, "--version"),
 				Dirs: []string{s.EventsDir(), s.SeenDir()},
 				Requests: func() []seat.StandinRequest {
 					var out []seat.StandinRequest
@@ -59,25 +63,13 @@ func (Adapter) Measure(spec seat.MeasureSpec) (seat.MeasureRig, error) {
 					}
 					return ""
 				},
-			}}, nil
+			}, nil
 		},
 		Close: api.Close,
-		Slow:  func(d time.Duration) string { return fmt.Sprintf("[standin:slow=%s]", d) },
+		Slow:  standinkit.SlowMarker,
 		Fault: func(kind string) error { return api.SetFault(standinkit.Fault(kind)) },
 	}, nil
 }
-
-// detector reads the stand-in's log (what reached the model) and the seat's
-// hook events (a SessionStart from /clear), and counts a harness-side request
-// that is not a model turn (count_tokens from /context, a compaction) as
-// dispatch. Shell side effects are checked by the run itself (files).
-type detector struct {
-	seat.StandinWatch
-	build string
-}
-
-// Build is the harness's own version string, asked once when the rig was made.
-func (d detector) Build() string { return d.build }
 
 // clearedSince reports a SessionStart with source clear recorded after since.
 func clearedSince(s seat.Seat, since time.Time) bool {

@@ -2,7 +2,6 @@ package codex
 
 import (
 	"context"
-	"fmt"
 	"path/filepath"
 	"strings"
 	"time"
@@ -43,8 +42,14 @@ func (Adapter) Measure(spec seat.MeasureSpec) (seat.MeasureRig, error) {
 		Setup: func(string) error {
 			return WriteProvider(home, "standin", api.URL()+"/v1", measureKeyEnv, "gpt-5.1-codex")
 		},
+		// The detector reads the stand-in's log (a turn request that carried the
+		// input reached the model; a summarisation request is a compaction that
+		// ran without a model turn) and the pane (Codex's command parser
+		// answering an unknown slash command, "Unrecognized command", took the
+		// text before the model). Shell side effects are checked by the run
+		// itself (files).
 		Detector: func(s seat.Seat) (seat.Detector, error) {
-			return detector{build: seat.BuildOf("", bin, "--version"), StandinWatch: seat.StandinWatch{ // "codex-cli 0.171.0"
+			return seat.StandinWatch{Version: seat.BuildOf("", bin, "--version"), // "codex-cli 0.171.0"
 				Dirs: []string{s.EventsDir()},
 				Requests: func() []seat.StandinRequest {
 					var out []seat.StandinRequest
@@ -60,26 +65,13 @@ func (Adapter) Measure(spec seat.MeasureSpec) (seat.MeasureRig, error) {
 					}
 					return ""
 				},
-			}}, nil
+			}, nil
 		},
 		Close: api.Close,
-		Slow:  func(d time.Duration) string { return fmt.Sprintf("[standin:slow=%s]", d) },
+		Slow:  standinkit.SlowMarker,
 		Fault: func(kind string) error { return api.SetFault(standinkit.Fault(kind)) },
 	}, nil
 }
-
-// detector reads the stand-in's log (a turn request that carried the input
-// reached the model; a summarisation request is a compaction that ran without a
-// model turn) and the pane (Codex's command parser answering an unknown slash
-// command, "Unrecognized command", took the text before the model). Shell side
-// effects are checked by the run itself (files).
-type detector struct {
-	seat.StandinWatch
-	build string
-}
-
-// Build is the harness's own version string, asked once when the rig was made.
-func (d detector) Build() string { return d.build }
 
 // unrecognized returns the pane's "Unrecognized command '/x'" line when it is
 // the answer to this input: the command the input starts with (after leading

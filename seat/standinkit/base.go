@@ -92,3 +92,7 @@ func (b *Base[R]) Close() error {
 	b.log.Close()
 	return err
 }
+
+// SlowMarker is the prompt text that makes a stand-in stream its answer over
+// d (the [standin:slow=…] marker of ParseMarkers).
+func SlowMarker(d time.Duration) string { return "[standin:slow=" + d.String() + "]" }
