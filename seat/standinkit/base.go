@@ -96,3 +96,19 @@ func (b *Base[R]) Close() error {
 // SlowMarker is the prompt text that makes a stand-in stream its answer over
 // d (the [standin:slow=…] marker of ParseMarkers).
 func SlowMarker(d time.Duration) string { return "[standin:slow=" + d.String() + "]" }
+
+// Kind names a model request the way every stand-in's log does: compact (the
+// summarisation request of a compaction), tool_result (a main-loop request
+// carrying a tool's result back, within a turn), turn (a main-loop request:
+// it offers tools), aux (a side request without tools: titles, topic checks).
+func Kind(compaction, tools, toolResult bool) string {
+	switch {
+	case compaction:
+		return "compact"
+	case tools && toolResult:
+		return "tool_result"
+	case tools:
+		return "turn"
+	}
+	return "aux"
+}

@@ -239,16 +239,7 @@ func (s *Server) parse(body []byte, r *Request) (apiRequest, error) {
 			break
 		}
 	}
-	switch {
-	case isCompaction(r.NewInput):
-		r.Kind = "compact"
-	case len(a.Tools) > 0 && toolResult:
-		r.Kind = "tool_result"
-	case len(a.Tools) > 0:
-		r.Kind = "turn"
-	default:
-		r.Kind = "aux"
-	}
+	r.Kind = standinkit.Kind(isCompaction(r.NewInput), len(a.Tools) > 0, toolResult)
 	return a, nil
 }
 

@@ -93,16 +93,7 @@ func parse(body []byte, r *Request) (apiRequest, error) {
 			r.ToolOutput += out
 		}
 	}
-	switch {
-	case isCompaction(r.NewInput) || isCompaction(a.Instructions) && len(a.Tools) == 0:
-		r.Kind = "compact"
-	case len(a.Tools) > 0 && toolResult:
-		r.Kind = "tool_result"
-	case len(a.Tools) > 0:
-		r.Kind = "turn"
-	default:
-		r.Kind = "aux"
-	}
+	r.Kind = standinkit.Kind(isCompaction(r.NewInput) || isCompaction(a.Instructions) && len(a.Tools) == 0, len(a.Tools) > 0, toolResult)
 	return a, nil
 }
 
