@@ -62,6 +62,14 @@ type Capabilities struct {
 	// (docs/claude-code.md). For such an adapter the driver treats SessionStart as
 	// "ready" only once the pane also shows InputReady, waiting a bounded time.
 	InputReady func(screen string) bool
+	// RedrawAfterStart is the capability for a harness that clears and
+	// redraws its screen after SessionStart: the driver waits this long
+	// before InputReady may count. Gemini CLI 0.61.0 on a resume fires
+	// SessionStart while the previous frame, input box included, is still on
+	// the pane, then blanks it and draws the conversation again; a paste
+	// sent at SessionStart was lost in 4 of 4 launches, none 1 s later
+	// (measured 2026-12-04, docs/gemini.md). No event marks the redraw's end.
+	RedrawAfterStart time.Duration
 	// Composer is the capability: the text in the harness's input
 	// box as the pane shows it (ok=false when no box is visible; a placeholder hint
 	// is ""). A cancel uses it to verify the box is clean: Claude Code puts an
@@ -81,6 +89,20 @@ type Capabilities struct {
 	// (SessionStart source "compact", whose output the harness puts into that
 	// turn's request) as arriving with the first turn after the compaction.
 	StartsLazily bool
+	// InjectsWithNextTurn is the capability for a harness that re-injects a
+	// compaction's handoff into the first turn after it rather than right
+	// after the compaction (Gemini CLI 0.61.0 fires no SessionStart after
+	// /compress; its BeforeAgent hook adds the handoff to that turn's
+	// request). As with StartsLazily, the cycle is done at PostCompact and the
+	// injection is recorded when that turn starts.
+	InjectsWithNextTurn bool
+	// CompactionDone is the capability for a harness with no hook after a
+	// compaction (Gemini CLI 0.61.0: PreCompress, then nothing): whether the
+	// harness's own record shows a compaction finished at or after since, and
+	// where. While a /compact the door sent has started (its PreCompact
+	// fired), the driver asks on its command poll and records the answer as
+	// the PostCompact event the harness does not send.
+	CompactionDone func(s Seat, c Config, sessionID string, since time.Time) (done bool, where string, err error)
 	// BareCommands is the capability: the allow-listed commands that
 	// take no arguments in this harness (guard.CommandRules.Bare).
 	BareCommands []string

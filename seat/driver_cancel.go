@@ -144,6 +144,12 @@ func (d *Driver) waitInputReady() {
 	if inputReady == nil {
 		return
 	}
+	if settle := d.Ad.Caps().RedrawAfterStart; settle > 0 {
+		// The harness redraws its screen after SessionStart and offers no
+		// event when it is done: the frame before the redraw shows an input
+		// box that does not take a paste (Capabilities.RedrawAfterStart).
+		time.Sleep(settle)
+	}
 	deadline := time.Now().Add(inputReadyLimit)
 	for time.Now().Before(deadline) {
 		ctx, cancel := d.ctx()

@@ -1,6 +1,7 @@
 package seat
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"github.com/pantty/pantty/internal/guard"
@@ -174,6 +175,9 @@ func (d *Driver) onCommandTick() {
 		return
 	}
 	hooks, hooked := commandHooks[f.cmd.Name()]
+	if f.started != "" && d.compactionDone(f) {
+		return
+	}
 	if answer := d.Ad.Caps().CommandAnswer; answer != nil {
 		ans, ok, err := answer(d.S, d.Cfg, d.sess.ID, f.cmd, f.sent)
 		if err != nil {
@@ -223,6 +227,32 @@ func (d *Driver) onCommandTick() {
 	// own paste, so it is cleared rather than left for the next submission.
 	d.clearComposer()
 	d.commandRefused(fmt.Sprintf("%s within %s: the %s harness did not take %s%s", what, CommandAcceptWindow, d.Ad.Name(), f.cmd.Text(), d.paneTail()), false)
+}
+
+// compactionDone asks a harness with no hook after a compaction
+// (Capabilities.CompactionDone) whether the /compact in flight, started, has
+// finished, and records the answer as the PostCompact event the harness does
+// not send; the evidence then runs its ordinary course. It reports whether it
+// recorded one.
+func (d *Driver) compactionDone(f *cmdFlight) bool {
+	done := d.Ad.Caps().CompactionDone
+	if done == nil || f.cmd.Name() != "compact" {
+		return false
+	}
+	ok, where, err := done(d.S, d.Cfg, d.sess.ID, f.sent)
+	if err != nil {
+		d.logf("command door: reading the harness's record of the compaction: %v", err)
+	}
+	if !ok {
+		return false
+	}
+	payload, _ := json.Marshal(map[string]string{"hook_event_name": EvPostCompact, "session_id": d.sess.ID, "compact_summary": where})
+	if _, err := d.S.WriteEventNote(EvPostCompact, payload, map[string]string{"from": "the " + d.Ad.Name() + " harness's record: " + where}, time.Now()); err != nil {
+		d.logf("command door: record PostCompact: %v", err)
+		return false
+	}
+	d.drainEvents()
+	return true
 }
 
 func firstLine(s string) string {

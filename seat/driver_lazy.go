@@ -71,7 +71,7 @@ func (d *Driver) becomeReady(why string) {
 // next turn rather than right after the compaction (Capabilities.StartsLazily).
 func (d *Driver) injectsLater() bool {
 	_, ok := d.lazyStart()
-	return ok
+	return ok || d.Ad.Caps().InjectsWithNextTurn
 }
 
 // recordLateInjection takes a SessionStart (source compact) that arrived after

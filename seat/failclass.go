@@ -83,3 +83,24 @@ func containsAny(s string, words []string) bool {
 	}
 	return false
 }
+
+// ErrorWords is an adapter's table from its harness's own words for a failed
+// request to the StopFailure error values ClassifyFailure knows, for a harness
+// whose hooks do not name the error themselves (Codex's PostModelRequest text,
+// Gemini CLI's API error line). First match wins.
+type ErrorWords []struct {
+	Words []string // any of these, in lower case, in the message
+	Name  string   // the StopFailure error value
+}
+
+// Name returns the error value of the first row whose words the message holds
+// (compared in lower case), or "api_error": a failure of the turn itself.
+func (t ErrorWords) Name(msg string) string {
+	m := strings.ToLower(msg)
+	for _, e := range t {
+		if containsAny(m, e.Words) {
+			return e.Name
+		}
+	}
+	return "api_error"
+}

@@ -11,6 +11,7 @@ import (
 	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/claudecode"
 	"github.com/pantty/pantty/seat/codex"
+	"github.com/pantty/pantty/seat/gemini"
 	"github.com/pantty/pantty/seat/sim"
 	"github.com/urfave/cli/v2"
 )
@@ -21,6 +22,7 @@ func init() {
 	seat.Register(sim.Adapter{})
 	seat.Register(claudecode.Adapter{})
 	seat.Register(codex.Adapter{})
+	seat.Register(gemini.Adapter{})
 }
 
 func main() {

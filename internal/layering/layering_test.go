@@ -19,7 +19,7 @@ const module = "github.com/pantty/pantty/"
 // adapters may be imported only by adapterUsers (and by tests, which go list
 // does not show in Imports).
 var (
-	adapters     = []string{"seat/sim", "seat/claudecode", "seat/codex"}
+	adapters     = []string{"seat/sim", "seat/claudecode", "seat/codex", "seat/gemini"}
 	adapterUsers = []string{"cmd/pantty", "seat/seattest"}
 )
 

@@ -121,17 +121,14 @@ var codexStatusRE = regexp.MustCompile(`status:? (\d{3})\b`)
 // `error`, measured against the stand-in; docs/codex.md) onto the StopFailure
 // error values seat.ClassifyFailure knows. First match wins; the HTTP status,
 // when the text has one, is matched as "status N".
-var codexErrors = []struct {
-	words []string
-	name  string
-}{
-	{[]string{"connection failed", "error sending request", "stream disconnected"}, ErrConnection},
-	{[]string{"status 401", "status 403", "invalid_api_key", "incorrect api key", "sign in again", "refresh token", "not logged in"}, "authentication_failed"},
-	{[]string{"quota exceeded", "insufficient_quota", "status 402"}, "billing_error"},
-	{[]string{"usage limit", "usage_not_included"}, "usage_limit"},
-	{[]string{"status 429", "too many requests", "rate limit"}, "rate_limit"},
-	{[]string{"status 503", "status 529", "overloaded"}, "overloaded"},
-	{[]string{"high demand", "status 500", "status 502", "status 504", "internal server error"}, "server_error"},
+var codexErrors = seat.ErrorWords{
+	{Words: []string{"connection failed", "error sending request", "stream disconnected"}, Name: ErrConnection},
+	{Words: []string{"status 401", "status 403", "invalid_api_key", "incorrect api key", "sign in again", "refresh token", "not logged in"}, Name: "authentication_failed"},
+	{Words: []string{"quota exceeded", "insufficient_quota", "status 402"}, Name: "billing_error"},
+	{Words: []string{"usage limit", "usage_not_included"}, Name: "usage_limit"},
+	{Words: []string{"status 429", "too many requests", "rate limit"}, Name: "rate_limit"},
+	{Words: []string{"status 503", "status 529", "overloaded"}, Name: "overloaded"},
+	{Words: []string{"high demand", "status 500", "status 502", "status 504", "internal server error"}, Name: "server_error"},
 }
 
 // ClassifyError names a failed request's error in the StopFailure vocabulary
@@ -140,18 +137,10 @@ var codexErrors = []struct {
 // (provider refusals), overloaded and server_error (transient); anything else
 // is api_error (a failure of the turn).
 func ClassifyError(msg string) string {
-	t := strings.ToLower(msg)
-	if m := codexStatusRE.FindStringSubmatch(t); m != nil {
-		t += " status " + m[1]
+	if m := codexStatusRE.FindStringSubmatch(strings.ToLower(msg)); m != nil {
+		msg += " status " + m[1]
 	}
-	for _, e := range codexErrors {
-		for _, w := range e.words {
-			if strings.Contains(t, w) {
-				return e.name
-			}
-		}
-	}
-	return "api_error"
+	return codexErrors.Name(msg)
 }
 
 // Notify is the JSON Codex passes to its notify program after a turn.

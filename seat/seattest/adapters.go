@@ -6,6 +6,7 @@ import (
 	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/claudecode"
 	"github.com/pantty/pantty/seat/codex"
+	"github.com/pantty/pantty/seat/gemini"
 	"github.com/pantty/pantty/seat/sim"
 	"github.com/pantty/pantty/tmux/tmuxtest"
 )
@@ -14,7 +15,7 @@ import (
 // in its init, for a test package that reads seat.toml in-process: the
 // harnesses seat.toml may name are the registered ones.
 func RegisterAdapters() {
-	for _, a := range []seat.Adapter{sim.Adapter{}, claudecode.Adapter{}, codex.Adapter{}} {
+	for _, a := range []seat.Adapter{sim.Adapter{}, claudecode.Adapter{}, codex.Adapter{}, gemini.Adapter{}} {
 		seat.Register(a)
 	}
 }

@@ -45,8 +45,9 @@ type Request struct {
 	Kind string `json:"kind"`
 	// NewInput is the last text part of the last user content, where the CLI
 	// puts the submitted prompt (measured: the first turn of a session sends
-	// its <session_context> as an earlier part of the same content). Context
-	// holds that content's other parts. Contents counts every content sent
+	// its <session_context> as an earlier part of the same content), not
+	// counting a hook's <hook_context> part after it. Context holds that
+	// content's other parts. Contents counts every content sent
 	// (more than one: history was carried).
 	NewInput string          `json:"new_input,omitempty"`
 	Context  string          `json:"context,omitempty"`
@@ -109,10 +110,18 @@ func (a apiRequest) lastUserText() (input, context string) {
 					parts = append(parts, p.Text)
 				}
 			}
-			if len(parts) == 0 {
+			// A hook's additionalContext follows the prompt as a part of its
+			// own (<hook_context>…</hook_context>, measured): context, not
+			// the input.
+			last := len(parts) - 1
+			for last > 0 && strings.HasPrefix(parts[last], "<hook_context>") {
+				last--
+			}
+			if last < 0 {
 				return "", ""
 			}
-			return parts[len(parts)-1], strings.Join(parts[:len(parts)-1], "\n")
+			rest := append(append([]string(nil), parts[:last]...), parts[last+1:]...)
+			return parts[last], strings.Join(rest, "\n")
 		}
 	}
 	return "", ""

@@ -1,0 +1,259 @@
+// Package gemini is pantty's adapter for Gemini CLI (harness "gemini-cli"):
+// how to launch the real `gemini` TUI in a pane with a per-seat
+// GEMINI_CLI_HOME, how its hooks reach `pantty hook --gemini-hook`, where its
+// session record (the chat files) lives, how to find a finished turn in it,
+// how its pane shows a running turn, and how a compression is seen and its
+// handoff re-injected. Every rule here was measured against Gemini CLI 0.61.0
+// in tmux 3.3a against a loopback Gemini API stand-in (seat/gemini/standin);
+// docs/gemini.md says what was measured and how.
+package gemini
+
+import (
+	"fmt"
+	"io"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/pantty/pantty/internal/guard"
+	"github.com/pantty/pantty/seat"
+)
+
+// DefaultBinary is the harness command when seat.toml names none: `gemini`,
+// looked up on the harness's PATH.
+const DefaultBinary = "gemini"
+
+// Adapter drives the Gemini CLI TUI as a resident seat.
+type Adapter struct{}
+
+// Name is the harness name in seat.toml.
+func (Adapter) Name() string { return "gemini-cli" }
+
+// ownArgs are the arguments pantty sets itself; seat.toml's args may not
+// repeat them (another session, a one-shot prompt, or a mode that approves
+// every tool call by itself).
+var ownArgs = []string{"--session-id", "--resume", "-r", "--session-file", "--prompt", "-p", "--prompt-interactive", "-i",
+	"--yolo", "-y", "--acp", "--experimental-acp", "--worktree", "-w", "--delete-session", "--list-sessions"}
+
+var uuidRE = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
+
+// Argv prepares the seat's GEMINI_CLI_HOME (PrepareHome: settings and hooks)
+// and builds `gemini --session-id ID` on a first launch and `gemini --resume
+// ID` later: pantty chooses the id (measured: the SessionStart payload and
+// the chat file carry it) and a resume by id keeps it (SessionStart source
+// "resume", same session_id, a new chat file).
+func (Adapter) Argv(l seat.Launch) ([]string, error) {
+	if !uuidRE.MatchString(l.SessionID) {
+		return nil, fmt.Errorf("gemini-cli: session id %q is not a lowercase UUID", l.SessionID)
+	}
+	for _, a := range l.Config.Args {
+		name, _, _ := strings.Cut(a, "=")
+		for _, f := range ownArgs {
+			if name == f {
+				return nil, fmt.Errorf("gemini-cli: seat.toml args may not contain %s: pantty sets the session and the mode itself", f)
+			}
+		}
+	}
+	if err := PrepareHome(l.Seat, l.Config, l.Pantty); err != nil {
+		return nil, err
+	}
+	bin := l.Config.Command
+	if bin == "" {
+		bin = DefaultBinary
+	}
+	argv := []string{bin}
+	if l.Resume {
+		argv = append(argv, "--resume", l.SessionID)
+	} else {
+		argv = append(argv, "--session-id", l.SessionID)
+	}
+	if l.Config.Model != "" {
+		argv = append(argv, "--model", l.Config.Model)
+	}
+	if l.Config.PermissionMode != "" {
+		argv = append(argv, "--approval-mode", l.Config.PermissionMode)
+	}
+	return append(argv, l.Config.Args...), nil
+}
+
+// Env points Gemini CLI at the seat's own GEMINI_CLI_HOME, and HOME there
+// too (seat.toml's env HOME still wins). Measured on Gemini CLI 0.61.0,
+// 2026-12-04: with GEMINI_CLI_HOME set and HOME the person's (/root on the lab
+// machine) the CLI ran none of its hooks, in 5 of 5 launches, while with HOME
+// empty or equal to GEMINI_CLI_HOME it ran them in every launch; the cause was
+// not found (docs/gemini.md). It also wrote projects.json temp files into
+// HOME/.gemini despite GEMINI_CLI_HOME. The model's shell therefore sees the
+// seat's home, not the person's.
+func (Adapter) Env(s seat.Seat, c seat.Config) map[string]string {
+	return map[string]string{"GEMINI_CLI_HOME": Home(s, c), "HOME": Home(s, c)}
+}
+
+// SessionExists: Gemini writes the chat file when the session starts; a
+// resume needs one.
+func (Adapter) SessionExists(s seat.Seat, c seat.Config, id string) (bool, error) {
+	if id == "" {
+		return false, nil
+	}
+	files, err := ChatFiles(Home(s, c), id)
+	return len(files) > 0, err
+}
+
+// FindTurn looks in the chat files for the submission's prompt followed by a
+// reply of the model.
+func (Adapter) FindTurn(s seat.Seat, c seat.Config, sessionID, msgID, nonce string) (bool, string, error) {
+	return findSubmission(Home(s, c), sessionID, msgID, nonce, true)
+}
+
+// FindPrompt looks in the chat files for the submission's prompt, answered or
+// not (seat.Capabilities.FindPrompt).
+func (Adapter) FindPrompt(s seat.Seat, c seat.Config, sessionID, msgID, nonce string) (bool, string, error) {
+	return findSubmission(Home(s, c), sessionID, msgID, nonce, false)
+}
+
+// lastRule is the index of the input box's top rule (a line of "─"), -1 if none.
+func lastRule(lines []string) int {
+	for i := len(lines) - 1; i >= 0; i-- {
+		t := strings.TrimSpace(lines[i])
+		if len(t) >= 3*len("─") && strings.Trim(t, "─") == "" {
+			return i
+		}
+	}
+	return -1
+}
+
+// Busy reads the line above the input box: while a turn runs (thinking,
+// streaming, running hooks) it ends "(esc to cancel, 2s)"; idle, it is
+// "? for shortcuts" or empty (measured). Only that line counts, so a reply
+// quoting the phrase is not "busy".
+func (Adapter) Busy(screen string) bool {
+	lines := strings.Split(screen, "\n")
+	r := lastRule(lines)
+	if r < 1 {
+		return strings.Contains(screen, "esc to cancel")
+	}
+	return strings.Contains(lines[r-1], "esc to cancel")
+}
+
+// box returns the input box's lines: from the " > " line under the rule down
+// to the footer (" workspace (/directory)"); ok=false when none is visible.
+func box(screen string) ([]string, bool) {
+	lines := strings.Split(strings.TrimRight(screen, "\n"), "\n")
+	r := lastRule(lines)
+	if r < 0 {
+		return nil, false
+	}
+	start := -1
+	for i := r + 1; i < len(lines) && i <= r+3; i++ {
+		if strings.HasPrefix(lines[i], " > ") {
+			start = i
+			break
+		}
+	}
+	if start < 0 {
+		return nil, false
+	}
+	end := start + 1
+	for end < len(lines) && strings.HasPrefix(lines[end], "   ") {
+		end++
+	}
+	return lines[start:end], true
+}
+
+// InputReady (seat.Capabilities.InputReady) is the input box under its rule
+// with no hook running above it. On a resume Gemini CLI 0.61.0 fires
+// SessionStart, then clears the screen and draws the resumed conversation
+// again (measured 2026-12-04: a blank pane 0–130 ms after the hook, the box
+// back with "Executing Hook: …" above it); a paste sent at SessionStart was
+// lost (4 of 4 launches at 0 s; none lost at 1 s or later).
+func (Adapter) InputReady(screen string) bool {
+	if _, ok := box(screen); !ok {
+		return false
+	}
+	lines := strings.Split(screen, "\n")
+	r := lastRule(lines)
+	return r < 1 || !strings.Contains(lines[r-1], "Executing Hook")
+}
+
+// RedrawAfterStart is the quiet time after SessionStart before the input box
+// counts (seat.Capabilities.RedrawAfterStart): a paste 1 s after a resume's
+// SessionStart reached the CLI in 3 of 3 launches, at 0 s in 0 of 4; 1.5 s
+// leaves room for a loaded machine.
+const RedrawAfterStart = 1500 * time.Millisecond
+
+// Placeholder is the empty input box's dimmed hint.
+const Placeholder = "Type your message or @path/to/file"
+
+// Composer (seat.Capabilities.Composer) returns the text in the input box: the
+// " > " line and its continuation lines (indented three spaces). The
+// placeholder counts as empty. Gemini does not put a cancelled prompt back
+// into the box (measured).
+func (Adapter) Composer(screen string) (string, bool) {
+	lines, ok := box(screen)
+	if !ok {
+		return "", false
+	}
+	var out []string
+	for i, l := range lines {
+		if i == 0 {
+			l = strings.TrimPrefix(l, " > ")
+		} else {
+			l = strings.TrimPrefix(l, "   ")
+		}
+		out = append(out, strings.TrimRight(l, " \u00a0"))
+	}
+	text := strings.TrimSpace(strings.Join(out, "\n"))
+	if text == Placeholder {
+		return "", true
+	}
+	return text, true
+}
+
+// Commands is the command door's allow-list: compact (Gemini's /compact is an
+// alias of /compress: PreCompress manual, the summary requests, the history
+// replaced; the session id stays). Not clear or chat: another session.
+func (Adapter) Commands() []string { return []string{"compact"} }
+
+// BareCommands: /compress takes no instructions.
+func (Adapter) BareCommands() []string { return []string{"compact"} }
+
+// Facts is the dispatch predicate measured on this path (docs/gemini.md): a
+// leading '/' dispatches by paste; a pasted leading '!' reached the model as a
+// prompt; '@' is listed because a mention has a meaning of its own there. The
+// guard's constant prefix closes the first character.
+func (Adapter) Facts() guard.DispatchFacts {
+	return guard.DispatchFacts{Form: guard.FormFirstChar, Sigils: "/!@"}
+}
+
+// PasteSettle: 300 ms between paste and Enter (the measurement's settle;
+// BeforeAgent came within 100 ms of the Enter).
+func (Adapter) PasteSettle() seat.Duration { return seat.Duration{Duration: 300 * time.Millisecond} }
+
+// CompactionDone (seat.Capabilities.CompactionDone) reads the chat file for
+// the end of a compression started at since: Gemini fires no hook after one
+// (measured), and records the history it kept with the summary as a user
+// message starting "<state_snapshot>".
+func (Adapter) CompactionDone(s seat.Seat, c seat.Config, sessionID string, since time.Time) (bool, string, error) {
+	return CompressedSince(Home(s, c), sessionID, since)
+}
+
+// PrepareSeatHome (seat.Capabilities.PrepareSeatHome) runs PrepareHome and
+// says what it set.
+func (Adapter) PrepareSeatHome(s seat.Seat, c seat.Config, pantty string) ([]string, error) {
+	if err := PrepareHome(s, c, pantty); err != nil {
+		return nil, err
+	}
+	return []string{SettingsPath(Home(s, c)) + ": pantty's hooks (" + strings.Join(HookEvents, ", ") +
+		"), security.auth.selectedType gemini-api-key unless set, folderTrust off, no update check, no usage statistics, " +
+		fmt.Sprintf("model.compressionThreshold %g", CompressionOutOfReach)}, nil
+}
+
+// Caps lists what Gemini CLI can do beyond the required methods.
+func (a Adapter) Caps() seat.Capabilities {
+	return seat.Capabilities{FindPrompt: a.FindPrompt, InputReady: a.InputReady, Composer: a.Composer,
+		BareCommands: a.BareCommands(), CompactionDone: a.CompactionDone, InjectsWithNextTurn: true, RedrawAfterStart: RedrawAfterStart,
+		PrepareSeatHome: a.PrepareSeatHome, Measure: a.Measure, Binary: DefaultBinary,
+		HookFlags: []seat.HookFlag{{Name: "gemini-hook", Usage: "a Gemini CLI hook (BeforeAgent, AfterAgent, PreCompress translated)",
+			Run: func(home, name string, _ []string, stdin io.Reader, stdout, stderr io.Writer) int {
+				return RunHook(home, name, stdin, stdout, stderr)
+			}}}}
+}

@@ -1,0 +1,231 @@
+package gemini
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/pantty/pantty/internal/guard"
+)
+
+// Gemini CLI 0.61.0 records a session as JSON lines under
+// GEMINI_CLI_HOME/.gemini/tmp/<project>/chats/session-<start>-<first 8 of the
+// id>.jsonl (measured 2026-12-04): a header line {"sessionId", …}, then one
+// line per message ({"id","timestamp","type":"user"|"gemini"|"info",
+// "content", "tokens"}) and "$set" lines that change the header or replace
+// the whole message list ({"$set":{"messages":[…]}}: after /compress, after a
+// cancel, and at the start of a resumed file). A resumed session starts a new
+// file with the same id. The functions here replay those lines into the
+// message list the CLI holds.
+
+// maxChatLine bounds one line of a chat file (a "$set" of every message).
+const maxChatLine = 64 << 20
+
+// message is one recorded message.
+type message struct {
+	ID        string          `json:"id"`
+	Timestamp time.Time       `json:"timestamp"`
+	Type      string          `json:"type"`
+	Content   json.RawMessage `json:"content"`
+	Tokens    *struct {
+		Input int `json:"input"`
+	} `json:"tokens"`
+	Model string `json:"model"`
+}
+
+// text is a message's content: a string, or its text parts joined.
+func (m message) text() string {
+	var s string
+	if json.Unmarshal(m.Content, &s) == nil {
+		return s
+	}
+	var parts []struct {
+		Text string `json:"text"`
+	}
+	json.Unmarshal(m.Content, &parts)
+	var out []string
+	for _, p := range parts {
+		out = append(out, p.Text)
+	}
+	return strings.Join(out, "\n")
+}
+
+// chatLine is one line of a chat file.
+type chatLine struct {
+	message
+	SessionID string `json:"sessionId"`
+	Set       *struct {
+		Messages *[]message `json:"messages"`
+	} `json:"$set"`
+}
+
+// ChatFiles lists the session's chat files in the order the CLI wrote them
+// (the start time is in the name); none when the session has none yet.
+func ChatFiles(home, sessionID string) ([]string, error) {
+	if !uuidRE.MatchString(sessionID) {
+		return nil, fmt.Errorf("gemini-cli: session id %q is not a UUID", sessionID)
+	}
+	paths, err := filepath.Glob(filepath.Join(home, ".gemini", "tmp", "*", "chats", "session-*-"+sessionID[:8]+".jsonl"))
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, p := range paths {
+		if id, err := headerID(p); err == nil && id == sessionID {
+			out = append(out, p)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return filepath.Base(out[i]) < filepath.Base(out[j]) })
+	return out, nil
+}
+
+// headerID is the session id on a chat file's first line.
+func headerID(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), maxChatLine)
+	if !sc.Scan() {
+		return "", sc.Err()
+	}
+	var h chatLine
+	if err := json.Unmarshal(sc.Bytes(), &h); err != nil {
+		return "", err
+	}
+	return h.SessionID, nil
+}
+
+// history replays the session's chat files into every message the session
+// has held, in order, each with where it was last written (file:line). A
+// "$set" of the message list adds the messages it does not know yet (the
+// summary of a compression) rather than dropping the replaced ones: a
+// submission answered before a compression was still answered.
+func history(home, sessionID string) (msgs []message, where []string, err error) {
+	files, err := ChatFiles(home, sessionID)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, p := range files {
+		f, err := os.Open(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		sc := bufio.NewScanner(f)
+		sc.Buffer(make([]byte, 64<<10), maxChatLine)
+		for n := 1; sc.Scan(); n++ {
+			var l chatLine
+			if json.Unmarshal(sc.Bytes(), &l) != nil {
+				continue
+			}
+			at := p + ":" + strconv.Itoa(n)
+			var got []message
+			switch {
+			case l.Set != nil && l.Set.Messages != nil:
+				got = *l.Set.Messages
+			case l.Type != "" && l.ID != "":
+				got = []message{l.message}
+			}
+			for _, m := range got {
+				if i := indexOf(msgs, m.ID); i >= 0 {
+					msgs[i], where[i] = m, at
+				} else {
+					msgs, where = append(msgs, m), append(where, at)
+				}
+			}
+		}
+		err = sc.Err()
+		f.Close()
+		if err != nil {
+			return nil, nil, err
+		}
+	}
+	return msgs, where, nil
+}
+
+func indexOf(msgs []message, id string) int {
+	for i, m := range msgs {
+		if m.ID == id {
+			return i
+		}
+	}
+	return -1
+}
+
+// findSubmission looks in the session's history for the user message carrying
+// the guard header of msgID and nonce; with answered, for one followed by a
+// reply of the model ("gemini" message) before the next user message.
+func findSubmission(home, sessionID, msgID, nonce string, answered bool) (bool, string, error) {
+	msgs, where, err := history(home, sessionID)
+	if err != nil {
+		return false, "", err
+	}
+	for i, m := range msgs {
+		if m.Type != "user" {
+			continue
+		}
+		id, nn, _, ok := guard.MatchHeader(m.text())
+		if !ok || id != msgID || nn != nonce {
+			continue
+		}
+		if !answered {
+			return true, where[i], nil
+		}
+		for j := i + 1; j < len(msgs) && msgs[j].Type != "user"; j++ {
+			if msgs[j].Type == "gemini" {
+				return true, where[j], nil
+			}
+		}
+	}
+	return false, "", nil
+}
+
+// SnapshotPrefix starts the user message that replaces the history after a
+// compression: the summary the CLI asked the model for.
+const SnapshotPrefix = "<state_snapshot>"
+
+// CompressedSince reports whether the session's history was replaced by a
+// compression summary at or after since (a user message starting with
+// SnapshotPrefix, stamped then), and where.
+func CompressedSince(home, sessionID string, since time.Time) (bool, string, error) {
+	msgs, where, err := history(home, sessionID)
+	if err != nil {
+		return false, "", err
+	}
+	for i := len(msgs) - 1; i >= 0; i-- {
+		m := msgs[i]
+		if m.Type == "user" && !m.Timestamp.Before(since) && strings.HasPrefix(strings.TrimSpace(m.text()), SnapshotPrefix) {
+			return true, where[i], nil
+		}
+	}
+	return false, "", nil
+}
+
+// lastUsage is the input tokens of the model's last recorded reply: what the
+// request of that reply carried (the CLI's tokens.input, from the API's
+// usageMetadata.promptTokenCount), and its model.
+func lastUsage(home, sessionID string) (input int, model string, err error) {
+	msgs, _, err := history(home, sessionID)
+	if err != nil {
+		return 0, "", err
+	}
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if m := msgs[i]; m.Type == "gemini" && m.Tokens != nil && m.Tokens.Input > 0 {
+			return m.Tokens.Input, m.Model, nil
+		}
+	}
+	return 0, "", nil
+}

@@ -1,0 +1,54 @@
+package gemini
+
+import (
+	"path/filepath"
+
+	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/gemini/standin"
+	"github.com/pantty/pantty/seat/standinkit"
+)
+
+// MeasureControl is the destructive control for Gemini CLI: /compress
+// replaces the history with a summary, and the stand-in sees its summary
+// requests, so the instrument can tell that it dispatched.
+const MeasureControl = "/compress"
+
+// Measure makes the real gemini binary measurable on pantty's tmux path
+// against a loopback Gemini API stand-in that it starts itself: no network,
+// no cost. The throwaway seat's environment points the CLI at it
+// (GOOGLE_GEMINI_BASE_URL, any GEMINI_API_KEY). The rig's Close stops it.
+func (Adapter) Measure(spec seat.MeasureSpec) (seat.MeasureRig, error) {
+	bin, err := spec.Binary(CachedBinary)
+	if err != nil {
+		return seat.MeasureRig{}, err
+	}
+	api, err := standin.Start(standin.Options{LogPath: filepath.Join(spec.Dir, "standin-requests.jsonl"), KeepBodies: true})
+	if err != nil {
+		return seat.MeasureRig{}, err
+	}
+	return seat.MeasureRig{
+		Harness: Adapter{}.Name(),
+		Command: bin,
+		Control: MeasureControl,
+		Env:     map[string]string{"GEMINI_API_KEY": "pantty-measure", "GOOGLE_GEMINI_BASE_URL": api.URL()},
+		// The detector reads the stand-in's log: a turn request that carried
+		// the input reached the model; summary requests are a compression
+		// that ran without a model turn.
+		Detector: func(s seat.Seat) (seat.Detector, error) {
+			return seat.StandinWatch{Version: seat.BuildOf("gemini-cli", bin, "--version"), // "gemini-cli 0.61.0"
+				Dirs: []string{s.EventsDir()},
+				Requests: func() []seat.StandinRequest {
+					var out []seat.StandinRequest
+					for _, r := range api.Requests() {
+						out = append(out, seat.StandinRequest{At: r.At, Kind: r.Kind, NewInput: r.NewInput, Context: r.Context, Body: string(r.Body)})
+					}
+					return out
+				},
+				SideKinds: map[string]string{"compress": "stand-in compress request (the harness compressed without a model turn)"},
+			}, nil
+		},
+		Close: api.Close,
+		Slow:  standinkit.SlowMarker,
+		Fault: func(kind string) error { return api.SetFault(standinkit.Fault(kind)) },
+	}, nil
+}
