@@ -13,6 +13,7 @@ import (
 	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/claudecode"
 	"github.com/pantty/pantty/seat/codex"
+	"github.com/pantty/pantty/seat/gemini"
 	"github.com/pantty/pantty/seat/sim"
 )
 
@@ -81,11 +82,19 @@ func all(s Status) map[string]Status {
 
 func TestShippedRegistryCoversEveryHarnessAndTheGuard(t *testing.T) {
 	r := shippedRegistry(t)
-	if got, want := r.Harnesses(), []string{"sim", "claude-code", "codex"}; !reflect.DeepEqual(got, want) {
+	if got, want := r.Harnesses(), []string{"sim", "claude-code", "codex", "gemini-cli"}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("registry harnesses %v, want %v", got, want)
 	}
-	for _, a := range []seat.Adapter{sim.Adapter{}, claudecode.Adapter{}, codex.Adapter{}} {
+	for _, a := range []seat.Adapter{sim.Adapter{}, claudecode.Adapter{}, codex.Adapter{}, gemini.Adapter{}} {
 		entry(t, r, a.Name())
+		// The adapter's shipped predicate must close what the registry says
+		// dispatches.
+		d, f := entry(t, r, a.Name()).Dispatch, a.Facts()
+		for _, c := range d.Sigils {
+			if !strings.ContainsRune(f.Sigils, c) {
+				t.Errorf("%s: registry sigil %q is not closed by the adapter's facts (%q)", a.Name(), c, f.Sigils)
+			}
+		}
 	}
 	// The shipped guard must close at least what the registry says dispatches.
 	for _, h := range []string{"sim", "claude-code"} {

@@ -55,7 +55,7 @@ func newRig(t *testing.T, name string, toml ...string) *rig {
 	t.Cleanup(func() { api.Close() })
 	h := seattest.NewHarness(t, name, "gemini-cli",
 		seattest.Env(map[string]string{"GEMINI_API_KEY": "standin-key", "GOOGLE_GEMINI_BASE_URL": api.URL()}),
-		seattest.TOML(append(append([]string{fmt.Sprintf("command = %q", bin)}, toml...), "[gates]", `unmeasured = "warn"`)...))
+		seattest.TOML(append([]string{fmt.Sprintf("command = %q", bin)}, toml...)...))
 	return &rig{Harness: h, api: api}
 }
 

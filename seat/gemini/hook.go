@@ -9,9 +9,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/pantty/pantty/seat"
@@ -63,10 +65,19 @@ func RunHook(home, name string, stdin io.Reader, stdout, stderr io.Writer) int {
 		h.reinject(stdout)
 		return h.forward(map[string]any{"hook_event_name": seat.EvUserPromptSubmit, "prompt": p.Prompt}, io.Discard)
 	case "AfterAgent":
+		if strings.TrimSpace(p.Response) == NoResponse && !p.Settled {
+			// The error line is drawn only after this hook returns (measured):
+			// a detached run of this hook reads it (settle).
+			if err := h.settleLater(payload); err == nil {
+				return 0
+			}
+		}
 		h.reading()
-		if errLine := h.apiError(); errLine != "" {
-			return h.forward(map[string]any{"hook_event_name": seat.EvStopFailure, "error": ClassifyError(errLine),
-				"last_assistant_message": errLine}, io.Discard)
+		if p.Settled {
+			if errLine := h.apiError(); errLine != "" {
+				return h.forward(map[string]any{"hook_event_name": seat.EvStopFailure, "error": ClassifyError(errLine),
+					"last_assistant_message": errLine}, io.Discard)
+			}
 		}
 		return h.forward(map[string]any{"hook_event_name": seat.EvStop, "prompt": p.Prompt,
 			"last_assistant_message": p.Response, "stop_hook_active": p.StopHookActive}, io.Discard)
@@ -92,6 +103,9 @@ type payloadFields struct {
 	Response       string `json:"prompt_response"`
 	StopHookActive bool   `json:"stop_hook_active"`
 	Trigger        string `json:"trigger"`
+	// Settled marks the detached second run of an AfterAgent without a
+	// reply (settleLater): it reads the pane instead of starting another.
+	Settled bool `json:"pantty_settled"`
 }
 
 // hookRun is one run of the hook: the seat and the payload.
@@ -235,14 +249,66 @@ func (h hookRun) apiError() string {
 	if err != nil || sess.PaneID == "" {
 		return ""
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-	defer cancel()
-	screen, err := tmux.New(sess.Socket).Capture(ctx, sess.PaneID)
-	if err != nil {
-		return ""
+	deadline := time.Now().Add(errorLineWait)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		screen, err := tmux.New(sess.Socket).Capture(ctx, sess.PaneID)
+		cancel()
+		if err != nil {
+			return ""
+		}
+		if line := ErrorLine(screen); line != "" || time.Now().After(deadline) {
+			return line
+		}
+		time.Sleep(errorLinePoll)
 	}
-	return ErrorLine(screen)
 }
+
+// settleLater runs this hook again, detached (its own session, not waited
+// for), with the payload marked settled: Gemini CLI 0.61.0 draws a failed
+// turn's error line after the AfterAgent hook returns, so the hook itself can
+// never see it. The second run waits for the line (apiError) and records
+// StopFailure, or Stop when none comes.
+func (h hookRun) settleLater(payload []byte) error {
+	var m map[string]any
+	if err := json.Unmarshal(payload, &m); err != nil {
+		return err
+	}
+	m["pantty_settled"] = true
+	b, _ := json.Marshal(m)
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	// The payload goes in as a file, not a pipe: this process exits at once,
+	// and a pipe's copier would go with it.
+	f, err := os.CreateTemp(h.s.TmpDir(), "gemini-settle-*.json")
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	defer os.Remove(f.Name())
+	if _, err := f.Write(b); err != nil {
+		return err
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	cmd := exec.Command(self, "--home", h.home, "hook", "--seat", h.name, "--gemini-hook")
+	cmd.Stdin = f
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	return cmd.Process.Release()
+}
+
+// errorLineWait bounds the settled run's wait for the pane's error line, and
+// errorLinePoll is its look interval: a pane announces no change.
+const (
+	errorLineWait = 5 * time.Second
+	errorLinePoll = 100 * time.Millisecond
+)
 
 // ErrorLine finds the turn's error line above the input box: the last line
 // starting with "✕", if no prompt line (" > ") follows it.

@@ -11,6 +11,7 @@ import (
 	"github.com/pantty/pantty/seat/claudecode"
 	"github.com/pantty/pantty/seat/codex"
 	"github.com/pantty/pantty/seat/gates"
+	"github.com/pantty/pantty/seat/gemini"
 	"github.com/pantty/pantty/seat/measure"
 	"github.com/pantty/pantty/seat/seattest"
 	"github.com/pantty/pantty/tmux/tmuxtest"
@@ -22,17 +23,22 @@ type realHarness struct {
 	ad      seat.Adapter
 	version string
 	binary  func() (string, error)
-	// dispatch: the dispatch measurement completes on this harness today.
-	// Codex 0.171.0's raw path does not (its first unrecognized /command stays
-	// in the input box and every later raw input lands behind it; noted on
-	// the measured-contract issue), so its dispatch gate keeps the registry's
-	// dated row.
+	// dispatch: the dispatch measurement completes on this harness today
+	// and finds form first-char over '/' and '!'. Codex 0.171.0's raw path
+	// does not complete (its first unrecognized /command stays in the input
+	// box and every later raw input lands behind it; noted on the
+	// measured-contract issue); Gemini CLI 0.61.0's does, but its corpus
+	// measures form none (the corpus's unknown /context and a pasted ! reach
+	// the model; only a known command such as the /compress control
+	// dispatches). Their dispatch gates keep the registry's dated rows
+	// (seat/codex/testdata, seat/gemini/testdata).
 	dispatch bool
 }
 
 var realHarnesses = []realHarness{
 	{claudecode.Adapter{}, claudecode.Version, claudecode.CachedBinary, true},
 	{codex.Adapter{}, codex.Version, codex.CachedBinary, false},
+	{gemini.Adapter{}, gemini.Version, gemini.CachedBinary, false},
 }
 
 // TestContractOnRealHarnesses runs the whole battery against each real

@@ -1,0 +1,31 @@
+package gemini_test
+
+import (
+	"testing"
+
+	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/gemini/standin"
+	"github.com/pantty/pantty/seat/seattest"
+	"github.com/pantty/pantty/seat/standinkit"
+)
+
+// answered counts, per pantty message id, the turns the stand-in answered.
+func (r *rig) answered() map[string]int {
+	return seattest.Answered(r.api.Requests(), func(q standin.Request) (string, string, int) { return q.Kind, q.NewInput, q.Status })
+}
+
+// outage plays one fault of the stand-in against the real gemini
+// (seattest.PlayOutage): three messages queued, none failed, the seat names
+// the outage in Gemini's words, all processed once after the fault clears.
+func outage(t *testing.T, name string, fault standinkit.Fault, class, words string) {
+	r := newRig(t, name, seattest.OutageTOML...)
+	r.PlayOutage(r.api, r.answered, fault, class, words)
+}
+
+// A 401 ends Gemini's turn at once with "✕ [API Error: {…"code":401…}]" on
+// the pane and AfterAgent's "[no response text]" (measured): the hook reads
+// the error line, authentication_failed, a means outage; no message fails.
+func TestCredentialOutageFailsNoMessage(t *testing.T) {
+	t.Parallel()
+	outage(t, "gm-401", standinkit.FaultAuth, seat.FailMeans, "cannot authenticate: [API Error: ")
+}
