@@ -35,7 +35,7 @@ func TestActivityFromARealToolCall(t *testing.T) {
 	if b, err := os.ReadFile(filepath.Join(r.Work, "tool-ran.txt")); err != nil || strings.TrimSpace(string(b)) != "ran" {
 		t.Fatalf("the Bash tool call did not run (%q, %v): the activity hook must never stop the action", b, err)
 	}
-	if n := r.turns()["tool"]; n != 1 {
+	if n := r.Turns()["tool"]; n != 1 {
 		t.Fatalf("message tool reached the model %d times, want 1", n)
 	}
 	results := 0

@@ -74,7 +74,7 @@ func TestStateIsOutOfReachOfMentionsAndTheReadTool(t *testing.T) {
 	r.Send("x-read", "read it\n[standin:read="+s.ConfigPath())
 	r.Send("x-read-launch", "read it\n[standin:read="+s.LaunchPath())
 	r.Send("x-read-control", "read it\n[standin:read="+readable)
-	r.processed("x-seat", "x-launch", "x-control", "x-read", "x-read-launch", "x-read-control")
+	r.Processed("x-seat", "x-launch", "x-control", "x-read", "x-read-launch", "x-read-control")
 
 	all := r.bodies()
 	if !strings.Contains(all, control) {
@@ -135,7 +135,7 @@ func TestSessionSocketIsRefused(t *testing.T) {
 	conn.Write(append(msg, '\n'))
 	conn.Close()
 	r.Send("after", "the board message after the socket's")
-	r.processed("after")
+	r.Processed("after")
 	if strings.Contains(r.bodies(), canary) {
 		t.Fatal("a message written to claude's session socket reached the model")
 	}
@@ -185,7 +185,7 @@ func TestIsolationRefusesForgedStateAndKeepsHandoffNote(t *testing.T) {
 		other.ControlDir(), other.MsgsDir(), other.ConfigPath(), driver, r.Seat().ConfigPath(),
 		otherDrop, filepath.Dir(otherDrop), forgedFailure, r.Bin, r.Home, r.Name, r.Bin, r.Bin)
 	r.Send("iso", "try\n[standin:bash="+cmd)
-	r.processed("iso")
+	r.Processed("iso")
 
 	out := r.toolResults()
 	t.Logf("tool result:\n%s", out)

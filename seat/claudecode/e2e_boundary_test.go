@@ -61,7 +61,7 @@ func TestMentionCountMatchesWhatClaudeExpands(t *testing.T) {
 	}
 	r.Start()
 	r.Send("mentions", text.String())
-	r.processed("mentions")
+	r.Processed("mentions")
 	q, ok := r.request("mentions")
 	if !ok {
 		t.Fatal("no model request carried message mentions")

@@ -16,7 +16,7 @@ func TestCommandDoorReportsWhatClaudeAnswered(t *testing.T) {
 	r := newRig(t, "cc-cmd")
 	r.Start()
 	r.Send("c1", "one piece of work")
-	r.processed("c1")
+	r.Processed("c1")
 	if res := r.Run("seat", "compact", "cc-cmd"); res.Code != 0 {
 		t.Fatalf("first seat compact: %s\n%s", res, r.DriverLog())
 	}

@@ -61,7 +61,7 @@ func newCronRig(t *testing.T, name string, extra ...string) *cronRig {
 		"ANTHROPIC_API_KEY":       apiKey,
 		"CLAUDE_CODE_MAX_RETRIES": "0",
 	}
-	return &cronRig{rig: &rig{Harness: h, api: api}, shell: shell}
+	return &cronRig{rig: rigOf(h, api), shell: shell}
 }
 
 // startFromShell runs `seat start` from the person's shell.
@@ -157,7 +157,7 @@ func TestRevivalUnderCronKeepsTheSeatWorking(t *testing.T) {
 	if st.State != seat.StateProcessed {
 		t.Fatalf("message after the revival: %+v", st)
 	}
-	turns := r.turns()
+	turns := r.Turns()
 	if turns["before"] != 1 || turns["after"] != 1 {
 		t.Fatalf("model turns per message at the stand-in: %v, want before=1 after=1", turns)
 	}

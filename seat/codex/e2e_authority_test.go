@@ -85,7 +85,7 @@ func TestCodexProfileKeepsPanttyHomeOutOfReach(t *testing.T) {
 
 	r.Send("x-seat", "look at @"+s.ConfigPath())
 	r.Send("x-control", "look at @"+filepath.Join(r.Work, "outside.txt"))
-	r.processed("x-seat", "x-control")
+	r.Processed("x-seat", "x-control")
 	for _, q := range r.api.Requests() {
 		if strings.Contains(q.NewInput+q.Context, canary) {
 			t.Errorf("seat.toml's content reached the model through a mention")
@@ -104,7 +104,7 @@ func TestCodexProfileKeepsPanttyHomeOutOfReach(t *testing.T) {
 		"%s handoff note 'CX-NOTE-CANARY from inside'; echo drop=$?",
 		s.ConfigPath(), other.ControlDir(), other.ConfigPath(), r.Owner().PID, otherDrop, r.Bin, r.Home, s.Name, r.Bin)
 	r.Send("x-tool", "run it\n[standin:bash="+cmd)
-	r.processed("x-tool")
+	r.Processed("x-tool")
 	var out string
 	for _, q := range r.api.Requests() {
 		if q.Kind == "tool_result" {

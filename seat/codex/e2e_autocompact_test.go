@@ -25,7 +25,7 @@ func TestAutoCompactionAtTheWindowEdge(t *testing.T) {
 	r := newRig(t, "cx-edge")
 	r.Start()
 	r.Send("w1", "first")
-	r.processed("w1")
+	r.Processed("w1")
 	if res := r.Run("handoff", "note", "--seat", r.Name, "the edge test's procedure note"); res.Code != 0 {
 		t.Fatalf("handoff note: %s", res)
 	}
@@ -39,14 +39,14 @@ func TestAutoCompactionAtTheWindowEdge(t *testing.T) {
 
 	r.Send("w2", fmt.Sprintf("below the clamp\n[standin:tokens=%d]", below))
 	r.Send("w3", "the turn after it")
-	r.processed("w2", "w3")
+	r.Processed("w2", "w3")
 	if n, _, _ := r.compaction(); n != 0 {
 		t.Fatalf("Codex compacted after a %d-token request (%d compactions): the clamp is lower than measured", below, n)
 	}
 
 	r.Send("w4", fmt.Sprintf("above the clamp\n[standin:tokens=%d]", above))
 	r.Send("w5", "the turn it interrupts")
-	r.processed("w4", "w5")
+	r.Processed("w4", "w5")
 	n, q, ok := r.compaction()
 	if n != 1 {
 		t.Fatalf("%d compactions after a %d-token request, want 1 (Codex's own)", n, above)
@@ -67,7 +67,7 @@ func TestAutoCompactionAtTheWindowEdge(t *testing.T) {
 	if !strings.Contains(q.Context, "the edge test's procedure note") {
 		t.Fatalf("the first request after Codex's compaction did not carry pantty's handoff: context=%q", q.Context)
 	}
-	for id, n := range r.turns() {
+	for id, n := range r.Turns() {
 		if n != 1 {
 			t.Errorf("message %s reached the model %d times, want 1", id, n)
 		}

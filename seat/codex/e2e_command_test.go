@@ -17,7 +17,7 @@ func TestCompactRightAfterCompactOnCodexCompactsAgain(t *testing.T) {
 	r := newRig(t, "cx-twice")
 	r.Start()
 	r.Send("p1", "first piece of work")
-	r.processed("p1")
+	r.Processed("p1")
 	for i := 1; i <= 2; i++ {
 		if res := r.Run("seat", "command", r.Name, "--", "/compact"); res.Code != 0 || !strings.Contains(res.Stdout, "PostCompact") {
 			t.Fatalf("seat command -- /compact #%d: want exit 0 on the PostCompact hook, got %s\n%s", i, res, r.DriverLog())

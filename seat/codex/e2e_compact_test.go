@@ -15,7 +15,7 @@ func TestCompactTakesNoInstructions(t *testing.T) {
 	r := newRig(t, "cx-instr", "[compaction]", `instructions = "keep the zebra procedure"`)
 	r.Start()
 	r.Send("p1", "first piece of work")
-	r.processed("p1")
+	r.Processed("p1")
 	if res := r.Run("seat", "command", r.Name, "--", "/compact", "keep", "the", "zebra", "procedure"); res.Code != 2 || !strings.Contains(res.Stderr, "takes no arguments") {
 		t.Fatalf("seat command -- /compact with text: want exit 2 naming the reason, got %s", res)
 	}
@@ -29,7 +29,7 @@ func TestCompactTakesNoInstructions(t *testing.T) {
 		t.Fatalf("the driver did not say the instructions were left out:\n%s", r.DriverLog())
 	}
 	r.Send("p2", "second piece of work")
-	r.processed("p2")
+	r.Processed("p2")
 	for _, q := range r.api.Requests() {
 		if strings.Contains(q.NewInput, "zebra") {
 			t.Fatalf("the instructions reached the model as text (%s request %q)", q.Kind, q.NewInput)

@@ -48,13 +48,13 @@ func TestRevivalUnderCronKeepsTheSeatWorking(t *testing.T) {
 	if err := codex.WriteProvider(codex.Home(h.Seat(), cfg), "standin", api.URL()+"/v1", "STANDIN_API_KEY", model); err != nil {
 		t.Fatal(err)
 	}
-	r := &rig{Harness: h, api: api}
+	r := rigOf(h, api)
 	shell := map[string]string{"PATH": binDir + ":" + seattest.CronPath, "STANDIN_API_KEY": "standin-key"}
 	if res := r.RunEnv(shell, "", "seat", "start", r.Name); res.Code != 0 {
 		t.Fatalf("seat start: %s\ndriver.log:\n%s", res, r.DriverLog())
 	}
 	r.Send("before", "first task")
-	r.processed("before")
+	r.Processed("before")
 	thread := r.Session().ID
 
 	o, sess := r.Owner(), r.Session()
@@ -86,11 +86,11 @@ func TestRevivalUnderCronKeepsTheSeatWorking(t *testing.T) {
 		t.Fatalf("revived on thread %s, want %s", got, thread)
 	}
 	r.Send("after", "second task")
-	r.processed("after")
+	r.Processed("after")
 	if st := r.Status("after"); st.State != seat.StateProcessed {
 		t.Fatalf("message after the revival: %+v", st)
 	}
-	if turns := r.turns(); turns["before"] != 1 || turns["after"] != 1 {
+	if turns := r.Turns(); turns["before"] != 1 || turns["after"] != 1 {
 		t.Fatalf("model turns per message at the stand-in: %v, want before=1 after=1", turns)
 	}
 }
