@@ -229,3 +229,38 @@ func lastUsage(home, sessionID string) (input int, model string, err error) {
 	}
 	return 0, "", nil
 }
+
+// lastError is the text of the "error" message recorded after the turn's
+// user message — the last one carrying prompt, else the last one — or ""
+// when none: how a turn that failed on an API error is recorded.
+func lastError(home, sessionID, prompt string) (string, error) {
+	msgs, _, err := history(home, sessionID)
+	if err != nil {
+		return "", err
+	}
+	turn := -1
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Type != "user" {
+			continue
+		}
+		if turn < 0 {
+			turn = i
+		}
+		if msgs[i].text() == prompt {
+			turn = i
+			break
+		}
+	}
+	if turn < 0 {
+		return "", nil
+	}
+	for _, m := range msgs[turn+1:] {
+		if m.Type == "user" {
+			break
+		}
+		if m.Type == "error" {
+			return m.text(), nil
+		}
+	}
+	return "", nil
+}

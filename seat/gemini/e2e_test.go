@@ -75,7 +75,12 @@ func TestE2E(t *testing.T) {
 			return newRig(t, name, toml...).E2ERig
 		},
 		Corpus: map[string]string{"d-compress": "/compress", "d-clear": "/clear", "d-bang": "!touch {bang}",
-			"d-space": " /compress", "d-slash": "/"},
+			"d-space": " /compress", "d-slash": "/",
+			// ui.escapePastedAtSymbols: a mention in board text stays text,
+			// in the workspace and outside it (where it opened a modal).
+			"d-at": "@notes.txt", "d-at-out": "@/etc/hostname"},
+		Workspace:     map[string]string{"notes.txt": "the workspace note's secret content 7f3a"},
+		AsReceived:    func(text string) string { return strings.ReplaceAll(text, "@", `\@`) },
 		ContextSource: "chat file",
 		ResumeArgv: func(_ *seattest.Harness, id, argv string) error {
 			if !strings.Contains(argv, " --resume "+id) || strings.Contains(argv, "--session-id") {

@@ -52,7 +52,8 @@ const CompressionOutOfReach = 1.0
 // launch: settings.json keeps everything already in it and sets what a seat
 // needs — pantty's hooks, API-key authentication unless another method is
 // chosen (no sign-in dialog), folder trust off (no trust dialog), no update
-// check or usage statistics, and the CLI's own compression out of reach.
+// check or usage statistics, the CLI's own compression out of reach, and
+// pasted @ mentions escaped.
 func PrepareHome(s seat.Seat, c seat.Config, pantty string) error {
 	home := Home(s, c)
 	dir := filepath.Dir(SettingsPath(home))
@@ -90,6 +91,10 @@ func setSettings(cfg map[string]any, hookCommand string) {
 	general["enableAutoUpdate"] = false
 	general["enableAutoUpdateNotification"] = false
 	object(cfg, "privacy")["usageStatisticsEnabled"] = false
+	// Board text arrives by paste: Gemini's own switch escapes the @ of a
+	// pasted mention, so "@path" in board text is text, not a file read (nor,
+	// outside the workspace, a modal that holds the turn; measured).
+	object(cfg, "ui")["escapePastedAtSymbols"] = true
 	object(cfg, "model")["compressionThreshold"] = CompressionOutOfReach
 	hooks := map[string]any{}
 	for _, ev := range HookEvents {

@@ -2,22 +2,18 @@ package gemini
 
 import (
 	"bytes"
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/pantty/pantty/seat"
-	"github.com/pantty/pantty/tmux"
 )
 
 // RunHook is `pantty hook --seat S --gemini-hook`: what every Gemini CLI hook
@@ -65,19 +61,10 @@ func RunHook(home, name string, stdin io.Reader, stdout, stderr io.Writer) int {
 		h.reinject(stdout)
 		return h.forward(map[string]any{"hook_event_name": seat.EvUserPromptSubmit, "prompt": p.Prompt}, io.Discard)
 	case "AfterAgent":
-		if strings.TrimSpace(p.Response) == NoResponse && !p.Settled {
-			// The error line is drawn only after this hook returns (measured):
-			// a detached run of this hook reads it (settle).
-			if err := h.settleLater(payload); err == nil {
-				return 0
-			}
-		}
 		h.reading()
-		if p.Settled {
-			if errLine := h.apiError(); errLine != "" {
-				return h.forward(map[string]any{"hook_event_name": seat.EvStopFailure, "error": ClassifyError(errLine),
-					"last_assistant_message": errLine}, io.Discard)
-			}
+		if errText := h.turnError(); errText != "" {
+			return h.forward(map[string]any{"hook_event_name": seat.EvStopFailure, "error": ClassifyError(errText),
+				"last_assistant_message": errText}, io.Discard)
 		}
 		return h.forward(map[string]any{"hook_event_name": seat.EvStop, "prompt": p.Prompt,
 			"last_assistant_message": p.Response, "stop_hook_active": p.StopHookActive}, io.Discard)
@@ -103,9 +90,6 @@ type payloadFields struct {
 	Response       string `json:"prompt_response"`
 	StopHookActive bool   `json:"stop_hook_active"`
 	Trigger        string `json:"trigger"`
-	// Settled marks the detached second run of an AfterAgent without a
-	// reply (settleLater): it reads the pane instead of starting another.
-	Settled bool `json:"pantty_settled"`
 }
 
 // hookRun is one run of the hook: the seat and the payload.
@@ -232,102 +216,29 @@ func (h hookRun) reading() {
 	}
 }
 
-// NoResponse is AfterAgent's prompt_response when the turn produced no text:
-// after an API error (measured: a 401 ended the turn with it).
+// NoResponse is AfterAgent's prompt_response when the turn produced no text
+// (measured: after an API error).
 const NoResponse = "[no response text]"
 
-// apiError returns the pane's error line for a turn that ended with no
-// reply: Gemini CLI 0.61.0 records no error in its chat file and gives its
-// hooks none, and shows "✕ [API Error: {…}]" under the prompt (measured).
-// "" when the turn had a reply, or no error line is the last thing above the
-// input box.
-func (h hookRun) apiError() string {
+// turnError is the error a turn without a reply ended on, as the chat file
+// records it: Gemini CLI 0.61.0 gives its hooks no error, writes an "error"
+// message ("[API Error: {…"code":401…}]") into the chat file before it runs
+// AfterAgent, and draws it on the pane only after the hook returned
+// (measured 2026-12-04, 2 of 2 failed turns). "" for a turn with a reply or
+// no recorded error.
+func (h hookRun) turnError() string {
 	if strings.TrimSpace(h.p.Response) != NoResponse {
 		return ""
 	}
-	sess, err := h.s.ReadSession()
-	if err != nil || sess.PaneID == "" {
+	c, err := h.s.LoadConfig()
+	if err != nil {
 		return ""
 	}
-	deadline := time.Now().Add(errorLineWait)
-	for {
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-		screen, err := tmux.New(sess.Socket).Capture(ctx, sess.PaneID)
-		cancel()
-		if err != nil {
-			return ""
-		}
-		if line := ErrorLine(screen); line != "" || time.Now().After(deadline) {
-			return line
-		}
-		time.Sleep(errorLinePoll)
-	}
-}
-
-// settleLater runs this hook again, detached (its own session, not waited
-// for), with the payload marked settled: Gemini CLI 0.61.0 draws a failed
-// turn's error line after the AfterAgent hook returns, so the hook itself can
-// never see it. The second run waits for the line (apiError) and records
-// StopFailure, or Stop when none comes.
-func (h hookRun) settleLater(payload []byte) error {
-	var m map[string]any
-	if err := json.Unmarshal(payload, &m); err != nil {
-		return err
-	}
-	m["pantty_settled"] = true
-	b, _ := json.Marshal(m)
-	self, err := os.Executable()
+	text, err := lastError(Home(h.s, c), h.p.SessionID, h.p.Prompt)
 	if err != nil {
-		return err
+		fmt.Fprintf(h.stderr, "pantty hook: %v\n", err)
 	}
-	// The payload goes in as a file, not a pipe: this process exits at once,
-	// and a pipe's copier would go with it.
-	f, err := os.CreateTemp(h.s.TmpDir(), "gemini-settle-*.json")
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	defer os.Remove(f.Name())
-	if _, err := f.Write(b); err != nil {
-		return err
-	}
-	if _, err := f.Seek(0, io.SeekStart); err != nil {
-		return err
-	}
-	cmd := exec.Command(self, "--home", h.home, "hook", "--seat", h.name, "--gemini-hook")
-	cmd.Stdin = f
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := cmd.Start(); err != nil {
-		return err
-	}
-	return cmd.Process.Release()
-}
-
-// errorLineWait bounds the settled run's wait for the pane's error line, and
-// errorLinePoll is its look interval: a pane announces no change.
-const (
-	errorLineWait = 5 * time.Second
-	errorLinePoll = 100 * time.Millisecond
-)
-
-// ErrorLine finds the turn's error line above the input box: the last line
-// starting with "✕", if no prompt line (" > ") follows it.
-func ErrorLine(screen string) string {
-	lines := strings.Split(screen, "\n")
-	end := len(lines)
-	if r := lastRule(lines); r >= 0 {
-		end = r
-	}
-	for i := end - 1; i >= 0; i-- {
-		l := strings.TrimSpace(lines[i])
-		switch {
-		case strings.HasPrefix(l, "✕"):
-			return strings.TrimSpace(strings.TrimPrefix(l, "✕"))
-		case strings.HasPrefix(lines[i], " > "):
-			return ""
-		}
-	}
-	return ""
+	return text
 }
 
 // apiStatusRE finds the HTTP status in Gemini's error JSON ("code":401).

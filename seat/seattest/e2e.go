@@ -35,6 +35,14 @@ type E2E struct {
 	// Corpus is the board texts that must reach the model as text (id → text);
 	// "{bang}" in a text stands for a file path a shell escape would create.
 	Corpus map[string]string
+	// AsReceived is how the harness passes a corpus text on to the model
+	// (nil: unchanged). Gemini CLI escapes a pasted @ as \@ (its
+	// ui.escapePastedAtSymbols, which pantty sets).
+	AsReceived func(text string) string
+	// Workspace files are written into the seat's workdir before the corpus
+	// is sent; their content must reach the model through no request (only a
+	// mention expanded from board text would carry it).
+	Workspace map[string]string
 	// CompactKind is the stand-in's kind of a compaction's summary request.
 	CompactKind string
 	// ContextSource, when set, is a word of context.toml's source: the
@@ -222,6 +230,11 @@ func (s E2E) exactlyOnce(t *testing.T) {
 // command -- /compact` does compact.
 func (s E2E) dispatch(t *testing.T) {
 	r := s.New(t, s.Prefix+"-dispatch")
+	for name, content := range s.Workspace {
+		if err := os.WriteFile(filepath.Join(r.Work, name), []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
 	r.Start()
 	bang := filepath.Join(r.Work, "dispatched-by-bang")
 	var ids []string
@@ -237,6 +250,9 @@ func (s E2E) dispatch(t *testing.T) {
 	r.Processed(ids...)
 	sess := r.Session() // after a turn: a harness that names its own session has one now
 	for id, text := range corpus {
+		if s.AsReceived != nil {
+			text = s.AsReceived(text)
+		}
 		q, ok := r.Request(id)
 		if !ok || !strings.Contains(q.NewInput, "\n"+text+"\n") {
 			t.Errorf("%s: the model did not receive %q as text (request %+v)", id, text, q)
@@ -247,6 +263,11 @@ func (s E2E) dispatch(t *testing.T) {
 	}
 	var before E2ERequest
 	for _, q := range r.Requests() {
+		for name, content := range s.Workspace {
+			if strings.Contains(q.NewInput+q.Context, content) {
+				t.Errorf("%s's content reached the model (a mention in board text was expanded): %+v", name, q)
+			}
+		}
 		if q.Kind == s.CompactKind {
 			t.Errorf("a board text compacted the seat: %+v", q)
 		}

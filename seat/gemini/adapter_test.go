@@ -1,0 +1,149 @@
+package gemini
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The chat files and screens in testdata were recorded from Gemini CLI
+// 0.61.0 on 2026-12-04 (docs/gemini.md): one session, 3adbe5ce-…, with
+// turns pasted by hand (m1; a /compress; m2 cancelled; m3 and m9 failed on a
+// 401; m4 on a 500, cancelled), resumed launches that started new files for
+// the same id, and two pasted in pantty's envelope (m11 answered, m12 failed
+// on a 401).
+const recorded = "3adbe5ce-e7a4-416f-86cd-bd307b85c083"
+
+func TestChatFilesOfTheSessionInOrder(t *testing.T) {
+	files, err := ChatFiles("testdata/home", recorded)
+	if err != nil || len(files) != 2 || !strings.Contains(files[0], "T05-13-") || !strings.Contains(files[1], "T05-15-") {
+		t.Fatalf("ChatFiles: %v %v", files, err)
+	}
+	if files, err := ChatFiles("testdata/home", "3adbe5ce-0000-4000-8000-000000000000"); err != nil || len(files) != 0 {
+		t.Fatalf("another id with the same first 8 characters: %v %v", files, err)
+	}
+	if _, err := ChatFiles("testdata/home", "../../etc"); err == nil {
+		t.Fatal("a session id that is no UUID was accepted")
+	}
+}
+
+func TestFindSubmissionAnsweredOrNot(t *testing.T) {
+	cases := []struct {
+		id, nonce string
+		answered  bool
+		want      bool
+	}{
+		{"m11", "0123456789ab", true, true},   // the model replied
+		{"m11", "0123456789ab", false, true},  // and the prompt is there
+		{"m11", "ffffffffffff", false, false}, // another paste's nonce
+		{"m12", "ba9876543210", false, true},  // failed on a 401: the prompt was recorded…
+		{"m12", "ba9876543210", true, false},  // …but no reply
+		{"m13", "0123456789ab", false, false}, // never sent
+	}
+	for _, c := range cases {
+		got, where, err := findSubmission("testdata/home", recorded, c.id, c.nonce, c.answered)
+		if err != nil || got != c.want || got && !strings.Contains(where, ".jsonl:") {
+			t.Errorf("findSubmission(%s %s answered=%v) = %v %q %v, want %v", c.id, c.nonce, c.answered, got, where, err, c.want)
+		}
+	}
+}
+
+func TestCompressedSinceReadsTheSnapshot(t *testing.T) {
+	at := func(s string) time.Time { v, _ := time.Parse(time.RFC3339Nano, s); return v }
+	if ok, where, err := CompressedSince("testdata/home", recorded, at("2026-12-04T05:14:16.000Z")); !ok || err != nil || where == "" {
+		t.Fatalf("the /compress at 05:14:16.992 not found: %v %q %v", ok, where, err)
+	}
+	if ok, _, _ := CompressedSince("testdata/home", recorded, at("2026-12-04T05:14:17.000Z")); ok {
+		t.Fatal("a compression found after the only one")
+	}
+}
+
+func TestLastUsageAndLastError(t *testing.T) {
+	in, model, err := lastUsage("testdata/home", recorded)
+	if err != nil || in != 12698 || model != "gemini-3.8-flash" {
+		t.Fatalf("lastUsage = %d %q %v, want the last reply's 12698 tokens", in, model, err)
+	}
+	msg, err := lastError("testdata/home", recorded, "[pantty] msg=m3 nonce=n3 mentions=0\nfail [standin:error=401]")
+	if err != nil || !strings.HasPrefix(msg, "[API Error: ") || ClassifyError(msg) != "authentication_failed" {
+		t.Fatalf("lastError(m3) = %q %v (%s)", msg, err, ClassifyError(msg))
+	}
+	if msg, _ := lastError("testdata/home", recorded, "resume probe 2"); msg != "" {
+		t.Fatalf("an answered turn has error %q", msg)
+	}
+}
+
+func TestClassifyError(t *testing.T) {
+	for line, want := range map[string]string{
+		`[API Error: {"error":{"code":401,"message":"API key not valid.","status":"UNAUTHENTICATED"}}]`:                 "authentication_failed",
+		`[API Error: {"error":{"code":403,"message":"denied","status":"PERMISSION_DENIED"}}]`:                           "authentication_failed",
+		`[API Error: {"error":{"code":429,"message":"You exceeded your current quota","status":"RESOURCE_EXHAUSTED"}}]`: "rate_limit",
+		`[API Error: {"error":{"code":500,"message":"An internal error has occurred.","status":"INTERNAL"}}]`:           "server_error",
+		`[API Error: {"error":{"code":503,"message":"The service is currently unavailable."}}]`:                         "overloaded",
+		`[API Error: fetch failed]`: "connection_failed",
+		`[API Error: {"error":{"code":400,"message":"Request contains an invalid argument."}}]`: "api_error",
+	} {
+		if got := ClassifyError(line); got != want {
+			t.Errorf("ClassifyError(%s) = %s, want %s", line, got, want)
+		}
+	}
+}
+
+func screen(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestPaneReadings(t *testing.T) {
+	a := Adapter{}
+	idle, hooks, draft := screen(t, "screen-idle.txt"), screen(t, "screen-hooks-running.txt"), screen(t, "screen-draft.txt")
+	if a.Busy(idle) || !a.Busy(hooks) || !a.Busy(screen(t, "screen-api-error.txt")) {
+		t.Fatal("Busy: the idle screen busy, or a running one idle")
+	}
+	if a.Busy("✦ a reply that says (esc to cancel, 2s) in its text\n" + idle) {
+		t.Fatal("Busy read a reply's text above the box")
+	}
+	if !a.InputReady(idle) || a.InputReady(hooks) || a.InputReady("") {
+		t.Fatal("InputReady: want the idle box ready, not while hooks run, not on a blank pane")
+	}
+	if text, ok := a.Composer(idle); !ok || text != "" {
+		t.Fatalf("Composer(idle) = %q %v, want the placeholder as empty", text, ok)
+	}
+	if text, ok := a.Composer(draft); !ok || text != "draft line one\nline two" {
+		t.Fatalf("Composer(draft) = %q %v", text, ok)
+	}
+	if _, ok := a.Composer("no box here"); ok {
+		t.Fatal("Composer found a box on a pane without one")
+	}
+}
+
+func TestSettingsKeepWhatIsThereAndSetWhatASeatNeeds(t *testing.T) {
+	cfg := map[string]any{"security": map[string]any{"auth": map[string]any{"selectedType": "oauth-personal"}},
+		"model": map[string]any{"name": "gemini-3.8-pro"}, "hooks": map[string]any{"AfterTool": "a person's hook"}}
+	setSettings(cfg, "/bin/pantty --home H hook --seat s --gemini-hook")
+	b, _ := json.Marshal(cfg)
+	got := string(b)
+	for _, want := range []string{`"selectedType":"oauth-personal"`, `"name":"gemini-3.8-pro"`, `"compressionThreshold":1`,
+		`"escapePastedAtSymbols":true`, `"folderTrust":{"enabled":false}`, `"enableAutoUpdate":false`, `"usageStatisticsEnabled":false`} {
+		if !strings.Contains(got, want) {
+			t.Errorf("settings lack %s: %s", want, got)
+		}
+	}
+	hooks := cfg["hooks"].(map[string]any)
+	if len(hooks) != len(HookEvents) || hooks["AfterTool"] != nil {
+		t.Errorf("hooks %v: want exactly pantty's %v", hooks, HookEvents)
+	}
+}
+
+func TestPromptIDIsTheSameForBothHooksOfATurn(t *testing.T) {
+	a, b := promptID("s1", "[pantty] msg=m1"), promptID("s1", "[pantty] msg=m1")
+	if a != b || a == promptID("s2", "[pantty] msg=m1") || a == promptID("s1", "[pantty] msg=m2") || !strings.HasPrefix(a, "g-") {
+		t.Fatalf("promptID: %s %s", a, b)
+	}
+}
