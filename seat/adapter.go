@@ -103,6 +103,18 @@ type Capabilities struct {
 	// fired), the driver asks on its command poll and records the answer as
 	// the PostCompact event the harness does not send.
 	CompactionDone func(s Seat, c Config, sessionID string, since time.Time) (done bool, where string, err error)
+	// CommandWords is the capability for a harness whose own word for an
+	// allowed command differs from the door's name (guard.CommandRules.Words).
+	CommandWords map[string]string
+	// CommandSettled is the capability for a harness whose input box offers
+	// completions that Enter would accept instead of the typed command:
+	// whether the pane shows the box holding exactly text and no completion
+	// but text's own. The command door waits for it between paste and Enter.
+	// Gemini CLI 0.61.0 shows the whole command list (41 entries) for about
+	// 50 ms after a paste of "/compact", filtered only later, and Enter on it
+	// takes the selected entry: under load a pasted /compact ran /clear
+	// (measured 2026-12-04).
+	CommandSettled func(screen, text string) bool
 	// BareCommands is the capability: the allow-listed commands that
 	// take no arguments in this harness (guard.CommandRules.Bare).
 	BareCommands []string

@@ -24,6 +24,7 @@ func NewCommand(a Adapter, name, args string) (guard.Command, error) {
 func commandRules(a Adapter) guard.CommandRules {
 	r := guard.CommandRules{Harness: a.Name(), Allowed: a.Commands()}
 	r.Bare = a.Caps().BareCommands
+	r.Words = a.Caps().CommandWords
 	return r
 }
 

@@ -190,5 +190,55 @@ func (d *Driver) Run(c guard.Command) error {
 	if err := d.S.Write(path, rec); err != nil {
 		d.logf("command record: %v", err)
 	}
-	return d.paste(c.Text())
+	settled := d.Ad.Caps().CommandSettled
+	if settled == nil {
+		return d.paste(c.Text())
+	}
+	return d.pasteSettled(c.Text(), settled)
+}
+
+// commandSettleLimit bounds the wait for a pasted command to settle in the
+// input box (Capabilities.CommandSettled); commandSettlePoll is the look
+// interval: a pane announces no change. commandSettleHold is how long the
+// settled screen must stay before Enter: Gemini CLI 0.61.0 drew the filtered
+// completion list before its key handler used it — Enter 50–100 ms after
+// the list showed ran /clear in 3 of 3 tries, Enter after the list had held
+// 300 ms ran /compress in 5 of 5 under two CPU-burning loops (measured
+// 2026-12-04).
+const (
+	commandSettleLimit = 3 * time.Second
+	commandSettlePoll  = 50 * time.Millisecond
+	commandSettleHold  = 300 * time.Millisecond
+)
+
+// pasteSettled pastes a command and sends Enter only once the pane shows it
+// settled: the box holding exactly text and no other completion Enter could
+// take. If it does not settle, the box is cleared and nothing is entered.
+func (d *Driver) pasteSettled(text string, settled func(screen, text string) bool) error {
+	ctx, cancel := d.ctx()
+	defer cancel()
+	if err := d.tm.SendKeys(ctx, d.sess.PaneID, "C-u"); err != nil {
+		return err
+	}
+	if err := d.tm.Paste(ctx, d.sess.PaneID, []byte(text)); err != nil {
+		return err
+	}
+	deadline := time.Now().Add(commandSettleLimit)
+	var since time.Time // when the settled screen was first seen
+	for {
+		time.Sleep(commandSettlePoll)
+		screen, err := d.tm.Capture(ctx, d.sess.PaneID)
+		switch {
+		case err != nil || !settled(screen, text):
+			since = time.Time{}
+		case since.IsZero():
+			since = time.Now()
+		case time.Since(since) >= commandSettleHold:
+			return d.tm.SendKeys(ctx, d.sess.PaneID, "Enter")
+		}
+		if time.Now().After(deadline) {
+			d.clearComposer()
+			return fmt.Errorf("the pane did not show %s settled in the input box within %s (a completion Enter would take instead): not entered", text, commandSettleLimit)
+		}
+	}
 }

@@ -13,6 +13,7 @@ import (
 // are unexported, so only NewCommand here can build one.
 type Command struct {
 	name string
+	word string // the harness's own word for name ("" = name)
 	args string
 }
 
@@ -22,12 +23,17 @@ func (c Command) Name() string { return c.name }
 // Args is the command's single-line argument text.
 func (c Command) Args() string { return c.args }
 
-// Text is what is typed into the pane: "/name args".
+// Text is what is typed into the pane: "/word args", where word is the
+// harness's own word for the command (CommandRules.Words), else its name.
 func (c Command) Text() string {
-	if c.args == "" {
-		return "/" + c.name
+	w := c.name
+	if c.word != "" {
+		w = c.word
 	}
-	return "/" + c.name + " " + c.args
+	if c.args == "" {
+		return "/" + w
+	}
+	return "/" + w + " " + c.args
 }
 
 // CommandRules is what the command door knows of one harness: its name (for
@@ -39,6 +45,10 @@ type CommandRules struct {
 	Harness string
 	Allowed []string
 	Bare    []string
+	// Words names an allowed command in the harness's own word when it is
+	// not the door's name (Gemini CLI: compact → compress; its /compact is
+	// only an alias, which its completion list does not show).
+	Words map[string]string
 }
 
 // NewCommand builds a command the rules allow, or refuses with ErrBadInput.
@@ -62,5 +72,5 @@ func NewCommand(r CommandRules, name, args string) (Command, error) {
 			return Command{}, fmt.Errorf("%w: command arguments: unprintable character %U at byte %d", ErrBadInput, r, i)
 		}
 	}
-	return Command{name: name, args: args}, nil
+	return Command{name: name, word: r.Words[name], args: args}, nil
 }

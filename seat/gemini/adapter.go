@@ -213,6 +213,51 @@ func (Adapter) Composer(screen string) (string, bool) {
 // replaced; the session id stays). Not clear or chat: another session.
 func (Adapter) Commands() []string { return []string{"compact"} }
 
+// CommandWords: the door's compact is sent as Gemini's own /compress. Its
+// /compact is an alias the completion list does not show (it lists
+// "compress"), so CommandSettled could never see /compact settled.
+var CommandWords = map[string]string{"compact": "compress"}
+
+// CommandSettled (seat.Capabilities.CommandSettled) is the pane showing the
+// input box holding exactly text, and under it either no completion list or
+// one whose first entry is text's own command. For about 50 ms after a paste
+// of a slash command Gemini CLI 0.61.0 still shows the whole list (41
+// entries, "(0/41)"), filtered only later; Enter then takes the selected
+// entry, and under load a pasted /compact ran /clear (measured 2026-12-04).
+func (Adapter) CommandSettled(screen, text string) bool {
+	lines := strings.Split(strings.TrimRight(screen, "\n"), "\n")
+	r := lastRule(lines)
+	if r < 0 {
+		return false
+	}
+	start := -1
+	for i := r + 1; i < len(lines) && i <= r+3; i++ {
+		if strings.HasPrefix(lines[i], " > ") {
+			start = i
+			break
+		}
+	}
+	if start < 0 || strings.TrimSpace(strings.TrimPrefix(lines[start], " > ")) != text {
+		return false
+	}
+	word, _, _ := strings.Cut(strings.TrimPrefix(text, "/"), " ")
+	for _, l := range lines[start+1:] {
+		t := strings.TrimSpace(l)
+		switch {
+		case t == "":
+			continue
+		case strings.HasPrefix(l, " workspace ("):
+			return true
+		case strings.HasPrefix(t, "("), strings.HasPrefix(t, "▼"), strings.HasPrefix(t, "▲"):
+			return false // a list still scrolling: more than one entry
+		default:
+			first, _, _ := strings.Cut(t, " ")
+			return first == word
+		}
+	}
+	return true
+}
+
 // BareCommands: /compress takes no instructions.
 func (Adapter) BareCommands() []string { return []string{"compact"} }
 
@@ -250,7 +295,7 @@ func (Adapter) PrepareSeatHome(s seat.Seat, c seat.Config, pantty string) ([]str
 // Caps lists what Gemini CLI can do beyond the required methods.
 func (a Adapter) Caps() seat.Capabilities {
 	return seat.Capabilities{FindPrompt: a.FindPrompt, InputReady: a.InputReady, Composer: a.Composer,
-		BareCommands: a.BareCommands(), CompactionDone: a.CompactionDone, InjectsWithNextTurn: true, RedrawAfterStart: RedrawAfterStart,
+		BareCommands: a.BareCommands(), CommandWords: CommandWords, CommandSettled: a.CommandSettled, CompactionDone: a.CompactionDone, InjectsWithNextTurn: true, RedrawAfterStart: RedrawAfterStart,
 		PrepareSeatHome: a.PrepareSeatHome, Measure: a.Measure, Binary: DefaultBinary,
 		HookFlags: []seat.HookFlag{{Name: "gemini-hook", Usage: "a Gemini CLI hook (BeforeAgent, AfterAgent, PreCompress translated)",
 			Run: func(home, name string, _ []string, stdin io.Reader, stdout, stderr io.Writer) int {

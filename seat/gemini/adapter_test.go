@@ -147,3 +147,23 @@ func TestPromptIDIsTheSameForBothHooksOfATurn(t *testing.T) {
 		t.Fatalf("promptID: %s %s", a, b)
 	}
 }
+
+// The command door's Enter waits for CommandSettled: 30 ms after a paste of
+// /compress the pane still lists all 41 commands with /clear first (Enter
+// would run /clear); 600 ms after, only compress is listed.
+func TestCommandSettledOnlyWhenTheListShowsTheCommand(t *testing.T) {
+	a := Adapter{}
+	unsettled, settled := screen(t, "screen-command-unsettled.txt"), screen(t, "screen-command-settled.txt")
+	if a.CommandSettled(unsettled, "/compress") {
+		t.Fatal("settled while the whole command list (clear first) shows")
+	}
+	if !a.CommandSettled(settled, "/compress") {
+		t.Fatal("not settled with compress the only completion")
+	}
+	if a.CommandSettled(settled, "/compact") || a.CommandSettled(screen(t, "screen-idle.txt"), "/compress") {
+		t.Fatal("settled with another text in the box")
+	}
+	if CommandWords["compact"] != "compress" {
+		t.Fatal("the door's compact is not sent as /compress")
+	}
+}
