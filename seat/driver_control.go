@@ -217,10 +217,7 @@ const (
 func (d *Driver) pasteSettled(text string, settled func(screen, text string) bool) error {
 	ctx, cancel := d.ctx()
 	defer cancel()
-	if err := d.tm.SendKeys(ctx, d.sess.PaneID, "C-u"); err != nil {
-		return err
-	}
-	if err := d.tm.Paste(ctx, d.sess.PaneID, []byte(text)); err != nil {
+	if err := d.fillBox(ctx, text); err != nil {
 		return err
 	}
 	deadline := time.Now().Add(commandSettleLimit)

@@ -1,6 +1,7 @@
 package seat
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -319,10 +320,7 @@ func (d *Driver) Submit(s guard.Submission) error { return d.paste(s.Text()) }
 func (d *Driver) paste(text string) error {
 	ctx, cancel := d.ctx()
 	defer cancel()
-	if err := d.tm.SendKeys(ctx, d.sess.PaneID, "C-u"); err != nil {
-		return err
-	}
-	if err := d.tm.Paste(ctx, d.sess.PaneID, []byte(text)); err != nil {
+	if err := d.fillBox(ctx, text); err != nil {
 		return err
 	}
 	// Send Enter as its own key, after the paste has been committed: an Enter
@@ -331,6 +329,15 @@ func (d *Driver) paste(text string) error {
 	// so this is a short fixed quiet time (paste_settle).
 	time.Sleep(d.Cfg.PasteSettle.Duration)
 	return d.tm.SendKeys(ctx, d.sess.PaneID, "Enter")
+}
+
+// fillBox empties the input box (C-u) and pastes text into it, bracketed;
+// the caller sends Enter.
+func (d *Driver) fillBox(ctx context.Context, text string) error {
+	if err := d.tm.SendKeys(ctx, d.sess.PaneID, "C-u"); err != nil {
+		return err
+	}
+	return d.tm.Paste(ctx, d.sess.PaneID, []byte(text))
 }
 
 // onEvidenceTimeout retries Enter a bounded number of times when no
