@@ -102,7 +102,14 @@ func TestRemainOnExitAndRespawn(t *testing.T) {
 	if np.ID != p.ID || np.PID == p.PID || np.PID <= 0 || np.Dead || !alive(np.PID) {
 		t.Fatalf("RespawnPane = %+v (old pid %d), want same id, new live pid", np, p.PID)
 	}
+	// pane_current_command names what runs in the pane now: the forked
+	// child is "tmux" until it execs sleep (seen once under the full suite's
+	// load), and exec announces nothing, so look again for a bounded time.
 	got, _ := findPane(t, c, p.ID)
+	for deadline := time.Now().Add(5 * time.Second); got.Command != "sleep" && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+		got, _ = findPane(t, c, p.ID)
+	}
 	if got.Dead || got.PID != np.PID || got.Command != "sleep" {
 		t.Fatalf("after respawn ListPanes = %+v", got)
 	}
