@@ -92,4 +92,8 @@ staticcheck=$(command -v staticcheck || echo "$(go env GOPATH)/bin/staticcheck")
 if [ -x "$staticcheck" ]; then
 	"$staticcheck" ./...
 fi
-go test -count=1 -timeout 10m "$@" ./...
+# -p 4: four test packages at a time even on two cores. The suite waits on
+# real harnesses, tmux and the clock far more than it computes (user+sys
+# 77 s of 295 s wall at the default -p 2 on this kind of machine); at -p 4
+# the same run took 191 s.
+go test -count=1 -p 4 -timeout 10m "$@" ./...
