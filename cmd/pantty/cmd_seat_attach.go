@@ -1,0 +1,65 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"syscall"
+	"time"
+
+	"github.com/pantty/pantty/seat"
+	"github.com/urfave/cli/v2"
+)
+
+// attachable is the seat named on the command line and its tmux session:
+// what `seat attach` and `seat watch-pane` attach a terminal to.
+func attachable(c *cli.Context) (seat.Seat, seat.Session, error) {
+	s, err := seatArg(c, true)
+	if err != nil {
+		return s, seat.Session{}, err
+	}
+	sess, err := s.ReadSession()
+	if err != nil {
+		return s, sess, fmt.Errorf("seat %s has no session yet (start it first): %w", s.Name, err)
+	}
+	return s, sess, nil
+}
+
+func seatAttach(c *cli.Context) error {
+	s, sess, err := attachable(c)
+	if err != nil {
+		return err
+	}
+	// Relay first, then attach: the driver stops submitting before the person
+	// can type, and a submission already in flight finishes normally.
+	_, live, _ := s.LiveOwner()
+	if live {
+		if _, err := s.Ask(seat.Request{Kind: seat.CtlRelay, Args: "on"}, 15*time.Second); err != nil {
+			return err
+		}
+		defer s.Ask(seat.Request{Kind: seat.CtlRelay, Args: "off"}, 15*time.Second)
+	}
+	cmd := exec.Command("tmux", "-u", "-S", sess.Socket, "attach-session", "-t", "="+sess.TmuxName)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	return cmd.Run()
+}
+
+func seatWatchPane(c *cli.Context) error {
+	_, sess, err := attachable(c)
+	if err != nil {
+		return err
+	}
+	// Read-only: this client cannot type, so the driver stays in direct mode.
+	return syscall.Exec("/usr/bin/env", []string{"env", "tmux", "-u", "-S", sess.Socket, "attach-session", "-r", "-t", "=" + sess.TmuxName}, os.Environ())
+}
+
+func seatRelay(c *cli.Context) error {
+	s, rest, err := steered(c, "seat relay")
+	if err != nil {
+		return err
+	}
+	if len(rest) > 0 || !c.Bool("off") {
+		return usageErr("usage: pantty seat relay NAME --off  (relay is entered by attaching; --off is for when observation fails)")
+	}
+	return ask(s, seat.Request{Kind: seat.CtlRelay, Args: "force-off"}, 15*time.Second)
+}

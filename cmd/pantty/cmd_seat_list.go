@@ -1,0 +1,73 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/pantty/pantty/internal/termtext"
+	"github.com/pantty/pantty/seat"
+	"github.com/urfave/cli/v2"
+)
+
+func seatList(c *cli.Context) error {
+	if c.NArg() != 0 {
+		return usageErr("seat list takes no arguments")
+	}
+	home, err := homeOf(c)
+	if err != nil {
+		return err
+	}
+	names, err := seat.List(home)
+	if err != nil {
+		return err
+	}
+	if c.Bool("json") {
+		return seatListJSON(home, names)
+	}
+	tw := tabwriter.NewWriter(os.Stdout, 0, 2, 2, ' ', 0)
+	fmt.Fprintln(tw, "SEAT\tHARNESS\tINTENT\tOWNER\tPHASE\tQUEUED\tSESSION")
+	now := time.Now()
+	for _, n := range names {
+		s, _ := seat.Open(home, n)
+		row := []string{n, "unknown", "unknown", "none", "unknown", "unknown", "unknown"}
+		if cfg, err := s.LoadConfig(); err == nil {
+			row[1] = cfg.Harness
+		} else {
+			row[1] = "bad seat.toml"
+		}
+		if in, err := s.ReadIntent(); err == nil {
+			row[2] = in.Want
+		}
+		if o, live, err := s.LiveOwner(); err != nil {
+			row[3] = "unreadable"
+		} else if live {
+			row[3] = o.Holder
+		}
+		if hb, err := s.ReadHeartbeat(); err == nil {
+			row[4] = hb.Phase
+			if hb.Stale(now) {
+				row[4] += " (stale)"
+			}
+		}
+		if es, err := s.Entries(); err == nil {
+			q := 0
+			for _, e := range es {
+				if !seat.Final(e.Status.State) {
+					q++
+				}
+			}
+			row[5] = fmt.Sprint(q)
+		}
+		if sess, err := s.ReadSession(); err == nil {
+			row[6] = sess.ID
+		}
+		for i := range row {
+			row[i] = termtext.Line(row[i])
+		}
+		fmt.Fprintln(tw, strings.Join(row, "\t"))
+	}
+	return tw.Flush()
+}

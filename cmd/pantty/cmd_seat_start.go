@@ -1,0 +1,54 @@
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/pantty/pantty/seat"
+	"github.com/urfave/cli/v2"
+)
+
+func seatStart(c *cli.Context) error {
+	s, err := seatArg(c, true)
+	if err != nil {
+		return err
+	}
+	if err := startGates(s); err != nil {
+		return err
+	}
+	pantty, err := panttyPath()
+	if err != nil {
+		return err
+	}
+	opts := seat.StartOptions{Takeover: c.String("takeover"), RefreshEnv: c.Bool("refresh-env"), Pantty: pantty,
+		Warn: func(line string) { fmt.Fprintf(os.Stderr, "pantty: %s\n", line) }}
+	if isTerminal(os.Stderr) {
+		opts.Progress = func(line string) { fmt.Fprintf(os.Stderr, "  %s …\n", line) }
+	}
+	p, err := seat.Start(s, opts)
+	if err != nil {
+		return err
+	}
+	if p.State == seat.StateEnvRecorded {
+		say("seat %s runs (holder %s): recorded this shell's environment in launch-env.toml for its next launch; the live harness keeps its own until then ('pantty seat stop %s' and start to apply it now)", s.Name, p.Holder, s.Name)
+		return nil
+	}
+	how := "started"
+	if p.Adopted {
+		how = "adopted its live harness"
+	}
+	say("seat %s %s: holder %s, session %s", s.Name, how, p.Holder, p.Session)
+	return nil
+}
+
+func seatStop(c *cli.Context) error {
+	s, err := seatArg(c, true)
+	if err != nil {
+		return err
+	}
+	if err := seat.Stop(s); err != nil {
+		return err
+	}
+	say("seat %s stopped (state kept in %s)", s.Name, s.Dir)
+	return nil
+}
