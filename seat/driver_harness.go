@@ -1,6 +1,7 @@
 package seat
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"github.com/pantty/pantty/internal/machine"
@@ -64,16 +65,24 @@ func (d *Driver) launch(pane *tmux.Pane) error {
 	if err != nil {
 		return err
 	}
-	argv, err := d.Ad.Argv(Launch{Seat: d.S, Config: d.Cfg, SessionID: d.sess.ID, Resume: resume,
-		Settings: d.S.SettingsPath(), Pantty: d.Pantty, Authority: auth})
-	if err != nil {
-		return err
-	}
 	env, err := HarnessEnv(os.Environ(), d.S, d.Cfg, d.Ad.Env(d.S, d.Cfg))
 	if err != nil {
 		return err
 	}
 	env = auth.env(env)
+	// A missing binary is named before the adapter prepares anything: Codex's
+	// Argv runs codex itself to trust its hooks, and failed there in its own
+	// words ("hook trust: start X app-server: exec: …").
+	if cmd := cmp.Or(d.Cfg.Command, d.Ad.Caps().Binary); cmd != "" {
+		if _, err := d.resolveBinary(cmd, env["PATH"]); err != nil {
+			return err
+		}
+	}
+	argv, err := d.Ad.Argv(Launch{Seat: d.S, Config: d.Cfg, SessionID: d.sess.ID, Resume: resume,
+		Settings: d.S.SettingsPath(), Pantty: d.Pantty, Authority: auth})
+	if err != nil {
+		return err
+	}
 	// Resolve the binary now, on the PATH the harness gets, so a missing one is
 	// refused with that PATH named before tmux starts anything.
 	if argv[0], err = d.resolveBinary(argv[0], env["PATH"]); err != nil {

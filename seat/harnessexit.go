@@ -86,10 +86,35 @@ func (d *Driver) lastWords(pane *tmux.Pane) []string {
 		}
 		lines = append(lines, Redact(l))
 	}
-	if len(lines) > exitWordLines {
-		lines = lines[len(lines)-exitWordLines:]
+	return keepWords(lines)
+}
+
+// errorWords mark a line that says what went wrong.
+var errorWords = []string{"error", "unknown", "invalid", "not found", "failed", "denied", "refused", "cannot", "unable"}
+
+// keepWords keeps the pane's last exitWordLines lines and, when the tail
+// holds no line that says what went wrong but an earlier one does, the first
+// such line ahead of them: a CLI that prints its error and then its whole
+// usage (Gemini CLI 0.61.0: "Unknown arguments: such-flag, suchFlag" above
+// some 40 lines of options; measured 2026-12-04) would otherwise leave only
+// option lines as its last words.
+func keepWords(lines []string) []string {
+	if len(lines) <= exitWordLines {
+		return lines
 	}
-	return lines
+	tail := lines[len(lines)-exitWordLines:]
+	says := func(l string) bool { return containsAny(strings.ToLower(l), errorWords) }
+	for _, l := range tail {
+		if says(l) {
+			return tail
+		}
+	}
+	for _, l := range lines[:len(lines)-exitWordLines] {
+		if says(l) {
+			return append([]string{l}, tail...)
+		}
+	}
+	return tail
 }
 
 // noteExit records a harness exit with its words (harness-exit.toml, driver.log)

@@ -120,6 +120,7 @@ func TestE2E(t *testing.T) {
 		},
 		Corpus: map[string]string{"d-compact": "/compact", "d-clear": "/clear", "d-bang": "!touch {bang}",
 			"d-space": " /x", "d-slash": "/"},
+		Cron: cronSeat, BadArg: "--no-such-flag", BadWords: "unknown option '--no-such-flag'",
 		ResumeArgv: func(h *seattest.Harness, id, argv string) error {
 			if !strings.Contains(argv, "--resume "+id) || !strings.Contains(argv, "--settings "+h.Seat().SettingsPath()) ||
 				strings.Contains(argv, "--session-id") {

@@ -117,6 +117,7 @@ func TestE2E(t *testing.T) {
 		Corpus: map[string]string{"d-compact": "/compact", "d-new": "/new", "d-bang": "!touch {bang}",
 			"d-space": " /compact", "d-slash": "/"},
 		ContextSource: "PostModelRequest",
+		Cron:          cronSeat, BadArg: "--no-such-flag", BadWords: "unexpected argument '--no-such-flag'",
 		ResumeArgv: func(_ *seattest.Harness, id, argv string) error {
 			if !strings.Contains(argv, " resume "+id+" --no-daemon") {
 				return fmt.Errorf("%q does not resume thread %s with --no-daemon", argv, id)

@@ -51,6 +51,12 @@ func newRig(t *testing.T, name string, toml ...string) *rig {
 	h := seattest.NewHarness(t, name, "gemini-cli",
 		seattest.Env(map[string]string{"GEMINI_API_KEY": "standin-key", "GOOGLE_GEMINI_BASE_URL": api.URL()}),
 		seattest.TOML(append([]string{fmt.Sprintf("command = %q", bin)}, toml...)...))
+	return rigOf(h, api)
+}
+
+// rigOf is the rig of a seat h and its stand-in api: the suite reads the
+// stand-in's log as seattest.E2ERequests.
+func rigOf(h *seattest.Harness, api *standin.Server) *rig {
 	return &rig{E2ERig: &seattest.E2ERig{Harness: h, Requests: func() []seattest.E2ERequest {
 		var out []seattest.E2ERequest
 		for _, q := range api.Requests() {
@@ -82,6 +88,7 @@ func TestE2E(t *testing.T) {
 		Workspace:     map[string]string{"notes.txt": "the workspace note's secret content 7f3a"},
 		AsReceived:    func(text string) string { return strings.ReplaceAll(text, "@", `\@`) },
 		ContextSource: "chat file",
+		Cron:          cronSeat, BadArg: "--no-such-flag", BadWords: "Unknown arguments: such-flag",
 		ResumeArgv: func(_ *seattest.Harness, id, argv string) error {
 			if !strings.Contains(argv, " --resume "+id) || strings.Contains(argv, "--session-id") {
 				return fmt.Errorf("%q does not resume session %s", argv, id)

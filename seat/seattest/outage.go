@@ -80,11 +80,17 @@ type Outage struct {
 // probe after the backoff, a recover sweep.
 const outageWait = 60 * time.Second
 
-// sweepReport is the part of `pantty recover --json` an outage checks.
-type sweepReport struct {
-	Seats []struct {
-		Seat, Verdict, Cause, Class, Reason, Waiting string
-	} `json:"seats"`
+// SweepReport is the part of `pantty recover --json` the tests judge, read
+// as JSON (the documented output) rather than through the recover package:
+// seat/gates' own tests use this package, and recover imports seat/gates.
+type SweepReport struct {
+	Seats []SweptSeat `json:"seats"`
+}
+
+// SweptSeat is one seat's row of `pantty recover --json`.
+type SweptSeat struct {
+	Seat, Verdict, Cause, Class, Reason, Waiting, Result string
+	Launch                                               []string `json:"launch_problems"`
 }
 
 // RunOutage queues ids under the fault and checks that none fails, that the
@@ -162,7 +168,7 @@ func (h *Harness) reportsOutage(o Outage) bool {
 func (h *Harness) checkSweep(o Outage) {
 	h.T.Helper()
 	r := h.Run("recover", "--json")
-	var rep sweepReport
+	var rep SweepReport
 	if err := json.Unmarshal([]byte(r.Stdout), &rep); err != nil {
 		h.T.Fatalf("recover --json: %v: %s", err, r)
 	}
