@@ -134,7 +134,13 @@ func classify(o *observation) verdict {
 	burst := o.hasPrev && o.prev.Session == o.sess.ID && o.sess.Launches-o.prev.Launches >= relaunchBurst
 	down := o.harnessDown()
 	sinceLaunch := o.now.Sub(o.sess.LaunchedAt)
-	diesAtStart := down != "" && sinceLaunch < o.cfg.ReadyTimeout.Duration+staleIntervals*iv
+	// One look at a dead or respawning pane just after a launch is also what
+	// a seat being restarted looks like (seat stop, then seat start: the soak
+	// once caught the new driver mid-respawn, called the harness not ready
+	// and released a driver that was fine, 2026-12-04). Dying at start needs
+	// the previous sweep to have seen the same session down as well.
+	prevDown := o.hasPrev && o.prev.Session == o.sess.ID && (o.prev.Cause == CauseNotReady || o.prev.Cause == CauseHarnessDown)
+	diesAtStart := down != "" && prevDown && sinceLaunch < o.cfg.ReadyTimeout.Duration+staleIntervals*iv
 	if o.phaseStarting() && (burst || diesAtStart) {
 		v := dead(CauseNotReady, "the harness does not come up: %s %s after its last launch, never ready (phase %s%s); %d launches since the last sweep, %d in all",
 			down, shortDur(sinceLaunch), o.hb.Phase, suffix(o.hb.Waiting), o.sess.Launches-o.prev.Launches, o.sess.Launches)
