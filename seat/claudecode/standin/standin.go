@@ -55,35 +55,23 @@ import (
 // Options configure a stand-in (seat/standinkit's).
 type Options = standinkit.Options
 
-// Request is one row of the request log: what reached the stand-in.
+// Request is one row of the request log: what reached the stand-in. Kind is
+// turn (a main-loop request: it carries tools), tool_result (a main-loop
+// request that carries a tool's result back, within a turn), compact (the
+// summarisation request of a compaction), aux (a side request without tools:
+// titles, topic checks), count_tokens, or other (an unknown path). NewInput
+// is the last text block of the last user message, where Claude Code puts the
+// submitted prompt; Context holds that message's earlier text blocks: system
+// reminders, hook output (SessionStart's stdout after a compaction),
+// "[Request interrupted by user]".
 type Request struct {
-	Seq    int       `json:"seq"`
-	At     time.Time `json:"at"`
-	Method string    `json:"method"`
-	Path   string    `json:"path"`
-	// Kind is turn (a main-loop request: it carries tools), tool_result (a
-	// main-loop request that carries a tool's result back, within a turn),
-	// compact (the summarisation request of a compaction), aux (a side request
-	// without tools: titles, topic checks), count_tokens, or other (an unknown
-	// path).
-	Kind   string `json:"kind"`
-	Model  string `json:"model,omitempty"`
-	Stream bool   `json:"stream,omitempty"`
-	// NewInput is the turn's new input: the last text block of the last user
-	// message, where Claude Code puts the submitted prompt. Context holds that
-	// message's earlier text blocks: system reminders, hook output (SessionStart's
-	// stdout after a compaction), "[Request interrupted by user]".
-	NewInput    string `json:"new_input,omitempty"`
-	Context     string `json:"context,omitempty"`
-	SystemBytes int    `json:"system_bytes"`
-	Tools       int    `json:"tools"`
+	standinkit.Row
+	Stream      bool `json:"stream,omitempty"`
+	SystemBytes int  `json:"system_bytes"`
+	Tools       int  `json:"tools"`
 	// Messages is the whole message count: more than one means history was carried.
 	Messages int   `json:"messages"`
 	Usage    Usage `json:"usage"`
-	// Status is the HTTP status answered; Script names the behaviour applied.
-	Status int             `json:"status"`
-	Script string          `json:"script,omitempty"`
-	Body   json.RawMessage `json:"body,omitempty"`
 }
 
 // Usage is the Messages API usage object.
@@ -136,7 +124,7 @@ const maxBody = 64 << 20
 func (s *Server) serve(w http.ResponseWriter, req *http.Request) {
 	path := strings.TrimSuffix(req.URL.Path, "/")
 	body, _ := io.ReadAll(io.LimitReader(req.Body, maxBody))
-	r := Request{At: time.Now().UTC(), Method: req.Method, Path: req.URL.Path}
+	r := Request{Row: standinkit.Row{At: time.Now().UTC(), Method: req.Method, Path: req.URL.Path}}
 	if s.Opts.KeepBodies && json.Valid(body) {
 		r.Body = body
 	}

@@ -56,27 +56,19 @@ import (
 // Options configure a stand-in (seat/standinkit's).
 type Options = standinkit.Options
 
-// Request is one row of the request log: what reached the stand-in.
+// Request is one row of the request log: what reached the stand-in. Kind is
+// turn (a main-loop request: it carries tools), tool_result (a main-loop
+// request carrying a function call's output back), compact (the
+// summarisation request of a compaction), aux (a side request without tools:
+// Codex's thread title), or other (an unknown path). NewInput is the text of
+// the last user message item, where Codex puts the submitted prompt; Context
+// holds the other user and developer texts sent after the last assistant
+// output.
 type Request struct {
-	Seq    int       `json:"seq"`
-	At     time.Time `json:"at"`
-	Method string    `json:"method"`
-	Path   string    `json:"path"`
-	// Kind is turn (a main-loop request: it carries tools), tool_result (a
-	// main-loop request carrying a function call's output back), compact (the
-	// summarisation request of a compaction), aux (a side request without
-	// tools: Codex's thread title), or other (an unknown path).
-	Kind   string `json:"kind"`
-	Model  string `json:"model,omitempty"`
-	Stream bool   `json:"stream,omitempty"`
+	standinkit.Row
+	Stream bool `json:"stream,omitempty"`
 	// Thread is the request's prompt_cache_key: Codex sends the thread id.
 	Thread string `json:"thread,omitempty"`
-	// NewInput is the turn's new input: the text of the last user message
-	// item, where Codex puts the submitted prompt. Context holds the other
-	// user and developer texts sent after the last assistant output (what the
-	// client added to this turn besides the prompt).
-	NewInput string `json:"new_input,omitempty"`
-	Context  string `json:"context,omitempty"`
 	// ToolOutput is the output of the function call a tool_result carries.
 	ToolOutput        string `json:"tool_output,omitempty"`
 	InstructionsBytes int    `json:"instructions_bytes"`
@@ -86,10 +78,6 @@ type Request struct {
 	Items    int   `json:"items"`
 	Messages int   `json:"messages"`
 	Usage    Usage `json:"usage"`
-	// Status is the HTTP status answered; Script names the behaviour applied.
-	Status int             `json:"status"`
-	Script string          `json:"script,omitempty"`
-	Body   json.RawMessage `json:"body,omitempty"`
 }
 
 // Usage is the Responses API usage object.
@@ -150,7 +138,7 @@ const maxBody = 64 << 20
 func (s *Server) serve(w http.ResponseWriter, req *http.Request) {
 	path := strings.TrimSuffix(req.URL.Path, "/")
 	body, _ := io.ReadAll(io.LimitReader(req.Body, maxBody))
-	r := Request{At: time.Now().UTC(), Method: req.Method, Path: req.URL.Path}
+	r := Request{Row: standinkit.Row{At: time.Now().UTC(), Method: req.Method, Path: req.URL.Path}}
 	if s.Opts.KeepBodies && json.Valid(body) {
 		r.Body = body
 	}

@@ -31,31 +31,20 @@ import (
 // replies stream in one chunk unless made slow).
 type Options = standinkit.Options
 
-// Request is one row of the request log: what reached the stand-in.
+// Request is one row of the request log: what reached the stand-in. Kind is
+// turn (streamGenerateContent), router (a generateContent that asks for
+// JSON: the Auto model router), compress (the summary request of /compress or
+// an automatic compression), aux (any other generateContent), count_tokens,
+// or other (an unknown path). NewInput is the last text part of the last user
+// content, where the CLI puts the submitted prompt (measured: the first turn
+// of a session sends its <session_context> as an earlier part of the same
+// content), not counting a hook's <hook_context> part after it; Context holds
+// that content's other parts.
 type Request struct {
-	Seq    int       `json:"seq"`
-	At     time.Time `json:"at"`
-	Method string    `json:"method"`
-	Path   string    `json:"path"`
-	Model  string    `json:"model,omitempty"`
-	// Kind is turn (streamGenerateContent), router (a generateContent that
-	// asks for JSON: the Auto model router), compress (the summary request of
-	// /compress or an automatic compression), aux (any other
-	// generateContent), count_tokens, or other (an unknown path).
-	Kind string `json:"kind"`
-	// NewInput is the last text part of the last user content, where the CLI
-	// puts the submitted prompt (measured: the first turn of a session sends
-	// its <session_context> as an earlier part of the same content), not
-	// counting a hook's <hook_context> part after it. Context holds that
-	// content's other parts. Contents counts every content sent
-	// (more than one: history was carried).
-	NewInput string          `json:"new_input,omitempty"`
-	Context  string          `json:"context,omitempty"`
-	Contents int             `json:"contents"`
-	Usage    Usage           `json:"usage"`
-	Status   int             `json:"status"`
-	Script   string          `json:"script,omitempty"`
-	Body     json.RawMessage `json:"body,omitempty"`
+	standinkit.Row
+	// Contents counts every content sent (more than one: history was carried).
+	Contents int   `json:"contents"`
+	Usage    Usage `json:"usage"`
 }
 
 // Usage is the API's usageMetadata.
@@ -136,7 +125,7 @@ func isCompression(text string) bool {
 
 func (s *Server) serve(w http.ResponseWriter, req *http.Request) {
 	body, _ := io.ReadAll(io.LimitReader(req.Body, 64<<20))
-	r := Request{At: time.Now().UTC(), Method: req.Method, Path: req.URL.Path, Kind: "other"}
+	r := Request{Row: standinkit.Row{At: time.Now().UTC(), Method: req.Method, Path: req.URL.Path, Kind: "other"}}
 	if s.Opts.KeepBodies {
 		r.Body = json.RawMessage(body)
 	}

@@ -1,0 +1,31 @@
+package standinkit
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Row is what every stand-in logs of one request, whatever API it imitates;
+// a stand-in's own request type embeds it and adds its API's fields (the
+// JSON log keeps them flat).
+type Row struct {
+	Seq    int       `json:"seq"`
+	At     time.Time `json:"at"`
+	Method string    `json:"method"`
+	Path   string    `json:"path"`
+	// Kind names the request in the stand-in's terms (Kind for the shared
+	// ones: turn, tool_result, compact, aux; a stand-in adds its own).
+	Kind  string `json:"kind"`
+	Model string `json:"model,omitempty"`
+	// NewInput is the turn's new input, where the harness puts the submitted
+	// prompt (and so pantty's guard header); Context is the rest of that
+	// input: what the client added to the turn besides the prompt (hook
+	// output, reminders, injected context).
+	NewInput string `json:"new_input,omitempty"`
+	Context  string `json:"context,omitempty"`
+	// Status is the HTTP status answered; Script names the behaviour applied.
+	Status int    `json:"status"`
+	Script string `json:"script,omitempty"`
+	// Body is the request body, when the stand-in keeps bodies.
+	Body json.RawMessage `json:"body,omitempty"`
+}
