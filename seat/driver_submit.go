@@ -354,15 +354,14 @@ func (d *Driver) onEvidenceTimeout() {
 		d.checkHarness("capture failed")
 		return
 	}
-	if d.Ad.Busy(screen) {
-		// A turn is running: the evidence is late, not missing. Wait once more.
+	busy := d.Ad.Busy(screen)
+	closed := !busy && d.closedByTranscript(fl.e, "no submission evidence")
+	switch machine.AfterSilence(machine.Silence{Busy: busy, Closed: closed, Tries: fl.enterTries,
+		MaxTries: d.Cfg.SubmitRetries, Recovered: fl.recovered}) {
+	case machine.WaitLonger:
 		d.evidenceT.set(d.Cfg.SubmitTimeout.Duration)
-		return
-	}
-	if d.closedByTranscript(fl.e, "no submission evidence") {
-		return
-	}
-	if fl.enterTries < d.Cfg.SubmitRetries {
+	case machine.ClosedByRecord:
+	case machine.RetryEnter:
 		fl.enterTries++
 		d.logf("no submission evidence for %s: Enter retry %d of %d", fl.e.Msg.ID, fl.enterTries, d.Cfg.SubmitRetries)
 		ctx, cancel := d.ctx()
@@ -373,19 +372,18 @@ func (d *Driver) onEvidenceTimeout() {
 			return
 		}
 		d.evidenceT.set(d.Cfg.SubmitTimeout.Duration)
-		return
-	}
-	d.clearComposer()
-	if fl.recovered {
+	case machine.Requeue:
 		// Inherited from a driver killed mid-delivery, possibly before it pasted:
 		// with no evidence after the Enter retries, the text never reached the
 		// model, so it is queued again rather than failed.
+		d.clearComposer()
 		d.flight = nil
 		d.requeueUnlessReceived(fl.e, "no submission evidence after a driver restart: queued again")
 		d.to(machine.Requeued, "")
-		return
+	case machine.Undelivered:
+		d.clearComposer()
+		d.finish(fl.e, StateFailed, ReasonUndelivered, fmt.Sprintf("no UserPromptSubmit evidence after %d Enter retries", d.Cfg.SubmitRetries), "")
 	}
-	d.finish(fl.e, StateFailed, ReasonUndelivered, fmt.Sprintf("no UserPromptSubmit evidence after %d Enter retries", d.Cfg.SubmitRetries), "")
 }
 
 // Artifact is artifacts/<id>.<attempt>.toml: what one delivery really sent.

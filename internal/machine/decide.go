@@ -81,3 +81,42 @@ func Next(now time.Time, commands bool, queue []Queued, stepDone bool) Pick {
 	}
 	return Pick{Choice: Deliver, ID: head.ID}
 }
+
+// Silence is what the driver knows when a pasted message has shown no
+// submission evidence within submit_timeout.
+type Silence struct {
+	Busy      bool // the pane shows a turn running: the evidence is late, not missing
+	Closed    bool // the harness's own record settled the message (its hook was lost)
+	Tries     int  // Enter retries sent so far
+	MaxTries  int  // submit_retries
+	Recovered bool // inherited from a driver killed mid-delivery, maybe before it pasted
+}
+
+// Answer is what the driver does about a silence.
+type Answer int
+
+// The answers to a silence.
+const (
+	WaitLonger     Answer = iota // a turn runs: arm the evidence timer once more
+	ClosedByRecord               // the harness's record closed the message: nothing more
+	RetryEnter                   // send Enter again (the paste is never repeated: evidence could exist)
+	Requeue                      // a recovered delivery that never reached the model: queue it again
+	Undelivered                  // fail the message: no evidence after every retry
+)
+
+// AfterSilence decides what a silence means, in the order the driver has
+// always weighed it: a running turn first, then the harness's own record,
+// then the Enter retries, then a recovered delivery's second chance.
+func AfterSilence(s Silence) Answer {
+	switch {
+	case s.Busy:
+		return WaitLonger
+	case s.Closed:
+		return ClosedByRecord
+	case s.Tries < s.MaxTries:
+		return RetryEnter
+	case s.Recovered:
+		return Requeue
+	}
+	return Undelivered
+}

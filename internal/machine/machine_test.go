@@ -175,3 +175,26 @@ func TestNext(t *testing.T) {
 		}
 	}
 }
+
+// TestAfterSilence: what a message with no submission evidence comes to, case
+// by case, at unit speed (the driver's onEvidenceTimeout runs the answer).
+func TestAfterSilence(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		s    Silence
+		want Answer
+	}{
+		{"a turn runs: late, not missing", Silence{Busy: true, Closed: true, Tries: 3, MaxTries: 3}, WaitLonger},
+		{"the record closed it", Silence{Closed: true, MaxTries: 3}, ClosedByRecord},
+		{"first silence: Enter again", Silence{MaxTries: 3}, RetryEnter},
+		{"last retry left", Silence{Tries: 2, MaxTries: 3}, RetryEnter},
+		{"no retries left", Silence{Tries: 3, MaxTries: 3}, Undelivered},
+		{"no retries configured", Silence{}, Undelivered},
+		{"a recovered delivery gets queued again", Silence{Tries: 3, MaxTries: 3, Recovered: true}, Requeue},
+		{"a recovered delivery still retries Enter first", Silence{Tries: 1, MaxTries: 3, Recovered: true}, RetryEnter},
+	} {
+		if got := AfterSilence(c.s); got != c.want {
+			t.Errorf("%s: AfterSilence(%+v) = %d, want %d", c.name, c.s, got, c.want)
+		}
+	}
+}
