@@ -289,7 +289,7 @@ func (Adapter) PrepareSeatHome(s seat.Seat, c seat.Config, pantty string) ([]str
 	}
 	return []string{SettingsPath(Home(s, c)) + ": pantty's hooks (" + strings.Join(HookEvents, ", ") +
 		"), security.auth.selectedType gemini-api-key unless set, folderTrust off, no update check, no usage statistics, " +
-		fmt.Sprintf("model.compressionThreshold %g, ui.escapePastedAtSymbols true", CompressionOutOfReach)}, nil
+		fmt.Sprintf("model.compressionThreshold %g, ui.escapePastedAtSymbols true, general.retryFetchErrors false", CompressionOutOfReach)}, nil
 }
 
 // Caps lists what Gemini CLI can do beyond the required methods.

@@ -22,6 +22,15 @@ func outage(t *testing.T, name string, fault standinkit.Fault, class, words stri
 	r.PlayOutage(r.api, r.answered, fault, class, words)
 }
 
+// A refused connection is a means outage: with the seat's
+// general.retryFetchErrors = false the CLI ends the turn on it ("fetch
+// failed") instead of retrying inside the turn; the seat is dead until the
+// API listens again, and no message fails.
+func TestConnectionRefusedOutageFailsNoMessage(t *testing.T) {
+	t.Parallel()
+	outage(t, "gm-refused", standinkit.FaultRefused, seat.FailMeans, "cannot connect")
+}
+
 // A 401 ends Gemini's turn at once with "✕ [API Error: {…"code":401…}]" on
 // the pane and AfterAgent's "[no response text]" (measured): the hook reads
 // the error line, authentication_failed, a means outage; no message fails.

@@ -52,8 +52,8 @@ const CompressionOutOfReach = 1.0
 // launch: settings.json keeps everything already in it and sets what a seat
 // needs — pantty's hooks, API-key authentication unless another method is
 // chosen (no sign-in dialog), folder trust off (no trust dialog), no update
-// check or usage statistics, the CLI's own compression out of reach, and
-// pasted @ mentions escaped.
+// check or usage statistics, the CLI's own compression out of reach, pasted
+// @ mentions escaped, and a refused connection not retried inside the turn.
 func PrepareHome(s seat.Seat, c seat.Config, pantty string) error {
 	home := Home(s, c)
 	dir := filepath.Dir(SettingsPath(home))
@@ -90,6 +90,12 @@ func setSettings(cfg map[string]any, hookCommand string) {
 	general := object(cfg, "general")
 	general["enableAutoUpdate"] = false
 	general["enableAutoUpdateNotification"] = false
+	// A refused connection ends the turn with its error in the chat file
+	// (AfterAgent's StopFailure: pantty's means outage, re-probed) instead of
+	// being retried inside the turn for minutes with no hook (measured
+	// 2026-12-04). A 429 or a 5xx is still retried by the CLI: neither
+	// general.maxAttempts = 1 nor a pinned model stopped that (measured).
+	general["retryFetchErrors"] = false
 	object(cfg, "privacy")["usageStatisticsEnabled"] = false
 	// Board text arrives by paste: Gemini's own switch escapes the @ of a
 	// pasted mention, so "@path" in board text is text, not a file read (nor,
