@@ -116,6 +116,16 @@ func (d *Driver) onPromptSubmit(ev Event) {
 	if ok && fl == nil {
 		if e, known := d.entries[id]; known && e.Status.Nonce == nonce && !Final(e.Status.State) {
 			d.logf("late evidence for %s after it was settled: recorded", id)
+			if e.Status.State == StateQueued && e.Status.Resubmits == 0 {
+				// The harness took this very paste after the driver had queued
+				// it again for want of evidence: the harness was killed while its
+				// hook still ran, and the event landed 38 ms after the driver saw
+				// the harness gone (soak seed 316271811, 2026-12-04). Its turn
+				// died with that harness and the model saw the text once, so the
+				// next paste must be pantty's one marked resubmission, never a
+				// silent second copy.
+				d.resubmitOrFail(e, "resubmission: the harness took the paste before it went (its evidence came late) and the turn was lost")
+			}
 		}
 	}
 	d.foreignTurn, d.foreignAt = f.PromptID, ev.ReceivedAt
