@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+	"github.com/pantty/pantty/seat/standinkit"
 )
 
 // MeasureSpec is what `pantty measure` asks of an adapter's Measure.
@@ -160,6 +161,13 @@ type StandinRequest struct {
 	// Body is the whole request as sent, when the stand-in keeps bodies:
 	// where a text the client put anywhere in the request can be found.
 	Body string
+}
+
+// StandinRow is what a detector reads of a stand-in's logged row; where
+// names the thread or session the request belongs to ("" when its API names
+// none).
+func StandinRow(r standinkit.Row, where string) StandinRequest {
+	return StandinRequest{At: r.At, Kind: r.Kind, NewInput: r.NewInput, Where: where, Context: r.Context, Body: string(r.Body)}
 }
 
 // Build is the harness's own version string.

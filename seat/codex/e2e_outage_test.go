@@ -4,22 +4,16 @@ import (
 	"testing"
 
 	"github.com/pantty/pantty/seat"
-	"github.com/pantty/pantty/seat/codex/standin"
 	"github.com/pantty/pantty/seat/seattest"
 	"github.com/pantty/pantty/seat/standinkit"
 )
-
-// answered counts, per pantty message id, the turns the stand-in answered.
-func (r *rig) answered() map[string]int {
-	return seattest.Answered(r.api.Requests(), func(q standin.Request) (string, string, int) { return q.Kind, q.NewInput, q.Status })
-}
 
 // outage plays one fault of the stand-in against the real codex
 // (seattest.PlayOutage): three messages queued, none failed, the seat names the
 // outage in Codex's words, all processed once after the fault clears.
 func outage(t *testing.T, name string, fault standinkit.Fault, class, words string) {
 	r := newRig(t, name, seattest.OutageTOML...)
-	r.PlayOutage(r.api, r.answered, fault, class, words)
+	r.PlayOutage(r.api, r.Answered, fault, class, words)
 }
 
 // A 401 ("unexpected status 401 Unauthorized: Incorrect API key provided…",

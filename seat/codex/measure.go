@@ -54,7 +54,7 @@ func (Adapter) Measure(spec seat.MeasureSpec) (seat.MeasureRig, error) {
 				Requests: func() []seat.StandinRequest {
 					var out []seat.StandinRequest
 					for _, r := range api.Requests() {
-						out = append(out, seat.StandinRequest{At: r.At, Kind: r.Kind, NewInput: r.NewInput, Where: r.Thread, Context: r.Context, Body: string(r.Body)})
+						out = append(out, seat.StandinRow(r.Row, r.Thread))
 					}
 					return out
 				},

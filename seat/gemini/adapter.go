@@ -134,15 +134,16 @@ func (Adapter) Busy(screen string) bool {
 	return strings.Contains(lines[r-1], "esc to cancel")
 }
 
-// box returns the input box's lines: from the " > " line under the rule down
-// to the footer (" workspace (/directory)"); ok=false when none is visible.
-func box(screen string) ([]string, bool) {
-	lines := strings.Split(strings.TrimRight(screen, "\n"), "\n")
+// box finds the input box in the pane: the screen's lines and the box's
+// span, from the " > " line just under the rule (start) to the end of its
+// continuation lines (end); ok=false when no box is visible.
+func box(screen string) (lines []string, start, end int, ok bool) {
+	lines = strings.Split(strings.TrimRight(screen, "\n"), "\n")
 	r := lastRule(lines)
 	if r < 0 {
-		return nil, false
+		return lines, 0, 0, false
 	}
-	start := -1
+	start = -1
 	for i := r + 1; i < len(lines) && i <= r+3; i++ {
 		if strings.HasPrefix(lines[i], " > ") {
 			start = i
@@ -150,13 +151,13 @@ func box(screen string) ([]string, bool) {
 		}
 	}
 	if start < 0 {
-		return nil, false
+		return lines, 0, 0, false
 	}
-	end := start + 1
+	end = start + 1
 	for end < len(lines) && strings.HasPrefix(lines[end], "   ") {
 		end++
 	}
-	return lines[start:end], true
+	return lines, start, end, true
 }
 
 // InputReady (seat.Capabilities.InputReady) is the input box under its rule
@@ -166,10 +167,10 @@ func box(screen string) ([]string, bool) {
 // back with "Executing Hook: …" above it); a paste sent at SessionStart was
 // lost (4 of 4 launches at 0 s; none lost at 1 s or later).
 func (Adapter) InputReady(screen string) bool {
-	if _, ok := box(screen); !ok {
+	lines, _, _, ok := box(screen)
+	if !ok {
 		return false
 	}
-	lines := strings.Split(screen, "\n")
 	r := lastRule(lines)
 	return r < 1 || !strings.Contains(lines[r-1], "Executing Hook")
 }
@@ -188,12 +189,12 @@ const Placeholder = "Type your message or @path/to/file"
 // placeholder counts as empty. Gemini does not put a cancelled prompt back
 // into the box (measured).
 func (Adapter) Composer(screen string) (string, bool) {
-	lines, ok := box(screen)
+	all, start, end, ok := box(screen)
 	if !ok {
 		return "", false
 	}
 	var out []string
-	for i, l := range lines {
+	for i, l := range all[start:end] {
 		if i == 0 {
 			l = strings.TrimPrefix(l, " > ")
 		} else {
@@ -225,19 +226,8 @@ var CommandWords = map[string]string{"compact": "compress"}
 // entries, "(0/41)"), filtered only later; Enter then takes the selected
 // entry, and under load a pasted /compact ran /clear (measured 2026-12-04).
 func (Adapter) CommandSettled(screen, text string) bool {
-	lines := strings.Split(strings.TrimRight(screen, "\n"), "\n")
-	r := lastRule(lines)
-	if r < 0 {
-		return false
-	}
-	start := -1
-	for i := r + 1; i < len(lines) && i <= r+3; i++ {
-		if strings.HasPrefix(lines[i], " > ") {
-			start = i
-			break
-		}
-	}
-	if start < 0 || strings.TrimSpace(strings.TrimPrefix(lines[start], " > ")) != text {
+	lines, start, _, ok := box(screen)
+	if !ok || strings.TrimSpace(strings.TrimPrefix(lines[start], " > ")) != text {
 		return false
 	}
 	word, _, _ := strings.Cut(strings.TrimPrefix(text, "/"), " ")

@@ -62,15 +62,16 @@ func TestCompressedSinceReadsTheSnapshot(t *testing.T) {
 }
 
 func TestLastUsageAndLastError(t *testing.T) {
-	in, model, err := lastUsage("testdata/home", recorded)
+	msgs, _, err := history("testdata/home", recorded)
+	in, model := lastUsage(msgs)
 	if err != nil || in != 12698 || model != "gemini-3.8-flash" {
 		t.Fatalf("lastUsage = %d %q %v, want the last reply's 12698 tokens", in, model, err)
 	}
-	msg, err := lastError("testdata/home", recorded, "[pantty] msg=m3 nonce=n3 mentions=0\nfail [standin:error=401]")
-	if err != nil || !strings.HasPrefix(msg, "[API Error: ") || ClassifyError(msg) != "authentication_failed" {
-		t.Fatalf("lastError(m3) = %q %v (%s)", msg, err, ClassifyError(msg))
+	msg := lastError(msgs, "[pantty] msg=m3 nonce=n3 mentions=0\nfail [standin:error=401]")
+	if !strings.HasPrefix(msg, "[API Error: ") || ClassifyError(msg) != "authentication_failed" {
+		t.Fatalf("lastError(m3) = %q (%s)", msg, ClassifyError(msg))
 	}
-	if msg, _ := lastError("testdata/home", recorded, "resume probe 2"); msg != "" {
+	if msg := lastError(msgs, "resume probe 2"); msg != "" {
 		t.Fatalf("an answered turn has error %q", msg)
 	}
 }

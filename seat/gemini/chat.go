@@ -217,27 +217,19 @@ func CompressedSince(home, sessionID string, since time.Time) (bool, string, err
 // lastUsage is the input tokens of the model's last recorded reply: what the
 // request of that reply carried (the CLI's tokens.input, from the API's
 // usageMetadata.promptTokenCount), and its model.
-func lastUsage(home, sessionID string) (input int, model string, err error) {
-	msgs, _, err := history(home, sessionID)
-	if err != nil {
-		return 0, "", err
-	}
+func lastUsage(msgs []message) (input int, model string) {
 	for i := len(msgs) - 1; i >= 0; i-- {
 		if m := msgs[i]; m.Type == "gemini" && m.Tokens != nil && m.Tokens.Input > 0 {
-			return m.Tokens.Input, m.Model, nil
+			return m.Tokens.Input, m.Model
 		}
 	}
-	return 0, "", nil
+	return 0, ""
 }
 
 // lastError is the text of the "error" message recorded after the turn's
 // user message — the last one carrying prompt, else the last one — or ""
 // when none: how a turn that failed on an API error is recorded.
-func lastError(home, sessionID, prompt string) (string, error) {
-	msgs, _, err := history(home, sessionID)
-	if err != nil {
-		return "", err
-	}
+func lastError(msgs []message, prompt string) string {
 	turn := -1
 	for i := len(msgs) - 1; i >= 0; i-- {
 		if msgs[i].Type != "user" {
@@ -252,15 +244,15 @@ func lastError(home, sessionID, prompt string) (string, error) {
 		}
 	}
 	if turn < 0 {
-		return "", nil
+		return ""
 	}
 	for _, m := range msgs[turn+1:] {
 		if m.Type == "user" {
 			break
 		}
 		if m.Type == "error" {
-			return m.text(), nil
+			return m.text()
 		}
 	}
-	return "", nil
+	return ""
 }

@@ -61,8 +61,9 @@ func RunHook(home, name string, stdin io.Reader, stdout, stderr io.Writer) int {
 		h.reinject(stdout)
 		return h.forward(map[string]any{"hook_event_name": seat.EvUserPromptSubmit, "prompt": p.Prompt}, io.Discard)
 	case "AfterAgent":
-		h.reading()
-		if errText := h.turnError(); errText != "" {
+		msgs := h.history()
+		h.reading(msgs)
+		if errText := h.turnError(msgs); errText != "" {
 			return h.forward(map[string]any{"hook_event_name": seat.EvStopFailure, "error": ClassifyError(errText),
 				"last_assistant_message": errText}, io.Discard)
 		}
@@ -199,14 +200,26 @@ const ContextSource = "gemini-cli chat file: the last reply's tokens.input (the 
 // routes to by default (its tokenLimit: 1,048,576).
 const Window = 1048576
 
-// reading records the turn's last request as a ContextReading.
-func (h hookRun) reading() {
+// history is the session's messages as the chat files hold them when the
+// turn ends, read once for the reading and the turn's error; nil (with a
+// line on stderr) when they cannot be read.
+func (h hookRun) history() []message {
 	c, err := h.s.LoadConfig()
 	if err != nil {
-		return
+		fmt.Fprintf(h.stderr, "pantty hook: %v\n", err)
+		return nil
 	}
-	in, model, err := lastUsage(Home(h.s, c), h.p.SessionID)
-	if err != nil || in <= 0 {
+	msgs, _, err := history(Home(h.s, c), h.p.SessionID)
+	if err != nil {
+		fmt.Fprintf(h.stderr, "pantty hook: %v\n", err)
+	}
+	return msgs
+}
+
+// reading records the turn's last request as a ContextReading.
+func (h hookRun) reading(msgs []message) {
+	in, model := lastUsage(msgs)
+	if in <= 0 {
 		return
 	}
 	b, _ := json.Marshal(seat.ContextReadingPayload{SessionID: h.p.SessionID, TurnID: promptID(h.p.SessionID, h.p.Prompt),
@@ -226,19 +239,11 @@ const NoResponse = "[no response text]"
 // AfterAgent, and draws it on the pane only after the hook returned
 // (measured 2026-12-04, 2 of 2 failed turns). "" for a turn with a reply or
 // no recorded error.
-func (h hookRun) turnError() string {
+func (h hookRun) turnError(msgs []message) string {
 	if strings.TrimSpace(h.p.Response) != NoResponse {
 		return ""
 	}
-	c, err := h.s.LoadConfig()
-	if err != nil {
-		return ""
-	}
-	text, err := lastError(Home(h.s, c), h.p.SessionID, h.p.Prompt)
-	if err != nil {
-		fmt.Fprintf(h.stderr, "pantty hook: %v\n", err)
-	}
-	return text
+	return lastError(msgs, h.p.Prompt)
 }
 
 // apiStatusRE finds the HTTP status in Gemini's error JSON ("code":401).

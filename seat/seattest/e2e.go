@@ -87,29 +87,22 @@ type E2ERequest struct {
 
 // Run runs the suite.
 func (s E2E) Run(t *testing.T) {
-	tests := []struct {
+	type test struct {
 		name string
 		run  func(*testing.T)
-	}{
+	}
+	tests := []test{
 		{"SubmitEvidenceTurnEndAndExactlyOnce", s.exactlyOnce},
 		{"BoardDoorDoesNotDispatchCommandDoorDoes", s.dispatch},
 		{"CancelSlowTurn", s.cancel},
 		{"KilledHarnessResumesTheSameSession", s.resume},
 	}
 	if s.Cycle {
-		tests = append(tests, struct {
-			name string
-			run  func(*testing.T)
-		}{"CompactionCycleReinjectsIntoTheNextRequest", s.cycle})
+		tests = append(tests, test{"CompactionCycleReinjectsIntoTheNextRequest", s.cycle})
 	}
 	if s.Cron != nil {
-		tests = append(tests, struct {
-			name string
-			run  func(*testing.T)
-		}{"RevivalUnderCronKeepsTheSeatWorking", s.cron}, struct {
-			name string
-			run  func(*testing.T)
-		}{"HarnessThatCannotStartAnswersFastInItsWords", s.cannotStart})
+		tests = append(tests, test{"RevivalUnderCronKeepsTheSeatWorking", s.cron},
+			test{"HarnessThatCannotStartAnswersFastInItsWords", s.cannotStart})
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -472,4 +465,10 @@ func (s E2E) cycle(t *testing.T) {
 	if starts != 1 {
 		t.Fatalf("%d SessionStart(compact) events, want 1", starts)
 	}
+}
+
+// Answered counts, per pantty message id, the turn requests the stand-in
+// answered 200: what an outage run counts (PlayOutage).
+func (r *E2ERig) Answered() map[string]int {
+	return Answered(r.Requests(), func(q E2ERequest) (string, string, int) { return q.Kind, q.NewInput, q.Status })
 }
