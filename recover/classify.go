@@ -3,7 +3,7 @@ package recover
 import (
 	"errors"
 	"fmt"
-	"sort"
+
 	"strings"
 	"time"
 
@@ -235,21 +235,19 @@ const undeliveredStreak = 2
 // after the last processed one (recovery since resets it), newest last.
 func (o *observation) undeliveredStreak() []string {
 	var ids []string
-	var closed []seat.Entry
-	for _, e := range o.entries {
-		if seat.Final(e.Status.State) {
-			closed = append(closed, e)
+	// Newest first: the streak is what follows the last message that was not
+	// an undelivered failure, so the walk stops there, or at a status written
+	// before the last recovery (it cannot have ended after it).
+	for i := len(o.inbox.Final) - 1; i >= 0; i-- {
+		r := o.inbox.Final[i]
+		if r.State != seat.StateFailed || r.At.Before(o.rec.LastAt) {
+			break
 		}
-	}
-	sort.SliceStable(closed, func(i, j int) bool { return closed[i].Status.EndedAt.Before(closed[j].Status.EndedAt) })
-	for _, e := range closed {
-		switch {
-		case e.Status.EndedAt.Before(o.rec.LastAt):
-		case e.Status.State == seat.StateFailed && e.Status.Reason == seat.ReasonUndelivered:
-			ids = append(ids, e.Msg.ID)
-		default:
-			ids = nil
+		e, ok := o.s.ReadFinal(o.inbox, r)
+		if !ok || e.Status.EndedAt.Before(o.rec.LastAt) || e.Status.Reason != seat.ReasonUndelivered {
+			break
 		}
+		ids = append([]string{e.Msg.ID}, ids...)
 	}
 	return ids
 }

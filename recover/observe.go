@@ -34,8 +34,9 @@ type observation struct {
 	rec       seat.Recovery
 	prev      Health
 	hasPrev   bool
-	entries   []seat.Entry
-	launched  string // the rung launch.toml records
+	inbox     seat.InboxView // Open: the messages not final; Final: references, decoded on demand
+	entries   []seat.Entry   // inbox.Open
+	launched  string         // the rung launch.toml records
 	exit      seat.HarnessExit
 	hasExit   bool // harness-exit.toml: the harness's last exit and its words
 	plan      seat.Plan
@@ -90,9 +91,10 @@ func readFiles(s seat.Seat, now time.Time, blocks seat.Blocks) *observation {
 	if o.hasPrev, err = readOptional(HealthPath(s), &o.prev); err != nil {
 		bad("health.toml", err)
 	}
-	if o.entries, err = s.Entries(); err != nil {
+	if o.inbox, err = s.View(); err != nil {
 		bad("inbox", err)
 	}
+	o.entries = o.inbox.Open
 	if o.hasExit, err = readOptional(s.HarnessExitPath(), &o.exit); err != nil {
 		bad("harness-exit.toml", err)
 	}
@@ -209,22 +211,28 @@ func (o *observation) oldestQueued() *seat.Entry {
 	return nil
 }
 
-// lastProgress is when the seat last closed a message.
+// lastProgress is when the seat last closed a message: the ended_at of the
+// final status written last.
 func (o *observation) lastProgress() time.Time {
-	var t time.Time
-	for _, e := range o.entries {
-		if seat.Final(e.Status.State) && e.Status.EndedAt.After(t) {
-			t = e.Status.EndedAt
-		}
+	r, ok := o.inbox.Newest("")
+	if !ok {
+		return time.Time{}
 	}
-	return t
+	if e, ok := o.s.ReadFinal(o.inbox, r); ok && e.SetAside == "" {
+		return e.Status.EndedAt
+	}
+	return r.At
 }
 
-// goodTurns counts messages processed after t.
+// goodTurns counts messages processed after t. A status written before t
+// cannot hold a later end, so only the ones written after it are decoded.
 func (o *observation) goodTurns(after time.Time) int {
 	n := 0
-	for _, e := range o.entries {
-		if e.Status.State == seat.StateProcessed && e.Status.EndedAt.After(after) {
+	for _, r := range o.inbox.Final {
+		if r.State != seat.StateProcessed || !r.At.After(after) {
+			continue
+		}
+		if e, ok := o.s.ReadFinal(o.inbox, r); ok && e.Status.State == seat.StateProcessed && e.Status.EndedAt.After(after) {
 			n++
 		}
 	}

@@ -22,9 +22,10 @@ import (
 //
 //	go test -run '^$' -bench Sweep ./recover/
 func BenchmarkSweep(b *testing.B) {
-	for _, n := range []int{1, 10, 100} {
-		b.Run(fmt.Sprintf("seats=%d", n), func(b *testing.B) {
-			set := buildSet(b, n)
+	for _, c := range []struct{ n, history int }{{1, 5}, {10, 5}, {100, 5}, {1, 1000}} {
+		n := c.n
+		b.Run(fmt.Sprintf("seats=%d/history=%d", n, c.history), func(b *testing.B) {
+			set := buildSet(b, n, c.history)
 			opts := recover.Options{Home: set.Opts.Home, Pantty: "/bin/false"}
 			// A dry run first: a synthetic seat that is not ok would make a real
 			// sweep act on it (start a driver), which is not what is measured.
@@ -58,7 +59,7 @@ func BenchmarkSweep(b *testing.B) {
 // health.toml writes): the difference to BenchmarkSweep is the cost of the
 // records a real sweep keeps.
 func BenchmarkSweepDryRun(b *testing.B) {
-	set := buildSet(b, 100)
+	set := buildSet(b, 100, 5)
 	opts := recover.Options{Home: set.Opts.Home, Pantty: "/bin/false", DryRun: true}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -68,7 +69,7 @@ func BenchmarkSweepDryRun(b *testing.B) {
 	}
 }
 
-func buildSet(b *testing.B, n int) *synth.Set {
+func buildSet(b *testing.B, n, history int) *synth.Set {
 	b.Helper()
 	dir := tmuxtest.Dir(b)
 	work := filepath.Join(dir, "work")
@@ -76,7 +77,7 @@ func buildSet(b *testing.B, n int) *synth.Set {
 		b.Fatal(err)
 	}
 	set, err := synth.Build(synth.Options{Home: filepath.Join(dir, "home"), Work: work, N: n,
-		Socket: filepath.Join(dir, "S"), Pantty: "/bin/false", History: 5})
+		Socket: filepath.Join(dir, "S"), Pantty: "/bin/false", History: history})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -78,7 +78,6 @@ type Driver struct {
 	notBefore   time.Time // provider wait: nothing is submitted before this
 	blocked     string    // why nothing may be submitted at all (e.g. unsupported dispatch facts)
 	pruned      time.Time // last retention sweep
-	closedSince int       // messages finished since the closed cache was last refreshed
 
 	cycle        *cycleRun          // the compaction cycle in progress
 	lastCycle    string             // a finished cycle still waiting for its "after" reading
@@ -209,7 +208,6 @@ func (d *Driver) Loop() int {
 				d.entries, d.order = nil, nil
 				d.rescan()
 			}
-			d.refreshClosedCache()
 			d.beat()
 		case pid := <-d.harnessW.done():
 			d.harnessW = nil
@@ -307,6 +305,11 @@ func (d *Driver) setup() error {
 		if err := d.w.Add(dir); err != nil {
 			return fmt.Errorf("watch %s: %w", dir, err)
 		}
+	}
+	if n, err := d.S.AdoptInbox(); err != nil {
+		return fmt.Errorf("seat %q: inbox: %w", d.S.Name, err)
+	} else if n > 0 {
+		d.logf("inbox: moved %d final statuses of an older layout into inbox/processed and inbox/failed", n)
 	}
 	d.prune()
 	if c, err := d.S.ReadContext(); err == nil && c.SessionID == d.sess.ID {

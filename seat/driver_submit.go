@@ -15,14 +15,10 @@ import (
 
 // loadInbox reads every stored message and its status into memory.
 func (d *Driver) loadInbox() error {
-	r, err := d.S.readInbox()
+	es, err := d.S.Entries()
 	if err != nil {
 		return fmt.Errorf("seat %q: inbox: %w", d.S.Name, err)
 	}
-	if err := d.S.refreshClosedIfWorthwhile(r); err != nil {
-		d.logf("inbox cache: %v", err)
-	}
-	es := r.entries
 	aside := false
 	if d.entries == nil {
 		d.entries = map[string]*Entry{}
@@ -59,7 +55,6 @@ func (d *Driver) setAside(e *Entry) bool {
 		return false
 	}
 	e.SetAside = ""
-	d.closedSince++
 	return true
 }
 
@@ -78,7 +73,7 @@ func (d *Driver) addMessage(id string) {
 	if _, ok := d.entries[id]; ok || !guard.ValidID(id) {
 		return
 	}
-	got, ok := d.S.readEntry(id)
+	got, ok := d.S.readEntryIn(id, d.S.StatusDirs())
 	if !ok {
 		return
 	}
@@ -177,7 +172,6 @@ func (d *Driver) finish(e *Entry, state, reason, detail, turnEnd string) {
 	if d.flight != nil && d.flight.e == e {
 		d.flight = nil
 	}
-	d.closedSince++
 	e.Status.State = state
 	e.Status.Reason = reason
 	e.Status.Detail = detail

@@ -26,15 +26,14 @@ func (s Seat) BuildNote(reason string, now time.Time) (handoff.Note, error) {
 		return n, fmt.Errorf("handoff: %w", err)
 	}
 	n.Session, n.Generation = sess.ID, sess.Generation
-	es, err := s.Entries()
+	v, err := s.View()
 	if err != nil {
 		return n, fmt.Errorf("handoff: %w", err)
 	}
-	if c, ok := CursorOf(es); ok {
+	if c, err := s.ReadCursor(); err == nil {
 		n.Cursor = fmt.Sprintf("%s (%s; %d closed)", c.ID, c.State, c.Closed)
 	}
-	var final []Entry
-	for _, e := range es {
+	for _, e := range v.Open {
 		switch {
 		case e.Status.State == StateSubmitting || e.Status.State == StateSubmitted:
 			n.InFlight = e.Msg.ID
@@ -42,14 +41,15 @@ func (s Seat) BuildNote(reason string, now time.Time) (handoff.Note, error) {
 			if len(n.Pending) < maxPendingInNote {
 				n.Pending = append(n.Pending, e.Msg.ID)
 			}
-		case Final(e.Status.State):
-			final = append(final, e)
 		}
 	}
-	if len(final) > 5 {
-		final = final[len(final)-5:]
-	}
-	for _, e := range final {
+	// The last five outcomes: the final statuses written last, oldest first.
+	refs := v.Final[max(0, len(v.Final)-5):]
+	for _, r := range refs {
+		e, ok := s.ReadFinal(v, r)
+		if !ok {
+			continue
+		}
 		o := fmt.Sprintf("%s: %s", e.Msg.ID, e.Status.State)
 		if e.Status.Reason != "" {
 			o += " (" + e.Status.Reason + ")"

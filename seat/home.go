@@ -134,7 +134,7 @@ func (s Seat) HarnessDir() string   { return s.path("harness") }
 // writes elsewhere. The seat directory itself may be a link (a layout choice of
 // whoever owns the state root).
 func (s Seat) Ensure() error {
-	for _, d := range []string{s.Dir, s.TmpDir(), s.MsgsDir(), s.StatusDir(), s.EventsDir(), s.SeenDir(),
+	for _, d := range []string{s.Dir, s.TmpDir(), s.MsgsDir(), s.StatusDir(), s.ProcessedDir(), s.FailedDir(), s.EventsDir(), s.SeenDir(),
 		s.ControlDir(), s.ControlDoneDir(), s.ArtifactsDir(), s.HandoffDir(), s.HarnessDir()} {
 		// Checked before MkdirAll, which would follow a link and create there.
 		for p := d; p != s.Dir && strings.HasPrefix(p, s.Dir); p = filepath.Dir(p) {

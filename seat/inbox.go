@@ -9,13 +9,13 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
 	"time"
 )
 
 // Stored is one accepted board message as it sits in inbox/msgs/<id>.json. It is
-// written once (no-replace link) and never changed; its state lives beside it in
-// inbox/status/<id>.toml, so a duplicate send is refused whatever that state is.
+// written once (no-replace link) and never changed; its state lives in one of
+// the status directories (seat/inboxdirs.go), so a duplicate send
+// is refused whatever that state is.
 type Stored struct {
 	ID         string    `json:"id"`
 	From       string    `json:"from,omitempty"`
@@ -57,8 +57,10 @@ const (
 // Final reports whether a state is one the cursor may pass.
 func Final(state string) bool { return state == StateProcessed || state == StateFailed }
 
-// Status is inbox/status/<id>.toml, written only by the driver (or by retry on a
-// seat with no driver). A message without a status file is queued.
+// Status is a message's status file — inbox/status/<id>.toml while it is
+// open, inbox/processed/ or inbox/failed/ once final — written only by the
+// driver (or by retry on a seat with no driver). A message without a status
+// file is queued.
 type Status struct {
 	ID          string    `toml:"id"`
 	State       string    `toml:"state"`
@@ -131,8 +133,7 @@ func (s Seat) Enqueue(m guard.Message, maxBytes int, now time.Time) (EnqueueResu
 	return EnqueueResult{ID: m.ID}, nil
 }
 
-func (s Seat) msgPath(id string) string    { return filepath.Join(s.MsgsDir(), id+".json") }
-func (s Seat) statusPath(id string) string { return filepath.Join(s.StatusDir(), id+".toml") }
+func (s Seat) msgPath(id string) string { return filepath.Join(s.MsgsDir(), id+".json") }
 
 // ReadStored reads one stored message.
 func (s Seat) ReadStored(id string) (Stored, error) {
@@ -150,22 +151,6 @@ func (s Seat) ReadStored(id string) (Stored, error) {
 	return m, nil
 }
 
-// ReadStatus reads a message's status; a missing status file is a queued message.
-func (s Seat) ReadStatus(id string) (Status, error) {
-	var st Status
-	err := ReadState(s.statusPath(id), &st)
-	if errors.Is(err, fs.ErrNotExist) {
-		return Status{ID: id, State: StateQueued}, nil
-	}
-	return st, err
-}
-
-// WriteStatus records a message's state.
-func (s Seat) WriteStatus(st Status) error {
-	st.UpdatedAt = time.Now().UTC()
-	return s.Write(s.statusPath(st.ID), st)
-}
-
 // Entry is a message with its current state, for listing in queue order.
 type Entry struct {
 	Msg    Stored
@@ -174,88 +159,6 @@ type Entry struct {
 	// is the failed status pantty gives it and not yet recorded; the driver
 	// records it (readEntry, Driver.setAside).
 	SetAside string
-}
-
-// Entries reads every stored message and its status, in queue order (Seq, then id).
-// A message whose message or status file cannot be read is listed failed
-// (ReasonUnreadable, the error in its detail), never skipped. A final
-// message whose two files are unchanged since the driver cached it
-// (inbox/closed.json) is taken from the cache instead of being decoded again.
-func (s Seat) Entries() ([]Entry, error) {
-	r, err := s.readInbox()
-	return r.entries, err
-}
-
-// inboxRead is one pass over the inbox: the entries, and how far the closed
-// cache was out of date, which tells the driver whether rewriting it pays.
-type inboxRead struct {
-	entries  []Entry
-	uncached int // final entries decoded from their files
-	stale    int // cache entries not used: their message is gone or was rewritten
-}
-
-// readInbox is Entries with the cache's bookkeeping; it writes nothing.
-func (s Seat) readInbox() (inboxRead, error) {
-	ents, err := os.ReadDir(s.MsgsDir())
-	if errors.Is(err, fs.ErrNotExist) {
-		return inboxRead{}, nil
-	}
-	if err != nil {
-		return inboxRead{}, err
-	}
-	closed := s.readClosed()
-	r := inboxRead{entries: make([]Entry, 0, len(ents))}
-	used := 0
-	for _, e := range ents {
-		id, ok := strings.CutSuffix(e.Name(), ".json")
-		if !ok || !guard.ValidID(id) {
-			continue
-		}
-		if c, ok := closed[id]; ok && s.stillClosed(id, c) {
-			r.entries = append(r.entries, Entry{Msg: c.Msg, Status: c.Status})
-			used++
-			continue
-		}
-		e, ok := s.readEntry(id)
-		if !ok {
-			continue // gone since the directory was listed
-		}
-		st := e.Status
-		if Final(st.State) {
-			r.uncached++
-		}
-		r.entries = append(r.entries, e)
-	}
-	r.stale = len(closed) - used
-	SortEntries(r.entries)
-	return r, nil
-}
-
-// readEntry reads one message and its status. An entry whose message or
-// status file cannot be read is not an error of the whole inbox: it comes
-// back failed (ReasonUnreadable, the error as its detail; the message's
-// queue position from its file's mtime when the file itself is unreadable),
-// marked SetAside until the driver records that, so one bad file never blocks
-// the queue or a listing. ok is false when the message file is gone.
-func (s Seat) readEntry(id string) (e Entry, ok bool) {
-	m, merr := s.ReadStored(id)
-	st, serr := s.ReadStatus(id)
-	if merr == nil && serr == nil {
-		return Entry{Msg: m, Status: st}, true
-	}
-	if merr != nil {
-		fi, err := os.Lstat(s.msgPath(id))
-		if err != nil {
-			return Entry{}, false
-		}
-		m = Stored{ID: id, Seq: fi.ModTime().UnixNano(), EnqueuedAt: fi.ModTime().UTC()}
-	}
-	if serr == nil && st.State == StateFailed && st.Reason == ReasonUnreadable {
-		return Entry{Msg: m, Status: st}, true // set aside before
-	}
-	why := errors.Join(merr, serr).Error()
-	return Entry{Msg: m, SetAside: why, Status: Status{ID: id, State: StateFailed, Reason: ReasonUnreadable,
-		Detail: oneLine(why), EndedAt: time.Now().UTC()}}, true
 }
 
 // SortEntries orders entries by enqueue time, then id.

@@ -34,7 +34,6 @@ var FileKinds = []FileKind{
 	{"reply (inbox/replies/<id>.txt)", MaxReplyBytes + 64<<10, func(d, _ string) bool { return d == "replies" }},
 	// The harness's own payloads: a Stop event carries the whole last reply.
 	{"hook event (events/, events/seen/)", 16 << 20, func(d, _ string) bool { return d == "events" || d == "seen" }},
-	{"closed-message cache (inbox/closed.json)", 256 << 20, func(_, b string) bool { return b == "closed.json" }},
 	{"status line (statusline.json)", 1 << 20, func(_, b string) bool { return b == "statusline.json" }},
 	{"any other state file (TOML)", 4 << 20, func(string, string) bool { return true }},
 }

@@ -44,15 +44,15 @@ func TestEveryPathHasItsKind(t *testing.T) {
 	t.Parallel()
 	s := Seat{Home: "/h", Name: "n", Dir: "/h/seats/n"}
 	for path, want := range map[string]int64{
-		s.ConfigPath():            1 << 20,
-		s.msgPath("m1"):           6*guard.DefaultMaxMessageBytes + 64<<10,
-		s.statusPath("m1"):        4 << 20,
-		s.ReplyPath("m1"):         MaxReplyBytes + 64<<10,
-		s.EventsDir() + "/1.json": 16 << 20,
-		s.SeenDir() + "/1.json":   16 << 20,
-		s.ClosedCachePath():       256 << 20,
-		s.CursorPath():            4 << 20,
-		s.StatusLinePath():        1 << 20,
+		s.ConfigPath():             1 << 20,
+		s.msgPath("m1"):            6*guard.DefaultMaxMessageBytes + 64<<10,
+		s.StatusDir() + "/m1.toml": 4 << 20,
+		s.FailedDir() + "/m1.toml": 4 << 20,
+		s.ReplyPath("m1"):          MaxReplyBytes + 64<<10,
+		s.EventsDir() + "/1.json":  16 << 20,
+		s.SeenDir() + "/1.json":    16 << 20,
+		s.CursorPath():             4 << 20,
+		s.StatusLinePath():         1 << 20,
 	} {
 		if got := maxFor(path); got != want {
 			t.Errorf("%s: limit %d, want %d", path, got, want)

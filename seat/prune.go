@@ -19,22 +19,21 @@ const (
 
 // Prune removes what the retention rule says is old: consumed events, answered
 // control requests, and final messages behind the cursor that ended long ago.
-// Only the driver runs it (it owns the inbox state, and the closed cache it
-// rewrites). It returns how many files it removed.
+// Only the driver runs it (it owns the inbox state). It returns how many files
+// it removed.
 func (s Seat) Prune(now time.Time, cursor Cursor) int {
 	n := 0
 	n += pruneOlder(s.SeenDir(), now.Add(-EventRetention))
 	n += pruneOlder(s.ControlDoneDir(), now.Add(-ControlRetention))
-	r, err := s.readInbox()
+	v, err := s.View()
 	if err != nil {
 		return n
 	}
 	cutoff := now.Add(-MessageRetention)
-	kept := inboxRead{entries: make([]Entry, 0, len(r.entries)), uncached: r.uncached, stale: r.stale}
 	var batch []Entry
-	for _, e := range r.entries {
-		if e.Msg.Seq > cursor.Seq || !Final(e.Status.State) || e.Status.EndedAt.After(cutoff) {
-			kept.entries = append(kept.entries, e)
+	for _, r := range v.Final {
+		e, ok := s.ReadFinal(v, r)
+		if !ok || e.SetAside != "" || e.Msg.Seq > cursor.Seq || !Final(e.Status.State) || e.Status.EndedAt.After(cutoff) {
 			continue
 		}
 		batch = append(batch, e)
@@ -55,14 +54,14 @@ func (s Seat) Prune(now time.Time, cursor Cursor) int {
 		// but a message without its status would read as queued again if the
 		// removal stopped half-way.
 		if os.Remove(s.msgPath(e.Msg.ID)) != nil {
-			kept.entries = append(kept.entries, e)
 			stuck = append(stuck, e.Msg.ID)
 			continue
 		}
 		n++
-		kept.stale++ // left in the cache, it is decoded by every reader for nothing
-		if os.Remove(s.statusPath(e.Msg.ID)) == nil {
-			n++
+		for _, dir := range s.StatusDirs() {
+			if os.Remove(filepath.Join(dir, e.Msg.ID+".toml")) == nil {
+				n++
+			}
 		}
 		if os.Remove(s.ReplyPath(e.Msg.ID)) == nil {
 			n++
@@ -78,11 +77,6 @@ func (s Seat) Prune(now time.Time, cursor Cursor) int {
 		tally.Pruning = stuck
 		_ = WriteState(s.TmpDir(), s.TallyPath(), tally) // left as it was, the names only cost a lookup
 	}
-	// The daily prune also brings the closed cache up to date when that spares
-	// readers real work. A failed write only leaves reads slower: the driver's
-	// inbox load that follows every prune finds the same work, tries again and
-	// logs a failure.
-	_ = s.refreshClosedIfWorthwhile(kept)
 	return n
 }
 

@@ -39,18 +39,31 @@ func (s Seat) ReadTally() (Tally, error) {
 	return t, err
 }
 
-// TotalsOf adds the final messages among es to the tally, leaving out those
-// the tally already counts (an interrupted prune's batch).
-func TotalsOf(t Tally, es []Entry) Totals {
+// Totals adds the final messages of v to the tally, leaving out those the
+// tally already counts (an interrupted prune's batch). Processed messages are
+// counted from their directory; only failed ones are decoded, for their
+// reason. A message set aside as unreadable counts as failed, unreadable.
+func (s Seat) Totals(t Tally, v InboxView) Totals {
 	tot := Totals{Processed: t.Processed, Failed: map[string]int{}}
 	for r, n := range t.Failed {
 		tot.Failed[r] = n
 	}
-	for _, e := range es {
-		if slices.Contains(t.Pruning, e.Msg.ID) {
-			continue
+	for _, r := range v.Final {
+		switch {
+		case slices.Contains(t.Pruning, r.ID):
+		case r.State == StateProcessed:
+			tot.Processed++
+		default:
+			e, ok := s.ReadFinal(v, r)
+			if ok {
+				countFinal(&tot.Processed, tot.Failed, e.Status)
+			}
 		}
-		countFinal(&tot.Processed, tot.Failed, e.Status)
+	}
+	for _, e := range v.Open {
+		if !slices.Contains(t.Pruning, e.Msg.ID) {
+			countFinal(&tot.Processed, tot.Failed, e.Status)
+		}
 	}
 	return tot
 }

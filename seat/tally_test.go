@@ -39,12 +39,15 @@ func TestPruneKeepsTheTotals(t *testing.T) {
 	}
 	totals := func() Totals {
 		t.Helper()
-		es := mustEntries(t, s)
+		v, err := s.View()
+		if err != nil {
+			t.Fatal(err)
+		}
 		tl, err := s.ReadTally()
 		if err != nil {
 			t.Fatal(err)
 		}
-		return TotalsOf(tl, es)
+		return s.Totals(tl, v)
 	}
 	want := Totals{Processed: 2, Failed: map[string]int{ReasonWorkError: 1, ReasonCancelled: 1}}
 	check := func(when string) {

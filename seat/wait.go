@@ -35,7 +35,7 @@ func (s Seat) WaitUntil(limit time.Duration, cond func() bool) error {
 		return err
 	}
 	defer w.Close()
-	for _, dir := range []string{s.StatusDir(), s.Dir, s.path("handoff")} {
+	for _, dir := range append(s.StatusDirs(), s.Dir, s.path("handoff")) {
 		w.Add(dir) // handoff/ may not exist yet on a new seat: the others still wake the wait
 	}
 	deadline := time.NewTimer(limit)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -45,7 +46,7 @@ func (s Seat) NewWaiter() (*Waiter, error) {
 	}
 	// inbox/ too: a seat that never ran a message may have no status directory
 	// yet; its creation is seen there and the directory added.
-	for _, d := range []string{filepath.Dir(s.StatusDir()), s.StatusDir()} {
+	for _, d := range append([]string{filepath.Dir(s.StatusDir())}, s.StatusDirs()...) {
 		if err := w.Add(d); err != nil && d == filepath.Dir(s.StatusDir()) {
 			w.Close()
 			return nil, fmt.Errorf("%w: seat %q: watch %s: %v", ErrUnobservable, s.Name, d, err)
@@ -136,13 +137,13 @@ func (wt *Waiter) loop() {
 			if !ok {
 				return
 			}
-			if ev.Name == wt.s.StatusDir() && ev.Has(fsnotify.Create) {
-				wt.w.Add(wt.s.StatusDir())
+			if slices.Contains(wt.s.StatusDirs(), ev.Name) && ev.Has(fsnotify.Create) {
+				wt.w.Add(ev.Name)
 				all()
 				continue
 			}
 			id, isStatus := strings.CutSuffix(filepath.Base(ev.Name), ".toml")
-			if _, ok := pending[id]; ok && isStatus && filepath.Dir(ev.Name) == wt.s.StatusDir() {
+			if _, ok := pending[id]; ok && isStatus && slices.Contains(wt.s.StatusDirs(), filepath.Dir(ev.Name)) {
 				settle(id, time.Now())
 				rearm()
 			}

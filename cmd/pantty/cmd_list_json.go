@@ -47,9 +47,9 @@ func seatListJSON(home string, names []string) error {
 		if hb, err := s.ReadHeartbeat(); err == nil {
 			r.Phase, r.PhaseStale = &hb.Phase, hb.Stale(now)
 		}
-		if es, err := s.Entries(); err == nil {
+		if v, err := s.View(); err == nil {
 			q := 0
-			for _, e := range es {
+			for _, e := range v.Open {
 				if !seat.Final(e.Status.State) {
 					q++
 				}

@@ -52,9 +52,9 @@ func seatList(c *cli.Context) error {
 				row[4] += " (stale)"
 			}
 		}
-		if es, err := s.Entries(); err == nil {
+		if v, err := s.View(); err == nil {
 			q := 0
-			for _, e := range es {
+			for _, e := range v.Open {
 				if !seat.Final(e.Status.State) {
 					q++
 				}

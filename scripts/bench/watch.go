@@ -6,6 +6,7 @@ import (
 	"github.com/pantty/pantty/internal/guard"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -49,8 +50,10 @@ func newWatcher(s seat.Seat, statuses bool) (*watcher, error) {
 		return nil, err
 	}
 	if statuses {
-		if err := fw.Add(s.StatusDir()); err != nil {
-			return nil, err
+		for _, d := range s.StatusDirs() {
+			if err := fw.Add(d); err != nil {
+				return nil, err
+			}
 		}
 	}
 	go w.loop()
@@ -76,7 +79,7 @@ func (w *watcher) loop() {
 				if _, ok := w.evSeen[name]; !ok {
 					w.evSeen[name] = t
 				}
-			case dir == w.s.StatusDir():
+			case slices.Contains(w.s.StatusDirs(), dir):
 				if id, ok := strings.CutSuffix(name, ".toml"); ok {
 					if _, ok := w.stFirst[id]; !ok {
 						w.stFirst[id] = t

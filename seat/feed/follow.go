@@ -7,6 +7,7 @@ import (
 	"github.com/pantty/pantty/internal/guard"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -135,7 +136,7 @@ func (f *follower) watchSeat(name string) {
 	if err != nil {
 		return
 	}
-	for _, d := range []string{s.Dir, filepath.Join(s.Dir, "inbox"), s.MsgsDir(), s.StatusDir()} {
+	for _, d := range append([]string{s.Dir, filepath.Join(s.Dir, "inbox"), s.MsgsDir()}, s.StatusDirs()...) {
 		f.fw.Add(d) // one that does not exist yet is added when it appears
 	}
 }
@@ -280,7 +281,7 @@ func (f *follower) onEvent(ev fsnotify.Event) error {
 		}
 	case len(parts) == 2 && parts[1] == "health.toml":
 		return f.checkHealth(s, false)
-	case len(parts) == 4 && parts[1] == "inbox" && (parts[2] == "msgs" || parts[2] == "status"):
+	case len(parts) == 4 && parts[1] == "inbox" && slices.Contains([]string{"msgs", "status", "processed", "failed"}, parts[2]):
 		id := strings.TrimSuffix(strings.TrimSuffix(parts[3], ".json"), ".toml")
 		if !guard.ValidID(id) {
 			return nil

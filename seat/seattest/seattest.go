@@ -246,7 +246,7 @@ func (h *Harness) WaitFor(what string, limit time.Duration, cond func() bool) {
 		h.T.Fatal(err)
 	}
 	defer w.Close()
-	for _, d := range []string{s.Dir, s.MsgsDir(), s.StatusDir(), s.SeenDir(), s.EventsDir(), s.HarnessDir(), h.Work} {
+	for _, d := range append([]string{s.Dir, s.MsgsDir(), s.SeenDir(), s.EventsDir(), s.HarnessDir(), h.Work}, s.StatusDirs()...) {
 		w.Add(d)
 	}
 	deadline := time.NewTimer(limit)
@@ -463,7 +463,7 @@ func (h *Harness) Cursor() seat.Cursor {
 	return c
 }
 
-// InboxFiles returns every file under the seat's inbox (msgs and status) by
+// InboxFiles returns every file under the seat's inbox (msgs and statuses) by
 // path relative to inbox/, with its content: a refused send must leave it
 // byte-for-byte the same.
 func (h *Harness) InboxFiles() map[string]string {

@@ -103,21 +103,21 @@ func (r Reader) row(s seat.Seat, now time.Time) Row {
 	row.Driver = readDriver(owner, ownerErr, now)
 	row.Heartbeat = readHeartbeat(s, owner, ownerErr, now)
 
-	entries, entErr := readEntries(s)
-	row.Inbox = readInbox(entries, entErr, now)
-	row.Inbox.addTotals(s, entries)
-	row.InFlight = readInFlight(entries, entErr, now)
-	row.Cursor = readCursor(s, entries, entErr, now)
+	inbox, entErr := readView(s)
+	row.Inbox = readInbox(inbox, entErr, now)
+	row.Inbox.addTotals(s, inbox)
+	row.InFlight = readInFlight(inbox.Open, entErr, now)
+	row.Cursor = readCursor(s, inbox, entErr, now)
 
 	ctx, ctxErr := s.ReadContext()
-	turnEnd := readLastTurnEnd(evs, sess, haveSess, entries, ctx, ctxErr, now)
+	turnEnd := readLastTurnEnd(evs, sess, haveSess, s, inbox, ctx, ctxErr, now)
 	row.LastTurnEnd = turnEnd
 	row.Context = readContext(ctx, ctxErr, sess, haveSess, turnEnd, now)
 	row.Model = readModel(evs, sess, haveSess, ctx, ctxErr, now)
 
 	row.Health = r.healthOf(s, now)
 	row.Ladder = readLadder(s, now)
-	row.ProviderWaits = readWaits(s, cfg, cfgErr, entries, entErr, now)
+	row.ProviderWaits = readWaits(s, cfg, cfgErr, inbox.Open, entErr, now)
 	row.Compaction = readCompaction(s, now)
 	row.Mode = readMode(s, cfg, cfgErr, now)
 	row.LastExit = readLastExit(s, sess, haveSess, now)

@@ -19,17 +19,18 @@ type entriesErr struct{ m Meta }
 
 func (e entriesErr) Error() string { return e.m.Why }
 
-// readEntries lists the inbox; an absent inbox is unknown, not empty: a seat
-// that was never started or sent to has no inbox/msgs directory.
-func readEntries(s seat.Seat) ([]seat.Entry, error) {
+// readView reads the inbox, decoding only the open messages; an absent inbox
+// is unknown, not empty: a seat that was never started or sent to has no
+// inbox/msgs directory.
+func readView(s seat.Seat) (seat.InboxView, error) {
 	if _, err := os.Stat(s.MsgsDir()); err != nil {
-		return nil, entriesErr{missing(err, "no inbox/msgs: the seat has never been started or sent to")}
+		return seat.InboxView{}, entriesErr{missing(err, "no inbox/msgs: the seat has never been started or sent to")}
 	}
-	es, err := s.Entries()
+	v, err := s.View()
 	if err != nil {
-		return nil, entriesErr{Meta{State: Error, Why: err.Error()}}
+		return seat.InboxView{}, entriesErr{Meta{State: Error, Why: err.Error()}}
 	}
-	return es, nil
+	return v, nil
 }
 
 func entriesMeta(err error) Meta {
@@ -43,7 +44,7 @@ func entriesMeta(err error) Meta {
 // addTotals fills what the inbox has finished ever (inbox/pruned.toml plus the
 // final messages stored), when the inbox itself was readable; an unreadable
 // tally leaves the totals unknown rather than too low.
-func (in *Inbox) addTotals(s seat.Seat, es []seat.Entry) {
+func (in *Inbox) addTotals(s seat.Seat, v seat.InboxView) {
 	if !in.IsKnown() {
 		return
 	}
@@ -51,17 +52,18 @@ func (in *Inbox) addTotals(s seat.Seat, es []seat.Entry) {
 	if err != nil {
 		return
 	}
-	tot := seat.TotalsOf(t, es)
+	tot := s.Totals(t, v)
 	in.ProcessedTotal, in.FailedTotal = ptr(tot.Processed), tot.Failed
 }
 
-func readInbox(es []seat.Entry, err error, now time.Time) Inbox {
+func readInbox(v seat.InboxView, err error, now time.Time) Inbox {
 	if err != nil {
 		return Inbox{Meta: entriesMeta(err)}
 	}
-	var depth, queued, failed, processed, mentions int
+	processed, failed := v.Counts()
+	var depth, queued, mentions int
 	var oldest time.Time
-	for _, e := range es {
+	for _, e := range v.Open {
 		switch e.Status.State {
 		case seat.StateProcessed:
 			processed++
@@ -83,7 +85,7 @@ func readInbox(es []seat.Entry, err error, now time.Time) Inbox {
 		in.OldestQueuedSeconds = ptr(ageSeconds(now.Sub(oldest)))
 		in.OldestQueuedAt = ptr(oldest.UTC())
 	}
-	in.Meta = Meta{State: Known, Bound: fmt.Sprintf("inbox/msgs and inbox/status of this seat (%d stored)", len(es))}
+	in.Meta = Meta{State: Known, Bound: fmt.Sprintf("inbox/msgs and the status directories of this seat (%d stored)", len(v.Open)+len(v.Final))}
 	return in
 }
 
@@ -113,7 +115,7 @@ func readInFlight(es []seat.Entry, err error, now time.Time) InFlight {
 	return InFlight{Meta: Meta{State: Known, Why: "no message is between paste and turn end", Bound: "inbox/status of this seat"}}
 }
 
-func readCursor(s seat.Seat, es []seat.Entry, entErr error, now time.Time) Cursor {
+func readCursor(s seat.Seat, v seat.InboxView, entErr error, now time.Time) Cursor {
 	c, err := s.ReadCursor()
 	if err != nil {
 		return Cursor{Meta: missing(err, "no cursor.toml: no message has been closed yet")}
@@ -121,9 +123,9 @@ func readCursor(s seat.Seat, es []seat.Entry, entErr error, now time.Time) Curso
 	out := Cursor{ID: ptr(c.ID), MessageState: ptr(c.State), Closed: ptr(c.Closed), ClosedBy: ptr(c.ClosedBy)}
 	state, why := Known, ""
 	if entErr == nil {
-		if want, ok := seat.CursorOf(es); ok && want.ID != c.ID {
+		if past, ok := s.ClosedPast(v, c); ok {
 			state = Stale
-			why = fmt.Sprintf("the message states put the cursor at %s; cursor.toml still says %s (the driver brings it up to date)", want.ID, c.ID)
+			why = fmt.Sprintf("message %s closed after cursor.toml was written and lies beyond its cursor %s (the driver brings it up to date)", past, c.ID)
 		}
 	}
 	out.Meta = meta(state, why, "cursor.toml of this seat (written by its driver)", c.Updated, now)
@@ -134,7 +136,7 @@ func readCursor(s seat.Seat, es []seat.Entry, entErr error, now time.Time) Curso
 // the harness's own Stop hook event carrying the session id, the
 // driver's processed messages bound to that session, and context.toml's record
 // of it. The newest wins; its source is named.
-func readLastTurnEnd(evs *events, sess seat.Session, haveSess bool, es []seat.Entry, ctx seat.Context, ctxErr error, now time.Time) Meta {
+func readLastTurnEnd(evs *events, sess seat.Session, haveSess bool, s seat.Seat, v seat.InboxView, ctx seat.Context, ctxErr error, now time.Time) Meta {
 	if !haveSess {
 		return Meta{State: Unknown, Why: "no session id in session.toml: turn ends cannot be bound to this seat"}
 	}
@@ -145,10 +147,11 @@ func readLastTurnEnd(evs *events, sess seat.Session, haveSess bool, es []seat.En
 	if ev, dir, ok := evs.last(seat.EvStop, sess.ID); ok {
 		at, bound = ev.ReceivedAt, fmt.Sprintf("the harness's %s hook event %s/%s, session_id matches session.toml", ev.Kind, dir, ev.File)
 	}
-	for _, e := range es {
-		st := e.Status
-		if st.State == seat.StateProcessed && st.SessionID == sess.ID && st.EndedAt.After(at) {
-			at, bound = st.EndedAt, "inbox/status/"+e.Msg.ID+".toml ended_at (processed, session_id matches session.toml)"
+	// Sessions follow one another: only the newest processed message can
+	// have ended the current session's last turn.
+	if r, ok := v.Newest(seat.StateProcessed); ok {
+		if e, ok := s.ReadFinal(v, r); ok && e.Status.State == seat.StateProcessed && e.Status.SessionID == sess.ID && e.Status.EndedAt.After(at) {
+			at, bound = e.Status.EndedAt, "inbox/processed/"+e.Msg.ID+".toml ended_at (processed, session_id matches session.toml)"
 		}
 	}
 	if ctxErr == nil && ctx.SessionID == sess.ID && ctx.LastTurnEnd.After(at) {

@@ -212,8 +212,8 @@ type watcher struct {
 
 // seatDirs are the directories whose files feed the watched fields.
 func seatDirs(s seat.Seat) []string {
-	return []string{s.Dir, filepath.Join(s.Dir, "inbox"), s.MsgsDir(), s.StatusDir(),
-		s.EventsDir(), s.SeenDir(), s.HandoffDir()}
+	return append([]string{s.Dir, filepath.Join(s.Dir, "inbox"), s.MsgsDir(),
+		s.EventsDir(), s.SeenDir(), s.HandoffDir()}, s.StatusDirs()...)
 }
 
 // addAll watches the state root, seats/ and every (or the one) seat's directories.

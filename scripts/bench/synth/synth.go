@@ -228,7 +228,13 @@ func seedFiles(s seat.Seat, o Options, sess seat.Session, now time.Time) error {
 		status := seat.Status{ID: id, State: seat.StateProcessed, Attempts: 1, Nonce: sub.Nonce(), PromptID: pid,
 			SessionID: sess.ID, Evidence: upsName, TurnEnd: stopName, Reply: "ok",
 			SubmittedAt: upsAt.UTC(), EndedAt: stopAt.UTC(), UpdatedAt: stopAt.UTC()}
-		if err := put(filepath.Join(s.StatusDir(), id+".toml"), status); err != nil {
+		// A final status lives in inbox/processed/, written when the turn
+		// ended: its modification time says so, as a driver's would.
+		final := filepath.Join(s.ProcessedDir(), id+".toml")
+		if err := put(final, status); err != nil {
+			return err
+		}
+		if err := os.Chtimes(final, stopAt, stopAt); err != nil {
 			return err
 		}
 		last = seat.Cursor{Seq: st.Seq, ID: id, State: seat.StateProcessed, ClosedBy: stopName, Closed: j + 1, Updated: stopAt.UTC()}
