@@ -195,6 +195,23 @@ func (w *world) judge(l *ledger, v modelView) verdict {
 			}
 		}
 		desc := describeRows(rows)
+		if seat.Final(st.State) {
+			// The directory is the state: a settled message has one status
+			// file, in its state's directory.
+			want := s.ProcessedDir()
+			if st.State == seat.StateFailed {
+				want = s.FailedDir()
+			}
+			var where []string
+			for _, d := range s.StatusDirs() {
+				if _, err := os.Lstat(filepath.Join(d, m.id+".toml")); err == nil {
+					where = append(where, d)
+				}
+			}
+			if len(where) != 1 || where[0] != want {
+				out.stuck = append(out.stuck, fmt.Sprintf("%s on %s: %s, but its status files are in %v, not only in %s", m.id, m.seat, st.State, where, want))
+			}
+		}
 		sanctioned := len(rows) == 2 && !rows[0].completed && rows[0].resubmit == 0 && rows[1].resubmit == 1 && st.Resubmits == 1
 		switch {
 		case !seat.Final(st.State):
