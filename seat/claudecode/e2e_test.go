@@ -8,6 +8,7 @@ package claudecode_test
 import (
 	"fmt"
 	"github.com/pantty/pantty/internal/guard"
+	"github.com/pantty/pantty/seat/standinkit"
 	"os"
 	"path/filepath"
 	"strings"
@@ -82,14 +83,7 @@ func newRig(t *testing.T, name string, extra ...string) *rig {
 // rigOf is the rig of a seat h and its stand-in api: the suite reads the
 // stand-in's log as seattest.E2ERequests.
 func rigOf(h *seattest.Harness, api *standin.Server) *rig {
-	return &rig{E2ERig: &seattest.E2ERig{Harness: h, Requests: func() []seattest.E2ERequest {
-		var out []seattest.E2ERequest
-		for _, q := range api.Requests() {
-			out = append(out, seattest.E2ERequest{Kind: q.Kind, NewInput: q.NewInput, Context: q.Context,
-				History: q.Messages, Input: q.Usage.InputTokens, Status: q.Status})
-		}
-		return out
-	}}, api: api}
+	return &rig{E2ERig: seattest.StandinRig(h, api, api.Requests), api: api}
 }
 
 // request returns the last turn request that carried message id.
@@ -121,6 +115,20 @@ func TestE2E(t *testing.T) {
 		Corpus: map[string]string{"d-compact": "/compact", "d-clear": "/clear", "d-bang": "!touch {bang}",
 			"d-space": " /x", "d-slash": "/"},
 		Cron: cronSeat, BadArg: "--no-such-flag", BadWords: "unknown option '--no-such-flag'",
+		Outages: []seattest.E2EOutage{
+			// A 401 (authentication_failed, "Invalid API key · Fix external API
+			// key") is a means outage: the seat is dead until the key works.
+			{Name: "Credential", Fault: standinkit.FaultAuth, Class: seat.FailMeans, Words: "cannot authenticate: Invalid API key · Fix external API key"},
+			// A 400 "credit balance is too low" (billing_error) is a provider
+			// refusal: a wait shared by the provider's seats, re-probed.
+			{Name: "Billing", Fault: standinkit.FaultBilling, Class: seat.FailProvider, Words: "Credit balance is too low"},
+			// A 500 after claude's own retries (server_error) is transient: the
+			// message goes back to the queue with backoff.
+			{Name: "ServerError", Fault: standinkit.FaultServer, Class: seat.FailTransient, Words: "server error: API Error: 500 Internal server error"},
+			// A refused connection (server_error, "API Error: Connection
+			// refused — … (ECONNREFUSED)") is a means outage by its words.
+			{Name: "ConnectionRefused", Fault: standinkit.FaultRefused, Class: seat.FailMeans, Words: "cannot connect: API Error: Connection refused"},
+		},
 		ResumeArgv: func(h *seattest.Harness, id, argv string) error {
 			if !strings.Contains(argv, "--resume "+id) || !strings.Contains(argv, "--settings "+h.Seat().SettingsPath()) ||
 				strings.Contains(argv, "--session-id") {

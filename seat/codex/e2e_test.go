@@ -7,6 +7,7 @@ package codex_test
 
 import (
 	"fmt"
+	"github.com/pantty/pantty/seat/standinkit"
 	"os"
 	"path/filepath"
 	"strings"
@@ -72,14 +73,7 @@ func newRig(t *testing.T, name string, toml ...string) *rig {
 // rigOf is the rig of a seat h and its stand-in api: the suite reads the
 // stand-in's log as seattest.E2ERequests.
 func rigOf(h *seattest.Harness, api *standin.Server) *rig {
-	return &rig{E2ERig: &seattest.E2ERig{Harness: h, Requests: func() []seattest.E2ERequest {
-		var out []seattest.E2ERequest
-		for _, q := range api.Requests() {
-			out = append(out, seattest.E2ERequest{Kind: q.Kind, NewInput: q.NewInput, Context: q.Context, Session: q.Thread,
-				History: q.Messages, Input: q.Usage.InputTokens, Status: q.Status})
-		}
-		return out
-	}}, api: api}
+	return &rig{E2ERig: seattest.StandinRig(h, api, api.Requests), api: api}
 }
 
 // compaction returns how many compaction requests reached the stand-in, and
@@ -118,6 +112,23 @@ func TestE2E(t *testing.T) {
 			"d-space": " /compact", "d-slash": "/"},
 		ContextSource: "PostModelRequest",
 		Cron:          cronSeat, BadArg: "--no-such-flag", BadWords: "unexpected argument '--no-such-flag'",
+		Outages: []seattest.E2EOutage{
+			// A 401 ("unexpected status 401 Unauthorized: Incorrect API key
+			// provided…", authentication_failed) is a means outage.
+			{Name: "Credential", Fault: standinkit.FaultAuth, Class: seat.FailMeans, Words: "cannot authenticate: unexpected status 401 Unauthorized"},
+			// A 429 insufficient_quota ("Quota exceeded. Check your plan and
+			// billing details.", billing_error) is a provider refusal: a wait.
+			{Name: "Billing", Fault: standinkit.FaultBilling, Class: seat.FailProvider, Words: "Quota exceeded. Check your plan and billing details."},
+			// A 500 ("We’re currently experiencing high demand…", server_error)
+			// is transient: the message goes back to the queue with backoff.
+			{Name: "ServerError", Fault: standinkit.FaultServer, Class: seat.FailTransient, Words: "server error: We’re currently experiencing high demand"},
+			// A refused connection ("Connection failed: error sending request",
+			// connection_failed) does not end Codex's turn: Codex reconnects by
+			// itself ("Reconnecting… waiting for network"). The turn stays in
+			// flight, the seat reports the means outage, and Codex's own
+			// reconnect finishes the turn once the stand-in listens again.
+			{Name: "ConnectionRefused", Fault: standinkit.FaultRefused, Class: seat.FailMeans, Words: "cannot connect: Connection failed: error sending request"},
+		},
 		ResumeArgv: func(_ *seattest.Harness, id, argv string) error {
 			if !strings.Contains(argv, " resume "+id+" --no-daemon") {
 				return fmt.Errorf("%q does not resume thread %s with --no-daemon", argv, id)

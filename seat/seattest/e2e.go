@@ -66,12 +66,48 @@ type E2E struct {
 	// BadArg is an argument the harness refuses at launch, and BadWords
 	// what it says then (the cannot-start test).
 	BadArg, BadWords string
+	// Outages are the faults of the stand-in the suite plays, one test each.
+	Outages []E2EOutage
 }
 
-// E2ERig is one test's seat and the stand-in's log, read as E2ERequests.
+// E2EOutage is one fault of the stand-in played against the real harness
+// (PlayOutage): three messages queued, none failed, the seat names the
+// outage in the harness's words, all processed once after the fault clears.
+type E2EOutage struct {
+	Name  string // the test's name
+	Fault standinkit.Fault
+	// Class is the fault class the seat must report (seat.FailMeans, …) and
+	// Words a piece of the harness's own words it must report it in.
+	Class, Words string
+}
+
+// E2ERig is one test's seat, the stand-in's log read as E2ERequests, and
+// its fault switch.
 type E2ERig struct {
 	*Harness
 	Requests func() []E2ERequest
+	Faults   FaultyAPI
+}
+
+// StandinRow is a stand-in's request type: standinkit.Row embedded, and its
+// API's own counts.
+type StandinRow interface {
+	Common() standinkit.Row
+	Counts() standinkit.Counts
+}
+
+// StandinRig is the rig of seat h and its stand-in api, whose log rows
+// returns: every stand-in's log reads as E2ERequests the same way.
+func StandinRig[R StandinRow](h *Harness, api FaultyAPI, rows func() []R) *E2ERig {
+	return &E2ERig{Harness: h, Faults: api, Requests: func() []E2ERequest {
+		var out []E2ERequest
+		for _, q := range rows() {
+			c, n := q.Common(), q.Counts()
+			out = append(out, E2ERequest{Kind: c.Kind, NewInput: c.NewInput, Context: c.Context, Status: c.Status,
+				Session: n.Session, History: n.History, Input: n.Input})
+		}
+		return out
+	}}
 }
 
 // E2ERequest is one request at a stand-in, in the suite's terms.
@@ -103,6 +139,12 @@ func (s E2E) Run(t *testing.T) {
 	if s.Cron != nil {
 		tests = append(tests, test{"RevivalUnderCronKeepsTheSeatWorking", s.cron},
 			test{"HarnessThatCannotStartAnswersFastInItsWords", s.cannotStart})
+	}
+	for _, o := range s.Outages {
+		tests = append(tests, test{"Outage/" + o.Name, func(t *testing.T) {
+			r := s.New(t, s.Prefix+"-"+strings.ToLower(o.Name), OutageTOML...)
+			r.PlayOutage(r.Faults, r.Answered, o.Fault, o.Class, o.Words)
+		}})
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -29,3 +29,18 @@ type Row struct {
 	// Body is the request body, when the stand-in keeps bodies.
 	Body json.RawMessage `json:"body,omitempty"`
 }
+
+// Common is the row itself: a stand-in's request type embeds Row, so this
+// names the part every stand-in shares.
+func (r Row) Common() Row { return r }
+
+// Counts is what the model APIs' requests say in different words, in common
+// ones: the session a request names ("" when its API names none), how many
+// messages or contents it carried (more than the first turn's means history
+// was carried), and the input tokens answered. Each stand-in's request type
+// gives its own (a Counts method).
+type Counts struct {
+	Session string
+	History int
+	Input   int
+}

@@ -74,6 +74,12 @@ type Request struct {
 	Usage    Usage `json:"usage"`
 }
 
+// Counts says what this API calls history, session and input tokens in
+// standinkit's common terms.
+func (q Request) Counts() standinkit.Counts {
+	return standinkit.Counts{History: q.Messages, Input: q.Usage.InputTokens}
+}
+
 // Usage is the Messages API usage object.
 type Usage struct {
 	InputTokens              int `json:"input_tokens"`

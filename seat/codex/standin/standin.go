@@ -80,6 +80,12 @@ type Request struct {
 	Usage    Usage `json:"usage"`
 }
 
+// Counts says what this API calls history, session and input tokens in
+// standinkit's common terms.
+func (q Request) Counts() standinkit.Counts {
+	return standinkit.Counts{Session: q.Thread, History: q.Messages, Input: q.Usage.InputTokens}
+}
+
 // Usage is the Responses API usage object.
 type Usage struct {
 	InputTokens         int          `json:"input_tokens"`

@@ -47,6 +47,12 @@ type Request struct {
 	Usage    Usage `json:"usage"`
 }
 
+// Counts says what this API calls history, session and input tokens in
+// standinkit's common terms.
+func (q Request) Counts() standinkit.Counts {
+	return standinkit.Counts{History: q.Contents, Input: q.Usage.PromptTokenCount}
+}
+
 // Usage is the API's usageMetadata.
 type Usage struct {
 	PromptTokenCount     int `json:"promptTokenCount"`
