@@ -74,3 +74,15 @@ func ClaudeSettings(pantty string, s Seat, activity bool, a Authority) ([]byte, 
 	}
 	return json.MarshalIndent(settings, "", "  ")
 }
+
+// JSONObject returns m[key] as a JSON object, creating it (or replacing a
+// value that is not an object): how an adapter sets one key deep in a
+// harness's settings file while keeping everything else.
+func JSONObject(m map[string]any, key string) map[string]any {
+	o, ok := m[key].(map[string]any)
+	if !ok {
+		o = map[string]any{}
+		m[key] = o
+	}
+	return o
+}

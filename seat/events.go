@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -70,6 +71,17 @@ type HookFields struct {
 
 // MaxHookPayload bounds what `pantty hook` reads from stdin.
 const MaxHookPayload = 4 << 20
+
+// ReadHookPayload reads a hook's payload from stdin, at most MaxHookPayload.
+// A read error is reported on stderr and what was read is used: a hook never
+// fails the harness's action because of pantty trouble.
+func ReadHookPayload(stdin io.Reader, stderr io.Writer) []byte {
+	payload, err := io.ReadAll(io.LimitReader(stdin, MaxHookPayload))
+	if err != nil {
+		fmt.Fprintf(stderr, "pantty hook: read payload: %v\n", err)
+	}
+	return payload
+}
 
 // WriteEvent stores one hook event atomically as events/<ns>-<pid>-<kind>.json.
 // The name sorts in arrival order, so the driver consumes events in order.

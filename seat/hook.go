@@ -28,10 +28,7 @@ func RunHook(home, name string, statusLine bool, tmuxEvent string, stdin io.Read
 		fmt.Fprintf(stderr, "pantty hook: %v\n", err)
 		return 0
 	}
-	payload, err := io.ReadAll(io.LimitReader(stdin, MaxHookPayload))
-	if err != nil {
-		fmt.Fprintf(stderr, "pantty hook: read payload: %v\n", err)
-	}
+	payload := ReadHookPayload(stdin, stderr)
 	now := time.Now()
 	if statusLine {
 		return statusLineHook(s, payload, now, stdout, stderr)

@@ -3,6 +3,7 @@ package seat
 import (
 	"fmt"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -217,4 +218,38 @@ func (w StandinWatch) Observe(input string, since time.Time, limit time.Duration
 		}
 		return Observed{}, false
 	})
+}
+
+// StandinLog is where a rig's stand-in writes its request log: in the run's
+// scratch directory.
+func (spec MeasureSpec) StandinLog() string { return filepath.Join(spec.Dir, "standin-requests.jsonl") }
+
+// MeasureStandin is what a measure rig needs of its loopback model-API
+// stand-in: to stop it and to switch its faults.
+type MeasureStandin interface {
+	Close() error
+	SetFault(standinkit.Fault) error
+}
+
+// WithStandin is the rig with its stand-in's stop, slow marker and fault
+// switch: every stand-in is driven the same way.
+func (r MeasureRig) WithStandin(api MeasureStandin) MeasureRig {
+	r.Close, r.Slow = api.Close, standinkit.SlowMarker
+	r.Fault = func(kind string) error { return api.SetFault(standinkit.Fault(kind)) }
+	return r
+}
+
+// StandinRows turns a stand-in's log into the detector's requests; a
+// request's session (when its API names one) is where it went.
+func StandinRows[R interface {
+	Common() standinkit.Row
+	Counts() standinkit.Counts
+}](rows func() []R) func() []StandinRequest {
+	return func() []StandinRequest {
+		var out []StandinRequest
+		for _, r := range rows() {
+			out = append(out, StandinRow(r.Common(), r.Counts().Session))
+		}
+		return out
+	}
 }

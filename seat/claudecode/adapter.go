@@ -48,30 +48,10 @@ func (Adapter) Argv(l seat.Launch) ([]string, error) {
 	if !uuidRE.MatchString(l.SessionID) {
 		return nil, fmt.Errorf("claude-code: session id %q is not a lowercase UUID (claude refuses it)", l.SessionID)
 	}
-	for _, a := range l.Config.Args {
-		name, _, _ := strings.Cut(a, "=")
-		for _, f := range ownFlags {
-			if name == f {
-				return nil, fmt.Errorf("claude-code: seat.toml args may not contain %s: pantty sets the session and settings flags itself", f)
-			}
-		}
+	if err := seat.RefuseOwnArgs("claude-code", l.Config.Args, ownFlags, "the session and settings flags"); err != nil {
+		return nil, err
 	}
-	bin := l.Config.Command
-	if bin == "" {
-		bin = DefaultBinary
-	}
-	argv := []string{bin, "--settings", l.Settings}
-	if l.Resume {
-		argv = append(argv, "--resume", l.SessionID)
-	} else {
-		argv = append(argv, "--session-id", l.SessionID)
-	}
-	if l.Config.Model != "" {
-		argv = append(argv, "--model", l.Config.Model)
-	}
-	if l.Config.PermissionMode != "" {
-		argv = append(argv, "--permission-mode", l.Config.PermissionMode)
-	}
+	argv := append([]string{l.Binary(DefaultBinary), "--settings", l.Settings}, l.SessionArgs("--permission-mode")...)
 	return append(argv, l.Config.Args...), nil
 }
 
@@ -372,18 +352,8 @@ func isRule(l string) bool {
 // 260 ms before the box, 170 ms before it enables bracketed paste), and a paste
 // sent in that window is not bracketed and lost its Enter.
 func (Adapter) InputReady(screen string) bool {
-	lines := strings.Split(strings.TrimRight(screen, "\n"), "\n")
-	var rules []int
-	for i, l := range lines {
-		if isRule(l) {
-			rules = append(rules, i)
-		}
-	}
-	if len(rules) < 2 {
-		return false
-	}
-	a := rules[len(rules)-2]
-	return a+1 < rules[len(rules)-1] && strings.HasPrefix(lines[a+1], "❯")
+	box, ok := seat.BetweenLastRules(screen, isRule)
+	return ok && len(box) > 0 && strings.HasPrefix(box[0], "❯")
 }
 
 // Composer (seat.Capabilities.Composer) is the input box's text; see Composer. The
@@ -403,28 +373,11 @@ func (Adapter) Composer(screen string) (string, bool) {
 // again") cannot be told from typed text in a plain capture; it is returned as
 // is (Placeholder).
 func Composer(screen string) (text string, ok bool) {
-	lines := strings.Split(strings.TrimRight(screen, "\n"), "\n")
-	var rules []int
-	for i, l := range lines {
-		if isRule(l) {
-			rules = append(rules, i)
-		}
-	}
-	if len(rules) < 2 {
+	box, ok := seat.BetweenLastRules(screen, isRule)
+	if !ok {
 		return "", false
 	}
-	a, b := rules[len(rules)-2], rules[len(rules)-1]
-	var box []string
-	for i, l := range lines[a+1 : b] {
-		l = strings.TrimRight(l, " \u00a0")
-		if i == 0 {
-			l = strings.TrimLeft(strings.TrimPrefix(l, "❯"), " \u00a0")
-		} else {
-			l = strings.TrimPrefix(l, "  ")
-		}
-		box = append(box, l)
-	}
-	return strings.TrimRight(strings.Join(box, "\n"), "\n"), true
+	return seat.BoxText(box, "❯"), true
 }
 
 // Placeholder is the input box's dimmed hint after a turn ended in an API error;

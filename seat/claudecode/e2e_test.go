@@ -39,17 +39,7 @@ type rig struct {
 }
 
 func claudeBinary(t *testing.T) string {
-	t.Helper()
-	bin, err := claudecode.CachedBinary()
-	if err != nil {
-		msg := fmt.Sprintf("%v; run scripts/test.sh (it installs Claude Code %s into the harness cache) or set %s",
-			err, claudecode.Version, claudecode.BinaryEnv)
-		if os.Getenv("CI") != "" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	return bin
+	return seattest.RealBinary(t, claudecode.CachedBinary, "Claude Code", claudecode.Version, claudecode.BinaryEnv)
 }
 
 // newRig makes the seat; extra lines go into its seat.toml.

@@ -47,7 +47,7 @@ func PrepareHome(home, apiKey string, workdirs ...string) error {
 	cfg["hasCompletedOnboarding"] = true
 	if apiKey != "" {
 		tail := apiKey[max(0, len(apiKey)-20):]
-		resp := object(cfg, "customApiKeyResponses")
+		resp := seat.JSONObject(cfg, "customApiKeyResponses")
 		approved, _ := resp["approved"].([]any)
 		if !slices.Contains(approved, any(tail)) {
 			approved = append(approved, tail)
@@ -57,19 +57,19 @@ func PrepareHome(home, apiKey string, workdirs ...string) error {
 			resp["rejected"] = []any{}
 		}
 	}
-	projects := object(cfg, "projects")
+	projects := seat.JSONObject(cfg, "projects")
 	for _, w := range workdirs {
 		abs, err := filepath.Abs(w)
 		if err != nil {
 			return err
 		}
-		object(projects, abs)["hasTrustDialogAccepted"] = true
+		seat.JSONObject(projects, abs)["hasTrustDialogAccepted"] = true
 		// Claude Code asks "trust this folder?" for the git repository that
 		// holds the workdir, not for the workdir itself (measured on 2.1.328: a
 		// workdir below a .git directory stopped at the dialog although the
 		// workdir was trusted), so the enclosing root is trusted too.
 		if root := gitRoot(abs); root != "" && root != abs {
-			object(projects, root)["hasTrustDialogAccepted"] = true
+			seat.JSONObject(projects, root)["hasTrustDialogAccepted"] = true
 		}
 	}
 	out, err := json.MarshalIndent(cfg, "", "  ")
@@ -110,16 +110,6 @@ func gitRoot(dir string) string {
 			return ""
 		}
 	}
-}
-
-// object returns m[key] as an object, creating (or replacing a non-object) it.
-func object(m map[string]any, key string) map[string]any {
-	o, ok := m[key].(map[string]any)
-	if !ok {
-		o = map[string]any{}
-		m[key] = o
-	}
-	return o
 }
 
 // PrepareSeatHome (seat.Capabilities.PrepareSeatHome) runs PrepareHome for a seat: in the

@@ -7,7 +7,6 @@ import (
 
 	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/claudecode/standin"
-	"github.com/pantty/pantty/seat/standinkit"
 )
 
 // measureKey is the API key the throwaway claude uses against the stand-in.
@@ -22,7 +21,7 @@ func (Adapter) Measure(spec seat.MeasureSpec) (seat.MeasureRig, error) {
 	if err != nil {
 		return seat.MeasureRig{}, err
 	}
-	api, err := standin.Start(standin.Options{LogPath: filepath.Join(spec.Dir, "standin-requests.jsonl"), KeepBodies: true})
+	api, err := standin.Start(standin.Options{LogPath: spec.StandinLog(), KeepBodies: true})
 	if err != nil {
 		return seat.MeasureRig{}, err
 	}
@@ -45,14 +44,8 @@ func (Adapter) Measure(spec seat.MeasureSpec) (seat.MeasureRig, error) {
 		// the run itself (files).
 		Detector: func(s seat.Seat) (seat.Detector, error) {
 			return seat.StandinWatch{Version: seat.BuildOf("claude", bin, "--version"),
-				Dirs: []string{s.EventsDir(), s.SeenDir()},
-				Requests: func() []seat.StandinRequest {
-					var out []seat.StandinRequest
-					for _, r := range api.Requests() {
-						out = append(out, seat.StandinRow(r.Row, ""))
-					}
-					return out
-				},
+				Dirs:     []string{s.EventsDir(), s.SeenDir()},
+				Requests: seat.StandinRows(api.Requests),
 				SideKinds: map[string]string{
 					"count_tokens": "stand-in count_tokens request (the harness acted without a model turn)",
 					"compact":      "stand-in compact request (the harness acted without a model turn)",
@@ -65,10 +58,7 @@ func (Adapter) Measure(spec seat.MeasureSpec) (seat.MeasureRig, error) {
 				},
 			}, nil
 		},
-		Close: api.Close,
-		Slow:  standinkit.SlowMarker,
-		Fault: func(kind string) error { return api.SetFault(standinkit.Fault(kind)) },
-	}, nil
+	}.WithStandin(api), nil
 }
 
 // clearedSince reports a SessionStart with source clear recorded after since.

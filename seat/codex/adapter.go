@@ -13,6 +13,7 @@ import (
 	"io"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -42,18 +43,13 @@ var ownArgs = []string{"resume", "fork", "exec", "e", "--no-daemon", "--remote",
 // server that outlives the pane (measured on 0.171.0), so a killed pane would
 // not stop a turn and a relaunch would not be the only owner of the session.
 func (Adapter) Argv(l seat.Launch) ([]string, error) {
-	for _, a := range l.Config.Args {
-		name, _, _ := strings.Cut(a, "=")
-		for _, f := range ownArgs {
-			if name == f {
-				return nil, fmt.Errorf("codex: seat.toml args may not contain %s: pantty sets the session and the server mode itself", f)
-			}
-		}
+	if err := seat.RefuseOwnArgs("codex", l.Config.Args, ownArgs, "the session and the server mode"); err != nil {
+		return nil, err
 	}
 	if err := PrepareHome(l.Seat, l.Config, l.Pantty, l.Authority); err != nil {
 		return nil, err
 	}
-	argv := []string{binary(l.Config)}
+	argv := []string{l.Binary(DefaultBinary)}
 	if l.Resume {
 		if !uuidRE.MatchString(l.SessionID) {
 			return nil, fmt.Errorf("codex: thread id %q is not a UUID", l.SessionID)
@@ -194,21 +190,9 @@ func (Adapter) Composer(screen string) (string, bool) {
 	if !found {
 		return "", false
 	}
-	var out []string
-	for i, l := range box {
-		l = strings.TrimRight(l, " \u00a0")
-		if i == 0 {
-			l = strings.TrimLeft(strings.TrimPrefix(l, "›"), " \u00a0")
-		} else {
-			l = strings.TrimPrefix(l, "  ")
-		}
-		out = append(out, l)
-	}
-	text := strings.TrimRight(strings.Join(out, "\n"), "\n")
-	for _, p := range placeholders {
-		if text == p {
-			return "", true
-		}
+	text := seat.BoxText(box, "›")
+	if slices.Contains(placeholders, text) {
+		return "", true
 	}
 	return text, true
 }

@@ -35,17 +35,7 @@ type rig struct {
 }
 
 func codexBinary(t *testing.T) string {
-	t.Helper()
-	bin, err := codex.CachedBinary()
-	if err != nil {
-		msg := fmt.Sprintf("%v; run scripts/test.sh (it installs Codex CLI %s into the harness cache) or set %s",
-			err, codex.Version, codex.BinaryEnv)
-		if os.Getenv("CI") != "" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	return bin
+	return seattest.RealBinary(t, codex.CachedBinary, "Codex CLI", codex.Version, codex.BinaryEnv)
 }
 
 func newRig(t *testing.T, name string, toml ...string) *rig {

@@ -184,30 +184,12 @@ func writeConfig(home string, cfg map[string]any) error {
 	return writeFile(home, "config.toml", b.Bytes())
 }
 
-// writeFile replaces a file atomically (temp file in the same directory,
-// fsync, rename), mode 0600.
+// writeFile replaces a file of CODEX_HOME atomically, mode 0600, with the
+// temp file beside it (CODEX_HOME may be on another file system than the
+// seat's tmp directory); like every state write it refuses a symlink at the
+// target (seat.WriteFile).
 func writeFile(dir, name string, data []byte) error {
-	tmp, err := os.CreateTemp(dir, "."+name+".tmp*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(0o600); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), filepath.Join(dir, name))
+	return seat.WriteFile(dir, filepath.Join(dir, name), data)
 }
 
 // harnessEnv is the environment the harness (and the trust step) runs with.

@@ -24,10 +24,7 @@ import (
 // Codex's own and is translated here (modelRequest). Like every hook it never
 // fails the harness's action because of pantty trouble.
 func RunHook(home, name string, stdin io.Reader, stdout, stderr io.Writer) int {
-	payload, err := io.ReadAll(io.LimitReader(stdin, seat.MaxHookPayload))
-	if err != nil {
-		fmt.Fprintf(stderr, "pantty hook: read payload: %v\n", err)
-	}
+	payload := seat.ReadHookPayload(stdin, stderr)
 	var m map[string]any
 	if json.Unmarshal(payload, &m) != nil {
 		return seat.RunHook(home, name, false, "", bytes.NewReader(payload), stdout, stderr)

@@ -8,7 +8,6 @@ import (
 
 	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/codex/standin"
-	"github.com/pantty/pantty/seat/standinkit"
 	"github.com/pantty/pantty/tmux"
 )
 
@@ -29,7 +28,7 @@ func (Adapter) Measure(spec seat.MeasureSpec) (seat.MeasureRig, error) {
 	if err != nil {
 		return seat.MeasureRig{}, err
 	}
-	api, err := standin.Start(standin.Options{LogPath: filepath.Join(spec.Dir, "standin-requests.jsonl"), KeepBodies: true})
+	api, err := standin.Start(standin.Options{LogPath: spec.StandinLog(), KeepBodies: true})
 	if err != nil {
 		return seat.MeasureRig{}, err
 	}
@@ -50,14 +49,8 @@ func (Adapter) Measure(spec seat.MeasureSpec) (seat.MeasureRig, error) {
 		// itself (files).
 		Detector: func(s seat.Seat) (seat.Detector, error) {
 			return seat.StandinWatch{Version: seat.BuildOf("", bin, "--version"), // "codex-cli 0.171.0"
-				Dirs: []string{s.EventsDir()},
-				Requests: func() []seat.StandinRequest {
-					var out []seat.StandinRequest
-					for _, r := range api.Requests() {
-						out = append(out, seat.StandinRow(r.Row, r.Thread))
-					}
-					return out
-				},
+				Dirs:      []string{s.EventsDir()},
+				Requests:  seat.StandinRows(api.Requests),
 				SideKinds: map[string]string{"compact": "stand-in compact request (the harness compacted without a model turn)"},
 				Extra: func(input string, _ time.Time) string {
 					if line := unrecognized(s, input); line != "" {
@@ -67,10 +60,7 @@ func (Adapter) Measure(spec seat.MeasureSpec) (seat.MeasureRig, error) {
 				},
 			}, nil
 		},
-		Close: api.Close,
-		Slow:  standinkit.SlowMarker,
-		Fault: func(kind string) error { return api.SetFault(standinkit.Fault(kind)) },
-	}, nil
+	}.WithStandin(api), nil
 }
 
 // unrecognized returns the pane's "Unrecognized command '/x'" line when it is

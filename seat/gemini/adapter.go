@@ -46,33 +46,13 @@ func (Adapter) Argv(l seat.Launch) ([]string, error) {
 	if !uuidRE.MatchString(l.SessionID) {
 		return nil, fmt.Errorf("gemini-cli: session id %q is not a lowercase UUID", l.SessionID)
 	}
-	for _, a := range l.Config.Args {
-		name, _, _ := strings.Cut(a, "=")
-		for _, f := range ownArgs {
-			if name == f {
-				return nil, fmt.Errorf("gemini-cli: seat.toml args may not contain %s: pantty sets the session and the mode itself", f)
-			}
-		}
+	if err := seat.RefuseOwnArgs("gemini-cli", l.Config.Args, ownArgs, "the session and the mode"); err != nil {
+		return nil, err
 	}
 	if err := PrepareHome(l.Seat, l.Config, l.Pantty); err != nil {
 		return nil, err
 	}
-	bin := l.Config.Command
-	if bin == "" {
-		bin = DefaultBinary
-	}
-	argv := []string{bin}
-	if l.Resume {
-		argv = append(argv, "--resume", l.SessionID)
-	} else {
-		argv = append(argv, "--session-id", l.SessionID)
-	}
-	if l.Config.Model != "" {
-		argv = append(argv, "--model", l.Config.Model)
-	}
-	if l.Config.PermissionMode != "" {
-		argv = append(argv, "--approval-mode", l.Config.PermissionMode)
-	}
+	argv := append([]string{l.Binary(DefaultBinary)}, l.SessionArgs("--approval-mode")...)
 	return append(argv, l.Config.Args...), nil
 }
 

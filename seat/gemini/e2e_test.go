@@ -29,17 +29,7 @@ type rig struct {
 }
 
 func geminiBinary(t *testing.T) string {
-	t.Helper()
-	bin, err := gemini.CachedBinary()
-	if err != nil {
-		msg := fmt.Sprintf("%v; run scripts/test.sh (it installs Gemini CLI %s into the harness cache) or set %s",
-			err, gemini.Version, gemini.BinaryEnv)
-		if os.Getenv("CI") != "" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	return bin
+	return seattest.RealBinary(t, gemini.CachedBinary, "Gemini CLI", gemini.Version, gemini.BinaryEnv)
 }
 
 func newRig(t *testing.T, name string, toml ...string) *rig {

@@ -82,12 +82,12 @@ func PrepareHome(s seat.Seat, c seat.Config, pantty string) error {
 
 // setSettings sets the keys a seat needs (see PrepareHome).
 func setSettings(cfg map[string]any, hookCommand string) {
-	auth := object(object(cfg, "security"), "auth")
+	auth := seat.JSONObject(seat.JSONObject(cfg, "security"), "auth")
 	if _, ok := auth["selectedType"]; !ok {
 		auth["selectedType"] = "gemini-api-key"
 	}
-	object(object(cfg, "security"), "folderTrust")["enabled"] = false
-	general := object(cfg, "general")
+	seat.JSONObject(seat.JSONObject(cfg, "security"), "folderTrust")["enabled"] = false
+	general := seat.JSONObject(cfg, "general")
 	general["enableAutoUpdate"] = false
 	general["enableAutoUpdateNotification"] = false
 	// A refused connection ends the turn with its error in the chat file
@@ -96,25 +96,15 @@ func setSettings(cfg map[string]any, hookCommand string) {
 	// 2026-12-04). A 429 or a 5xx is still retried by the CLI: neither
 	// general.maxAttempts = 1 nor a pinned model stopped that (measured).
 	general["retryFetchErrors"] = false
-	object(cfg, "privacy")["usageStatisticsEnabled"] = false
+	seat.JSONObject(cfg, "privacy")["usageStatisticsEnabled"] = false
 	// Board text arrives by paste: Gemini's own switch escapes the @ of a
 	// pasted mention, so "@path" in board text is text, not a file read (nor,
 	// outside the workspace, a modal that holds the turn; measured).
-	object(cfg, "ui")["escapePastedAtSymbols"] = true
-	object(cfg, "model")["compressionThreshold"] = CompressionOutOfReach
+	seat.JSONObject(cfg, "ui")["escapePastedAtSymbols"] = true
+	seat.JSONObject(cfg, "model")["compressionThreshold"] = CompressionOutOfReach
 	hooks := map[string]any{}
 	for _, ev := range HookEvents {
 		hooks[ev] = []any{map[string]any{"hooks": []any{map[string]any{"type": "command", "command": hookCommand}}}}
 	}
 	cfg["hooks"] = hooks
-}
-
-// object returns m[key] as an object, creating it (or replacing a non-object).
-func object(m map[string]any, key string) map[string]any {
-	t, ok := m[key].(map[string]any)
-	if !ok {
-		t = map[string]any{}
-		m[key] = t
-	}
-	return t
 }

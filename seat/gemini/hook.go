@@ -40,10 +40,7 @@ import (
 // instead of giving it to the model. Like every hook it never fails Gemini
 // because of pantty trouble.
 func RunHook(home, name string, stdin io.Reader, stdout, stderr io.Writer) int {
-	payload, err := io.ReadAll(io.LimitReader(stdin, seat.MaxHookPayload))
-	if err != nil {
-		fmt.Fprintf(stderr, "pantty hook: read payload: %v\n", err)
-	}
+	payload := seat.ReadHookPayload(stdin, stderr)
 	var p payloadFields
 	if json.Unmarshal(payload, &p) != nil {
 		return seat.RunHook(home, name, false, "", bytes.NewReader(payload), io.Discard, stderr)

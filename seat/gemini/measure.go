@@ -1,11 +1,8 @@
 package gemini
 
 import (
-	"path/filepath"
-
 	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/gemini/standin"
-	"github.com/pantty/pantty/seat/standinkit"
 )
 
 // MeasureControl is the destructive control for Gemini CLI: /compress
@@ -22,7 +19,7 @@ func (Adapter) Measure(spec seat.MeasureSpec) (seat.MeasureRig, error) {
 	if err != nil {
 		return seat.MeasureRig{}, err
 	}
-	api, err := standin.Start(standin.Options{LogPath: filepath.Join(spec.Dir, "standin-requests.jsonl"), KeepBodies: true})
+	api, err := standin.Start(standin.Options{LogPath: spec.StandinLog(), KeepBodies: true})
 	if err != nil {
 		return seat.MeasureRig{}, err
 	}
@@ -36,19 +33,10 @@ func (Adapter) Measure(spec seat.MeasureSpec) (seat.MeasureRig, error) {
 		// that ran without a model turn.
 		Detector: func(s seat.Seat) (seat.Detector, error) {
 			return seat.StandinWatch{Version: seat.BuildOf("gemini-cli", bin, "--version"), // "gemini-cli 0.61.0"
-				Dirs: []string{s.EventsDir()},
-				Requests: func() []seat.StandinRequest {
-					var out []seat.StandinRequest
-					for _, r := range api.Requests() {
-						out = append(out, seat.StandinRow(r.Row, ""))
-					}
-					return out
-				},
+				Dirs:      []string{s.EventsDir()},
+				Requests:  seat.StandinRows(api.Requests),
 				SideKinds: map[string]string{"compress": "stand-in compress request (the harness compressed without a model turn)"},
 			}, nil
 		},
-		Close: api.Close,
-		Slow:  standinkit.SlowMarker,
-		Fault: func(kind string) error { return api.SetFault(standinkit.Fault(kind)) },
-	}, nil
+	}.WithStandin(api), nil
 }

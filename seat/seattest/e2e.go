@@ -514,3 +514,20 @@ func (s E2E) cycle(t *testing.T) {
 func (r *E2ERig) Answered() map[string]int {
 	return Answered(r.Requests(), func(q E2ERequest) (string, string, int) { return q.Kind, q.NewInput, q.Status })
 }
+
+// RealBinary is the real harness binary an adapter's e2e tests run: find is
+// the adapter's CachedBinary (its environment variable env, else what
+// scripts/test.sh installs). Without it the test skips, except under CI,
+// where a missing harness is a failure.
+func RealBinary(t *testing.T, find func() (string, error), harness, version, env string) string {
+	t.Helper()
+	bin, err := find()
+	if err != nil {
+		msg := fmt.Sprintf("%v; run scripts/test.sh (it installs %s %s into the harness cache) or set %s", err, harness, version, env)
+		if os.Getenv("CI") != "" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	return bin
+}

@@ -416,28 +416,11 @@ func (h *Harness) Screen() string {
 // is, so a caller can tell it apart. ok is false when the screen does not show
 // an input box (the simulator is still starting, or it is not the simulator).
 func Composer(screen string) (text string, ok bool) {
-	var rules []int
-	lines := strings.Split(strings.TrimRight(screen, "\n"), "\n")
-	for i, l := range lines {
-		if t := strings.TrimSpace(l); t != "" && strings.Trim(t, "─") == "" {
-			rules = append(rules, i)
-		}
-	}
-	if len(rules) < 2 {
+	box, ok := seat.BetweenLastRules(screen, seat.IsRule)
+	if !ok {
 		return "", false
 	}
-	a, b := rules[len(rules)-2], rules[len(rules)-1]
-	var box []string
-	for i, l := range lines[a+1 : b] {
-		l = strings.TrimRight(l, " ")
-		if i == 0 {
-			l = strings.TrimPrefix(strings.TrimPrefix(l, ">"), " ")
-		} else {
-			l = strings.TrimPrefix(l, "  ")
-		}
-		box = append(box, l)
-	}
-	return strings.TrimRight(strings.Join(box, "\n"), "\n"), true
+	return seat.BoxText(box, ">"), true
 }
 
 // WaitState waits until message id is in state.

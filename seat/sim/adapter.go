@@ -30,18 +30,7 @@ func (Adapter) Argv(l seat.Launch) ([]string, error) {
 	if l.Config.Command != "" {
 		argv = []string{l.Config.Command}
 	}
-	argv = append(argv, "--settings", l.Settings)
-	if l.Resume {
-		argv = append(argv, "--resume", l.SessionID)
-	} else {
-		argv = append(argv, "--session-id", l.SessionID)
-	}
-	if l.Config.Model != "" {
-		argv = append(argv, "--model", l.Config.Model)
-	}
-	if l.Config.PermissionMode != "" {
-		argv = append(argv, "--permission-mode", l.Config.PermissionMode)
-	}
+	argv = append(append(argv, "--settings", l.Settings), l.SessionArgs("--permission-mode")...)
 	return append(argv, l.Config.Args...), nil
 }
 
@@ -157,26 +146,12 @@ const simPlaceholder = "Resend your message to try again"
 // Composer reads the simulator's input box: the lines between the last two
 // horizontal rules, without their "> " / "  " prefixes.
 func (Adapter) Composer(screen string) (string, bool) {
-	lines := strings.Split(strings.TrimRight(screen, "\n"), "\n")
-	var rules []int
-	for i, l := range lines {
-		t := strings.TrimSpace(l)
-		if t != "" && strings.Trim(t, "─") == "" {
-			rules = append(rules, i)
-		}
-	}
-	if len(rules) < 2 {
+	box, ok := seat.BetweenLastRules(screen, seat.IsRule)
+	if !ok {
 		return "", false
 	}
-	a, b := rules[len(rules)-2], rules[len(rules)-1]
-	var box []string
-	for _, l := range lines[a+1 : b] {
-		l = strings.TrimRight(l, " ")
-		l = strings.TrimPrefix(strings.TrimPrefix(l, "> "), "  ")
-		box = append(box, l)
-	}
-	text := strings.TrimSpace(strings.Join(box, "\n"))
-	if text == simPlaceholder || text == ">" {
+	text := strings.TrimSpace(seat.BoxText(box, ">"))
+	if text == simPlaceholder {
 		return "", true
 	}
 	return text, true
