@@ -66,8 +66,10 @@ type Driver struct {
 	phase    machine.Phase
 	waiting  string
 	ready    bool
+	readying bool // the harness started; the input box is being looked for (becomeReady)
 	adopted  bool
 	launchAt time.Time
+	paneDone chan paneAnswer // pane watches report here (driver_panewatch.go)
 
 	entries     map[string]*Entry
 	order       []*Entry
@@ -229,6 +231,8 @@ func (d *Driver) Loop() int {
 			d.waitT.stop()
 		case r := <-d.turnDone:
 			d.onTurnDone(r)
+		case a := <-d.paneDone:
+			d.onPaneAnswer(a)
 		case <-d.relaunchT.C():
 			d.relaunchNow()
 		case <-d.cmdT.C():
@@ -429,7 +433,7 @@ func (d *Driver) rescan() {
 }
 
 func (d *Driver) onReadyTimeout() {
-	if d.ready || d.pollReady() {
+	if d.ready || d.readying || d.pollReady() {
 		return
 	}
 	err := fmt.Errorf("harness did not report SessionStart for session %s within %s%s",

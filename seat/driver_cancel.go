@@ -132,33 +132,5 @@ func (d *Driver) settleComposer() {
 	}
 }
 
-// inputReadyLimit bounds the wait for the input box after SessionStart.
+// inputReadyLimit bounds the look for the input box after SessionStart.
 const inputReadyLimit = 5 * time.Second
-
-// waitInputReady polls the pane after SessionStart until an adapter that knows
-// its harness's ready screen (InputReady) sees it: a paste sent earlier is not
-// bracketed and may lose its Enter. Bounded: past the limit the driver goes on,
-// and the submission evidence still decides whether a paste arrived.
-func (d *Driver) waitInputReady() {
-	inputReady := d.Ad.Caps().InputReady
-	if inputReady == nil {
-		return
-	}
-	if settle := d.Ad.Caps().RedrawAfterStart; settle > 0 {
-		// The harness redraws its screen after SessionStart and offers no
-		// event when it is done: the frame before the redraw shows an input
-		// box that does not take a paste (Capabilities.RedrawAfterStart).
-		time.Sleep(settle)
-	}
-	deadline := time.Now().Add(inputReadyLimit)
-	for time.Now().Before(deadline) {
-		ctx, cancel := d.ctx()
-		screen, err := d.tm.Capture(ctx, d.sess.PaneID)
-		cancel()
-		if err == nil && inputReady(screen) {
-			return
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	d.logf("the pane did not show the harness's input box within %s of SessionStart: going on", inputReadyLimit)
-}

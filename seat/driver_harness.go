@@ -100,7 +100,7 @@ func (d *Driver) launch(pane *tmux.Pane) error {
 		}
 	}
 	paneArgv := PaneArgv(d.Pantty, d.S)
-	d.ready, d.adopted = false, false
+	d.ready, d.readying, d.adopted = false, false, false
 	d.launchAt = time.Now()
 	ctx, cancel := d.ctx()
 	defer cancel()
@@ -258,7 +258,7 @@ func (d *Driver) harnessGone(why string, pane *tmux.Pane) {
 	}
 	d.logf("harness gone: %s", why)
 	giveUp := d.noteExit(why, pane, d.ready)
-	d.ready = false
+	d.ready, d.readying = false, false
 	d.foreignTurn = ""
 	d.evidenceT.stop()
 	d.ceilingT.stop()

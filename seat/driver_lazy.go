@@ -53,12 +53,35 @@ func (d *Driver) pollReady() bool {
 }
 
 // becomeReady marks the harness ready in this launch and gives the spawning
-// start its verdict.
+// start its verdict. An adapter that knows its ready screen (InputReady) is
+// ready only once the pane shows it: a paste sent earlier is not bracketed
+// and may lose its Enter. The driver does not wait for that in its loop: a
+// pane watch looks (after the harness's redraw, RedrawAfterStart), and the
+// seat turns ready when it answers, or after inputReadyLimit (the submission
+// evidence still decides whether a paste arrived).
 func (d *Driver) becomeReady(why string) {
-	if d.ready {
+	if d.ready || d.readying {
 		return
 	}
-	d.waitInputReady()
+	caps := d.Ad.Caps()
+	if caps.InputReady == nil {
+		d.markReady(why)
+		return
+	}
+	d.readying = true
+	d.watchPane(paneLook{quiet: caps.RedrawAfterStart, every: 50 * time.Millisecond, limit: inputReadyLimit, cond: caps.InputReady},
+		func(ok bool) {
+			d.readying = false
+			if !ok {
+				d.logf("the pane did not show the harness's input box within %s of SessionStart: going on", inputReadyLimit)
+			}
+			d.markReady(why)
+		})
+}
+
+// markReady is the harness ready: the ready timer stops, the phase moves and
+// the start that waits hears it.
+func (d *Driver) markReady(why string) {
 	d.ready = true
 	d.readyT.stop()
 	d.logf("harness ready (%s)", why)

@@ -93,6 +93,9 @@ func TestContractOnRealHarnesses(t *testing.T) {
 			for _, r := range c.Rows {
 				if !r.Met || r.Artifact == "" {
 					t.Errorf("%s row: met %v, artifact %q: %s", r.Name, r.Met, r.Artifact, r.Value)
+					if art, err := os.ReadFile(r.Artifact); err == nil {
+						t.Logf("%s row's artifact:\n%s", r.Name, art)
+					}
 				}
 				if _, err := os.Stat(r.Artifact); err != nil {
 					t.Errorf("%s row's artifact: %v", r.Name, err)

@@ -157,6 +157,14 @@ func (Adapter) Composer(screen string) (string, bool) {
 	return text, true
 }
 
+// InputReady (seat.Capabilities.InputReady) is the simulator's input box on
+// the pane: a "> " line between two rules. Before it ("  Starting…") the
+// simulator takes no keys.
+func (Adapter) InputReady(screen string) bool {
+	box, ok := seat.BetweenLastRules(screen, seat.IsRule)
+	return ok && len(box) > 0 && strings.HasPrefix(box[0], ">")
+}
+
 // CommandAnswer (seat.Capabilities.CommandAnswer) reads a command's output from the
 // simulator's transcript, which records it in Claude Code's form.
 func (Adapter) CommandAnswer(s seat.Seat, c seat.Config, sessionID string, cmd guard.Command, since time.Time) (string, bool, error) {
@@ -166,5 +174,5 @@ func (Adapter) CommandAnswer(s seat.Seat, c seat.Config, sessionID string, cmd g
 // Caps lists what the simulator can do beyond the required methods.
 func (a Adapter) Caps() seat.Capabilities {
 	return seat.Capabilities{FindPrompt: a.FindPrompt, Composer: a.Composer, CommandAnswer: a.CommandAnswer, TurnArgv: a.TurnArgv,
-		Measure: a.Measure}
+		Measure: a.Measure, InputReady: a.InputReady}
 }

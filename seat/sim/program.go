@@ -38,8 +38,12 @@ const Version = "sim-0.1"
 
 // config is everything Main learns from flags and the environment.
 type config struct {
-	stateDir  string
-	startup   time.Duration
+	stateDir string
+	startup  time.Duration
+	// box is how long after its SessionStart the simulator draws its input
+	// box and takes keys (PANTTY_SIM_BOX): Claude Code fires SessionStart
+	// about 260 ms before its box (measured), and a driver must look for it.
+	box       time.Duration
 	commit    time.Duration
 	submit    time.Duration
 	turn      time.Duration
@@ -318,6 +322,7 @@ func readEnv(cfg *config) error {
 		dst  *time.Duration
 	}{
 		{"PANTTY_SIM_STARTUP", 300 * time.Millisecond, &cfg.startup},
+		{"PANTTY_SIM_BOX", 0, &cfg.box},
 		{"PANTTY_SIM_COMMIT", 30 * time.Millisecond, &cfg.commit},
 		{"PANTTY_SIM_SUBMIT", 0, &cfg.submit},
 		{"PANTTY_SIM_TURN", 200 * time.Millisecond, &cfg.turn},

@@ -33,10 +33,11 @@ type tui struct {
 	events  chan func()
 	stopped chan struct{} // closed when the loop ends, so late timers don't block
 
-	ready   bool
-	live    decoder // keys typed after ready
-	backlog decoder // keys that arrived before ready, replayed when idle
-	escGen  int     // invalidates stale Escape timers
+	ready     bool
+	announced bool    // SessionStart fired ahead of the box (PANTTY_SIM_BOX)
+	live      decoder // keys typed after ready
+	backlog   decoder // keys that arrived before ready, replayed when idle
+	escGen    int     // invalidates stale Escape timers
 
 	box         string
 	commitAt    time.Time // an Enter before this inserts a newline (paste window)
@@ -120,10 +121,19 @@ func (u *tui) run(in <-chan []byte, sigs <-chan os.Signal) int {
 // becomeReady turns bracketed paste on and only then announces the session,
 // so that anyone waiting for SessionStart can paste safely.
 func (u *tui) becomeReady() {
+	if u.e.cfg.box > 0 && !u.announced {
+		// PANTTY_SIM_BOX: SessionStart first, the box and the keys later.
+		u.announced = true
+		u.e.sessionStartHook(u.e.startSource())
+		u.after(u.e.cfg.box, u.becomeReady)
+		return
+	}
 	io.WriteString(u.out, "\x1b[?2004h")
 	u.ready = true
 	u.render()
-	u.e.sessionStartHook(u.e.startSource())
+	if !u.announced {
+		u.e.sessionStartHook(u.e.startSource())
+	}
 	u.refreshStatus()
 	if p := u.e.cfg.prompt; p != "" {
 		u.submit(p)

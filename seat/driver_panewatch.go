@@ -1,0 +1,62 @@
+package seat
+
+import (
+	"time"
+)
+
+// A pane watch is a bounded look at the pane the driver's loop does not wait
+// in. Some facts only the pane shows (the harness's input box drawn after its
+// SessionStart, with no event when it is done): a goroutine captures the pane
+// until the condition holds or the limit passes, and the loop runs the
+// continuation with the answer. Meanwhile the loop goes on consuming hook
+// events, control requests and timers; the seat is not ready (or otherwise
+// held) until the answer comes, so nothing is pasted into a pane that is not
+// looked at yet.
+
+// paneLook is what one watch looks for.
+type paneLook struct {
+	quiet time.Duration // before the first look (the harness redraws and says nothing)
+	every time.Duration // between looks: a pane announces no change
+	limit time.Duration // after quiet: past it the answer is false
+	cond  func(screen string) bool
+}
+
+// paneAnswer is one watch's answer, for the launch it watched.
+type paneAnswer struct {
+	launch time.Time // Driver.launchAt when the watch began
+	ok     bool
+	then   func(ok bool)
+}
+
+// watchPane starts a look at the pane; then runs on the loop with its answer,
+// unless the harness was launched again meanwhile (the answer is about a pane
+// that is gone, and the new launch watches for itself).
+func (d *Driver) watchPane(l paneLook, then func(ok bool)) {
+	if d.paneDone == nil {
+		d.paneDone = make(chan paneAnswer, 4)
+	}
+	tm, pane, launch, done := d.tm, d.sess.PaneID, d.launchAt, d.paneDone
+	go func() {
+		time.Sleep(l.quiet) // the watcher's own wait, not the loop's
+		deadline := time.Now().Add(l.limit)
+		ok := false
+		for {
+			ctx, cancel := d.ctx()
+			screen, err := tm.Capture(ctx, pane)
+			cancel()
+			if ok = err == nil && l.cond(screen); ok || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(l.every)
+		}
+		done <- paneAnswer{launch: launch, ok: ok, then: then}
+	}()
+}
+
+// onPaneAnswer runs a watch's continuation on the loop.
+func (d *Driver) onPaneAnswer(a paneAnswer) {
+	if !a.launch.Equal(d.launchAt) {
+		return
+	}
+	a.then(a.ok)
+}
