@@ -74,7 +74,8 @@ type Driver struct {
 	entries     map[string]*Entry
 	order       []*Entry
 	flight      *flight
-	foreignTurn string // prompt_id of a turn pantty did not submit (a person typing)
+	cancel      *cancelRun // a cancel of the flight watching the pane (driver_cancel.go)
+	foreignTurn string     // prompt_id of a turn pantty did not submit (a person typing)
 	foreignAt   time.Time
 	cmds        []Request
 	notBefore   time.Time // provider wait: nothing is submitted before this
@@ -224,7 +225,11 @@ func (d *Driver) Loop() int {
 			d.onEvidenceTimeout()
 		case <-d.ceilingT.C():
 			d.ceilingT.stop()
-			d.cancelTurn(ReasonCeiling)
+			d.cancelTurn(ReasonCeiling, func(err error) {
+				if err != nil {
+					d.logf("cancel at the turn ceiling: %v", err)
+				}
+			})
 		case <-d.waitT.C():
 			// A wait ended (provider block, not_before, a busy pane): pump
 			// decides what the seat does next and records its phase.
@@ -358,6 +363,7 @@ func (d *Driver) prune() {
 }
 
 func (d *Driver) teardown() {
+	d.abandonCancel("the driver stopped")
 	d.harnessW.stop()
 	if d.watch != nil {
 		d.watch.Stop()

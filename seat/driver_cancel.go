@@ -2,8 +2,9 @@ package seat
 
 import (
 	"fmt"
-	"github.com/pantty/pantty/internal/machine"
 	"time"
+
+	"github.com/pantty/pantty/internal/machine"
 )
 
 // clearComposer sends C-u: it empties the harness's input box (the one key
@@ -16,85 +17,115 @@ func (d *Driver) clearComposer() {
 	}
 }
 
-// cancelTurn stops the in-flight turn with one Escape (never C-c, which quits on
-// a second press, never a double Escape, which opens the rewind menu), verifies
-// the pane went idle, clears the prompt the harness put back, and fails the
-// message with reason. It reports whether the turn stopped.
-func (d *Driver) cancelTurn(reason string) error {
-	fl := d.flight
-	if fl == nil {
-		return fmt.Errorf("no turn in flight")
-	}
-	d.to(machine.CancelBegun, fl.e.Msg.ID)
-	if d.Cfg.Shape == ShapeTurn {
-		d.killTurn(reason)
-		d.evidenceT.stop()
-		d.ceilingT.stop()
-		d.finish(fl.e, StateFailed, reason, "the turn process was killed; 'pantty seat retry "+fl.e.Msg.ID+"' re-queues it", "")
-		return nil
-	}
-	ctx, cancel := d.ctx()
-	screen, err := d.tm.Capture(ctx, d.sess.PaneID)
-	cancel()
-	busy := err == nil && d.Ad.Busy(screen)
-	if err == nil && !busy && fl.e.Status.State == StateSubmitting {
-		// Enter went out but the harness may not show the turn yet (Claude Code
-		// fires UserPromptSubmit 80–150 ms after Enter): without this wait the
-		// cancel found an idle pane, failed the message, and the turn then ran
-		// to its end anyway.
-		busy = d.waitPane(cancelSubmitWait, true)
-		if !busy {
-			if ok, where := d.promptRecorded(fl.e); ok {
-				d.to(machine.CancelSawPrompt, "evidence for "+fl.e.Msg.ID)
-				return fmt.Errorf("the harness already took %s (its prompt is at %s) and no turn runs now: too late to cancel; its turn end settles it", fl.e.Msg.ID, where)
-			}
-		}
-	}
-	// A submitted message has started its turn (UserPromptSubmit fires before
-	// it), even if the pane does not show it yet: Escape it either way.
-	if busy || err == nil && fl.e.Status.State == StateSubmitted {
-		ctx, cancel := d.ctx()
-		err = d.tm.SendKeys(ctx, d.sess.PaneID, "Escape")
-		cancel()
-		if err != nil {
-			return err
-		}
-		if !d.waitPane(cancelVerify, false) {
-			d.to(machine.CancelHeld, fl.e.Msg.ID)
-			return fmt.Errorf("the turn did not stop within %s of Escape", cancelVerify)
-		}
-	}
-	d.evidenceT.stop()
-	d.ceilingT.stop()
-	d.clearComposer()
-	d.settleComposer()
-	d.finish(fl.e, StateFailed, reason, "cancelled by pantty; 'pantty seat retry "+fl.e.Msg.ID+"' re-queues it", "")
-	return nil
+// cancelRun is a cancel under way: it stops the turn in flight with one
+// Escape and learns from the pane whether it stopped. Its looks at the pane
+// are pane watches (driver_panewatch.go), so the loop runs meanwhile; done
+// hears the outcome once (the control request's answer, or the ceiling's log).
+type cancelRun struct {
+	fl      *flight
+	reason  string
+	done    func(error)
+	escaped bool // the Escape went to the pane: a turn end now is the interrupted turn's (settledByCancel)
 }
 
-// cancelVerify bounds how long a cancel waits for the pane to go idle;
-// cancelSubmitWait how long it waits for a just-entered paste's turn to show.
+// cancelVerify bounds how long a cancel watches for the pane to go idle;
+// cancelSubmitWait how long it watches for a just-entered paste's turn to show.
 const (
 	cancelVerify     = 10 * time.Second
 	cancelSubmitWait = 3 * time.Second
+	cancelLook       = 100 * time.Millisecond
 )
 
-// waitPane polls the pane until the adapter sees a running turn (busy true) or
-// none (busy false), and reports whether it did within limit. No hook fires on
-// an interrupt (measured on Claude Code), and none when a turn starts showing,
-// so the pane is the only witness; the poll is short and bounded.
-func (d *Driver) waitPane(limit time.Duration, busy bool) bool {
-	deadline := time.Now().Add(limit)
-	for time.Now().Before(deadline) {
-		ctx, cancel := d.ctx()
-		screen, err := d.tm.Capture(ctx, d.sess.PaneID)
-		cancel()
-		if err == nil && d.Ad.Busy(screen) == busy {
-			return true
-		}
-		time.Sleep(100 * time.Millisecond)
+// cancelTurn stops the in-flight turn with one Escape (never C-c, which quits on
+// a second press, never a double Escape, which opens the rewind menu), verifies
+// the pane went idle, clears the prompt the harness put back, and fails the
+// message with reason; done hears whether the turn stopped. The evidence and
+// ceiling timers are stopped while the cancel runs (no Enter is retried into a
+// turn being cancelled) and armed again when it does not hold.
+func (d *Driver) cancelTurn(reason string, done func(error)) {
+	fl := d.flight
+	switch {
+	case fl == nil:
+		done(fmt.Errorf("no turn in flight"))
+		return
+	case d.cancel != nil:
+		done(fmt.Errorf("a cancel of %s is already under way", d.cancel.fl.e.Msg.ID))
+		return
 	}
-	return false
+	d.to(machine.CancelBegun, fl.e.Msg.ID)
+	d.evidenceT.stop()
+	d.ceilingT.stop()
+	if d.Cfg.Shape == ShapeTurn {
+		d.killTurn(reason)
+		d.finish(fl.e, StateFailed, reason, "the turn process was killed; 'pantty seat retry "+fl.e.Msg.ID+"' re-queues it", "")
+		done(nil)
+		return
+	}
+	c := &cancelRun{fl: fl, reason: reason, done: done}
+	d.cancel = c
+	ctx, cancel := d.ctx()
+	screen, err := d.tm.Capture(ctx, d.sess.PaneID)
+	cancel()
+	switch busy := err == nil && d.Ad.Busy(screen); {
+	case err == nil && !busy && fl.e.Status.State == StateSubmitting:
+		// Enter went out but the harness may not show the turn yet (Claude Code
+		// fires UserPromptSubmit 80–150 ms after Enter): without this look the
+		// cancel found an idle pane, failed the message, and the turn then ran
+		// to its end anyway.
+		d.watchPane(paneLook{every: cancelLook, limit: cancelSubmitWait, cond: d.Ad.Busy},
+			func(busy bool) { d.cancelShown(c, busy) })
+	default:
+		// A submitted message has started its turn (UserPromptSubmit fires
+		// before it), even if the pane does not show it yet: Escape it either way.
+		d.cancelEscape(c, busy || err == nil && fl.e.Status.State == StateSubmitted)
+	}
+}
+
+// cancelShown continues a cancel of a just-entered paste once the pane was
+// watched for its turn: a prompt the harness already recorded with no turn
+// running is too late to cancel (its turn end settles it).
+func (d *Driver) cancelShown(c *cancelRun, busy bool) {
+	if !d.cancelCurrent(c) {
+		return
+	}
+	e := c.fl.e
+	if !busy && e.Status.State == StateSubmitting {
+		if ok, where := d.promptRecorded(e); ok {
+			d.to(machine.CancelSawPrompt, "evidence for "+e.Msg.ID)
+			d.cancelEnd(c, fmt.Errorf("the harness already took %s (its prompt is at %s) and no turn runs now: too late to cancel; its turn end settles it", e.Msg.ID, where))
+			return
+		}
+	}
+	d.cancelEscape(c, busy || e.Status.State == StateSubmitted)
+}
+
+// cancelEscape sends the Escape (when a turn runs) and watches the pane go
+// idle; then the input box is cleared and the message fails.
+func (d *Driver) cancelEscape(c *cancelRun, escape bool) {
+	if !escape {
+		d.cancelClear(c)
+		return
+	}
+	c.escaped = true
+	ctx, cancel := d.ctx()
+	err := d.tm.SendKeys(ctx, d.sess.PaneID, "Escape")
+	cancel()
+	if err != nil {
+		d.cancelEnd(c, err)
+		return
+	}
+	d.watchPane(paneLook{every: cancelLook, limit: cancelVerify, cond: func(s string) bool { return !d.Ad.Busy(s) }},
+		func(idle bool) {
+			if !d.cancelCurrent(c) {
+				return
+			}
+			if !idle {
+				d.to(machine.CancelHeld, c.fl.e.Msg.ID)
+				d.cancelEnd(c, fmt.Errorf("the turn did not stop within %s of Escape", cancelVerify))
+				return
+			}
+			d.cancelClear(c)
+		})
 }
 
 // composerQuiet and composerSettle: after a cancel the input box must stay
@@ -104,33 +135,91 @@ const (
 	composerSettle = time.Second
 )
 
-// settleComposer watches the input box after a cancel and clears it again
-// whenever it holds text, until it has stayed empty for composerQuiet (at most
-// composerSettle): the harness may put the interrupted prompt back after the
-// first clear (seen on Claude Code 2.1.328 under load). Only for adapters that
-// can read their input box (Capabilities.Composer).
-func (d *Driver) settleComposer() {
-	composer := d.Ad.Caps().Composer
-	if composer == nil {
-		return
-	}
-	deadline := time.Now().Add(composerSettle)
-	empty := time.Now()
-	for time.Now().Before(deadline) && time.Since(empty) < composerQuiet {
-		time.Sleep(100 * time.Millisecond)
-		ctx, cancel := d.ctx()
-		screen, err := d.tm.Capture(ctx, d.sess.PaneID)
-		cancel()
-		if err != nil {
-			return
-		}
-		if text, ok := composer(screen); ok && text != "" {
-			d.logf("the input box holds %q after the cancel: clearing it again", text)
-			d.clearComposer()
-			empty = time.Now()
-		}
-	}
+// cancelClear empties the input box and watches it: the harness may put the
+// interrupted prompt back after the first clear (seen on Claude Code 2.1.328
+// under load), so it is cleared again whenever it holds text, until it has
+// stayed empty for composerQuiet (at most composerSettle). Only adapters that
+// can read their input box (Capabilities.Composer) are watched. Then the
+// message fails with the cancel's reason.
+func (d *Driver) cancelClear(c *cancelRun) {
+	d.clearComposer()
+	d.cancelSettle(c, time.Now().Add(composerSettle))
 }
 
-// inputReadyLimit bounds the look for the input box after SessionStart.
-const inputReadyLimit = 5 * time.Second
+func (d *Driver) cancelSettle(c *cancelRun, deadline time.Time) {
+	composer := d.Ad.Caps().Composer
+	left := time.Until(deadline)
+	if composer == nil || left <= 0 {
+		d.cancelFinish(c)
+		return
+	}
+	holdsText := func(s string) bool { text, ok := composer(s); return ok && text != "" }
+	d.watchPane(paneLook{quiet: cancelLook, every: cancelLook, limit: min(composerQuiet, left), cond: holdsText},
+		func(text bool) {
+			if !d.cancelCurrent(c) {
+				return
+			}
+			if !text {
+				d.cancelFinish(c)
+				return
+			}
+			d.logf("the input box holds text after the cancel: clearing it again")
+			d.clearComposer()
+			d.cancelSettle(c, deadline)
+		})
+}
+
+// settledByCancel reports whether a turn end for the flight belongs to a
+// cancel under way: after its Escape, the harness may still report the
+// interrupted turn (Gemini CLI's AfterAgent with the partial reply, measured),
+// and the cancel, not that report, settles the message. A turn end before the
+// Escape is the turn's own: the message is processed and the cancel answered
+// too late.
+func (d *Driver) settledByCancel(fl *flight) bool {
+	return d.cancel != nil && d.cancel.fl == fl && d.cancel.escaped
+}
+
+// cancelCurrent reports whether c is still the cancel under way and its
+// message still the one in flight; a message that ended meanwhile (its turn
+// end came first) answers the cancel and leaves the pane alone.
+func (d *Driver) cancelCurrent(c *cancelRun) bool {
+	if d.cancel != c {
+		return false
+	}
+	if d.flight != c.fl {
+		d.cancel = nil
+		c.done(fmt.Errorf("%s ended (%s) before the cancel took effect", c.fl.e.Msg.ID, c.fl.e.Status.State))
+		return false
+	}
+	return true
+}
+
+// cancelFinish fails the cancelled message and answers the cancel.
+func (d *Driver) cancelFinish(c *cancelRun) {
+	d.cancel = nil
+	d.finish(c.fl.e, StateFailed, c.reason, "cancelled by pantty; 'pantty seat retry "+c.fl.e.Msg.ID+"' re-queues it", "")
+	c.done(nil)
+}
+
+// cancelEnd answers a cancel that did not hold: the turn goes on, under its
+// ceiling again (and its evidence timer, if it has no evidence yet).
+func (d *Driver) cancelEnd(c *cancelRun, err error) {
+	d.cancel = nil
+	if d.flight == c.fl {
+		if c.fl.e.Status.State == StateSubmitting {
+			d.evidenceT.set(d.Cfg.SubmitTimeout.Duration)
+		} else {
+			d.armCeiling(c.fl.e)
+		}
+	}
+	c.done(err)
+}
+
+// abandonCancel answers a cancel whose pane is gone (the harness exited, the
+// driver stops) before its look could: the cancel could not be verified.
+func (d *Driver) abandonCancel(why string) {
+	if c := d.cancel; c != nil {
+		d.cancel = nil
+		c.done(fmt.Errorf("%w: %s before the cancel of %s was verified", ErrUnobservable, why, c.fl.e.Msg.ID))
+	}
+}

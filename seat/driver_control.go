@@ -70,7 +70,7 @@ func (d *Driver) onRequest(r Request) {
 			return
 		}
 		id := d.flight.e.Msg.ID
-		d.answer(r, d.cancelTurn(ReasonCancelled), "cancelled message "+id)
+		d.cancelTurn(ReasonCancelled, func(err error) { d.answer(r, err, "cancelled message "+id) })
 	case CtlCompact:
 		d.cmds = append(d.cmds, r)
 	case CtlProbe:

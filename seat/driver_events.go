@@ -179,6 +179,10 @@ func (d *Driver) onTurnEnd(ev Event) {
 		return
 	}
 	d.learnSessionID(f.SessionID)
+	if d.settledByCancel(fl) {
+		d.logf("%s for %s after the cancel's Escape: the cancel settles it", ev.Kind, fl.e.Msg.ID)
+		return
+	}
 	if d.Cfg.Shape == ShapeTurn {
 		// The result envelope decides a turn-spawned message; an outage seen
 		// here (a failure that is not the message's) is remembered for it.

@@ -259,6 +259,7 @@ func (d *Driver) harnessGone(why string, pane *tmux.Pane) {
 	d.logf("harness gone: %s", why)
 	giveUp := d.noteExit(why, pane, d.ready)
 	d.ready, d.readying = false, false
+	d.abandonCancel("the harness went away (" + why + ")")
 	d.foreignTurn = ""
 	d.evidenceT.stop()
 	d.ceilingT.stop()

@@ -35,10 +35,11 @@ func (d *Driver) closedByTranscript(e *Entry, why string) bool {
 
 // checkLostTurnEnd runs on the heartbeat tick: a submitted message whose turn no
 // longer runs in the pane, and whose Stop never came, is looked up in the
-// transcript instead of waiting for its ceiling.
+// transcript instead of waiting for its ceiling. Not while a cancel watches
+// the pane: the cancel settles the message.
 func (d *Driver) checkLostTurnEnd() {
 	fl := d.flight
-	if fl == nil || fl.e.Status.State != StateSubmitted || !d.ready || d.Cfg.Shape == ShapeTurn ||
+	if fl == nil || fl.e.Status.State != StateSubmitted || !d.ready || d.Cfg.Shape == ShapeTurn || d.cancel != nil ||
 		time.Since(fl.e.Status.SubmittedAt) < foreignSettle || !d.paneShowsNoTurn() {
 		return
 	}

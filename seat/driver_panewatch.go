@@ -13,6 +13,9 @@ import (
 // held) until the answer comes, so nothing is pasted into a pane that is not
 // looked at yet.
 
+// inputReadyLimit bounds the look for the input box after SessionStart.
+const inputReadyLimit = 5 * time.Second
+
 // paneLook is what one watch looks for.
 type paneLook struct {
 	quiet time.Duration // before the first look (the harness redraws and says nothing)

@@ -3,9 +3,11 @@ package seat_test
 import (
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/pantty/pantty/internal/machine"
 	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/seattest"
 )
@@ -51,5 +53,45 @@ func TestTheLoopRunsWhileTheInputBoxIsLookedFor(t *testing.T) {
 	h.WaitFinal(20*time.Second, "after")
 	if st := h.Status("after"); st.State != seat.StateProcessed || st.Attempts != 1 {
 		t.Errorf("after: %s after %d attempts, want processed once", st.State, st.Attempts)
+	}
+}
+
+// TestTheLoopRunsWhileACancelWatchesThePane: a cancel whose Escape does not
+// stop the turn (the simulator with PANTTY_SIM_BROKEN=escape) watches the
+// pane for up to 10 s; meanwhile the loop consumes a hook event, and when the
+// look ends the cancel is answered "did not stop", the message still in
+// flight and its turn going on.
+func TestTheLoopRunsWhileACancelWatchesThePane(t *testing.T) {
+	t.Parallel()
+	h := seattest.New(t, "stuckesc", seattest.Env(map[string]string{"PANTTY_SIM_BROKEN": "escape", "PANTTY_SIM_TURN": "40s"}))
+	h.Start()
+	h.Send("slow", "a turn Escape does not stop")
+	h.WaitState("slow", seat.StateSubmitted, 20*time.Second)
+	answered := make(chan seattest.Result, 1)
+	go func() { answered <- h.Run("seat", "cancel", h.Name) }()
+	s := h.Seat()
+	h.WaitFor("the cancel's Escape", 20*time.Second, func() bool {
+		hb, err := s.ReadHeartbeat()
+		return err == nil && hb.Phase == string(machine.Cancelling)
+	})
+	payload := fmt.Sprintf(`{"hook_event_name":"Notification","session_id":%q,"notification_type":"idle_prompt","message":"waiting"}`, h.Session().ID)
+	if r := h.RunStdin(payload, "hook", "--seat", h.Name); r.Code != 0 {
+		t.Fatalf("pantty hook: %s", r)
+	}
+	h.WaitFor("the Notification consumed", 30*time.Second, func() bool {
+		names, _ := filepath.Glob(filepath.Join(s.SeenDir(), "*-Notification.json"))
+		return len(names) > 0
+	})
+	select {
+	case r := <-answered:
+		t.Fatalf("the cancel was answered before the driver consumed an event that came while it watched the pane: %s", r)
+	default:
+	}
+	r := <-answered
+	if r.Code == 0 || !strings.Contains(r.Stderr+r.Stdout, "did not stop") {
+		t.Errorf("seat cancel of a turn Escape does not stop: %s; want refused, naming that it did not stop", r)
+	}
+	if st := h.Status("slow"); st.State != seat.StateSubmitted {
+		t.Errorf("slow is %s (%s) after a cancel that did not hold; want still submitted", st.State, st.Reason)
 	}
 }
