@@ -30,14 +30,7 @@ func TestTheLoopRunsWhileTheInputBoxIsLookedFor(t *testing.T) {
 		return len(names) > 0
 	})
 	// A hook event now, through the hook door the harness uses.
-	payload := fmt.Sprintf(`{"hook_event_name":"Notification","session_id":%q,"notification_type":"idle_prompt","message":"waiting"}`, h.Session().ID)
-	if r := h.RunStdin(payload, "hook", "--seat", h.Name); r.Code != 0 {
-		t.Fatalf("pantty hook: %s", r)
-	}
-	h.WaitFor("the Notification consumed", 30*time.Second, func() bool {
-		names, _ := filepath.Glob(filepath.Join(s.SeenDir(), "*-Notification.json"))
-		return len(names) > 0
-	})
+	notifyAndWaitConsumed(t, h)
 	select {
 	case r := <-started:
 		t.Fatalf("seat start returned before the driver consumed an event that came while it looked for the box: %s", r)
@@ -74,14 +67,7 @@ func TestTheLoopRunsWhileACancelWatchesThePane(t *testing.T) {
 		hb, err := s.ReadHeartbeat()
 		return err == nil && hb.Phase == string(machine.Cancelling)
 	})
-	payload := fmt.Sprintf(`{"hook_event_name":"Notification","session_id":%q,"notification_type":"idle_prompt","message":"waiting"}`, h.Session().ID)
-	if r := h.RunStdin(payload, "hook", "--seat", h.Name); r.Code != 0 {
-		t.Fatalf("pantty hook: %s", r)
-	}
-	h.WaitFor("the Notification consumed", 30*time.Second, func() bool {
-		names, _ := filepath.Glob(filepath.Join(s.SeenDir(), "*-Notification.json"))
-		return len(names) > 0
-	})
+	notifyAndWaitConsumed(t, h)
 	select {
 	case r := <-answered:
 		t.Fatalf("the cancel was answered before the driver consumed an event that came while it watched the pane: %s", r)
@@ -94,4 +80,18 @@ func TestTheLoopRunsWhileACancelWatchesThePane(t *testing.T) {
 	if st := h.Status("slow"); st.State != seat.StateSubmitted {
 		t.Errorf("slow is %s (%s) after a cancel that did not hold; want still submitted", st.State, st.Reason)
 	}
+}
+
+// notifyAndWaitConsumed sends a Notification hook event through the hook
+// door the harness uses and waits until the driver has consumed it.
+func notifyAndWaitConsumed(t *testing.T, h *seattest.Harness) {
+	t.Helper()
+	payload := fmt.Sprintf(`{"hook_event_name":"Notification","session_id":%q,"notification_type":"idle_prompt","message":"waiting"}`, h.Session().ID)
+	if r := h.RunStdin(payload, "hook", "--seat", h.Name); r.Code != 0 {
+		t.Fatalf("pantty hook: %s", r)
+	}
+	h.WaitFor("the Notification consumed", 30*time.Second, func() bool {
+		names, _ := filepath.Glob(filepath.Join(h.Seat().SeenDir(), "*-Notification.json"))
+		return len(names) > 0
+	})
 }
