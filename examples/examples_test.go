@@ -12,6 +12,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"github.com/pantty/pantty/internal/fsatomic"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -41,7 +42,7 @@ func TestExamplesAreValidSeatConfigs(t *testing.T) {
 				t.Fatal(err)
 			}
 			var c seat.Config
-			if err := seat.DecodeStrict(file, data, &c); err != nil {
+			if err := fsatomic.DecodeStrict(file, data, &c); err != nil {
 				t.Fatalf("strict decode: %v", err)
 			}
 			// Install it as a seat's seat.toml and load it the way start does.
@@ -49,7 +50,7 @@ func TestExamplesAreValidSeatConfigs(t *testing.T) {
 			if err != nil {
 				t.Fatalf("name: %v", err)
 			}
-			if err := os.MkdirAll(s.Dir, seat.DirMode); err != nil {
+			if err := os.MkdirAll(s.Dir, fsatomic.DirMode); err != nil {
 				t.Fatal(err)
 			}
 			// The examples' workdir is a placeholder the reader replaces; the
@@ -57,7 +58,7 @@ func TestExamplesAreValidSeatConfigs(t *testing.T) {
 			// holds the state root is refused (docs/intake.md), so the
 			// placeholder becomes a directory of its own here.
 			data = []byte(strings.Replace(string(data), `workdir = "/tmp"`, fmt.Sprintf("workdir = %q", t.TempDir()), 1))
-			if err := os.WriteFile(s.ConfigPath(), data, seat.FileMode); err != nil {
+			if err := os.WriteFile(s.ConfigPath(), data, fsatomic.FileMode); err != nil {
 				t.Fatal(err)
 			}
 			if _, err := s.LoadConfig(); err != nil {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/pantty/pantty/internal/fsatomic"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -89,7 +90,7 @@ func writeInstall(home string, r InstallRecord) error {
 		}
 		return err
 	}
-	return seat.WriteState(seat.HomeTmpDir(home), installPath(home), r)
+	return fsatomic.WriteState(seat.HomeTmpDir(home), installPath(home), r)
 }
 
 // ---- programs and directories ----
@@ -255,7 +256,7 @@ func Install(o InstallOptions) ([]string, error) {
 			return nil, err
 		}
 		for path, text := range files {
-			if err := seat.WriteFile(seat.HomeTmpDir(o.Home), path, []byte(text)); err != nil {
+			if err := fsatomic.WriteFile(seat.HomeTmpDir(o.Home), path, []byte(text)); err != nil {
 				return nil, err
 			}
 			if err := os.Chmod(path, 0o644); err != nil {

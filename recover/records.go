@@ -3,6 +3,7 @@ package recover
 import (
 	"errors"
 	"fmt"
+	"github.com/pantty/pantty/internal/fsatomic"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -112,7 +113,7 @@ const stuckIntervals = 5
 
 // lockSweep takes recover.lock without waiting and records the holder.
 func lockSweep(home string, interval time.Duration, now time.Time) (*sweepLock, error) {
-	fl := flock.New(lockPath(home), flock.SetPermissions(seat.FileMode))
+	fl := flock.New(lockPath(home), flock.SetPermissions(fsatomic.FileMode))
 	ok, err := fl.TryLock()
 	if err != nil {
 		return nil, fmt.Errorf("lock %s: %w", lockPath(home), err)
@@ -132,7 +133,7 @@ func lockSweep(home string, interval time.Duration, now time.Time) (*sweepLock, 
 	start, _ := seat.ProcStart(os.Getpid())
 	host, _ := os.Hostname()
 	h := Holder{PID: os.Getpid(), PIDStart: start, Host: host, Started: now.UTC()}
-	if err := seat.WriteState(seat.HomeTmpDir(home), holderPath(home), h); err != nil {
+	if err := fsatomic.WriteState(seat.HomeTmpDir(home), holderPath(home), h); err != nil {
 		fl.Unlock()
 		return nil, err
 	}

@@ -3,6 +3,7 @@ package recover
 import (
 	"errors"
 	"fmt"
+	"github.com/pantty/pantty/internal/fsatomic"
 	"os"
 	"strings"
 	"sync"
@@ -197,7 +198,7 @@ func Sweep(opts Options) (Report, error) {
 				last.Revived++
 			}
 		}
-		if err := seat.WriteState(seat.HomeTmpDir(opts.Home), LastSweepPath(opts.Home), last); err != nil {
+		if err := fsatomic.WriteState(seat.HomeTmpDir(opts.Home), LastSweepPath(opts.Home), last); err != nil {
 			return rep, err
 		}
 	}

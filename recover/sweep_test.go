@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/pantty/pantty/internal/fsatomic"
 	"github.com/pantty/pantty/tmux/tmuxtest"
 	"os"
 	"os/exec"
@@ -170,7 +171,7 @@ func TestSweepLock(t *testing.T) {
 	start, _ := seat.ProcStart(os.Getpid())
 	holder := recover.Holder{PID: os.Getpid(), PIDStart: start, Host: "here", Started: time.Now().UTC()}
 	write := func() {
-		if err := seat.WriteState(seat.HomeTmpDir(h.Home), filepath.Join(h.Home, "recover-owner.toml"), holder); err != nil {
+		if err := fsatomic.WriteState(seat.HomeTmpDir(h.Home), filepath.Join(h.Home, "recover-owner.toml"), holder); err != nil {
 			t.Fatal(err)
 		}
 	}

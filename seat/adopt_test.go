@@ -2,6 +2,7 @@ package seat_test
 
 import (
 	"encoding/json"
+	"github.com/pantty/pantty/internal/fsatomic"
 	"os"
 	"path/filepath"
 	"testing"
@@ -38,7 +39,7 @@ func TestADriverAdoptsAnInboxAnOlderPanttyWrote(t *testing.T) {
 			continue // queued: no status file, in either layout
 		}
 		st.ID, st.Attempts, st.EndedAt, st.UpdatedAt = id, 1, at.Add(time.Second).UTC(), at.Add(time.Second).UTC()
-		if err := seat.WriteState(s.TmpDir(), filepath.Join(s.StatusDir(), id+".toml"), st); err != nil {
+		if err := fsatomic.WriteState(s.TmpDir(), filepath.Join(s.StatusDir(), id+".toml"), st); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -47,7 +48,7 @@ func TestADriverAdoptsAnInboxAnOlderPanttyWrote(t *testing.T) {
 	}
 	last, _ := s.ReadStored("old-3")
 	cursor := seat.Cursor{Seq: last.Seq, ID: "old-3", State: seat.StateProcessed, ClosedBy: "3-1-Stop.json", Closed: 3, Updated: then.UTC()}
-	if err := seat.WriteState(s.TmpDir(), s.CursorPath(), cursor); err != nil {
+	if err := fsatomic.WriteState(s.TmpDir(), s.CursorPath(), cursor); err != nil {
 		t.Fatal(err)
 	}
 	before := map[string][]byte{}

@@ -3,6 +3,7 @@ package seat
 import (
 	"errors"
 	"fmt"
+	"github.com/pantty/pantty/internal/fsatomic"
 	"io/fs"
 	"os"
 	"time"
@@ -59,5 +60,5 @@ func (s Seat) RemoveCleanup() error {
 	if err != nil {
 		return err
 	}
-	return SyncDir(s.Dir)
+	return fsatomic.SyncDir(s.Dir)
 }

@@ -1,6 +1,7 @@
 package seat
 
 import (
+	"github.com/pantty/pantty/internal/fsatomic"
 	"os"
 	"path/filepath"
 	"time"
@@ -72,7 +73,7 @@ func (d *Driver) drainDrop() {
 		}
 		d.logf("drop %s: %s ok=%v %s%s", name, r.Kind, ans.OK, ans.Detail, ans.Error)
 		id := name[:len(name)-len(".req")]
-		if werr := WriteState(d.drop, filepath.Join(d.drop, id+".done"), ans); werr != nil {
+		if werr := fsatomic.WriteState(d.drop, filepath.Join(d.drop, id+".done"), ans); werr != nil {
 			d.logf("drop answer %s: %v", id, werr)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/pantty/pantty/internal/fsafe"
+	"github.com/pantty/pantty/internal/fsatomic"
 	"os"
 	"path/filepath"
 	"strings"
@@ -68,7 +69,7 @@ func SendDrop(dir string, r DropRequest) (DropAnswer, error) {
 	var ans DropAnswer
 	err := awaitFile(filepath.Join(dir, id+".done"), dropTimeout, &ans, func() error {
 		// Written under a dot name and renamed: the driver takes only whole .req files.
-		return WriteFile(dir, filepath.Join(dir, id+".req"), b.Bytes())
+		return fsatomic.WriteFile(dir, filepath.Join(dir, id+".req"), b.Bytes())
 	})
 	if errors.Is(err, errNoAnswer) {
 		return ans, fmt.Errorf("%w: the seat's driver did not answer within %s; the request stays queued in %s", ErrUnobservable, dropTimeout, dir)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/pantty/pantty/internal/fsatomic"
 	"io"
 	"io/fs"
 	"os"
@@ -107,7 +108,7 @@ func (s Seat) WriteEventNote(kind string, payload []byte, note map[string]string
 	}
 	name := fmt.Sprintf("%019d-%07d-%s.json", now.UnixNano(), os.Getpid(), kind)
 	path := filepath.Join(s.EventsDir(), name)
-	if err := WriteFile(s.TmpDir(), path, append(data, '\n')); err != nil {
+	if err := fsatomic.WriteFile(s.TmpDir(), path, append(data, '\n')); err != nil {
 		return "", err
 	}
 	return name, nil

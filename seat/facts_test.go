@@ -1,6 +1,7 @@
 package seat_test
 
 import (
+	"github.com/pantty/pantty/internal/fsatomic"
 	"os"
 	"path/filepath"
 	"strings"
@@ -21,7 +22,7 @@ func TestLocalFactsOfAnUnimplementedFormBlockSubmission(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(h.Home, "facts"), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if err := seat.WriteState(filepath.Join(h.Home, "tmp"), seat.FactsPath(h.Home, "sim", seat.ShapeResident), f); err != nil {
+	if err := fsatomic.WriteState(filepath.Join(h.Home, "tmp"), seat.FactsPath(h.Home, "sim", seat.ShapeResident), f); err != nil {
 		t.Fatal(err)
 	}
 	h.Start()

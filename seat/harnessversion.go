@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/pantty/pantty/internal/fsatomic"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -65,7 +66,7 @@ func InstalledVersion(home, bin string) (string, error) {
 	c.Binary[bin] = e
 	dir := filepath.Dir(VersionCachePath(home))
 	if err := os.MkdirAll(dir, 0o700); err == nil {
-		WriteState(dir, VersionCachePath(home), c) // a cache: a failed write only means asking again
+		fsatomic.WriteState(dir, VersionCachePath(home), c) // a cache: a failed write only means asking again
 	}
 	return said, askErr
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/pantty/pantty/internal/fsafe"
+	"github.com/pantty/pantty/internal/fsatomic"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -108,7 +109,7 @@ func (s Seat) DriverLogPath() string { return s.path("driver.log") }
 // symlink or FIFO planted there is refused (fsafe.OpenAppend), so nobody can
 // aim the driver's output at another file or hang the start.
 func (s Seat) OpenDriverLog() (*os.File, error) {
-	f, err := fsafe.OpenAppend(s.DriverLogPath(), FileMode)
+	f, err := fsafe.OpenAppend(s.DriverLogPath(), fsatomic.FileMode)
 	if err != nil {
 		return nil, fmt.Errorf("seat %q: driver.log: %w", s.Name, err)
 	}
@@ -142,7 +143,7 @@ func (s Seat) Ensure() error {
 				return fmt.Errorf("seat %q: %s is a symlink (refused: state directories must be real directories)", s.Name, p)
 			}
 		}
-		if err := os.MkdirAll(d, DirMode); err != nil {
+		if err := os.MkdirAll(d, fsatomic.DirMode); err != nil {
 			return fmt.Errorf("seat %q: %w", s.Name, err)
 		}
 	}
@@ -150,10 +151,12 @@ func (s Seat) Ensure() error {
 }
 
 // Write writes one of the seat's state files atomically (temp file in tmp/).
-func (s Seat) Write(path string, v any) error { return WriteState(s.TmpDir(), path, v) }
+func (s Seat) Write(path string, v any) error { return fsatomic.WriteState(s.TmpDir(), path, v) }
 
 // WriteRaw writes bytes atomically (for JSON and text state).
-func (s Seat) WriteRaw(path string, data []byte) error { return WriteFile(s.TmpDir(), path, data) }
+func (s Seat) WriteRaw(path string, data []byte) error {
+	return fsatomic.WriteFile(s.TmpDir(), path, data)
+}
 
 // CleanTmp removes temp files a crashed writer left behind. It runs at driver
 // start; senders and hooks write temp files here without the owner lock, so only

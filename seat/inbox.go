@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/pantty/pantty/internal/fsatomic"
 	"github.com/pantty/pantty/internal/guard"
 	"io/fs"
 	"os"
@@ -115,7 +116,7 @@ func (s Seat) Enqueue(m guard.Message, maxBytes int, now time.Time) (EnqueueResu
 	if err != nil {
 		return EnqueueResult{}, err
 	}
-	if err := os.MkdirAll(s.MsgsDir(), DirMode); err != nil {
+	if err := os.MkdirAll(s.MsgsDir(), fsatomic.DirMode); err != nil {
 		return EnqueueResult{}, err
 	}
 	// An id already stored is answered without writing (a replayed stream is
@@ -123,7 +124,7 @@ func (s Seat) Enqueue(m guard.Message, maxBytes int, now time.Time) (EnqueueResu
 	if _, err := os.Lstat(s.msgPath(m.ID)); err == nil {
 		return EnqueueResult{ID: m.ID, Duplicate: true}, nil
 	}
-	err = LinkNew(s.TmpDir(), s.msgPath(m.ID), append(data, '\n'))
+	err = fsatomic.LinkNew(s.TmpDir(), s.msgPath(m.ID), append(data, '\n'))
 	if errors.Is(err, fs.ErrExist) {
 		return EnqueueResult{ID: m.ID, Duplicate: true}, nil
 	}

@@ -3,6 +3,7 @@ package seat
 import (
 	"errors"
 	"fmt"
+	"github.com/pantty/pantty/internal/fsatomic"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -98,7 +99,7 @@ func (s Seat) readStatusIn(id string, dirs []string) (Status, error) {
 func (s Seat) WriteStatus(st Status) error {
 	st.UpdatedAt = time.Now().UTC()
 	dir := s.statusDirFor(st.State)
-	if err := os.MkdirAll(dir, DirMode); err != nil {
+	if err := os.MkdirAll(dir, fsatomic.DirMode); err != nil {
 		return err
 	}
 	if err := s.Write(filepath.Join(dir, st.ID+".toml"), st); err != nil {
@@ -347,7 +348,7 @@ func (s Seat) readEntryIn(id string, dirs []string) (e Entry, ok bool) {
 // is, for the driver to set aside. It returns how many statuses it moved.
 func (s Seat) AdoptInbox() (int, error) {
 	for _, d := range s.StatusDirs() {
-		if err := os.MkdirAll(d, DirMode); err != nil {
+		if err := os.MkdirAll(d, fsatomic.DirMode); err != nil {
 			return 0, err
 		}
 	}
@@ -376,7 +377,7 @@ func (s Seat) AdoptInbox() (int, error) {
 		touched[dir], touched[s.StatusDir()] = true, true
 	}
 	for d := range touched {
-		if err := SyncDir(d); err != nil {
+		if err := fsatomic.SyncDir(d); err != nil {
 			return count, err
 		}
 	}

@@ -3,6 +3,7 @@ package seat
 import (
 	"errors"
 	"fmt"
+	"github.com/pantty/pantty/internal/fsatomic"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -25,7 +26,7 @@ func InitConfig(s Seat, harness, workdir string, env map[string]string) error {
 	// Validate before creating anything, so a bad flag (exit 2) leaves nothing
 	// behind: not even the seat's empty directories.
 	var c Config
-	if err := DecodeStrict(s.ConfigPath(), []byte(text), &c); err != nil {
+	if err := fsatomic.DecodeStrict(s.ConfigPath(), []byte(text), &c); err != nil {
 		return fmt.Errorf("%w: %v", ErrBadInput, err)
 	}
 	if err := c.validate(s.Name); err != nil {
@@ -34,13 +35,13 @@ func InitConfig(s Seat, harness, workdir string, env map[string]string) error {
 	if err := workdirApart(s, c.Workdir); err != nil {
 		return fmt.Errorf("%w: %v", ErrBadInput, err)
 	}
-	if err := os.MkdirAll(s.Dir, DirMode); err != nil {
+	if err := os.MkdirAll(s.Dir, fsatomic.DirMode); err != nil {
 		return err
 	}
 	if err := s.Ensure(); err != nil {
 		return err
 	}
-	if err := LinkNew(s.TmpDir(), s.ConfigPath(), []byte(text)); err != nil {
+	if err := fsatomic.LinkNew(s.TmpDir(), s.ConfigPath(), []byte(text)); err != nil {
 		if errors.Is(err, fs.ErrExist) {
 			return fmt.Errorf("%w: %s already exists (edit it, or remove it first)", ErrBadInput, s.ConfigPath())
 		}

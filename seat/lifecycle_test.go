@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/pantty/pantty/internal/fsatomic"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -559,10 +560,10 @@ func checkPrivate(t *testing.T, dir string) {
 			return nil
 		}
 		switch m := fi.Mode(); {
-		case m.IsDir() && m.Perm() != seat.DirMode:
-			t.Errorf("directory %s has mode %v, want %v", p, m.Perm(), seat.DirMode)
-		case m.IsRegular() && m.Perm() != seat.FileMode:
-			t.Errorf("file %s has mode %v, want %v", p, m.Perm(), seat.FileMode)
+		case m.IsDir() && m.Perm() != fsatomic.DirMode:
+			t.Errorf("directory %s has mode %v, want %v", p, m.Perm(), fsatomic.DirMode)
+		case m.IsRegular() && m.Perm() != fsatomic.FileMode:
+			t.Errorf("file %s has mode %v, want %v", p, m.Perm(), fsatomic.FileMode)
 		}
 		return nil
 	})

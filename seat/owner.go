@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/pantty/pantty/internal/fsatomic"
 	"io/fs"
 	"os"
 	"strconv"
@@ -84,7 +85,7 @@ func (s Seat) Acquire() (*Lock, error) {
 	if err := s.Ensure(); err != nil {
 		return nil, err
 	}
-	fl := flock.New(s.LockPath(), flock.SetPermissions(FileMode))
+	fl := flock.New(s.LockPath(), flock.SetPermissions(fsatomic.FileMode))
 	ok, err := fl.TryLock()
 	if err == nil && !ok {
 		// A holder that was just killed can keep the lock a moment after its /proc

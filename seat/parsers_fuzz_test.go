@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"github.com/pantty/pantty/internal/fsatomic"
 	"github.com/pantty/pantty/internal/guard"
 	"io/fs"
 	"os"
@@ -217,7 +218,7 @@ func roundTrip(t *testing.T, s seat.Seat, path string, read func(seat.Seat) (any
 	if !strings.HasPrefix(path, s.Dir+"/") {
 		tmp = seat.HomeTmpDir(s.Home)
 	}
-	if err := seat.WriteState(tmp, path, v); err != nil {
+	if err := fsatomic.WriteState(tmp, path, v); err != nil {
 		t.Fatalf("WriteState: %v", err)
 	}
 	w, err := read(s)

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/pantty/pantty/internal/fsatomic"
 	"github.com/pantty/pantty/internal/guard"
 	"os"
 	"strings"
@@ -34,10 +35,10 @@ func (s Seat) EnqueueInternal(id, text string, now time.Time) error {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(s.MsgsDir(), DirMode); err != nil {
+	if err := os.MkdirAll(s.MsgsDir(), fsatomic.DirMode); err != nil {
 		return err
 	}
-	return LinkNew(s.TmpDir(), s.msgPath(id), append(data, '\n'))
+	return fsatomic.LinkNew(s.TmpDir(), s.msgPath(id), append(data, '\n'))
 }
 
 // startProbe proves capability, not presence: a prompt goes through the same

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/pantty/pantty/internal/fsatomic"
 	"io/fs"
 	"path/filepath"
 	"regexp"
@@ -103,7 +104,7 @@ func RecordBlock(home, provider string, b Block, now time.Time) error {
 	localMu.Lock()
 	localBlocks[provider] = b
 	localMu.Unlock()
-	fl := flock.New(filepath.Join(home, "providers.lock"), flock.SetPermissions(FileMode))
+	fl := flock.New(filepath.Join(home, "providers.lock"), flock.SetPermissions(fsatomic.FileMode))
 	ctx, cancel := context.WithTimeout(context.Background(), providersLockWait)
 	defer cancel()
 	ok, err := fl.TryLockContext(ctx, 10*time.Millisecond)
@@ -125,7 +126,7 @@ func RecordBlock(home, provider string, b Block, now time.Time) error {
 		b.Until = old.Until
 	}
 	cur[provider] = b
-	if err := WriteState(HomeTmpDir(home), ProvidersPath(home), cur); err != nil {
+	if err := fsatomic.WriteState(HomeTmpDir(home), ProvidersPath(home), cur); err != nil {
 		return err
 	}
 	localMu.Lock()

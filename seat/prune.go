@@ -2,6 +2,7 @@ package seat
 
 import (
 	"errors"
+	"github.com/pantty/pantty/internal/fsatomic"
 	"os"
 	"path/filepath"
 	"strings"
@@ -43,7 +44,7 @@ func (s Seat) Prune(now time.Time, cursor Cursor) int {
 	tally, terr := s.ReadTally()
 	if len(batch) > 0 {
 		tally.countPruned(batch)
-		terr = errors.Join(terr, WriteState(s.TmpDir(), s.TallyPath(), tally))
+		terr = errors.Join(terr, fsatomic.WriteState(s.TmpDir(), s.TallyPath(), tally))
 	}
 	if terr != nil {
 		return n
@@ -75,7 +76,7 @@ func (s Seat) Prune(now time.Time, cursor Cursor) int {
 	}
 	if len(tally.Pruning) != len(stuck) {
 		tally.Pruning = stuck
-		_ = WriteState(s.TmpDir(), s.TallyPath(), tally) // left as it was, the names only cost a lookup
+		_ = fsatomic.WriteState(s.TmpDir(), s.TallyPath(), tally) // left as it was, the names only cost a lookup
 	}
 	return n
 }

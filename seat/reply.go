@@ -3,6 +3,7 @@ package seat
 import (
 	"errors"
 	"fmt"
+	"github.com/pantty/pantty/internal/fsatomic"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -31,7 +32,7 @@ func (s Seat) ReplyPath(id string) string { return filepath.Join(s.RepliesDir(),
 func (d *Driver) keepReply(e *Entry, text string) {
 	e.Status.Reply = truncate(text, maxReply)
 	e.Status.ReplyBytes = len(text)
-	if err := os.MkdirAll(d.S.RepliesDir(), DirMode); err != nil {
+	if err := os.MkdirAll(d.S.RepliesDir(), fsatomic.DirMode); err != nil {
 		d.logf("reply %s: %v (only the preview in its status is kept)", e.Msg.ID, err)
 		return
 	}

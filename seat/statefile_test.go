@@ -2,6 +2,7 @@ package seat_test
 
 import (
 	"errors"
+	"github.com/pantty/pantty/internal/fsatomic"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -17,7 +18,7 @@ import (
 func stateDirs(t *testing.T) (dir, tmp string) {
 	t.Helper()
 	dir = filepath.Join(t.TempDir(), "seat")
-	if err := os.Mkdir(dir, seat.DirMode); err != nil {
+	if err := os.Mkdir(dir, fsatomic.DirMode); err != nil {
 		t.Fatal(err)
 	}
 	return dir, filepath.Join(dir, "tmp")
@@ -34,7 +35,7 @@ func TestWriteFileRefusesSymlinkTarget(t *testing.T) {
 	if err := os.Symlink(victim, target); err != nil {
 		t.Fatal(err)
 	}
-	err := seat.WriteFile(tmp, target, []byte("holder = \"h-planted\"\n"))
+	err := fsatomic.WriteFile(tmp, target, []byte("holder = \"h-planted\"\n"))
 	if err == nil || !strings.Contains(err.Error(), "symlink") || !strings.Contains(err.Error(), target) {
 		t.Fatalf("want a refusal naming the symlink %s, got %v", target, err)
 	}
@@ -103,7 +104,7 @@ func TestWriteFileLeavesNoTempFileBesideTargetOrInTmp(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := 0; i < 3; i++ {
-		if err := seat.WriteFile(tmp, target, []byte("new\n")); err != nil {
+		if err := fsatomic.WriteFile(tmp, target, []byte("new\n")); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -152,10 +153,10 @@ func TestStateFilesArePrivate(t *testing.T) {
 	if err := os.WriteFile(target, []byte("x = 1\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := seat.WriteState(tmp, target, seat.Heartbeat{Phase: seat.PhaseIdle, At: time.Now()}); err != nil {
+	if err := fsatomic.WriteState(tmp, target, seat.Heartbeat{Phase: seat.PhaseIdle, At: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
-	for path, want := range map[string]fs.FileMode{target: seat.FileMode, tmp: seat.DirMode} {
+	for path, want := range map[string]fs.FileMode{target: fsatomic.FileMode, tmp: fsatomic.DirMode} {
 		fi, err := os.Stat(path)
 		if err != nil {
 			t.Fatal(err)
@@ -164,7 +165,7 @@ func TestStateFilesArePrivate(t *testing.T) {
 			t.Errorf("%s: mode %v, want %v", path, fi.Mode().Perm(), want)
 		}
 	}
-	// Every directory of a seat, and every file LinkNew stores, is private.
+	// Every directory of a seat, and every file fsatomic.LinkNew stores, is private.
 	s, err := seat.Open(t.TempDir(), "private")
 	if err != nil {
 		t.Fatal(err)
@@ -172,7 +173,7 @@ func TestStateFilesArePrivate(t *testing.T) {
 	if err := s.Ensure(); err != nil {
 		t.Fatal(err)
 	}
-	if err := seat.LinkNew(s.TmpDir(), filepath.Join(s.MsgsDir(), "m.json"), []byte("{}\n")); err != nil {
+	if err := fsatomic.LinkNew(s.TmpDir(), filepath.Join(s.MsgsDir(), "m.json"), []byte("{}\n")); err != nil {
 		t.Fatal(err)
 	}
 	checkPrivate(t, s.Dir)
@@ -243,7 +244,7 @@ func TestReadStateDirectoryInTheWay(t *testing.T) {
 	if err == nil || errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), path) {
 		t.Fatalf("want an error naming %s that is not 'missing', got %v", path, err)
 	}
-	if err := seat.WriteState(tmp, path, seat.Intent{Want: seat.IntentRunning}); err == nil {
+	if err := fsatomic.WriteState(tmp, path, seat.Intent{Want: seat.IntentRunning}); err == nil {
 		t.Fatalf("a write over a directory succeeded")
 	}
 	if fi, err := os.Stat(path); err != nil || !fi.IsDir() {
@@ -251,16 +252,16 @@ func TestReadStateDirectoryInTheWay(t *testing.T) {
 	}
 }
 
-// LinkNew stores a path once: a second writer gets fs.ErrExist and the first
+// fsatomic.LinkNew stores a path once: a second writer gets fs.ErrExist and the first
 // content stays.
 func TestLinkNewNeverReplaces(t *testing.T) {
 	t.Parallel()
 	dir, tmp := stateDirs(t)
 	path := filepath.Join(dir, "m.json")
-	if err := seat.LinkNew(tmp, path, []byte("first")); err != nil {
+	if err := fsatomic.LinkNew(tmp, path, []byte("first")); err != nil {
 		t.Fatal(err)
 	}
-	if err := seat.LinkNew(tmp, path, []byte("second")); !errors.Is(err, fs.ErrExist) {
+	if err := fsatomic.LinkNew(tmp, path, []byte("second")); !errors.Is(err, fs.ErrExist) {
 		t.Fatalf("second LinkNew: want fs.ErrExist, got %v", err)
 	}
 	if b, _ := os.ReadFile(path); string(b) != "first" {

@@ -1,6 +1,7 @@
 package seat
 
 import (
+	"github.com/pantty/pantty/internal/fsatomic"
 	"github.com/pantty/pantty/internal/guard"
 	"os"
 	"testing"
@@ -64,7 +65,7 @@ func TestPruneKeepsTheTotals(t *testing.T) {
 	es := mustEntries(t, s)
 	var tl Tally
 	tl.countPruned(es[:2])
-	if err := WriteState(s.TmpDir(), s.TallyPath(), tl); err != nil {
+	if err := fsatomic.WriteState(s.TmpDir(), s.TallyPath(), tl); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Remove(s.msgPath("m1")); err != nil {

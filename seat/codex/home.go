@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/pantty/pantty/internal/fsatomic"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -187,9 +188,9 @@ func writeConfig(home string, cfg map[string]any) error {
 // writeFile replaces a file of CODEX_HOME atomically, mode 0600, with the
 // temp file beside it (CODEX_HOME may be on another file system than the
 // seat's tmp directory); like every state write it refuses a symlink at the
-// target (seat.WriteFile).
+// target (fsatomic.WriteFile).
 func writeFile(dir, name string, data []byte) error {
-	return seat.WriteFile(dir, filepath.Join(dir, name), data)
+	return fsatomic.WriteFile(dir, filepath.Join(dir, name), data)
 }
 
 // harnessEnv is the environment the harness (and the trust step) runs with.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/pantty/pantty/internal/fsatomic"
 	"github.com/pantty/pantty/internal/guard"
 	"io/fs"
 	"os"
@@ -219,10 +220,10 @@ var writers = []writer{
 		return version(atoi(b["sim"].Text), err)
 	}},
 	{name: "facts/sim-resident.toml", write: func(s seat.Seat, v int) error {
-		if err := os.MkdirAll(filepath.Dir(seat.FactsPath(s.Home, "sim", seat.ShapeResident)), seat.DirMode); err != nil {
+		if err := os.MkdirAll(filepath.Dir(seat.FactsPath(s.Home, "sim", seat.ShapeResident)), fsatomic.DirMode); err != nil {
 			return err
 		}
-		return seat.WriteState(seat.HomeTmpDir(s.Home), seat.FactsPath(s.Home, "sim", seat.ShapeResident),
+		return fsatomic.WriteState(seat.HomeTmpDir(s.Home), seat.FactsPath(s.Home, "sim", seat.ShapeResident),
 			seat.FactsFile{Harness: "sim", Build: strconv.Itoa(v), Path: pad, Form: "first-char", Sigils: "/!"})
 	}, read: func(s seat.Seat) (int, error) {
 		var f seat.FactsFile

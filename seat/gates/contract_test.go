@@ -1,6 +1,7 @@
 package gates
 
 import (
+	"github.com/pantty/pantty/internal/fsatomic"
 	"os"
 	"path/filepath"
 	"strings"
@@ -27,7 +28,7 @@ func writeContract(t *testing.T, home, version string, asOf time.Time, unmet ...
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if err := seat.WriteState(filepath.Dir(path), path, c); err != nil {
+	if err := fsatomic.WriteState(filepath.Dir(path), path, c); err != nil {
 		t.Fatal(err)
 	}
 }

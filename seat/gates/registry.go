@@ -3,12 +3,11 @@ package gates
 import (
 	_ "embed"
 	"fmt"
+	"github.com/pantty/pantty/internal/fsatomic"
 	"os"
 	"regexp"
 	"strings"
 	"time"
-
-	"github.com/pantty/pantty/seat"
 )
 
 // shipped is the registry compiled into the binary.
@@ -104,7 +103,7 @@ func Load() (*Registry, error) {
 // and validates it: every row present, every date given and in order.
 func Parse(origin string, data []byte) (*Registry, error) {
 	var r Registry
-	if err := seat.DecodeStrict(origin, data, &r); err != nil {
+	if err := fsatomic.DecodeStrict(origin, data, &r); err != nil {
 		return nil, fmt.Errorf("gates registry: %w", err)
 	}
 	r.Origin = origin

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/pantty/pantty/internal/fsatomic"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -77,7 +78,7 @@ func PrepareHome(s seat.Seat, c seat.Config, pantty string) error {
 	}
 	// The temp file goes beside the target: GEMINI_CLI_HOME may be on
 	// another file system than the seat's own tmp directory.
-	return seat.WriteFile(dir, SettingsPath(home), append(out, '\n'))
+	return fsatomic.WriteFile(dir, SettingsPath(home), append(out, '\n'))
 }
 
 // setSettings sets the keys a seat needs (see PrepareHome).

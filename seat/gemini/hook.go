@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/pantty/pantty/internal/fsatomic"
 	"io"
 	"os"
 	"path/filepath"
@@ -153,7 +154,7 @@ func (h hookRun) pendingCompress(trigger string) {
 		return
 	}
 	b, _ := json.Marshal(pending{At: time.Now().UTC().Truncate(time.Millisecond), Trigger: trigger})
-	if err := seat.WriteFile(h.s.TmpDir(), h.pendingPath(), b); err != nil {
+	if err := fsatomic.WriteFile(h.s.TmpDir(), h.pendingPath(), b); err != nil {
 		fmt.Fprintf(h.stderr, "pantty hook: %v\n", err)
 	}
 }

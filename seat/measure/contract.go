@@ -2,6 +2,7 @@ package measure
 
 import (
 	"fmt"
+	"github.com/pantty/pantty/internal/fsatomic"
 	"os"
 	"path/filepath"
 	"strings"
@@ -53,7 +54,7 @@ func Contract(home string, t seat.MeasureRig, o Options) (seat.Contract, error) 
 		return seat.Contract{}, fmt.Errorf("measure contract: %s said %q for its version: no version number to file the facts under", t.Harness, build)
 	}
 	artDir := filepath.Join(filepath.Dir(seat.ContractPath(home, t.Harness, version)), "artifacts-"+o.Now.UTC().Format("20060102T150405"))
-	if err := os.MkdirAll(artDir, seat.DirMode); err != nil {
+	if err := os.MkdirAll(artDir, fsatomic.DirMode); err != nil {
 		return seat.Contract{}, err
 	}
 	r := &contractRun{t: t, th: th, artDir: artDir, say: say}
@@ -81,7 +82,7 @@ func Contract(home string, t seat.MeasureRig, o Options) (seat.Contract, error) 
 		c.Rows = append(c.Rows, row)
 		say("  %s: met %v: %s", step.name, row.Met, row.Value)
 	}
-	if err := seat.WriteState(filepath.Join(home, "tmp"), seat.ContractPath(home, t.Harness, version), c); err != nil {
+	if err := fsatomic.WriteState(filepath.Join(home, "tmp"), seat.ContractPath(home, t.Harness, version), c); err != nil {
 		return c, err
 	}
 	return c, nil

@@ -10,6 +10,7 @@ package measure
 
 import (
 	"fmt"
+	"github.com/pantty/pantty/internal/fsatomic"
 	"github.com/pantty/pantty/internal/guard"
 	"os"
 	"path/filepath"
@@ -88,7 +89,7 @@ func writeArtifact(dir string, o seat.Observation, ev string) string {
 	path := filepath.Join(dir, fmt.Sprintf("%s-%s.txt", o.Door, o.Name))
 	body := fmt.Sprintf("name: %s\ndoor: %s\ninput: %q\ndispatched: %v\nreached_model: %v\nside_effect: %v\nrefused: %s\n\n%s\n",
 		o.Name, o.Door, o.Input, o.Dispatched, o.ReachedModel, o.SideEffect, o.Refused, ev)
-	if err := os.WriteFile(path, []byte(body), seat.FileMode); err != nil {
+	if err := os.WriteFile(path, []byte(body), fsatomic.FileMode); err != nil {
 		return ""
 	}
 	return path

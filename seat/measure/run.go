@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/pantty/pantty/internal/fsatomic"
 	"github.com/pantty/pantty/internal/guard"
 	"os"
 	"path/filepath"
@@ -52,7 +53,7 @@ func Run(home string, t seat.MeasureRig, o Options) (seat.FactsFile, error) {
 	s, token, det, work := th.s, th.token, th.det, th.work
 	stamp := o.Now.UTC().Format("20060102T150405")
 	artDir := filepath.Join(home, "facts", "artifacts", t.Harness+"-resident-"+stamp)
-	if err := os.MkdirAll(artDir, seat.DirMode); err != nil {
+	if err := os.MkdirAll(artDir, fsatomic.DirMode); err != nil {
 		return seat.FactsFile{}, err
 	}
 	items := Corpus(work, t.Control)
@@ -127,7 +128,7 @@ func Run(home string, t seat.MeasureRig, o Options) (seat.FactsFile, error) {
 	if !controlOK {
 		return f, fmt.Errorf("measure: the control (raw %q) did not dispatch: the instrument cannot tell safe from broken; no facts written", items[len(items)-1].Input)
 	}
-	if err := seat.WriteState(filepath.Join(home, "tmp"), seat.FactsPath(home, t.Harness, seat.ShapeResident), f); err != nil {
+	if err := fsatomic.WriteState(filepath.Join(home, "tmp"), seat.FactsPath(home, t.Harness, seat.ShapeResident), f); err != nil {
 		return f, err
 	}
 	return f, nil
@@ -222,7 +223,7 @@ func throwawaySeat(home string, t seat.MeasureRig, work, socket string) (seat.Se
 	for _, k := range keys {
 		fmt.Fprintf(&b, "%s = %q\n", k, t.Env[k])
 	}
-	if err := seat.WriteFile(s.TmpDir(), s.ConfigPath(), []byte(b.String())); err != nil {
+	if err := fsatomic.WriteFile(s.TmpDir(), s.ConfigPath(), []byte(b.String())); err != nil {
 		return s, "", err
 	}
 	if _, err := s.LoadConfig(); err != nil {

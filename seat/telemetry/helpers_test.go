@@ -3,6 +3,7 @@ package telemetry_test
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/pantty/pantty/internal/fsatomic"
 	"github.com/pantty/pantty/seat/seattest"
 	"os"
 	"path/filepath"
@@ -78,7 +79,7 @@ func (f *fixture) config(s seat.Seat, extra ...string) {
 // write stores v as the TOML state file path of s, atomically.
 func write(t *testing.T, s seat.Seat, path string, v any) {
 	t.Helper()
-	if err := seat.WriteState(s.TmpDir(), path, v); err != nil {
+	if err := fsatomic.WriteState(s.TmpDir(), path, v); err != nil {
 		t.Fatal(err)
 	}
 }

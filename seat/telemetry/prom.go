@@ -3,6 +3,7 @@ package telemetry
 import (
 	"bytes"
 	"fmt"
+	"github.com/pantty/pantty/internal/fsatomic"
 	"io"
 	"maps"
 	"path/filepath"
@@ -10,8 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/pantty/pantty/seat"
 )
 
 // family is one Prometheus metric family: its help text and how to take its
@@ -386,7 +385,7 @@ func gauge(b *bytes.Buffer, name, help string, labels []string, v float64) {
 
 // WriteTextfile writes the Prometheus form to path atomically, for
 // node_exporter's textfile collector (name the file *.prom). It goes through
-// seat.WriteFile with its temp file in path's own directory — the collector
+// fsatomic.WriteFile with its temp file in path's own directory — the collector
 // reads only *.prom, so it never sees the ".w-*" temp — and the file is private
 // (0600) like every file pantty writes: the collector must run as the same
 // user (or root) to read it. `pantty recover --textfile PATH` calls this after
@@ -406,7 +405,7 @@ func WriteTextfileWith(path string, rows []Row, opt PromOptions) error {
 	if err != nil {
 		return err
 	}
-	return seat.WriteFile(filepath.Dir(abs), abs, b.Bytes())
+	return fsatomic.WriteFile(filepath.Dir(abs), abs, b.Bytes())
 }
 
 func valueOr(t Text) string {

@@ -3,6 +3,7 @@ package telemetry_test
 import (
 	"encoding/json"
 	"errors"
+	"github.com/pantty/pantty/internal/fsatomic"
 	"github.com/pantty/pantty/internal/guard"
 	"os"
 	"path/filepath"
@@ -311,7 +312,7 @@ func TestRecoverRecordsAreReadWhenPresent(t *testing.T) {
 	write(t, s, s.RecoveryPath(), seat.Recovery{Floor: "fallback", MeansFailures: 2, LastAt: t0.Add(-time.Minute)})
 	blocks := seat.Blocks{"acme": {Until: t0.Add(30 * time.Minute), Error: "rate_limit", Text: "resets in 30m", Parsed: true, Seat: "other"},
 		"elsewhere": {Until: t0.Add(time.Hour), Error: "overloaded"}}
-	if err := seat.WriteState(seat.HomeTmpDir(f.home), seat.ProvidersPath(f.home), blocks); err != nil {
+	if err := fsatomic.WriteState(seat.HomeTmpDir(f.home), seat.ProvidersPath(f.home), blocks); err != nil {
 		t.Fatal(err)
 	}
 	row, _ = telemetry.ReadSeat(f.home, "rec", t0)

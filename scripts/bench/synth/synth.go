@@ -15,6 +15,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/pantty/pantty/internal/fsatomic"
 	"github.com/pantty/pantty/internal/guard"
 	"os"
 	"os/exec"
@@ -178,7 +179,7 @@ func seedFiles(s seat.Seat, o Options, sess seat.Session, now time.Time) error {
 		if err := toml.NewEncoder(&b).Encode(v); err != nil {
 			return err
 		}
-		return os.WriteFile(path, b.Bytes(), seat.FileMode)
+		return os.WriteFile(path, b.Bytes(), fsatomic.FileMode)
 	}
 	if err := put(s.IntentPath(), seat.Intent{Want: seat.IntentRunning, At: now.Add(-time.Hour).UTC(), By: "synth"}); err != nil {
 		return err
@@ -196,7 +197,7 @@ func seedFiles(s seat.Seat, o Options, sess seat.Session, now time.Time) error {
 		p, _ := json.Marshal(payload)
 		data, _ := json.Marshal(map[string]any{"event": kind, "received_at": t.UTC(), "payload": json.RawMessage(p)})
 		name := fmt.Sprintf("%019d-%07d-%s.json", t.UnixNano(), os.Getpid(), kind)
-		return os.WriteFile(filepath.Join(s.SeenDir(), name), append(data, '\n'), seat.FileMode)
+		return os.WriteFile(filepath.Join(s.SeenDir(), name), append(data, '\n'), fsatomic.FileMode)
 	}
 	t := now.Add(-50 * time.Minute)
 	if err := ev(t, seat.EvSessionStart, map[string]any{"source": "startup", "model": "sim-1"}); err != nil {
@@ -212,7 +213,7 @@ func seedFiles(s seat.Seat, o Options, sess seat.Session, now time.Time) error {
 		}
 		st := seat.Stored{ID: id, From: "bench", Text: "synthetic message " + id, Seq: t.UnixNano(), EnqueuedAt: t.UTC()}
 		data, _ := json.MarshalIndent(st, "", "  ")
-		if err := os.WriteFile(filepath.Join(s.MsgsDir(), id+".json"), append(data, '\n'), seat.FileMode); err != nil {
+		if err := os.WriteFile(filepath.Join(s.MsgsDir(), id+".json"), append(data, '\n'), fsatomic.FileMode); err != nil {
 			return err
 		}
 		pid := seat.NewSessionID()
