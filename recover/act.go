@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/pantty/pantty/internal/fsafe"
+	"github.com/pantty/pantty/internal/inbox"
 	"os"
 	"os/exec"
 	"strings"
@@ -77,7 +78,7 @@ func (sw *sweeper) recoverSeat(o *observation, v verdict) (did []string, verifie
 		res, err := o.s.Ask(seat.Request{Kind: seat.CtlCancel}, cancelTimeout)
 		if err == nil {
 			step("cancelled through the driver (%s)", res.Detail)
-			if st, err := o.s.ReadStatus(id); err == nil && seat.Final(st.State) {
+			if st, err := o.s.ReadStatus(id); err == nil && inbox.Final(st.State) {
 				return did, true, ""
 			}
 		} else {

@@ -3,6 +3,7 @@ package recover
 import (
 	"errors"
 	"fmt"
+	"github.com/pantty/pantty/internal/inbox"
 
 	"strings"
 	"time"
@@ -240,11 +241,11 @@ func (o *observation) undeliveredStreak() []string {
 	// before the last recovery (it cannot have ended after it).
 	for i := len(o.inbox.Final) - 1; i >= 0; i-- {
 		r := o.inbox.Final[i]
-		if r.State != seat.StateFailed || r.At.Before(o.rec.LastAt) {
+		if r.State != inbox.StateFailed || r.At.Before(o.rec.LastAt) {
 			break
 		}
 		e, ok := o.s.ReadFinal(o.inbox, r)
-		if !ok || e.Status.EndedAt.Before(o.rec.LastAt) || e.Status.Reason != seat.ReasonUndelivered {
+		if !ok || e.Status.EndedAt.Before(o.rec.LastAt) || e.Status.Reason != inbox.ReasonUndelivered {
 			break
 		}
 		ids = append([]string{e.Msg.ID}, ids...)
@@ -269,13 +270,13 @@ func (o *observation) harnessDown() string {
 
 // stuckTurn returns the in-flight message and how long its turn has run, when
 // it has run past its ceiling.
-func (o *observation) stuckTurn() (*seat.Entry, time.Duration) {
+func (o *observation) stuckTurn() (*inbox.Entry, time.Duration) {
 	e := o.inFlight()
 	if e == nil {
 		return nil, 0
 	}
 	start := e.Status.SubmittedAt
-	if e.Status.State == seat.StateSubmitting || start.IsZero() {
+	if e.Status.State == inbox.StateSubmitting || start.IsZero() {
 		start = e.Status.UpdatedAt
 	}
 	if past := o.now.Sub(start); past > o.cfg.TurnCeiling.Duration {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/pantty/pantty/internal/inbox"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -156,7 +157,7 @@ func TestHarnessKilled(t *testing.T) {
 	h.WaitFinal(wait, "m1")
 	before := h.Session()
 	h.Send("m2", "[sim:slow=2s] in flight when the harness dies")
-	h.WaitState("m2", seat.StateSubmitted, wait)
+	h.WaitState("m2", inbox.StateSubmitted, wait)
 	if err := syscall.Kill(before.PanePID, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -188,7 +189,7 @@ func TestHarnessStoppedMidTurn(t *testing.T) {
 	h.WaitFinal(wait, "m1")
 	before := h.Session()
 	h.Send("m2", "[sim:slow=1500ms] the harness is stopped during this turn")
-	h.WaitState("m2", seat.StateSubmitted, wait)
+	h.WaitState("m2", inbox.StateSubmitted, wait)
 	// Stop it once the turn shows on screen: a harness frozen before it drew the
 	// busy line looks idle to the pane (see the report on cancelTurn).
 	h.WaitFor("the turn on screen", wait, func() bool { return strings.Contains(h.Screen(), "esc to interrupt") })
@@ -202,7 +203,7 @@ func TestHarnessStoppedMidTurn(t *testing.T) {
 		t.Fatal(err)
 	}
 	seen := sweepUntil(t, h, "revived past the stuck turn", func(r recover.SeatReport) bool {
-		return okVerdict(r) && !alive(harness) && h.Status("m2").State == seat.StateProcessed
+		return okVerdict(r) && !alive(harness) && h.Status("m2").State == inbox.StateProcessed
 	})
 	if !causes(seen)[recover.CauseTurnStuck] {
 		t.Fatalf("the stuck turn was never classified turn-stuck:\n%s", describe(seen))
@@ -310,7 +311,7 @@ func TestNoCapabilityDespiteFreshHeartbeat(t *testing.T) {
 	})
 	h.Send("m2", "waits behind the person's turn")
 	seen := sweepUntil(t, h, "m2 processed", func(r recover.SeatReport) bool {
-		return okVerdict(r) && h.Status("m2").State == seat.StateProcessed
+		return okVerdict(r) && h.Status("m2").State == inbox.StateProcessed
 	})
 	nocap := false
 	for _, r := range seen {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"github.com/pantty/pantty/internal/guard"
+	"github.com/pantty/pantty/internal/inbox"
 	"os"
 	"path/filepath"
 	"sort"
@@ -212,7 +213,7 @@ func exactlyOnce(t *testing.T, h *seattest.Harness, ids ...string) {
 		}
 	}
 	for _, id := range ids {
-		if st := h.Status(id); st.State != seat.StateProcessed {
+		if st := h.Status(id); st.State != inbox.StateProcessed {
 			t.Errorf("message %s is %s (%s %s), want processed", id, st.State, st.Reason, st.Detail)
 		}
 		if rep[id] != 1 {

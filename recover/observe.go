@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/pantty/pantty/internal/inbox"
 	"io/fs"
 	"strings"
 	"time"
@@ -34,9 +35,9 @@ type observation struct {
 	rec       seat.Recovery
 	prev      Health
 	hasPrev   bool
-	inbox     seat.InboxView // Open: the messages not final; Final: references, decoded on demand
-	entries   []seat.Entry   // inbox.Open
-	launched  string         // the rung launch.toml records
+	inbox     inbox.View    // Open: the messages not final; Final: references, decoded on demand
+	entries   []inbox.Entry // inbox.Open
+	launched  string        // the rung launch.toml records
 	exit      seat.HarnessExit
 	hasExit   bool // harness-exit.toml: the harness's last exit and its words
 	plan      seat.Plan
@@ -191,10 +192,10 @@ func (o *observation) hbStale() bool { return o.hbAge() > staleIntervals*o.inter
 func (o *observation) ours() bool { return o.hasHB && o.hasOwner && o.hb.Holder == o.owner.Holder }
 
 // inFlight is the message between paste and turn end, if any.
-func (o *observation) inFlight() *seat.Entry {
+func (o *observation) inFlight() *inbox.Entry {
 	for i := range o.entries {
 		switch o.entries[i].Status.State {
-		case seat.StateSubmitting, seat.StateSubmitted:
+		case inbox.StateSubmitting, inbox.StateSubmitted:
 			return &o.entries[i]
 		}
 	}
@@ -202,9 +203,9 @@ func (o *observation) inFlight() *seat.Entry {
 }
 
 // oldestQueued is the first queued message in queue order, if any.
-func (o *observation) oldestQueued() *seat.Entry {
+func (o *observation) oldestQueued() *inbox.Entry {
 	for i := range o.entries {
-		if o.entries[i].Status.State == seat.StateQueued {
+		if o.entries[i].Status.State == inbox.StateQueued {
 			return &o.entries[i]
 		}
 	}
@@ -229,10 +230,10 @@ func (o *observation) lastProgress() time.Time {
 func (o *observation) goodTurns(after time.Time) int {
 	n := 0
 	for _, r := range o.inbox.Final {
-		if r.State != seat.StateProcessed || !r.At.After(after) {
+		if r.State != inbox.StateProcessed || !r.At.After(after) {
 			continue
 		}
-		if e, ok := o.s.ReadFinal(o.inbox, r); ok && e.Status.State == seat.StateProcessed && e.Status.EndedAt.After(after) {
+		if e, ok := o.s.ReadFinal(o.inbox, r); ok && e.Status.State == inbox.StateProcessed && e.Status.EndedAt.After(after) {
 			n++
 		}
 	}

@@ -2,6 +2,7 @@ package recover_test
 
 import (
 	"fmt"
+	"github.com/pantty/pantty/internal/inbox"
 	"strings"
 	"testing"
 	"time"
@@ -45,11 +46,11 @@ func TestCredentialOutageHoldsTheQueueAndIsDead(t *testing.T) {
 		t.Fatalf("a seat that cannot authenticate: %+v (exit %d)", r, res.Code)
 	}
 	for _, id := range []string{"m1", "m2", "m3"} {
-		if st := h.Status(id); seat.Final(st.State) && st.State != seat.StateProcessed {
+		if st := h.Status(id); inbox.Final(st.State) && st.State != inbox.StateProcessed {
 			t.Fatalf("message %s %s (%s: %s) during a credential outage", id, st.State, st.Reason, st.Detail)
 		}
 	}
-	if st := h.Status("m2"); st.Attempts != 0 && st.State != seat.StateProcessed {
+	if st := h.Status("m2"); st.Attempts != 0 && st.State != inbox.StateProcessed {
 		t.Fatalf("m2 was submitted behind a held queue: %+v", st)
 	}
 	onceAfterOutage(t, h, "m0", "m1", "m2", "m3")
@@ -110,7 +111,7 @@ func onceAfterOutage(t *testing.T, h *seattest.Harness, ids ...string) {
 	h.WaitFinal(wait, ids...)
 	answered, rep := h.AnsweredTurns(), replies(t, h)
 	for _, id := range ids {
-		if st := h.Status(id); st.State != seat.StateProcessed {
+		if st := h.Status(id); st.State != inbox.StateProcessed {
 			t.Errorf("message %s is %s (%s %s), want processed", id, st.State, st.Reason, st.Detail)
 		}
 		if answered[id] != 1 || rep[id] != 1 {

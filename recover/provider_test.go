@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/pantty/pantty/internal/guard"
+	"github.com/pantty/pantty/internal/inbox"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -98,7 +99,7 @@ func TestProviderRefusalIsAVisibleSharedWait(t *testing.T) {
 	}
 	exactlyOnce(t, b, "other")
 	a.WaitFor("the refused message to be tried again after the reset", wait, func() bool { return a.Status("limited").Attempts >= 2 })
-	if st := a.Status("limited"); seat.Final(st.State) {
+	if st := a.Status("limited"); inbox.Final(st.State) {
 		t.Fatalf("a refused message ended %s: a refusal is a wait, not a failure", st.State)
 	}
 	if s := a.Session(); s.ID != sessBefore.ID || s.Generation != sessBefore.Generation || s.Launches != sessBefore.Launches {

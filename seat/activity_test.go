@@ -1,6 +1,7 @@
 package seat_test
 
 import (
+	"github.com/pantty/pantty/internal/inbox"
 	"os"
 	"path/filepath"
 	"strings"
@@ -50,7 +51,7 @@ func TestActivityStreamRecordsRedactedToolCalls(t *testing.T) {
 			t.Fatalf("an activity event reached the events directory: %s", name)
 		}
 	}
-	if st := h.Status("m1"); st.State != seat.StateProcessed {
+	if st := h.Status("m1"); st.State != inbox.StateProcessed {
 		t.Fatalf("m1: %+v", st)
 	}
 }

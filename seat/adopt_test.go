@@ -3,13 +3,13 @@ package seat_test
 import (
 	"encoding/json"
 	"github.com/pantty/pantty/internal/fsatomic"
+	"github.com/pantty/pantty/internal/inbox"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/pantty/pantty/internal/guard"
-	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/seattest"
 )
 
@@ -24,10 +24,10 @@ func TestADriverAdoptsAnInboxAnOlderPanttyWrote(t *testing.T) {
 	h := seattest.New(t, "older")
 	s := h.Seat()
 	then := time.Now().Add(-time.Hour)
-	old := map[string]seat.Status{
-		"old-1": {State: seat.StateProcessed, TurnEnd: "1-1-Stop.json"},
-		"old-2": {State: seat.StateFailed, Reason: seat.ReasonCancelled},
-		"old-3": {State: seat.StateProcessed, TurnEnd: "3-1-Stop.json"},
+	old := map[string]inbox.Status{
+		"old-1": {State: inbox.StateProcessed, TurnEnd: "1-1-Stop.json"},
+		"old-2": {State: inbox.StateFailed, Reason: inbox.ReasonCancelled},
+		"old-3": {State: inbox.StateProcessed, TurnEnd: "3-1-Stop.json"},
 	}
 	for i, id := range []string{"old-1", "old-2", "old-3", "old-queued"} {
 		at := then.Add(time.Duration(i) * time.Minute)
@@ -47,7 +47,7 @@ func TestADriverAdoptsAnInboxAnOlderPanttyWrote(t *testing.T) {
 		t.Fatal(err)
 	}
 	last, _ := s.ReadStored("old-3")
-	cursor := seat.Cursor{Seq: last.Seq, ID: "old-3", State: seat.StateProcessed, ClosedBy: "3-1-Stop.json", Closed: 3, Updated: then.UTC()}
+	cursor := inbox.Cursor{Seq: last.Seq, ID: "old-3", State: inbox.StateProcessed, ClosedBy: "3-1-Stop.json", Closed: 3, Updated: then.UTC()}
 	if err := fsatomic.WriteState(s.TmpDir(), s.CursorPath(), cursor); err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +62,7 @@ func TestADriverAdoptsAnInboxAnOlderPanttyWrote(t *testing.T) {
 
 	for id, st := range old {
 		dir := s.ProcessedDir()
-		if st.State == seat.StateFailed {
+		if st.State == inbox.StateFailed {
 			dir = s.FailedDir()
 		}
 		got, err := os.ReadFile(filepath.Join(dir, id+".toml"))
@@ -77,7 +77,7 @@ func TestADriverAdoptsAnInboxAnOlderPanttyWrote(t *testing.T) {
 		t.Error("inbox/closed.json was not removed")
 	}
 	for _, id := range []string{"old-queued", "new"} {
-		if st := h.Status(id); st.State != seat.StateProcessed || st.Attempts != 1 {
+		if st := h.Status(id); st.State != inbox.StateProcessed || st.Attempts != 1 {
 			t.Errorf("%s: %s after %d attempts, want processed once", id, st.State, st.Attempts)
 		}
 		if _, err := os.Lstat(filepath.Join(s.ProcessedDir(), id+".toml")); err != nil {

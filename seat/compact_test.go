@@ -1,6 +1,7 @@
 package seat_test
 
 import (
+	"github.com/pantty/pantty/internal/inbox"
 	"strings"
 	"testing"
 	"time"
@@ -81,7 +82,7 @@ func TestProbeProvesCapabilityWithoutMovingTheCursor(t *testing.T) {
 	h.Start()
 	h.Send("m1", "work")
 	h.WaitFinal(30*time.Second, "m1")
-	var before seat.Cursor
+	var before inbox.Cursor
 	h.WaitFor("the cursor at m1", 10*time.Second, func() bool {
 		c, err := h.Seat().ReadCursor()
 		before = c

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/pantty/pantty/internal/guard"
+	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/internal/machine"
 	"io/fs"
 	"log"
@@ -71,8 +72,8 @@ type Driver struct {
 	launchAt time.Time
 	paneDone chan paneAnswer // pane watches report here (driver_panewatch.go)
 
-	entries     map[string]*Entry
-	order       []*Entry
+	entries     map[string]*inbox.Entry
+	order       []*inbox.Entry
 	flight      *flight
 	cancel      *cancelRun // a cancel of the flight watching the pane (driver_cancel.go)
 	foreignTurn string     // prompt_id of a turn pantty did not submit (a person typing)
@@ -125,7 +126,7 @@ type Driver struct {
 
 // flight is the one message between paste and turn end.
 type flight struct {
-	e          *Entry
+	e          *inbox.Entry
 	sub        guard.Submission
 	enterTries int
 	recovered  bool // inherited from a driver that died mid-delivery (no Submission)
@@ -225,7 +226,7 @@ func (d *Driver) Loop() int {
 			d.onEvidenceTimeout()
 		case <-d.ceilingT.C():
 			d.ceilingT.stop()
-			d.cancelTurn(ReasonCeiling, func(err error) {
+			d.cancelTurn(inbox.ReasonCeiling, func(err error) {
 				if err != nil {
 					d.logf("cancel at the turn ceiling: %v", err)
 				}

@@ -2,6 +2,7 @@ package seat
 
 import (
 	"fmt"
+	"github.com/pantty/pantty/internal/inbox"
 	"time"
 
 	"github.com/pantty/pantty/internal/machine"
@@ -57,7 +58,7 @@ func (d *Driver) cancelTurn(reason string, done func(error)) {
 	d.ceilingT.stop()
 	if d.Cfg.Shape == ShapeTurn {
 		d.killTurn(reason)
-		d.finish(fl.e, StateFailed, reason, "the turn process was killed; 'pantty seat retry "+fl.e.Msg.ID+"' re-queues it", "")
+		d.finish(fl.e, inbox.StateFailed, reason, "the turn process was killed; 'pantty seat retry "+fl.e.Msg.ID+"' re-queues it", "")
 		done(nil)
 		return
 	}
@@ -67,7 +68,7 @@ func (d *Driver) cancelTurn(reason string, done func(error)) {
 	screen, err := d.tm.Capture(ctx, d.sess.PaneID)
 	cancel()
 	switch busy := err == nil && d.Ad.Busy(screen); {
-	case err == nil && !busy && fl.e.Status.State == StateSubmitting:
+	case err == nil && !busy && fl.e.Status.State == inbox.StateSubmitting:
 		// Enter went out but the harness may not show the turn yet (Claude Code
 		// fires UserPromptSubmit 80–150 ms after Enter): without this look the
 		// cancel found an idle pane, failed the message, and the turn then ran
@@ -77,7 +78,7 @@ func (d *Driver) cancelTurn(reason string, done func(error)) {
 	default:
 		// A submitted message has started its turn (UserPromptSubmit fires
 		// before it), even if the pane does not show it yet: Escape it either way.
-		d.cancelEscape(c, busy || err == nil && fl.e.Status.State == StateSubmitted)
+		d.cancelEscape(c, busy || err == nil && fl.e.Status.State == inbox.StateSubmitted)
 	}
 }
 
@@ -89,14 +90,14 @@ func (d *Driver) cancelShown(c *cancelRun, busy bool) {
 		return
 	}
 	e := c.fl.e
-	if !busy && e.Status.State == StateSubmitting {
+	if !busy && e.Status.State == inbox.StateSubmitting {
 		if ok, where := d.promptRecorded(e); ok {
 			d.to(machine.CancelSawPrompt, "evidence for "+e.Msg.ID)
 			d.cancelEnd(c, fmt.Errorf("the harness already took %s (its prompt is at %s) and no turn runs now: too late to cancel; its turn end settles it", e.Msg.ID, where))
 			return
 		}
 	}
-	d.cancelEscape(c, busy || e.Status.State == StateSubmitted)
+	d.cancelEscape(c, busy || e.Status.State == inbox.StateSubmitted)
 }
 
 // cancelEscape sends the Escape (when a turn runs) and watches the pane go
@@ -197,7 +198,7 @@ func (d *Driver) cancelCurrent(c *cancelRun) bool {
 // cancelFinish fails the cancelled message and answers the cancel.
 func (d *Driver) cancelFinish(c *cancelRun) {
 	d.cancel = nil
-	d.finish(c.fl.e, StateFailed, c.reason, "cancelled by pantty; 'pantty seat retry "+c.fl.e.Msg.ID+"' re-queues it", "")
+	d.finish(c.fl.e, inbox.StateFailed, c.reason, "cancelled by pantty; 'pantty seat retry "+c.fl.e.Msg.ID+"' re-queues it", "")
 	c.done(nil)
 }
 
@@ -206,7 +207,7 @@ func (d *Driver) cancelFinish(c *cancelRun) {
 func (d *Driver) cancelEnd(c *cancelRun, err error) {
 	d.cancel = nil
 	if d.flight == c.fl {
-		if c.fl.e.Status.State == StateSubmitting {
+		if c.fl.e.Status.State == inbox.StateSubmitting {
 			d.evidenceT.set(d.Cfg.SubmitTimeout.Duration)
 		} else {
 			d.armCeiling(c.fl.e)

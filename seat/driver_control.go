@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/pantty/pantty/internal/guard"
+	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/internal/machine"
 	"os"
 	"path/filepath"
@@ -70,7 +71,7 @@ func (d *Driver) onRequest(r Request) {
 			return
 		}
 		id := d.flight.e.Msg.ID
-		d.cancelTurn(ReasonCancelled, func(err error) { d.answer(r, err, "cancelled message "+id) })
+		d.cancelTurn(inbox.ReasonCancelled, func(err error) { d.answer(r, err, "cancelled message "+id) })
 	case CtlCompact:
 		d.cmds = append(d.cmds, r)
 	case CtlProbe:
@@ -130,11 +131,11 @@ func (d *Driver) retry(id string) error {
 
 // retryStatus is the one rule for re-queueing: only a failed message, and its
 // resubmission mark is cleared so a lost turn may be resubmitted once again.
-func retryStatus(st *Status) error {
-	if st.State != StateFailed {
+func retryStatus(st *inbox.Status) error {
+	if st.State != inbox.StateFailed {
 		return fmt.Errorf("message %s is %s, not failed: only a failed message can be retried", st.ID, st.State)
 	}
-	st.State = StateQueued
+	st.State = inbox.StateQueued
 	st.Retries++
 	st.Resubmits, st.Transients = 0, 0
 	st.Reason, st.Detail, st.TurnEnd = "", "retried by 'pantty seat retry'", ""

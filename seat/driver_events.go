@@ -3,6 +3,7 @@ package seat
 import (
 	"fmt"
 	"github.com/pantty/pantty/internal/guard"
+	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/internal/machine"
 	"path/filepath"
 	"time"
@@ -79,7 +80,7 @@ func (d *Driver) onNotification(ev Event) {
 	f := ev.Fields
 	fl := d.flight
 	if f.NotificationType == "" || f.NotificationType == "idle_prompt" || fl == nil ||
-		fl.e.Status.State != StateSubmitted || !d.sessionMatches(f.SessionID) {
+		fl.e.Status.State != inbox.StateSubmitted || !d.sessionMatches(f.SessionID) {
 		return
 	}
 	what := cut(Redact(f.Message), 120)
@@ -98,12 +99,12 @@ func (d *Driver) onPromptSubmit(ev Event) {
 	// the in-memory Submission: a flight recovered by a new driver has no
 	// Submission, and its evidence must still bind.
 	if ok && fl != nil && id == fl.e.Msg.ID && nonce != "" && nonce == fl.e.Status.Nonce && d.sessionMatches(f.SessionID) {
-		if fl.e.Status.State == StateSubmitted {
+		if fl.e.Status.State == inbox.StateSubmitted {
 			return
 		}
 		d.evidenceT.stop()
 		st := &fl.e.Status
-		st.State = StateSubmitted
+		st.State = inbox.StateSubmitted
 		st.PromptID = f.PromptID
 		st.SessionID = f.SessionID
 		st.Evidence = ev.File
@@ -114,9 +115,9 @@ func (d *Driver) onPromptSubmit(ev Event) {
 		return
 	}
 	if ok && fl == nil {
-		if e, known := d.entries[id]; known && e.Status.Nonce == nonce && !Final(e.Status.State) {
+		if e, known := d.entries[id]; known && e.Status.Nonce == nonce && !inbox.Final(e.Status.State) {
 			d.logf("late evidence for %s after it was settled: recorded", id)
-			if e.Status.State == StateQueued && e.Status.Resubmits == 0 {
+			if e.Status.State == inbox.StateQueued && e.Status.Resubmits == 0 {
 				// The harness took this very paste after the driver had queued
 				// it again for want of evidence: the harness was killed while its
 				// hook still ran, and the event landed 38 ms after the driver saw
@@ -158,7 +159,7 @@ func (d *Driver) paneShowsNoTurn() bool {
 // as its end.
 const foreignSettle = 2 * time.Second
 
-func (d *Driver) armCeiling(e *Entry) {
+func (d *Driver) armCeiling(e *inbox.Entry) {
 	left := d.Cfg.TurnCeiling.Duration - time.Since(e.Status.SubmittedAt)
 	if left < 0 {
 		left = 0
@@ -171,7 +172,7 @@ func (d *Driver) armCeiling(e *Entry) {
 func (d *Driver) onTurnEnd(ev Event) {
 	f := ev.Fields
 	fl := d.flight
-	if fl == nil || fl.e.Status.State != StateSubmitted || !d.sessionMatches(f.SessionID) ||
+	if fl == nil || fl.e.Status.State != inbox.StateSubmitted || !d.sessionMatches(f.SessionID) ||
 		(f.PromptID != "" && f.PromptID != fl.e.Status.PromptID) {
 		if f.PromptID != "" && f.PromptID == d.foreignTurn {
 			d.foreignTurn = ""
@@ -198,10 +199,10 @@ func (d *Driver) onTurnEnd(ev Event) {
 	d.flight = nil
 	d.keepReply(e, f.LastAssistantMessage)
 	if ev.Kind == EvStop {
-		d.finish(e, StateProcessed, "", "", ev.File)
+		d.finish(e, inbox.StateProcessed, "", "", ev.File)
 		return
 	}
 	if !d.onTurnFailed(e, f.Error, f.LastAssistantMessage) {
-		d.finish(e, StateFailed, ReasonWorkError, f.Error+": "+f.LastAssistantMessage, ev.File)
+		d.finish(e, inbox.StateFailed, inbox.ReasonWorkError, f.Error+": "+f.LastAssistantMessage, ev.File)
 	}
 }

@@ -1,6 +1,9 @@
 package seat
 
-import "time"
+import (
+	"github.com/pantty/pantty/internal/inbox"
+	"time"
+)
 
 // A hook event can be lost while the turn it reports runs all the same: the
 // `pantty hook` process killed mid-write, a hook that timed out. Then pantty's
@@ -13,7 +16,7 @@ import "time"
 
 // closedByTranscript closes e as processed when the harness's transcript holds
 // its turn (this paste: id and nonce) with a reply, and reports whether it did.
-func (d *Driver) closedByTranscript(e *Entry, why string) bool {
+func (d *Driver) closedByTranscript(e *inbox.Entry, why string) bool {
 	sess := d.lookupSession(e)
 	if sess == "" {
 		return false
@@ -29,7 +32,7 @@ func (d *Driver) closedByTranscript(e *Entry, why string) bool {
 	d.logf("message %s: %s, but its turn is in the harness transcript: processed", e.Msg.ID, why)
 	d.evidenceT.stop()
 	d.ceilingT.stop()
-	d.finish(e, StateProcessed, "", "turn found in the harness transcript ("+why+")", "transcript:"+where)
+	d.finish(e, inbox.StateProcessed, "", "turn found in the harness transcript ("+why+")", "transcript:"+where)
 	return true
 }
 
@@ -39,7 +42,7 @@ func (d *Driver) closedByTranscript(e *Entry, why string) bool {
 // the pane: the cancel settles the message.
 func (d *Driver) checkLostTurnEnd() {
 	fl := d.flight
-	if fl == nil || fl.e.Status.State != StateSubmitted || !d.ready || d.Cfg.Shape == ShapeTurn || d.cancel != nil ||
+	if fl == nil || fl.e.Status.State != inbox.StateSubmitted || !d.ready || d.Cfg.Shape == ShapeTurn || d.cancel != nil ||
 		time.Since(fl.e.Status.SubmittedAt) < foreignSettle || !d.paneShowsNoTurn() {
 		return
 	}
@@ -49,7 +52,7 @@ func (d *Driver) checkLostTurnEnd() {
 // lookupSession is the session whose records can hold e's paste: the one bound
 // to it, else the seat's; "" when e was never pasted with a nonce or no session
 // is known.
-func (d *Driver) lookupSession(e *Entry) string {
+func (d *Driver) lookupSession(e *inbox.Entry) string {
 	if e == nil || e.Status.Nonce == "" {
 		return ""
 	}
@@ -62,7 +65,7 @@ func (d *Driver) lookupSession(e *Entry) string {
 // promptRecorded reports whether the harness's records hold e's paste (its id
 // and nonce in a user row), turn finished or not, and where; false when the
 // adapter cannot tell (no Capabilities.FindPrompt) or the lookup failed.
-func (d *Driver) promptRecorded(e *Entry) (bool, string) {
+func (d *Driver) promptRecorded(e *inbox.Entry) (bool, string) {
 	findPrompt := d.Ad.Caps().FindPrompt
 	sess := d.lookupSession(e)
 	if findPrompt == nil || sess == "" {
@@ -81,7 +84,7 @@ func (d *Driver) promptRecorded(e *Entry) (bool, string) {
 // UserPromptSubmit event was lost, not the paste) it reached the model, so it
 // is resubmitted once, marked, like a turn lost in a crash — never re-sent
 // unmarked. It reports whether the prompt was recorded.
-func (d *Driver) requeueUnlessReceived(e *Entry, detail string) bool {
+func (d *Driver) requeueUnlessReceived(e *inbox.Entry, detail string) bool {
 	if ok, where := d.promptRecorded(e); ok {
 		d.logf("message %s: no submission evidence, but the harness recorded its prompt (%s): its turn was lost", e.Msg.ID, where)
 		d.resubmitOrFail(e, "resubmission: the harness recorded the prompt, but its evidence and turn end were lost")
@@ -93,11 +96,11 @@ func (d *Driver) requeueUnlessReceived(e *Entry, detail string) bool {
 
 // resubmitOrFail re-queues e as pantty's one marked resubmission, or fails it
 // lost when it was resubmitted already.
-func (d *Driver) resubmitOrFail(e *Entry, detail string) {
+func (d *Driver) resubmitOrFail(e *inbox.Entry, detail string) {
 	if e.Status.Resubmits == 0 {
 		e.Status.Resubmits = 1
 		d.requeue(e, detail)
 		return
 	}
-	d.finish(e, StateFailed, ReasonLost, "the resubmitted turn was lost as well", "")
+	d.finish(e, inbox.StateFailed, inbox.ReasonLost, "the resubmitted turn was lost as well", "")
 }

@@ -2,6 +2,7 @@ package seat
 
 import (
 	"fmt"
+	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/internal/machine"
 	"time"
 )
@@ -36,7 +37,7 @@ type outage struct {
 // onTurnFailed decides a turn the harness ended on an error by the error's class
 // (ClassifyFailure): only a work failure fails the message; an outage puts it
 // back in the queue. It reports whether the message was re-queued.
-func (d *Driver) onTurnFailed(e *Entry, errName, text string) bool {
+func (d *Driver) onTurnFailed(e *inbox.Entry, errName, text string) bool {
 	class, cause := ClassifyFailure(errName, Redact(text))
 	switch class {
 	case FailMeans, FailTransient:
@@ -59,7 +60,7 @@ func (d *Driver) onTurnFailed(e *Entry, errName, text string) bool {
 // failed probe, capped by backoff_max and maxReprobe). The held message itself
 // is the probe. A means failure makes the seat report itself dead (heartbeat
 // fault, read by recover); a transient one is only a visible wait.
-func (d *Driver) outageFailed(e *Entry, class, cause string) {
+func (d *Driver) outageFailed(e *inbox.Entry, class, cause string) {
 	now := time.Now()
 	o := d.outage
 	if o == nil || o.class != class {
@@ -76,7 +77,7 @@ func (d *Driver) outageFailed(e *Entry, class, cause string) {
 		// The queue moves on; the outage stays, so the next message waits for
 		// the probe time like this one would have.
 		d.logf("message %s: %d provider errors in a row, the last: %s", e.Msg.ID, e.Status.Transients, cause)
-		d.finish(e, StateFailed, ReasonTransientExhausted,
+		d.finish(e, inbox.StateFailed, ReasonTransientExhausted,
 			fmt.Sprintf("%s (%d attempts; 'pantty seat retry' queues it again)", cause, e.Status.Transients), "")
 		d.to(ev, d.outageText())
 		return
@@ -136,7 +137,7 @@ func (d *Driver) outageOver() {
 func (d *Driver) onRequestFailed(ev Event) {
 	f := ev.Fields
 	fl := d.flight
-	if fl == nil || fl.e.Status.State != StateSubmitted || !d.sessionMatches(f.SessionID) ||
+	if fl == nil || fl.e.Status.State != inbox.StateSubmitted || !d.sessionMatches(f.SessionID) ||
 		f.PromptID != "" && f.PromptID != fl.e.Status.PromptID {
 		return
 	}

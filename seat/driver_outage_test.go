@@ -1,6 +1,7 @@
 package seat_test
 
 import (
+	"github.com/pantty/pantty/internal/inbox"
 	"strings"
 	"testing"
 	"time"
@@ -23,20 +24,20 @@ func TestTransientFailuresAreBoundedPerMessage(t *testing.T) {
 	h.Send("m2", "the message behind it")
 	h.WaitFinal(60*time.Second, "m1", "m2")
 	st := h.Status("m1")
-	if st.State != seat.StateFailed || st.Reason != seat.ReasonTransientExhausted || st.Transients != 3 ||
+	if st.State != inbox.StateFailed || st.Reason != seat.ReasonTransientExhausted || st.Transients != 3 ||
 		!strings.Contains(st.Detail, "500 Internal server error") {
 		t.Fatalf("m1 after 3 provider errors: %+v", st)
 	}
 	if got := h.ModelTurns()["m1"]; got != 3 {
 		t.Fatalf("m1 reached the model %d times, want 3 (one per attempt)", got)
 	}
-	if st := h.Status("m2"); st.State != seat.StateProcessed {
+	if st := h.Status("m2"); st.State != inbox.StateProcessed {
 		t.Fatalf("m2 behind the exhausted message: %+v\ndriver.log:\n%s", st, h.DriverLog())
 	}
 	if res := h.Run("seat", "retry", h.Name, "m1"); res.Code != 0 {
 		t.Fatalf("seat retry m1: %s", res)
 	}
-	st = h.WaitState("m1", seat.StateFailed, 60*time.Second)
+	st = h.WaitState("m1", inbox.StateFailed, 60*time.Second)
 	if st.Retries != 1 || st.Transients != 3 {
 		t.Fatalf("m1 retried: want a fresh count of 3 attempts after 1 retry, got %+v", st)
 	}

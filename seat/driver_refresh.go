@@ -2,6 +2,7 @@ package seat
 
 import (
 	"fmt"
+	"github.com/pantty/pantty/internal/inbox"
 	"path/filepath"
 	"time"
 )
@@ -32,7 +33,7 @@ const freshReadingWait = 2 * time.Second
 // refreshBefore applies the seat's refresh policy before next is sent: it starts
 // a compaction cycle (and returns true) when the policy says refresh, and
 // records the decision either way for the policies that decide per message.
-func (d *Driver) refreshBefore(next *Entry) bool {
+func (d *Driver) refreshBefore(next *inbox.Entry) bool {
 	rc := d.Cfg.Refresh
 	if d.Cfg.Shape == ShapeTurn {
 		return false // each turn resumes the session in a new process: nothing to refresh

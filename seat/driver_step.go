@@ -2,6 +2,7 @@ package seat
 
 import (
 	"fmt"
+	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/internal/machine"
 	"time"
 )
@@ -28,7 +29,7 @@ func (s Seat) ReadInject() (Inject, error) {
 // generation with a new session id, and launch the harness so that its
 // SessionStart hook injects the handoff. A crash anywhere re-reads the state
 // files and continues from the last completed step.
-func (d *Driver) recycleStep(next *Entry) {
+func (d *Driver) recycleStep(next *inbox.Entry) {
 	now := time.Now()
 	n, err := d.S.BuildNote("step boundary: before "+next.Msg.ID, now)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/pantty/pantty/internal/guard"
+	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/internal/machine"
 	"path/filepath"
 	"sort"
@@ -21,7 +22,7 @@ func (d *Driver) loadInbox() error {
 	}
 	aside := false
 	if d.entries == nil {
-		d.entries = map[string]*Entry{}
+		d.entries = map[string]*inbox.Entry{}
 	}
 	for i := range es {
 		if old, ok := d.entries[es[i].Msg.ID]; ok {
@@ -45,11 +46,11 @@ func (d *Driver) loadInbox() error {
 // could not be read, so it is final for the cursor and visible as failed,
 // and the queue goes on without it. It reports whether it recorded one; the
 // caller moves the cursor once the queue is in order again.
-func (d *Driver) setAside(e *Entry) bool {
+func (d *Driver) setAside(e *inbox.Entry) bool {
 	if e.SetAside == "" {
 		return false
 	}
-	d.logf("inbox: message %s set aside as failed (%s): %s", e.Msg.ID, ReasonUnreadable, e.SetAside)
+	d.logf("inbox: message %s set aside as failed (%s): %s", e.Msg.ID, inbox.ReasonUnreadable, e.SetAside)
 	if err := d.S.WriteStatus(e.Status); err != nil {
 		d.logf("inbox: recording %s as failed: %v", e.Msg.ID, err)
 		return false
@@ -73,7 +74,7 @@ func (d *Driver) addMessage(id string) {
 	if _, ok := d.entries[id]; ok || !guard.ValidID(id) {
 		return
 	}
-	got, ok := d.S.readEntryIn(id, d.S.StatusDirs())
+	got, ok := d.S.ReadEntry(id)
 	if !ok {
 		return
 	}
@@ -93,7 +94,7 @@ func (d *Driver) addMessage(id string) {
 func (d *Driver) recoverFlight() {
 	for _, e := range d.order {
 		switch e.Status.State {
-		case StateSubmitting, StateSubmitted:
+		case inbox.StateSubmitting, inbox.StateSubmitted:
 		default:
 			continue
 		}
@@ -112,7 +113,7 @@ func (d *Driver) recoverFlight() {
 			d.settleLostFlight()
 			continue
 		}
-		if e.Status.State == StateSubmitting {
+		if e.Status.State == inbox.StateSubmitting {
 			// Evidence may still be on its way (the hook runs on its own); wait
 			// for it as if just sent, then inspect the pane.
 			d.flight.enterTries = 0
@@ -136,7 +137,7 @@ func (d *Driver) settleLostFlight() {
 	}
 	d.flight = nil
 	e := f.e
-	if e.Status.State == StateSubmitting {
+	if e.Status.State == inbox.StateSubmitting {
 		if d.closedByTranscript(e, "no submission evidence before the harness went") {
 			return
 		}
@@ -148,27 +149,27 @@ func (d *Driver) settleLostFlight() {
 		d.logf("transcript lookup for %s: %v", e.Msg.ID, err)
 	}
 	if found {
-		d.finish(e, StateProcessed, "", "turn found in the harness transcript", "transcript:"+where)
+		d.finish(e, inbox.StateProcessed, "", "turn found in the harness transcript", "transcript:"+where)
 		return
 	}
 	d.resubmitOrFail(e, "resubmission: the turn end was lost with the harness")
 }
 
-func (d *Driver) requeue(e *Entry, detail string) {
-	e.Status.State = StateQueued
+func (d *Driver) requeue(e *inbox.Entry, detail string) {
+	e.Status.State = inbox.StateQueued
 	e.Status.Detail = detail
 	e.Status.PromptID = ""
 	d.writeStatus(e)
 }
 
-func (d *Driver) writeStatus(e *Entry) {
+func (d *Driver) writeStatus(e *inbox.Entry) {
 	if err := d.S.WriteStatus(e.Status); err != nil {
 		d.logf("status %s: %v", e.Msg.ID, err)
 	}
 }
 
 // finish puts a message in a final state and moves the cursor.
-func (d *Driver) finish(e *Entry, state, reason, detail, turnEnd string) {
+func (d *Driver) finish(e *inbox.Entry, state, reason, detail, turnEnd string) {
 	if d.flight != nil && d.flight.e == e {
 		d.flight = nil
 	}
@@ -179,7 +180,7 @@ func (d *Driver) finish(e *Entry, state, reason, detail, turnEnd string) {
 	e.Status.EndedAt = time.Now().UTC()
 	d.writeStatus(e)
 	d.logf("message %s %s %s", e.Msg.ID, state, reason)
-	if state == StateProcessed {
+	if state == inbox.StateProcessed {
 		d.outageOver()
 		d.stepDone = true
 		d.sinceRefresh++
@@ -195,11 +196,11 @@ func (d *Driver) finish(e *Entry, state, reason, detail, turnEnd string) {
 }
 
 func (d *Driver) updateCursor() {
-	es := make([]Entry, len(d.order))
+	es := make([]inbox.Entry, len(d.order))
 	for i, e := range d.order {
 		es[i] = *e
 	}
-	c, ok := CursorOf(es)
+	c, ok := inbox.CursorOf(es)
 	if !ok {
 		return
 	}
@@ -235,7 +236,7 @@ func (d *Driver) maybeSubmit() {
 	}
 	var queue []machine.Queued
 	for _, e := range d.order {
-		if e.Status.State == StateQueued {
+		if e.Status.State == inbox.StateQueued {
 			queue = append(queue, machine.Queued{ID: e.Msg.ID, NotBefore: e.Status.NotBefore,
 				OutageHeld: e.Status.Reason == ReasonProviderRefusal || e.Status.Reason == ReasonMeansFault || e.Status.Reason == ReasonTransient})
 		}
@@ -262,7 +263,7 @@ func (d *Driver) maybeSubmit() {
 // deliver pastes one guarded message: clear the composer, paste with bracketed
 // paste from a uniquely named buffer, let the paste settle, send Enter as its own
 // key, then wait for UserPromptSubmit evidence.
-func (d *Driver) deliver(e *Entry) {
+func (d *Driver) deliver(e *inbox.Entry) {
 	if d.Cfg.Shape != ShapeTurn && d.paneBusy() {
 		// A turn is running that pantty did not start (a person's prompt whose
 		// UserPromptSubmit is not consumed yet): pasting now would land in a
@@ -282,10 +283,10 @@ func (d *Driver) deliver(e *Entry) {
 		return
 	}
 	if err != nil {
-		d.finish(e, StateFailed, ReasonUnsafe, err.Error(), "")
+		d.finish(e, inbox.StateFailed, inbox.ReasonUnsafe, err.Error(), "")
 		return
 	}
-	e.Status.State = StateSubmitting
+	e.Status.State = inbox.StateSubmitting
 	e.Status.Attempts++
 	e.Status.Nonce = sub.Nonce()
 	e.Status.NotBefore = time.Time{}
@@ -338,7 +339,7 @@ func (d *Driver) fillBox(ctx context.Context, text string) error {
 // UserPromptSubmit evidence came; it never re-pastes once evidence could exist.
 func (d *Driver) onEvidenceTimeout() {
 	fl := d.flight
-	if fl == nil || fl.e.Status.State != StateSubmitting {
+	if fl == nil || fl.e.Status.State != inbox.StateSubmitting {
 		return
 	}
 	ctx, cancel := d.ctx()
@@ -376,7 +377,7 @@ func (d *Driver) onEvidenceTimeout() {
 		d.to(machine.Requeued, "")
 	case machine.Undelivered:
 		d.clearComposer()
-		d.finish(fl.e, StateFailed, ReasonUndelivered, fmt.Sprintf("no UserPromptSubmit evidence after %d Enter retries", d.Cfg.SubmitRetries), "")
+		d.finish(fl.e, inbox.StateFailed, inbox.ReasonUndelivered, fmt.Sprintf("no UserPromptSubmit evidence after %d Enter retries", d.Cfg.SubmitRetries), "")
 	}
 }
 
@@ -394,7 +395,7 @@ type Artifact struct {
 	Text     string    `toml:"text"`
 }
 
-func (d *Driver) writeArtifact(e *Entry, sub guard.Submission) {
+func (d *Driver) writeArtifact(e *inbox.Entry, sub guard.Submission) {
 	sum := sha256.Sum256([]byte(sub.Text()))
 	a := Artifact{ID: e.Msg.ID, Attempt: e.Status.Attempts, Resubmit: e.Status.Resubmits, Nonce: sub.Nonce(),
 		Header: sub.Header(), SHA256: hex.EncodeToString(sum[:]), Bytes: len(sub.Text()), Mentions: sub.Mentions(),

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"github.com/pantty/pantty/internal/guard"
+	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/internal/machine"
 	"os"
 	"os/exec"
@@ -29,7 +30,7 @@ const ReasonNoTurn = "no-model-turn"
 
 // turnProc is the one harness process of a turn-shaped seat.
 type turnProc struct {
-	e      *Entry
+	e      *inbox.Entry
 	cmd    *exec.Cmd
 	killed string // why pantty killed it (ceiling, cancelled), "" if it ended by itself
 }
@@ -60,7 +61,7 @@ func (d *Driver) setupTurn() error {
 }
 
 // deliverTurn starts one harness process for the submission.
-func (d *Driver) deliverTurn(e *Entry, sub guard.Submission) {
+func (d *Driver) deliverTurn(e *inbox.Entry, sub guard.Submission) {
 	resume, err := d.Ad.SessionExists(d.S, d.Cfg, d.sess.ID)
 	var auth Authority
 	if err == nil {
@@ -112,7 +113,7 @@ func (d *Driver) deliverTurn(e *Entry, sub guard.Submission) {
 // turnStartFailed is a means failure (binary, resume path): the message waits,
 // the failure is visible, and the driver retries after a pause instead of
 // spinning.
-func (d *Driver) turnStartFailed(e *Entry, err error) {
+func (d *Driver) turnStartFailed(e *inbox.Entry, err error) {
 	d.logf("turn process for %s did not start: %v", e.Msg.ID, err)
 	d.flight = nil
 	e.Status.NotBefore = time.Now().Add(turnRetryPause).UTC()
@@ -142,16 +143,16 @@ func (d *Driver) onTurnDone(r turnDone) {
 		name, text, _ := strings.Cut(d.turnRefusal, ": ")
 		d.onTurnFailed(e, name, text)
 	case perr != nil:
-		d.finish(e, StateFailed, ReasonWorkError, fmt.Sprintf("no result envelope (%v; exit %v): %s", perr, r.err, truncate(string(r.stderr), 300)), "")
+		d.finish(e, inbox.StateFailed, inbox.ReasonWorkError, fmt.Sprintf("no result envelope (%v; exit %v): %s", perr, r.err, truncate(string(r.stderr), 300)), "")
 	case env.Subtype == "success" && !env.IsError && env.NumTurns >= 1:
 		d.keepReply(e, env.Result)
 		e.Status.SessionID = env.SessionID
 		d.learnSessionID(env.SessionID) // a self-naming harness names its session in the envelope
-		d.finish(e, StateProcessed, "", "", fmt.Sprintf("envelope: success, %d turn(s), session %s", env.NumTurns, env.SessionID))
+		d.finish(e, inbox.StateProcessed, "", "", fmt.Sprintf("envelope: success, %d turn(s), session %s", env.NumTurns, env.SessionID))
 	case env.Subtype == "success" && !env.IsError:
-		d.finish(e, StateFailed, ReasonNoTurn, "the envelope says success with zero model turns: not processing", "")
+		d.finish(e, inbox.StateFailed, ReasonNoTurn, "the envelope says success with zero model turns: not processing", "")
 	default:
-		d.finish(e, StateFailed, ReasonWorkError, fmt.Sprintf("envelope %s is_error=%v: %s", env.Subtype, env.IsError, truncate(env.Result, 300)), "")
+		d.finish(e, inbox.StateFailed, inbox.ReasonWorkError, fmt.Sprintf("envelope %s is_error=%v: %s", env.Subtype, env.IsError, truncate(env.Result, 300)), "")
 	}
 	d.turnRefusal = ""
 }
@@ -201,7 +202,7 @@ func (l *limitWriter) Write(p []byte) (int, error) {
 // providerRefused puts a refused message back in the queue behind a provider
 // block: a wait shared by every seat on that provider (providers.toml), never a
 // failure of the seat or its work; maybeSubmit honours it.
-func (d *Driver) providerRefused(e *Entry, errName, text string) {
+func (d *Driver) providerRefused(e *inbox.Entry, errName, text string) {
 	now := time.Now()
 	rc := d.Cfg.Recovery
 	b := RefusalBlock(d.S.Name, errName, text, now, rc.ProviderReprobe.Duration, rc.ProviderMaxWait.Duration)

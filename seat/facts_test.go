@@ -2,6 +2,7 @@ package seat_test
 
 import (
 	"github.com/pantty/pantty/internal/fsatomic"
+	"github.com/pantty/pantty/internal/inbox"
 	"os"
 	"path/filepath"
 	"strings"
@@ -31,7 +32,7 @@ func TestLocalFactsOfAnUnimplementedFormBlockSubmission(t *testing.T) {
 		hb, err := h.Seat().ReadHeartbeat()
 		return err == nil && strings.Contains(hb.Waiting, "blocked")
 	})
-	if st := h.Status("m1"); st.State != seat.StateQueued {
+	if st := h.Status("m1"); st.State != inbox.StateQueued {
 		t.Fatalf("m1 is %s, want queued (nothing may be pasted)", st.State)
 	}
 	if n := len(h.Requests()); n != 0 {

@@ -3,6 +3,7 @@ package seat
 import (
 	"fmt"
 	"github.com/pantty/pantty/internal/guard"
+	"github.com/pantty/pantty/internal/inbox"
 	"time"
 
 	"github.com/pantty/pantty/handoff"
@@ -35,9 +36,9 @@ func (s Seat) BuildNote(reason string, now time.Time) (handoff.Note, error) {
 	}
 	for _, e := range v.Open {
 		switch {
-		case e.Status.State == StateSubmitting || e.Status.State == StateSubmitted:
+		case e.Status.State == inbox.StateSubmitting || e.Status.State == inbox.StateSubmitted:
 			n.InFlight = e.Msg.ID
-		case e.Status.State == StateQueued:
+		case e.Status.State == inbox.StateQueued:
 			if len(n.Pending) < maxPendingInNote {
 				n.Pending = append(n.Pending, e.Msg.ID)
 			}

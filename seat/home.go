@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"github.com/pantty/pantty/internal/fsafe"
 	"github.com/pantty/pantty/internal/fsatomic"
+	"github.com/pantty/pantty/internal/inbox"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -40,6 +41,9 @@ type Seat struct {
 	Home string // the state root ($PANTTY_HOME)
 	Name string // validated seat name
 	Dir  string // Home/seats/Name
+	// Box is the seat's inbox (Dir/inbox): its messages and their states,
+	// with the inbox's reads and writes as the seat's own methods.
+	inbox.Box
 }
 
 // Open names a seat after validating its name; it does not require the seat to exist.
@@ -47,7 +51,8 @@ func Open(home, name string) (Seat, error) {
 	if err := ValidateName(name); err != nil {
 		return Seat{}, err
 	}
-	return Seat{Home: home, Name: name, Dir: filepath.Join(home, "seats", name)}, nil
+	dir := filepath.Join(home, "seats", name)
+	return Seat{Home: home, Name: name, Dir: dir, Box: inbox.Box{Root: filepath.Join(dir, "inbox"), Tmp: filepath.Join(dir, "tmp")}}, nil
 }
 
 // Existing opens a seat that must already have a seat.toml; otherwise the error
@@ -116,8 +121,6 @@ func (s Seat) OpenDriverLog() (*os.File, error) {
 	return f, nil
 }
 func (s Seat) TmpDir() string     { return s.path("tmp") }
-func (s Seat) MsgsDir() string    { return s.path("inbox", "msgs") }
-func (s Seat) StatusDir() string  { return s.path("inbox", "status") }
 func (s Seat) EventsDir() string  { return s.path("events") }
 func (s Seat) SeenDir() string    { return s.path("events", "seen") }
 func (s Seat) ControlDir() string { return s.path("control") }

@@ -6,6 +6,7 @@ package seat_test
 // append logs refuse a planted link.
 
 import (
+	"github.com/pantty/pantty/internal/inbox"
 	"os"
 	"path/filepath"
 	"strings"
@@ -75,14 +76,14 @@ func TestUnreadableInboxEntriesAreSetAsideAndTheQueueRuns(t *testing.T) {
 	h.Send("after", "stored after them")
 	h.WaitFinal(20*time.Second, append([]string{"before", "after"}, bad...)...)
 	for _, id := range []string{"before", "after"} {
-		if st := h.Status(id); st.State != seat.StateProcessed {
+		if st := h.Status(id); st.State != inbox.StateProcessed {
 			t.Errorf("%s is %s (%s), want processed", id, st.State, st.Detail)
 		}
 	}
 	for _, id := range bad {
 		st := h.Status(id)
-		if st.State != seat.StateFailed || st.Reason != seat.ReasonUnreadable || st.Detail == "" {
-			t.Errorf("%s: %+v, want failed %s with the reason in its detail", id, st, seat.ReasonUnreadable)
+		if st.State != inbox.StateFailed || st.Reason != inbox.ReasonUnreadable || st.Detail == "" {
+			t.Errorf("%s: %+v, want failed %s with the reason in its detail", id, st, inbox.ReasonUnreadable)
 		}
 	}
 	if turns := h.ModelTurns(); turns["before"] != 1 || turns["after"] != 1 || len(turns) != 2 {
@@ -163,7 +164,7 @@ func TestListingsEscapeControlAndBidiCharacters(t *testing.T) {
 	// Board text may carry a bidi override (the door refuses only control
 	// bytes); a same-user process can write anything into a status file.
 	h.Send("rlo", "invoice\u202efdp.exe please")
-	st := seat.Status{ID: "rlo", State: seat.StateFailed, Reason: seat.ReasonWorkError,
+	st := inbox.Status{ID: "rlo", State: inbox.StateFailed, Reason: inbox.ReasonWorkError,
 		Detail: "harness said \x1b[2J\x1b]0;pwned\x07", EndedAt: time.Now().UTC()}
 	if err := h.Seat().WriteStatus(st); err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ package seat_test
 import (
 	"fmt"
 	"github.com/pantty/pantty/internal/guard"
+	"github.com/pantty/pantty/internal/inbox"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -59,14 +60,14 @@ func TestCancelSlowTurn(t *testing.T) {
 	h := seattest.New(t, "cancel", seattest.TOML(`turn_ceiling = "3s"`))
 	h.Start()
 	h.Send("slow", "[sim:hang] think about it forever")
-	h.WaitState("slow", seat.StateSubmitted, 10*time.Second)
+	h.WaitState("slow", inbox.StateSubmitted, 10*time.Second)
 	waitBusy(h)
 
 	if r := h.Run("seat", "cancel", "cancel"); r.Code != 0 || !strings.Contains(r.Stdout, "slow") {
 		t.Fatalf("seat cancel: want exit 0 naming the message, got %s", r)
 	}
 	st := h.Status("slow")
-	if st.State != seat.StateFailed || st.Reason != seat.ReasonCancelled {
+	if st.State != inbox.StateFailed || st.Reason != inbox.ReasonCancelled {
 		t.Fatalf("cancelled message is %s (%s), want failed (cancelled)", st.State, st.Reason)
 	}
 	if strings.Contains(h.Screen(), "esc to interrupt") {
@@ -81,7 +82,7 @@ func TestCancelSlowTurn(t *testing.T) {
 
 	h.Send("next", "after the cancel")
 	h.WaitFinal(10*time.Second, "next")
-	if st := h.Status("next"); st.State != seat.StateProcessed {
+	if st := h.Status("next"); st.State != inbox.StateProcessed {
 		t.Fatalf("the message after a cancel is %s (%s: %s)", st.State, st.Reason, st.Detail)
 	}
 	if c := onlyContent(t, h, "next"); c != "after the cancel" {
@@ -94,10 +95,10 @@ func TestCancelSlowTurn(t *testing.T) {
 	}
 	h.WaitFor("the retried message to be re-delivered and end", 20*time.Second, func() bool {
 		st := h.Status("slow")
-		return st.Retries == 1 && seat.Final(st.State)
+		return st.Retries == 1 && inbox.Final(st.State)
 	})
 	st = h.Status("slow")
-	if st.State != seat.StateFailed || st.Reason != seat.ReasonCeiling {
+	if st.State != inbox.StateFailed || st.Reason != inbox.ReasonCeiling {
 		t.Fatalf("the retried hanging message is %s (%s), want failed (ceiling)", st.State, st.Reason)
 	}
 	if n := h.ModelTurns()["slow"]; n != 2 {
@@ -113,17 +114,17 @@ func TestTurnCeilingFailsAHangingTurn(t *testing.T) {
 	h.Start()
 	h.Send("hang", "[sim:hang] never answers")
 	h.Send("after", "answers at once")
-	st := h.WaitState("hang", seat.StateSubmitted, 10*time.Second)
+	st := h.WaitState("hang", inbox.StateSubmitted, 10*time.Second)
 	h.WaitFinal(15*time.Second, "hang")
 	end := h.Status("hang")
-	if end.State != seat.StateFailed || end.Reason != seat.ReasonCeiling {
+	if end.State != inbox.StateFailed || end.Reason != inbox.ReasonCeiling {
 		t.Fatalf("hanging message is %s (%s), want failed (ceiling)", end.State, end.Reason)
 	}
 	if took := end.EndedAt.Sub(st.SubmittedAt); took < 2*time.Second || took > 8*time.Second {
 		t.Fatalf("the ceiling of 2s ended the turn after %s", took)
 	}
 	h.WaitFinal(10*time.Second, "after")
-	if s := h.Status("after"); s.State != seat.StateProcessed {
+	if s := h.Status("after"); s.State != inbox.StateProcessed {
 		t.Fatalf("the message after the ceiling is %s (%s)", s.State, s.Reason)
 	}
 	if c := onlyContent(t, h, "after"); c != "answers at once" {
@@ -141,9 +142,9 @@ func TestCrashMidTurnResubmittedOnceThenLost(t *testing.T) {
 	h.Send("boom", "[sim:crash] this turn takes the harness down")
 	h.WaitFinal(30*time.Second, "boom")
 	st := h.Status("boom")
-	if st.State != seat.StateFailed || st.Reason != seat.ReasonLost || st.Resubmits != 1 {
+	if st.State != inbox.StateFailed || st.Reason != inbox.ReasonLost || st.Resubmits != 1 {
 		t.Fatalf("crashing message is %s (%s, resubmits %d), want failed (%s) after one resubmission",
-			st.State, st.Reason, st.Resubmits, seat.ReasonLost)
+			st.State, st.Reason, st.Resubmits, inbox.ReasonLost)
 	}
 	var rows []seattest.Request
 	for _, r := range h.Requests() {
@@ -162,7 +163,7 @@ func TestCrashMidTurnResubmittedOnceThenLost(t *testing.T) {
 
 	h.Send("after", "the seat still works")
 	h.WaitFinal(20*time.Second, "after")
-	if s := h.Status("after"); s.State != seat.StateProcessed {
+	if s := h.Status("after"); s.State != inbox.StateProcessed {
 		t.Fatalf("message after the crashes is %s (%s: %s)", s.State, s.Reason, s.Detail)
 	}
 	sess := h.Session()
@@ -191,10 +192,10 @@ func TestProviderRefusalLeavesMessageQueued(t *testing.T) {
 	h.Send("limited", "[sim:429 reset=in 2s] please")
 	h.Send("behind", "waits its turn")
 
-	var st seat.Status
+	var st inbox.Status
 	h.WaitFor("the refusal to be recorded", 10*time.Second, func() bool {
 		st = h.Status("limited")
-		return st.Attempts == 1 && st.State == seat.StateQueued && !st.NotBefore.IsZero()
+		return st.Attempts == 1 && st.State == inbox.StateQueued && !st.NotBefore.IsZero()
 	})
 	if st.Reason != "provider-refusal" {
 		t.Fatalf("refused message: reason %q, want provider-refusal", st.Reason)
@@ -218,7 +219,7 @@ func TestProviderRefusalLeavesMessageQueued(t *testing.T) {
 	}
 
 	for _, id := range []string{"limited", "behind"} {
-		if s := h.Status(id); s.State == seat.StateProcessed || seat.Final(s.State) {
+		if s := h.Status(id); s.State == inbox.StateProcessed || inbox.Final(s.State) {
 			t.Fatalf("message %s is %s during a provider wait", id, s.State)
 		}
 	}
@@ -237,7 +238,7 @@ func TestSwallowedEnterIsRetried(t *testing.T) {
 	h.Send("sw", "[sim:swallow-enter=1] the first Enter is lost")
 	h.WaitFinal(15*time.Second, "sw")
 	st := h.Status("sw")
-	if st.State != seat.StateProcessed || st.Attempts != 1 {
+	if st.State != inbox.StateProcessed || st.Attempts != 1 {
 		t.Fatalf("message is %s after %d paste(s), want processed after 1", st.State, st.Attempts)
 	}
 	if n := h.ModelTurns()["sw"]; n != 1 {
@@ -252,7 +253,7 @@ func TestSwallowedEnterIsRetried(t *testing.T) {
 // before it (the driver writes it right after the message's final status).
 func waitCursor(h *seattest.Harness, id string, closed int) {
 	h.T.Helper()
-	var c seat.Cursor
+	var c inbox.Cursor
 	h.WaitFor(fmt.Sprintf("cursor.toml at %s (%d closed)", id, closed), 10*time.Second, func() bool {
 		var err error
 		c, err = h.Seat().ReadCursor()
@@ -302,7 +303,7 @@ func TestAdoptedFlightIsSettled(t *testing.T) {
 				t.Fatal(err)
 			}
 			// What deliver() records before it pastes.
-			if err := h.Seat().WriteStatus(seat.Status{ID: "m", State: seat.StateSubmitting, Attempts: 1, Nonce: sub.Nonce()}); err != nil {
+			if err := h.Seat().WriteStatus(inbox.Status{ID: "m", State: inbox.StateSubmitting, Attempts: 1, Nonce: sub.Nonce()}); err != nil {
 				t.Fatal(err)
 			}
 			pane := h.Session().PaneID
@@ -324,7 +325,7 @@ func TestAdoptedFlightIsSettled(t *testing.T) {
 				t.Fatalf("restart did not adopt the harness: %s", r)
 			}
 			h.WaitFinal(20*time.Second, "m")
-			if st := h.Status("m"); st.State != seat.StateProcessed {
+			if st := h.Status("m"); st.State != inbox.StateProcessed {
 				t.Fatalf("message is %s (%s: %s), want processed\ndriver.log:\n%s", st.State, st.Reason, st.Detail, h.DriverLog())
 			}
 			if n := h.ModelTurns()["m"]; n != 1 {
@@ -368,12 +369,12 @@ func TestCancelRightAfterEnter(t *testing.T) {
 	h.Start()
 	h.Send("early", "[sim:slow=3s] cancelled before the turn shows")
 	h.WaitFor("the paste and its Enter (state submitting)", 10*time.Second, func() bool {
-		return h.Status("early").State == seat.StateSubmitting && strings.Contains(h.Screen(), "> [pantty] msg=early")
+		return h.Status("early").State == inbox.StateSubmitting && strings.Contains(h.Screen(), "> [pantty] msg=early")
 	})
 	if r := h.Run("seat", "cancel", "cancelearly"); r.Code != 0 {
 		t.Fatalf("seat cancel: %s\n%s", r, h.DriverLog())
 	}
-	if st := h.Status("early"); st.State != seat.StateFailed || st.Reason != seat.ReasonCancelled {
+	if st := h.Status("early"); st.State != inbox.StateFailed || st.Reason != inbox.ReasonCancelled {
 		t.Fatalf("early is %s (%s), want failed (cancelled)", st.State, st.Reason)
 	}
 	time.Sleep(6 * time.Second) // longer than the turn would take

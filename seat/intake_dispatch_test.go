@@ -11,13 +11,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"github.com/pantty/pantty/internal/guard"
+	"github.com/pantty/pantty/internal/inbox"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/seattest"
 )
 
@@ -221,7 +221,7 @@ func TestBoardDoorDoesNotDispatch(t *testing.T) {
 			if turns[id] != 1 {
 				t.Errorf("%s: %d model turns carried message %s, want 1", c.name, turns[id], id)
 			}
-			if st := h.Status(id); st.State != seat.StateProcessed {
+			if st := h.Status(id); st.State != inbox.StateProcessed {
 				t.Errorf("%s: message %s is %s (%s), want processed", c.name, id, st.State, st.Reason)
 			}
 		}

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/pantty/pantty/internal/inbox"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -51,7 +52,7 @@ func TestDuplicateIDWhateverItsState(t *testing.T) {
 
 	h.Send("f", "[sim:hang] fails at the ceiling")
 	h.WaitFinal(10*time.Second, "f")
-	if st := h.Status("f"); st.State != seat.StateFailed {
+	if st := h.Status("f"); st.State != inbox.StateFailed {
 		t.Fatalf("message f is %s, want failed", st.State)
 	}
 	duplicate(t, h, "f", "failed")
@@ -78,7 +79,7 @@ func TestIdleSeatDeliversOnEvent(t *testing.T) {
 		id := fmt.Sprintf("ping%d", i)
 		h.Send(id, "are you there?")
 		h.WaitFinal(time.Minute, id)
-		if st := h.Status(id); st.State != seat.StateProcessed {
+		if st := h.Status(id); st.State != inbox.StateProcessed {
 			t.Fatalf("message %s is %s", id, st.State)
 		}
 	}
@@ -318,7 +319,7 @@ func TestPersonInterruptingTheirOwnTurnDoesNotWedgeTheSeat(t *testing.T) {
 	}
 	h.Send("after", "a board message after the person left")
 	h.WaitFinal(15*time.Second, "after")
-	if st := h.Status("after"); st.State != seat.StateProcessed {
+	if st := h.Status("after"); st.State != inbox.StateProcessed {
 		t.Fatalf("message is %s (%s)", st.State, st.Reason)
 	}
 }

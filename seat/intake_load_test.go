@@ -6,6 +6,7 @@ package seat_test
 
 import (
 	"fmt"
+	"github.com/pantty/pantty/internal/inbox"
 	"math/rand"
 	"os"
 	"strings"
@@ -13,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/seattest"
 )
 
@@ -132,7 +132,7 @@ func TestConcurrentSendersEachMessageOnceInOrder(t *testing.T) {
 	t.Logf("%d messages from %d concurrent senders processed in %s", len(all), nSenders, time.Since(start).Round(time.Millisecond))
 	checkExactlyOnce(t, modelOrder(t, h), senders)
 	for _, id := range all {
-		if st := h.Status(id); st.State != seat.StateProcessed {
+		if st := h.Status(id); st.State != inbox.StateProcessed {
 			t.Errorf("message %s ended %s (%s)", id, st.State, st.Reason)
 		}
 	}
@@ -186,7 +186,7 @@ func TestDriverKilledAtRandomPointsStillExactlyOnce(t *testing.T) {
 	t.Logf("%d messages through %d driver kills in %s", n, kills, time.Since(start).Round(time.Millisecond))
 	checkExactlyOnce(t, modelOrder(t, h), [][]string{ids})
 	for _, id := range ids {
-		if st := h.Status(id); st.State != seat.StateProcessed {
+		if st := h.Status(id); st.State != inbox.StateProcessed {
 			t.Errorf("message %s ended %s (%s: %s)", id, st.State, st.Reason, st.Detail)
 		}
 	}

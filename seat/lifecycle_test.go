@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"github.com/pantty/pantty/internal/fsatomic"
+	"github.com/pantty/pantty/internal/inbox"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -304,7 +305,7 @@ func TestSecondStartRefusedAndTakeoverAdopts(t *testing.T) {
 	// The new driver really drives the adopted harness.
 	h.Send("after-takeover", "hello from the new driver")
 	h.WaitFinal(wait, "after-takeover")
-	if st := h.Status("after-takeover"); st.State != seat.StateProcessed {
+	if st := h.Status("after-takeover"); st.State != inbox.StateProcessed {
 		t.Fatalf("message after takeover: %+v", st)
 	}
 	if n := h.ModelTurns()["after-takeover"]; n != 1 {
@@ -354,7 +355,7 @@ func TestKilledDriverFreesLockAndNewDriverAdoptsPane(t *testing.T) {
 	if turns["after"] != 1 || turns["before"] != 1 {
 		t.Fatalf("each message must reach the model once: %v", turns)
 	}
-	if st := h.Status("after"); st.State != seat.StateProcessed || st.SessionID != sess.ID {
+	if st := h.Status("after"); st.State != inbox.StateProcessed || st.SessionID != sess.ID {
 		t.Fatalf("message after adoption: %+v", st)
 	}
 }
@@ -419,7 +420,7 @@ func TestTmuxServerKilledSessionRecreatedOnSameSession(t *testing.T) {
 	}
 	h.Send("m2", "second message")
 	h.WaitFinal(wait, "m2")
-	if st := h.Status("m2"); st.State != seat.StateProcessed {
+	if st := h.Status("m2"); st.State != inbox.StateProcessed {
 		t.Fatalf("m2: %+v", st)
 	}
 	turns := h.ModelTurns()
@@ -461,7 +462,7 @@ func TestKilledHarnessIsRespawnedWithResume(t *testing.T) {
 	lastLaunchResumed(t, s, sess.ID)
 	h.Send("m2", "second message")
 	h.WaitFinal(wait, "m2")
-	if st := h.Status("m2"); st.State != seat.StateProcessed {
+	if st := h.Status("m2"); st.State != inbox.StateProcessed {
 		t.Fatalf("m2: %+v", st)
 	}
 	for _, rq := range h.Requests() {
@@ -623,7 +624,7 @@ func TestNoPasteBeforeHarnessIsReady(t *testing.T) {
 			!strings.Contains(turns[0].NewInput, "first line of the message\nsecond line of the message") {
 			t.Fatalf("want exactly one model turn carrying both lines, got %+v", turns)
 		}
-		if st := h.Status("two-lines"); st.State != seat.StateProcessed {
+		if st := h.Status("two-lines"); st.State != inbox.StateProcessed {
 			t.Fatalf("status: %+v", st)
 		}
 	})

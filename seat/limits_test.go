@@ -45,7 +45,7 @@ func TestEveryPathHasItsKind(t *testing.T) {
 	s := Seat{Home: "/h", Name: "n", Dir: "/h/seats/n"}
 	for path, want := range map[string]int64{
 		s.ConfigPath():             1 << 20,
-		s.msgPath("m1"):            6*guard.DefaultMaxMessageBytes + 64<<10,
+		s.MsgPath("m1"):            6*guard.DefaultMaxMessageBytes + 64<<10,
 		s.StatusDir() + "/m1.toml": 4 << 20,
 		s.FailedDir() + "/m1.toml": 4 << 20,
 		s.ReplyPath("m1"):          MaxReplyBytes + 64<<10,

@@ -1,6 +1,7 @@
 package seat_test
 
 import (
+	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/tmux/tmuxtest"
 	"os"
 	"path/filepath"
@@ -72,7 +73,7 @@ func TestLostPromptEvidenceIsSettledByTheTranscript(t *testing.T) {
 	h.Send("after-1", "and this one comes after")
 	h.WaitFinal(30*time.Second, "lost-1", "after-1")
 	st := h.Status("lost-1")
-	if st.State != seat.StateProcessed || !strings.HasPrefix(st.TurnEnd, "transcript:") {
+	if st.State != inbox.StateProcessed || !strings.HasPrefix(st.TurnEnd, "transcript:") {
 		t.Fatalf("lost-1: %s %s (turn end %q), want processed from the transcript\n%s", st.State, st.Reason, st.TurnEnd, h.DriverLog())
 	}
 	if n := h.ModelTurns(); n["lost-1"] != 1 || n["after-1"] != 1 {
@@ -89,7 +90,7 @@ func TestLostPromptEvidenceAcrossADriverRestartIsNotDeliveredTwice(t *testing.T)
 	h.Send("lost-2", "[sim:slow=300ms] the evidence of this one is lost")
 	h.WaitFor("its turn to reach the model", 20*time.Second, func() bool { return h.ModelTurns()["lost-2"] == 1 })
 	time.Sleep(time.Second) // the turn ends; the driver still waits for evidence (submit_timeout 4s)
-	if st := h.Status("lost-2"); st.State != seat.StateSubmitting {
+	if st := h.Status("lost-2"); st.State != inbox.StateSubmitting {
 		t.Fatalf("lost-2 is %s before the driver's evidence timeout", st.State)
 	}
 	o := h.Owner()
@@ -99,7 +100,7 @@ func TestLostPromptEvidenceAcrossADriverRestartIsNotDeliveredTwice(t *testing.T)
 	h.WaitFor("the driver to die", 10*time.Second, func() bool { return !seat.ProcAlive(o.PID, o.PIDStart) })
 	h.Start()
 	h.WaitFinal(40*time.Second, "lost-2")
-	if st := h.Status("lost-2"); st.State != seat.StateProcessed {
+	if st := h.Status("lost-2"); st.State != inbox.StateProcessed {
 		t.Fatalf("lost-2: %s %s, want processed\n%s", st.State, st.Reason, h.DriverLog())
 	}
 	time.Sleep(2 * time.Second) // a wrong re-queue would paste it again now
@@ -118,7 +119,7 @@ func TestLostStopIsSettledByTheTranscriptBeforeTheCeiling(t *testing.T) {
 	h.Send("after-3", "and this one waits behind it")
 	h.WaitFinal(30*time.Second, "lost-3", "after-3")
 	st := h.Status("lost-3")
-	if st.State != seat.StateProcessed || !strings.HasPrefix(st.TurnEnd, "transcript:") {
+	if st.State != inbox.StateProcessed || !strings.HasPrefix(st.TurnEnd, "transcript:") {
 		t.Fatalf("lost-3: %s %s (turn end %q), want processed from the transcript\n%s", st.State, st.Reason, st.TurnEnd, h.DriverLog())
 	}
 	if n := h.ModelTurns(); n["lost-3"] != 1 || n["after-3"] != 1 {
@@ -136,7 +137,7 @@ func TestLostPromptEvidenceAndACrashInTheSameTurnResubmitsMarked(t *testing.T) {
 	lossyHooks(t, h, "UserPromptSubmit", "lost-4")
 	h.Send("lost-4", "[sim:slow=5s] the evidence of this one is lost, then its harness")
 	h.WaitFor("its turn to reach the model", 20*time.Second, func() bool { return h.ModelTurns()["lost-4"] == 1 })
-	if st := h.Status("lost-4"); st.State != seat.StateSubmitting {
+	if st := h.Status("lost-4"); st.State != inbox.StateSubmitting {
 		t.Fatalf("lost-4 is %s while its evidence is missing, want submitting", st.State)
 	}
 	pids := h.HarnessPIDs()
@@ -148,7 +149,7 @@ func TestLostPromptEvidenceAndACrashInTheSameTurnResubmitsMarked(t *testing.T) {
 	}
 	h.WaitFinal(60*time.Second, "lost-4")
 	st := h.Status("lost-4")
-	if st.State != seat.StateProcessed || st.Resubmits != 1 {
+	if st.State != inbox.StateProcessed || st.Resubmits != 1 {
 		t.Fatalf("lost-4: %s %s, %d resubmissions; want processed after one marked resubmission\n%s", st.State, st.Reason, st.Resubmits, h.DriverLog())
 	}
 	var headers []string

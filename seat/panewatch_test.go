@@ -2,6 +2,7 @@ package seat_test
 
 import (
 	"fmt"
+	"github.com/pantty/pantty/internal/inbox"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -44,7 +45,7 @@ func TestTheLoopRunsWhileTheInputBoxIsLookedFor(t *testing.T) {
 	}
 	h.Send("after", "the first message once the box is there")
 	h.WaitFinal(20*time.Second, "after")
-	if st := h.Status("after"); st.State != seat.StateProcessed || st.Attempts != 1 {
+	if st := h.Status("after"); st.State != inbox.StateProcessed || st.Attempts != 1 {
 		t.Errorf("after: %s after %d attempts, want processed once", st.State, st.Attempts)
 	}
 }
@@ -59,7 +60,7 @@ func TestTheLoopRunsWhileACancelWatchesThePane(t *testing.T) {
 	h := seattest.New(t, "stuckesc", seattest.Env(map[string]string{"PANTTY_SIM_BROKEN": "escape", "PANTTY_SIM_TURN": "40s"}))
 	h.Start()
 	h.Send("slow", "a turn Escape does not stop")
-	h.WaitState("slow", seat.StateSubmitted, 20*time.Second)
+	h.WaitState("slow", inbox.StateSubmitted, 20*time.Second)
 	answered := make(chan seattest.Result, 1)
 	go func() { answered <- h.Run("seat", "cancel", h.Name) }()
 	s := h.Seat()
@@ -77,7 +78,7 @@ func TestTheLoopRunsWhileACancelWatchesThePane(t *testing.T) {
 	if r.Code == 0 || !strings.Contains(r.Stderr+r.Stdout, "did not stop") {
 		t.Errorf("seat cancel of a turn Escape does not stop: %s; want refused, naming that it did not stop", r)
 	}
-	if st := h.Status("slow"); st.State != seat.StateSubmitted {
+	if st := h.Status("slow"); st.State != inbox.StateSubmitted {
 		t.Errorf("slow is %s (%s) after a cancel that did not hold; want still submitted", st.State, st.Reason)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"github.com/pantty/pantty/internal/fsatomic"
 	"github.com/pantty/pantty/internal/guard"
+	"github.com/pantty/pantty/internal/inbox"
 	"os"
 	"strings"
 	"time"
@@ -30,7 +31,7 @@ func (s Seat) EnqueueInternal(id, text string, now time.Time) error {
 	if _, err := guard.Guard(m, guard.DefaultDispatchFacts); err != nil {
 		return err
 	}
-	st := Stored{ID: id, From: guard.ReservedSender, Text: text, Seq: now.UnixNano(), EnqueuedAt: now.UTC()}
+	st := inbox.Stored{ID: id, From: guard.ReservedSender, Text: text, Seq: now.UnixNano(), EnqueuedAt: now.UTC()}
 	data, err := json.MarshalIndent(st, "", "  ")
 	if err != nil {
 		return err
@@ -38,7 +39,7 @@ func (s Seat) EnqueueInternal(id, text string, now time.Time) error {
 	if err := os.MkdirAll(s.MsgsDir(), fsatomic.DirMode); err != nil {
 		return err
 	}
-	return fsatomic.LinkNew(s.TmpDir(), s.msgPath(id), append(data, '\n'))
+	return fsatomic.LinkNew(s.TmpDir(), s.MsgPath(id), append(data, '\n'))
 }
 
 // startProbe proves capability, not presence: a prompt goes through the same
@@ -60,9 +61,9 @@ func (d *Driver) startProbe(r Request) {
 	d.addMessage(id)
 }
 
-func (d *Driver) answerProbe(r Request, e *Entry) {
+func (d *Driver) answerProbe(r Request, e *inbox.Entry) {
 	switch {
-	case e.Status.State != StateProcessed:
+	case e.Status.State != inbox.StateProcessed:
 		d.answer(r, fmt.Errorf("probe %s: no processed turn (%s %s)", e.Msg.ID, e.Status.State, e.Status.Reason), "")
 	case !strings.Contains(e.Status.Reply, e.Msg.ID):
 		d.answer(r, fmt.Errorf("probe %s: a turn ran but its reply did not carry the token", e.Msg.ID), "")

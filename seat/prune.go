@@ -3,6 +3,7 @@ package seat
 import (
 	"errors"
 	"github.com/pantty/pantty/internal/fsatomic"
+	"github.com/pantty/pantty/internal/inbox"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,7 +23,7 @@ const (
 // control requests, and final messages behind the cursor that ended long ago.
 // Only the driver runs it (it owns the inbox state). It returns how many files
 // it removed.
-func (s Seat) Prune(now time.Time, cursor Cursor) int {
+func (s Seat) Prune(now time.Time, cursor inbox.Cursor) int {
 	n := 0
 	n += pruneOlder(s.SeenDir(), now.Add(-EventRetention))
 	n += pruneOlder(s.ControlDoneDir(), now.Add(-ControlRetention))
@@ -31,10 +32,10 @@ func (s Seat) Prune(now time.Time, cursor Cursor) int {
 		return n
 	}
 	cutoff := now.Add(-MessageRetention)
-	var batch []Entry
+	var batch []inbox.Entry
 	for _, r := range v.Final {
 		e, ok := s.ReadFinal(v, r)
-		if !ok || e.SetAside != "" || e.Msg.Seq > cursor.Seq || !Final(e.Status.State) || e.Status.EndedAt.After(cutoff) {
+		if !ok || e.SetAside != "" || e.Msg.Seq > cursor.Seq || !inbox.Final(e.Status.State) || e.Status.EndedAt.After(cutoff) {
 			continue
 		}
 		batch = append(batch, e)
@@ -43,7 +44,7 @@ func (s Seat) Prune(now time.Time, cursor Cursor) int {
 	// tally that cannot be written prunes nothing this time.
 	tally, terr := s.ReadTally()
 	if len(batch) > 0 {
-		tally.countPruned(batch)
+		tally.CountPruned(batch)
 		terr = errors.Join(terr, fsatomic.WriteState(s.TmpDir(), s.TallyPath(), tally))
 	}
 	if terr != nil {
@@ -54,7 +55,7 @@ func (s Seat) Prune(now time.Time, cursor Cursor) int {
 		// The message file first: a status file without its message is ignored,
 		// but a message without its status would read as queued again if the
 		// removal stopped half-way.
-		if os.Remove(s.msgPath(e.Msg.ID)) != nil {
+		if os.Remove(s.MsgPath(e.Msg.ID)) != nil {
 			stuck = append(stuck, e.Msg.ID)
 			continue
 		}

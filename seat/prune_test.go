@@ -2,6 +2,7 @@ package seat
 
 import (
 	"github.com/pantty/pantty/internal/guard"
+	"github.com/pantty/pantty/internal/inbox"
 	"os"
 	"path/filepath"
 	"testing"
@@ -31,12 +32,12 @@ func TestPruneRemovesOnlyOldFinalWorkBehindTheCursor(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	must(s.WriteStatus(Status{ID: "a", State: StateProcessed, EndedAt: old}))
-	must(s.WriteStatus(Status{ID: "b", State: StateProcessed, EndedAt: now}))
-	must(s.WriteStatus(Status{ID: "d", State: StateProcessed, EndedAt: old}))
+	must(s.WriteStatus(inbox.Status{ID: "a", State: inbox.StateProcessed, EndedAt: old}))
+	must(s.WriteStatus(inbox.Status{ID: "b", State: inbox.StateProcessed, EndedAt: now}))
+	must(s.WriteStatus(inbox.Status{ID: "d", State: inbox.StateProcessed, EndedAt: old}))
 	es, err := s.Entries()
 	must(err)
-	cur, _ := CursorOf(es)
+	cur, _ := inbox.CursorOf(es)
 	if cur.ID != "b" {
 		t.Fatalf("cursor at %q, want b", cur.ID)
 	}
@@ -49,7 +50,7 @@ func TestPruneRemovesOnlyOldFinalWorkBehindTheCursor(t *testing.T) {
 	s.Prune(now, cur)
 
 	for id, want := range map[string]bool{"a": false, "b": true, "c": true, "d": true} {
-		_, err := os.Stat(s.msgPath(id))
+		_, err := os.Stat(s.MsgPath(id))
 		if got := err == nil; got != want {
 			t.Errorf("message %s kept=%v, want %v", id, got, want)
 		}

@@ -2,6 +2,7 @@ package seat_test
 
 import (
 	"context"
+	"github.com/pantty/pantty/internal/inbox"
 	"strings"
 	"syscall"
 	"testing"
@@ -86,7 +87,7 @@ func TestRelayQueuesWhileAPersonIsAttachedAndResumesOnDetach(t *testing.T) {
 	h.Send("r2", "second while attached")
 	beats(h, 3)
 	for _, id := range []string{"r1", "r2"} {
-		if st := h.Status(id); st.State != seat.StateQueued {
+		if st := h.Status(id); st.State != inbox.StateQueued {
 			t.Fatalf("%s is %s while a person is attached, want queued", id, st.State)
 		}
 	}
@@ -165,15 +166,15 @@ func TestSubmissionInFlightAtAttachFinishes(t *testing.T) {
 	t.Parallel()
 	h := relaySeat(t, "inflight")
 	h.Send("slow", "[sim:slow=2s] long work")
-	h.WaitState("slow", seat.StateSubmitted, 15*time.Second)
+	h.WaitState("slow", inbox.StateSubmitted, 15*time.Second)
 	p := attach(t, h, false)
 	h.WaitFor("relay mode", 15*time.Second, func() bool { return mode(h).Mode == seat.ModeRelay })
 	h.Send("later", "queued behind the person")
 	h.WaitFinal(30*time.Second, "slow")
-	if st := h.Status("slow"); st.State != seat.StateProcessed {
+	if st := h.Status("slow"); st.State != inbox.StateProcessed {
 		t.Fatalf("the in-flight message: %+v", st)
 	}
-	if st := h.Status("later"); st.State != seat.StateQueued {
+	if st := h.Status("later"); st.State != inbox.StateQueued {
 		t.Fatalf("later is %s during relay", st.State)
 	}
 	p.leave()
@@ -195,7 +196,7 @@ func TestDraftLeftInTheBoxHoldsTheQueue(t *testing.T) {
 	p.leave()
 	h.WaitFor("the draft to hold the queue", 15*time.Second, func() bool { return mode(h).Draft != "" })
 	beats(h, 3)
-	if st := h.Status("d1"); st.State != seat.StateQueued {
+	if st := h.Status("d1"); st.State != inbox.StateQueued {
 		t.Fatalf("d1 is %s while a draft is in the box", st.State)
 	}
 	if !contains(h.Screen(), "half-written thought") {

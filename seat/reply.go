@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/pantty/pantty/internal/fsatomic"
+	"github.com/pantty/pantty/internal/inbox"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -29,7 +30,7 @@ func (s Seat) ReplyPath(id string) string { return filepath.Join(s.RepliesDir(),
 // its own file, written before the status that makes the message final, so a
 // reader that sees the final state finds the reply beside it; the status keeps
 // a short preview (what the probe checks) and the whole length.
-func (d *Driver) keepReply(e *Entry, text string) {
+func (d *Driver) keepReply(e *inbox.Entry, text string) {
 	e.Status.Reply = truncate(text, maxReply)
 	e.Status.ReplyBytes = len(text)
 	if err := os.MkdirAll(d.S.RepliesDir(), fsatomic.DirMode); err != nil {
@@ -63,7 +64,7 @@ type Reply struct {
 // ReadReply returns the reply of a message in status st: the reply file when
 // there is one, else the status's preview. A message with no reply at all
 // (not ended yet, or cancelled before any answer) has an empty Reply.
-func (s Seat) ReadReply(st Status) (Reply, error) {
+func (s Seat) ReadReply(st inbox.Status) (Reply, error) {
 	if st.ReplyBytes == 0 {
 		// No reply recorded for the current attempt (a retried message keeps the
 		// file of its earlier turn until its new turn ends), or one from before

@@ -1,6 +1,9 @@
 package seat
 
-import "github.com/pantty/pantty/internal/fsatomic"
+import (
+	"github.com/pantty/pantty/internal/fsatomic"
+	"github.com/pantty/pantty/internal/inbox"
+)
 
 // ReadState decodes a TOML state file strictly into v: a key v does not know is an
 // error naming the file and line, a type error names the line, and a missing file
@@ -15,3 +18,9 @@ func ReadState(path string, v any) error {
 
 // oneLine is the first line of s, trimmed.
 func oneLine(s string) string { return fsatomic.OneLine(s) }
+
+// ReadCursor reads cursor.toml.
+func (s Seat) ReadCursor() (inbox.Cursor, error) {
+	var c inbox.Cursor
+	return c, ReadState(s.CursorPath(), &c)
+}

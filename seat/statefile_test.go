@@ -3,6 +3,7 @@ package seat_test
 import (
 	"errors"
 	"github.com/pantty/pantty/internal/fsatomic"
+	"github.com/pantty/pantty/internal/inbox"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -182,7 +183,7 @@ func TestStateFilesArePrivate(t *testing.T) {
 func TestReadStateMissingIsNotExist(t *testing.T) {
 	t.Parallel()
 	dir, _ := stateDirs(t)
-	var c seat.Cursor
+	var c inbox.Cursor
 	err := seat.ReadState(filepath.Join(dir, "cursor.toml"), &c)
 	if !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("want fs.ErrNotExist, got %v", err)

@@ -1,12 +1,12 @@
 package seat_test
 
 import (
+	"github.com/pantty/pantty/internal/inbox"
 	"os"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/seattest"
 )
 
@@ -63,13 +63,13 @@ func TestStepShapeCrashContinuesFromTheLastCompletedStep(t *testing.T) {
 	h.Send("s2", "[sim:crash] step two")
 	h.Send("s3", "step three")
 	h.WaitFinal(90*time.Second, "s1", "s2", "s3")
-	if st := h.Status("s1"); st.State != seat.StateProcessed {
+	if st := h.Status("s1"); st.State != inbox.StateProcessed {
 		t.Fatalf("s1: %+v", st)
 	}
-	if st := h.Status("s2"); st.State != seat.StateFailed || st.Reason != seat.ReasonLost {
-		t.Fatalf("s2: %+v, want failed %s after one marked resubmission", st, seat.ReasonLost)
+	if st := h.Status("s2"); st.State != inbox.StateFailed || st.Reason != inbox.ReasonLost {
+		t.Fatalf("s2: %+v, want failed %s after one marked resubmission", st, inbox.ReasonLost)
 	}
-	if st := h.Status("s3"); st.State != seat.StateProcessed {
+	if st := h.Status("s3"); st.State != inbox.StateProcessed {
 		t.Fatalf("s3: %+v", st)
 	}
 	if n := h.ModelTurns()["s1"]; n != 1 {

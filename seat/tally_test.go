@@ -3,6 +3,7 @@ package seat
 import (
 	"github.com/pantty/pantty/internal/fsatomic"
 	"github.com/pantty/pantty/internal/guard"
+	"github.com/pantty/pantty/internal/inbox"
 	"os"
 	"testing"
 	"time"
@@ -21,11 +22,11 @@ func TestPruneKeepsTheTotals(t *testing.T) {
 		t.Fatal(err)
 	}
 	long := time.Now().Add(-MessageRetention - time.Hour)
-	final := map[string]Status{
-		"m1": {State: StateProcessed, EndedAt: long},
-		"m2": {State: StateFailed, Reason: ReasonWorkError, EndedAt: long},
-		"m3": {State: StateFailed, Reason: ReasonCancelled, EndedAt: long},
-		"m4": {State: StateProcessed, EndedAt: time.Now()}, // within retention: stays
+	final := map[string]inbox.Status{
+		"m1": {State: inbox.StateProcessed, EndedAt: long},
+		"m2": {State: inbox.StateFailed, Reason: inbox.ReasonWorkError, EndedAt: long},
+		"m3": {State: inbox.StateFailed, Reason: inbox.ReasonCancelled, EndedAt: long},
+		"m4": {State: inbox.StateProcessed, EndedAt: time.Now()}, // within retention: stays
 	}
 	for i, id := range []string{"m1", "m2", "m3", "m4"} {
 		m := guard.Message{ID: id, From: "board", Text: "work " + id}
@@ -38,7 +39,7 @@ func TestPruneKeepsTheTotals(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	totals := func() Totals {
+	totals := func() inbox.Totals {
 		t.Helper()
 		v, err := s.View()
 		if err != nil {
@@ -50,12 +51,12 @@ func TestPruneKeepsTheTotals(t *testing.T) {
 		}
 		return s.Totals(tl, v)
 	}
-	want := Totals{Processed: 2, Failed: map[string]int{ReasonWorkError: 1, ReasonCancelled: 1}}
+	want := inbox.Totals{Processed: 2, Failed: map[string]int{inbox.ReasonWorkError: 1, inbox.ReasonCancelled: 1}}
 	check := func(when string) {
 		t.Helper()
 		got := totals()
 		if got.Processed != want.Processed || len(got.Failed) != len(want.Failed) ||
-			got.Failed[ReasonWorkError] != 1 || got.Failed[ReasonCancelled] != 1 {
+			got.Failed[inbox.ReasonWorkError] != 1 || got.Failed[inbox.ReasonCancelled] != 1 {
 			t.Fatalf("%s: totals %+v, want %+v", when, got, want)
 		}
 	}
@@ -63,17 +64,17 @@ func TestPruneKeepsTheTotals(t *testing.T) {
 
 	// A prune cut short: the batch is counted and named, one message deleted.
 	es := mustEntries(t, s)
-	var tl Tally
-	tl.countPruned(es[:2])
+	var tl inbox.Tally
+	tl.CountPruned(es[:2])
 	if err := fsatomic.WriteState(s.TmpDir(), s.TallyPath(), tl); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Remove(s.msgPath("m1")); err != nil {
+	if err := os.Remove(s.MsgPath("m1")); err != nil {
 		t.Fatal(err)
 	}
 	check("after a prune cut short")
 
-	cur, _ := CursorOf(mustEntries(t, s))
+	cur, _ := inbox.CursorOf(mustEntries(t, s))
 	if n := s.Prune(time.Now(), cur); n == 0 {
 		t.Fatal("the prune removed nothing")
 	}
@@ -84,4 +85,13 @@ func TestPruneKeepsTheTotals(t *testing.T) {
 	if tl, _ := s.ReadTally(); len(tl.Pruning) != 0 {
 		t.Fatalf("the finished prune left ids named: %v", tl.Pruning)
 	}
+}
+
+func mustEntries(t *testing.T, s Seat) []inbox.Entry {
+	t.Helper()
+	es, err := s.Entries()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return es
 }

@@ -1,6 +1,7 @@
 package seat_test
 
 import (
+	"github.com/pantty/pantty/internal/inbox"
 	"os"
 	"strconv"
 	"strings"
@@ -49,7 +50,7 @@ func TestTurnShapeRunsOneProcessPerMessageOnOneSession(t *testing.T) {
 		t.Fatalf("history per turn %v, want [0 1 2] (resumed each time)", hist)
 	}
 	for _, id := range []string{"t1", "t2", "t3"} {
-		if st := h.Status(id); st.State != seat.StateProcessed || !strings.Contains(st.TurnEnd, "envelope: success, 1 turn") {
+		if st := h.Status(id); st.State != inbox.StateProcessed || !strings.Contains(st.TurnEnd, "envelope: success, 1 turn") {
 			t.Fatalf("%s: %+v", id, st)
 		}
 	}
@@ -66,7 +67,7 @@ func TestTurnShapeZeroTurnSuccessIsNotProcessed(t *testing.T) {
 	h := turnSeat(t, "zero", seattest.Env(map[string]string{"PANTTY_SIM_SIGILS": "["}))
 	h.Start()
 	h.Send("z1", "anything")
-	st := h.WaitState("z1", seat.StateFailed, 30*time.Second)
+	st := h.WaitState("z1", inbox.StateFailed, 30*time.Second)
 	if st.Reason != seat.ReasonNoTurn {
 		t.Fatalf("z1: %+v, want failed %s", st, seat.ReasonNoTurn)
 	}
@@ -83,13 +84,13 @@ func TestTurnShapeCrashAndCeiling(t *testing.T) {
 	h.Send("slow", "[sim:slow=30s] work")
 	h.Send("after", "ordinary work")
 	h.WaitFinal(60*time.Second, "crash", "slow", "after")
-	if st := h.Status("crash"); st.State != seat.StateFailed || st.Reason != seat.ReasonWorkError || !strings.Contains(st.Detail, "no result envelope") {
+	if st := h.Status("crash"); st.State != inbox.StateFailed || st.Reason != inbox.ReasonWorkError || !strings.Contains(st.Detail, "no result envelope") {
 		t.Fatalf("crash: %+v", st)
 	}
-	if st := h.Status("slow"); st.State != seat.StateFailed || st.Reason != seat.ReasonCeiling {
+	if st := h.Status("slow"); st.State != inbox.StateFailed || st.Reason != inbox.ReasonCeiling {
 		t.Fatalf("slow: %+v", st)
 	}
-	if st := h.Status("after"); st.State != seat.StateProcessed {
+	if st := h.Status("after"); st.State != inbox.StateProcessed {
 		t.Fatalf("after: %+v", st)
 	}
 }
@@ -106,12 +107,12 @@ func TestTurnShapeOutageRequeues(t *testing.T) {
 	h.Send("o2", "behind it")
 	h.WaitFor("o1 back in the queue as transient", 30*time.Second, func() bool {
 		st := h.Status("o1")
-		return st.State == seat.StateQueued && st.Reason == seat.ReasonTransient
+		return st.State == inbox.StateQueued && st.Reason == seat.ReasonTransient
 	})
 	h.WaitFinal(60*time.Second, "o1", "o2")
 	answered := h.AnsweredTurns()
 	for _, id := range []string{"o1", "o2"} {
-		if st := h.Status(id); st.State != seat.StateProcessed || answered[id] != 1 {
+		if st := h.Status(id); st.State != inbox.StateProcessed || answered[id] != 1 {
 			t.Fatalf("%s: %+v, %d answered turns", id, st, answered[id])
 		}
 	}

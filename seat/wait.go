@@ -2,6 +2,7 @@ package seat
 
 import (
 	"fmt"
+	"github.com/pantty/pantty/internal/inbox"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
@@ -13,7 +14,7 @@ func (s Seat) WaitFinal(ids []string, limit time.Duration) error {
 	err := s.WaitUntil(limit, func() bool {
 		done = 0
 		for _, id := range ids {
-			if st, err := s.ReadStatus(id); err == nil && Final(st.State) {
+			if st, err := s.ReadStatus(id); err == nil && inbox.Final(st.State) {
 				done++
 			}
 		}

@@ -3,6 +3,7 @@ package seat
 import (
 	"errors"
 	"fmt"
+	"github.com/pantty/pantty/internal/inbox"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -15,9 +16,9 @@ import (
 // became final, or why the wait ended without that.
 type Outcome struct {
 	ID       string
-	Status   Status // the last status read (queued when there is no status file yet)
-	TimedOut bool   // the deadline passed first; the message stays where it is
-	Err      error  // the status could not be read, or the message is gone: unknown
+	Status   inbox.Status // the last status read (queued when there is no status file yet)
+	TimedOut bool         // the deadline passed first; the message stays where it is
+	Err      error        // the status could not be read, or the message is gone: unknown
 }
 
 // Waiter follows messages of one seat to a final state on fsnotify events from
@@ -90,9 +91,9 @@ func (wt *Waiter) loop() {
 		switch {
 		case err != nil:
 			o = &Outcome{ID: id, Err: fmt.Errorf("%w: %v", ErrUnobservable, err)}
-		case Final(st.State):
+		case inbox.Final(st.State):
 			o = &Outcome{ID: id, Status: st}
-		case st.State == StateQueued && !wt.stored(id):
+		case st.State == inbox.StateQueued && !wt.stored(id):
 			o = &Outcome{ID: id, Status: st, Err: fmt.Errorf("%w: message %s is not in seat %q's inbox (removed?)", ErrUnobservable, id, wt.s.Name)}
 		case !pending[id].IsZero() && !now.Before(pending[id]):
 			o = &Outcome{ID: id, Status: st, TimedOut: true}
@@ -162,6 +163,6 @@ func (wt *Waiter) loop() {
 
 // stored reports whether the message file is still in the inbox.
 func (wt *Waiter) stored(id string) bool {
-	_, err := readRegular(wt.s.msgPath(id))
+	_, err := readRegular(wt.s.MsgPath(id))
 	return err == nil
 }

@@ -8,6 +8,7 @@ package main
 import (
 	"bufio"
 	"fmt"
+	"github.com/pantty/pantty/internal/inbox"
 	"os/exec"
 	"strings"
 	"testing"
@@ -83,7 +84,7 @@ func (f *follower) until(t *testing.T, what string, got *[]wantEvent, done func(
 func finals(es []wantEvent) map[string]bool {
 	m := map[string]bool{}
 	for _, e := range es {
-		if e.Type == "message" && seat.Final(e.State) {
+		if e.Type == "message" && inbox.Final(e.State) {
 			m[e.Seat+"/"+e.ID] = true
 		}
 	}
@@ -219,7 +220,7 @@ func checkAgainstInboxes(t *testing.T, h *seattest.Harness, es []wantEvent) {
 			t.Fatal(err)
 		}
 		for _, e := range entries {
-			if !seat.Final(e.Status.State) {
+			if !inbox.Final(e.Status.State) {
 				continue // the resumed stream's own messages, checked by the caller
 			}
 			n++

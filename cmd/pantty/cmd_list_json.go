@@ -4,6 +4,7 @@ package main
 // A value that could not be read is null, never a default.
 
 import (
+	"github.com/pantty/pantty/internal/inbox"
 	"time"
 
 	"github.com/pantty/pantty/seat"
@@ -50,7 +51,7 @@ func seatListJSON(home string, names []string) error {
 		if v, err := s.View(); err == nil {
 			q := 0
 			for _, e := range v.Open {
-				if !seat.Final(e.Status.State) {
+				if !inbox.Final(e.Status.State) {
 					q++
 				}
 			}
@@ -84,7 +85,7 @@ type inboxMessage struct {
 	ReplyBytes  int        `json:"reply_bytes"`
 }
 
-func seatInboxJSON(s seat.Seat, es []seat.Entry) error {
+func seatInboxJSON(s seat.Seat, es []inbox.Entry) error {
 	out := struct {
 		V        int            `json:"v"`
 		Seat     string         `json:"seat"`

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/pantty/pantty/internal/inbox"
 	"os"
 	"strings"
 	"text/tabwriter"
@@ -55,7 +56,7 @@ func seatList(c *cli.Context) error {
 		if v, err := s.View(); err == nil {
 			q := 0
 			for _, e := range v.Open {
-				if !seat.Final(e.Status.State) {
+				if !inbox.Final(e.Status.State) {
 					q++
 				}
 			}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/pantty/pantty/internal/guard"
+	"github.com/pantty/pantty/internal/inbox"
 	"io"
 	"os"
 	"time"
@@ -108,7 +109,7 @@ func seatSend(c *cli.Context) error {
 }
 
 // store enqueues one message and, when show is set, prints its id.
-func store(s seat.Seat, m guard.Message, max int, show bool) (seat.EnqueueResult, error) {
+func store(s seat.Seat, m guard.Message, max int, show bool) (inbox.EnqueueResult, error) {
 	res, err := s.Enqueue(m, max, time.Now())
 	if err != nil || !show {
 		return res, err
@@ -152,7 +153,7 @@ func sendStream(c *cli.Context, s seat.Seat, base guard.Message, max int, sw *st
 			m.Text = string(line)
 		}
 		if lerr == nil {
-			var res seat.EnqueueResult
+			var res inbox.EnqueueResult
 			if res, lerr = store(s, m, max, sw == nil); lerr == nil && sw != nil {
 				sw.follow(res.ID)
 			}

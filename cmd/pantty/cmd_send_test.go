@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"github.com/pantty/pantty/internal/guard"
+	"github.com/pantty/pantty/internal/inbox"
 	"io"
 	"os"
 	"os/exec"
@@ -19,7 +20,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/seattest"
 )
 
@@ -138,13 +138,13 @@ func keys(m map[string]string) []string {
 }
 
 // storedText reads inbox/msgs/<id>.json the way a person would, without pantty.
-func storedText(t *testing.T, h *seattest.Harness, id string) seat.Stored {
+func storedText(t *testing.T, h *seattest.Harness, id string) inbox.Stored {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(h.Seat().MsgsDir(), id+".json"))
 	if err != nil {
 		t.Fatalf("message %s not stored: %v", id, err)
 	}
-	var m seat.Stored
+	var m inbox.Stored
 	if err := json.Unmarshal(b, &m); err != nil {
 		t.Fatalf("message %s: %v", id, err)
 	}

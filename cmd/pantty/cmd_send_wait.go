@@ -6,6 +6,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/pantty/pantty/internal/inbox"
 	"os"
 	"strings"
 	"sync"
@@ -55,7 +56,7 @@ func outcomeResult(s seat.Seat, o seat.Outcome) resultLine {
 		r.State, r.Unknown = "unknown", o.Err.Error()
 		return r
 	}
-	if seat.Final(st.State) {
+	if inbox.Final(st.State) {
 		rep, err := s.ReadReply(st)
 		if err != nil {
 			r.Unknown = err.Error()
@@ -71,7 +72,7 @@ func (r resultLine) code() int {
 	switch {
 	case r.Unknown != "", r.TimedOut:
 		return exitUnknown
-	case r.State == seat.StateFailed:
+	case r.State == inbox.StateFailed:
 		return exitFailed
 	}
 	return exitOK
@@ -85,13 +86,13 @@ func waitOne(s seat.Seat, wt *seat.Waiter, id string, timeout time.Duration, asJ
 	r := outcomeResult(s, <-wt.Outcomes())
 	if asJSON {
 		printLine(r)
-	} else if r.State == seat.StateProcessed {
+	} else if r.State == inbox.StateProcessed {
 		os.Stdout.WriteString(r.Reply)
 		if !strings.HasSuffix(r.Reply, "\n") {
 			os.Stdout.WriteString("\n")
 		}
 	}
-	if r.ReplyTruncated && r.State == seat.StateProcessed {
+	if r.ReplyTruncated && r.State == inbox.StateProcessed {
 		fmt.Fprintf(os.Stderr, "pantty: the reply of %s is cut: %d of %d bytes kept\n", id, len(r.Reply), r.ReplyBytes)
 	}
 	return resultErr(s, r, timeout)

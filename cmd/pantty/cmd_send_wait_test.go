@@ -8,6 +8,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"github.com/pantty/pantty/internal/inbox"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,7 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/seattest"
 )
 
@@ -146,7 +146,7 @@ func TestSendWaitPrintsTheWholeReply(t *testing.T) {
 	var m wantShown
 	decodeStrict(t, r.Stdout, &m)
 	switch {
-	case m.V != 1 || m.ID != "long-1" || m.Seat != h.Name || m.State != seat.StateProcessed:
+	case m.V != 1 || m.ID != "long-1" || m.Seat != h.Name || m.State != inbox.StateProcessed:
 		t.Fatalf("seat show: %+v", m)
 	case m.Reply.Text != replies[1] || m.Reply.Bytes != long || m.Reply.Truncated || m.Reply.File != "inbox/replies/long-1.txt":
 		t.Fatalf("seat show reply: %d bytes, %+v", len(m.Reply.Text), m.Reply.Bytes)
@@ -176,7 +176,7 @@ func TestSendWaitFailedExits1WithTheReason(t *testing.T) {
 	if r.Code != 1 || r.Stdout != "" || !strings.Contains(r.Stderr, "message stuck failed (ceiling") {
 		t.Fatalf("a failed message: want exit 1, nothing on stdout, the reason on stderr; got %s", r)
 	}
-	if st := h.Status("stuck"); st.State != seat.StateFailed {
+	if st := h.Status("stuck"); st.State != inbox.StateFailed {
 		t.Fatalf("status: %+v", st)
 	}
 }
@@ -190,7 +190,7 @@ func TestSendWaitTimeoutLeavesTheMessageQueued(t *testing.T) {
 	if r.Code != 4 || r.Stdout != "" || !strings.Contains(last, "message w1 still queued") || !strings.Contains(r.Stderr, "no live driver") {
 		t.Fatalf("timeout: want exit 4, the id on stderr, nothing on stdout; got %s", r)
 	}
-	if st := h.Status("w1"); st.State != seat.StateQueued {
+	if st := h.Status("w1"); st.State != inbox.StateQueued {
 		t.Fatalf("after the timeout the message is %s, want queued", st.State)
 	}
 	if _, err := h.Seat().ReadStored("w1"); err != nil {
@@ -202,7 +202,7 @@ func TestSendWaitTimeoutLeavesTheMessageQueued(t *testing.T) {
 	r = h.RunStdin("anyone there?", "seat", "send", h.Name, "--id", "w1", "--wait", "--timeout", "60s", "--json")
 	var res wantResult
 	decodeStrict(t, r.Stdout, &res)
-	if r.Code != 0 || res.V != 1 || res.ID != "w1" || res.State != seat.StateProcessed || !strings.HasPrefix(res.Reply, "sim: received") ||
+	if r.Code != 0 || res.V != 1 || res.ID != "w1" || res.State != inbox.StateProcessed || !strings.HasPrefix(res.Reply, "sim: received") ||
 		res.ReplyBytes != len(res.Reply) || res.SubmittedAt == nil || res.EndedAt == nil {
 		t.Fatalf("second wait: %s\n%+v", r, res)
 	}
@@ -235,8 +235,8 @@ func TestSendWaitStreamPrintsOneResultPerMessage(t *testing.T) {
 		}
 		got[res.ID] = res
 	}
-	if len(got) != 3 || got["s1"].State != seat.StateProcessed || got["s2"].State != seat.StateFailed || got["s2"].Reason != seat.ReasonCeiling ||
-		got["s3"].State != seat.StateProcessed || !strings.Contains(got["s3"].Reply, "sim: received") {
+	if len(got) != 3 || got["s1"].State != inbox.StateProcessed || got["s2"].State != inbox.StateFailed || got["s2"].Reason != inbox.ReasonCeiling ||
+		got["s3"].State != inbox.StateProcessed || !strings.Contains(got["s3"].Reply, "sim: received") {
 		t.Fatalf("results: %+v", got)
 	}
 	// --lines, all processed: exit 0, each line's reply is the model's.
@@ -249,7 +249,7 @@ func TestSendWaitStreamPrintsOneResultPerMessage(t *testing.T) {
 	for _, l := range lines {
 		var res wantResult
 		decodeStrict(t, l, &res)
-		if res.State != seat.StateProcessed || !slices.Contains(replies, res.Reply) {
+		if res.State != inbox.StateProcessed || !slices.Contains(replies, res.Reply) {
 			t.Fatalf("--lines result %+v is not one of the model's replies", res)
 		}
 	}

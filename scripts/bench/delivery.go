@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"github.com/pantty/pantty/internal/guard"
+	"github.com/pantty/pantty/internal/inbox"
 	"os"
 	"os/exec"
 	"time"
@@ -72,7 +73,7 @@ func (b *bench) delivery() error {
 		if err != nil {
 			return err
 		}
-		if st.State != seat.StateProcessed {
+		if st.State != inbox.StateProcessed {
 			return fmt.Errorf("message %s ended %s (%s %s)", id, st.State, st.Reason, st.Detail)
 		}
 		if _, tStop, ok := w.event(seat.EvStop, stopFor(st.PromptID)); ok {

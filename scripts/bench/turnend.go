@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"github.com/pantty/pantty/internal/guard"
+	"github.com/pantty/pantty/internal/inbox"
 	"strings"
 	"time"
 
@@ -55,7 +56,7 @@ func (b *bench) turnEnd() error {
 		if err != nil {
 			return err
 		}
-		if st.State != seat.StateProcessed {
+		if st.State != inbox.StateProcessed {
 			return fmt.Errorf("message %s ended %s (%s)", id, st.State, st.Detail)
 		}
 		_, tStop, ok := w.event(seat.EvStop, stopFor(st.PromptID))

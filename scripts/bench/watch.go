@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"github.com/pantty/pantty/internal/guard"
+	"github.com/pantty/pantty/internal/inbox"
 	"os"
 	"path/filepath"
 	"slices"
@@ -85,7 +86,7 @@ func (w *watcher) loop() {
 						w.stFirst[id] = t
 					}
 					if _, ok := w.stFinal[id]; !ok {
-						if st, err := w.s.ReadStatus(id); err == nil && seat.Final(st.State) {
+						if st, err := w.s.ReadStatus(id); err == nil && inbox.Final(st.State) {
 							w.stFinal[id] = t
 						}
 					}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/pantty/pantty/internal/guard"
+	"github.com/pantty/pantty/internal/inbox"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -195,11 +196,11 @@ func (w *world) judge(l *ledger, v modelView) verdict {
 			}
 		}
 		desc := describeRows(rows)
-		if seat.Final(st.State) {
+		if inbox.Final(st.State) {
 			// The directory is the state: a settled message has one status
 			// file, in its state's directory.
 			want := s.ProcessedDir()
-			if st.State == seat.StateFailed {
+			if st.State == inbox.StateFailed {
 				want = s.FailedDir()
 			}
 			var where []string
@@ -214,15 +215,15 @@ func (w *world) judge(l *ledger, v modelView) verdict {
 		}
 		sanctioned := len(rows) == 2 && !rows[0].completed && rows[0].resubmit == 0 && rows[1].resubmit == 1 && st.Resubmits == 1
 		switch {
-		case !seat.Final(st.State):
+		case !inbox.Final(st.State):
 			out.stuck = append(out.stuck, fmt.Sprintf("%s on %s: still %s (%s) after settling; turns: %s", m.id, m.seat, st.State, st.Reason, desc))
 		case completed > 1 || len(rows) > 2 || len(rows) == 2 && !sanctioned:
 			out.duplicates = append(out.duplicates, fmt.Sprintf("%s on %s: %s, status %s resubmits=%d; turns: %s", m.id, m.seat, st.State, st.Reason, st.Resubmits, desc))
-		case st.State == seat.StateProcessed && completed == 0:
+		case st.State == inbox.StateProcessed && completed == 0:
 			out.lost = append(out.lost, fmt.Sprintf("%s on %s: processed, but no turn of it completed at the model; turns: %s", m.id, m.seat, desc))
-		case st.State == seat.StateProcessed && len(rows) == 2:
+		case st.State == inbox.StateProcessed && len(rows) == 2:
 			out.processedResubmit++
-		case st.State == seat.StateProcessed:
+		case st.State == inbox.StateProcessed:
 			out.processedOnce++
 		case st.Reason == "":
 			out.lost = append(out.lost, fmt.Sprintf("%s on %s: failed without a reason", m.id, m.seat))

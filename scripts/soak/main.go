@@ -22,6 +22,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"github.com/pantty/pantty/internal/inbox"
 	"math/rand"
 	"os"
 	"os/exec"
@@ -362,7 +363,7 @@ func (w *world) pending(l *ledger) []string {
 	for _, m := range sent {
 		s, _ := seat.Open(w.home, m.seat)
 		st, err := s.ReadStatus(m.id)
-		if err != nil || !seat.Final(st.State) {
+		if err != nil || !inbox.Final(st.State) {
 			out = append(out, fmt.Sprintf("%s on %s (%s %s)", m.id, m.seat, st.State, st.Reason))
 		}
 	}

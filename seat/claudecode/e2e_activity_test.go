@@ -1,6 +1,7 @@
 package claudecode_test
 
 import (
+	"github.com/pantty/pantty/internal/inbox"
 	"os"
 	"path/filepath"
 	"strings"
@@ -29,7 +30,7 @@ func TestActivityFromARealToolCall(t *testing.T) {
 	const secret = "abc123def456ghi789jkl012"
 	r.Send("tool", "run the probe\n[standin:bash=API_KEY="+secret+" sh -c 'echo ran > tool-ran.txt'")
 	r.WaitFinal(90*time.Second, "tool")
-	if st := r.Status("tool"); st.State != seat.StateProcessed {
+	if st := r.Status("tool"); st.State != inbox.StateProcessed {
 		t.Fatalf("message tool ended %s (%s), want processed", st.State, st.Reason)
 	}
 	if b, err := os.ReadFile(filepath.Join(r.Work, "tool-ran.txt")); err != nil || strings.TrimSpace(string(b)) != "ran" {
@@ -84,7 +85,7 @@ func TestAQuestionMidTurnIsShown(t *testing.T) {
 	if hb.Phase != seat.PhaseInTurn || !strings.Contains(hb.Waiting, "agent_needs_input") || !strings.HasPrefix(hb.Waiting, "q: ") {
 		t.Fatalf("heartbeat %s (%s), want in-turn naming message q and agent_needs_input", hb.Phase, hb.Waiting)
 	}
-	if st := r.Status("q"); st.State != seat.StateSubmitted {
+	if st := r.Status("q"); st.State != inbox.StateSubmitted {
 		t.Fatalf("message q is %s while the harness waits for a person, want submitted", st.State)
 	}
 	if res := r.Run("status", "ask"); res.Code != 0 || !strings.Contains(res.Stdout, "asks for a person (agent_needs_input)") {

@@ -6,6 +6,7 @@ package claudecode_test
 
 import (
 	"fmt"
+	"github.com/pantty/pantty/internal/inbox"
 	"os/exec"
 	"sort"
 	"strings"
@@ -46,7 +47,7 @@ func TestSendWaitReturnsClaudesReply(t *testing.T) {
 	go func() {
 		done <- r.RunEnv(nil, "this one is cancelled", "seat", "send", r.Name, "--id", "w-fail", "--wait", "--timeout", "2m")
 	}()
-	r.WaitState("w-fail", seat.StateSubmitted, 60*time.Second)
+	r.WaitState("w-fail", inbox.StateSubmitted, 60*time.Second)
 	if c := r.Run("seat", "cancel", r.Name); c.Code != 0 {
 		t.Fatalf("seat cancel: %s", c)
 	}

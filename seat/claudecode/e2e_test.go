@@ -8,6 +8,7 @@ package claudecode_test
 import (
 	"fmt"
 	"github.com/pantty/pantty/internal/guard"
+	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/seat/standinkit"
 	"os"
 	"path/filepath"
@@ -136,7 +137,7 @@ func TestE2E(t *testing.T) {
 				return found
 			})
 		},
-		AfterCancel: func(r *seattest.E2ERig, st seat.Status) {
+		AfterCancel: func(r *seattest.E2ERig, st inbox.Status) {
 			for _, ev := range append(r.Events(seat.EvStop), r.Events(seat.EvStopFailure)...) {
 				if ev.Fields.PromptID == st.PromptID {
 					r.T.Fatalf("a turn end arrived for the cancelled prompt: %+v", ev.Fields)
@@ -181,11 +182,11 @@ func TestRateLimitIsAProviderRefusal(t *testing.T) {
 	r.Send("q0", "fine")
 	r.Processed("q0")
 	r.Send("q1", "[standin:429 reset=120s] limited")
-	var st seat.Status
+	var st inbox.Status
 	r.WaitFor("q1 back in the queue as a provider refusal", 30*time.Second, func() bool {
 		var err error
 		st, err = r.Seat().ReadStatus("q1")
-		return err == nil && st.State == seat.StateQueued && st.Reason == "provider-refusal"
+		return err == nil && st.State == inbox.StateQueued && st.Reason == "provider-refusal"
 	})
 	if st.Attempts != 1 || !st.NotBefore.After(time.Now()) {
 		t.Fatalf("q1 %+v: want one attempt and a wait in the future", st)
@@ -195,7 +196,7 @@ func TestRateLimitIsAProviderRefusal(t *testing.T) {
 		!strings.Contains(failures[0].Fields.LastAssistantMessage, "429") {
 		t.Fatalf("StopFailure events %+v", failures)
 	}
-	r.CursorAt("q0", seat.StateProcessed)
+	r.CursorAt("q0", inbox.StateProcessed)
 	refused := 0
 	for _, q := range r.api.Requests() {
 		if q.Status == 429 {

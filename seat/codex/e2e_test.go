@@ -7,6 +7,7 @@ package codex_test
 
 import (
 	"fmt"
+	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/seat/standinkit"
 	"os"
 	"path/filepath"
@@ -125,7 +126,7 @@ func TestE2E(t *testing.T) {
 			}
 			return nil
 		},
-		AfterCancel: func(r *seattest.E2ERig, st seat.Status) {
+		AfterCancel: func(r *seattest.E2ERig, st inbox.Status) {
 			for _, ev := range r.Events(seat.EvStop) {
 				if ev.Fields.PromptID == st.PromptID {
 					r.T.Fatalf("a Stop arrived for the cancelled turn: %+v", ev.Fields)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"github.com/pantty/pantty/internal/fsatomic"
 	"github.com/pantty/pantty/internal/guard"
+	"github.com/pantty/pantty/internal/inbox"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -84,7 +85,7 @@ var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 // writer and reader pantty uses for it.
 var writers = []writer{
 	{name: "inbox/status", write: func(s seat.Seat, v int) error {
-		return s.WriteStatus(seat.Status{ID: "m1", State: seat.StateSubmitted, Attempts: v, Detail: pad})
+		return s.WriteStatus(inbox.Status{ID: "m1", State: inbox.StateSubmitted, Attempts: v, Detail: pad})
 	}, read: func(s seat.Seat) (int, error) {
 		st, err := s.ReadStatus("m1")
 		if err == nil && st.Detail != pad {
@@ -93,7 +94,7 @@ var writers = []writer{
 		return version(st.Attempts, err)
 	}},
 	{name: "cursor.toml", write: func(s seat.Seat, v int) error {
-		return s.Write(s.CursorPath(), seat.Cursor{Seq: int64(v), ID: "m" + strconv.Itoa(v), State: seat.StateProcessed, ClosedBy: pad, Closed: v})
+		return s.Write(s.CursorPath(), inbox.Cursor{Seq: int64(v), ID: "m" + strconv.Itoa(v), State: inbox.StateProcessed, ClosedBy: pad, Closed: v})
 	}, read: func(s seat.Seat) (int, error) {
 		c, err := s.ReadCursor()
 		if err == nil && (c.ID != "m"+strconv.Itoa(c.Closed) || c.ClosedBy != pad) {

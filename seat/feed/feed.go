@@ -9,6 +9,7 @@ package feed
 import (
 	"errors"
 	"fmt"
+	"github.com/pantty/pantty/internal/inbox"
 	"io/fs"
 	"path/filepath"
 	"sort"
@@ -106,13 +107,13 @@ func ParseSince(s string, now time.Time) (Cursor, error) {
 // final state (ended_at). A retry starts a new epoch; the records keep only
 // the current one, so a replay shows an earlier try's submitted and final
 // states no more (a follower that was running saw them).
-func MessageEvents(s seat.Seat, m seat.Stored, st seat.Status) []Event {
+func MessageEvents(s seat.Seat, m inbox.Stored, st inbox.Status) []Event {
 	epoch := fmt.Sprintf("%d.%d", st.Retries, st.Resubmits)
 	ev := func(at time.Time, state, ep string) Event {
 		return Event{V: Version, At: at.UTC(), Seat: s.Name, Type: TypeMessage, ID: m.ID, From: m.From, State: state, Epoch: ep,
 			key: s.Name + "/" + m.ID + "/" + state + "/" + ep}
 	}
-	out := []Event{ev(m.EnqueuedAt, seat.StateQueued, "0.0")}
+	out := []Event{ev(m.EnqueuedAt, inbox.StateQueued, "0.0")}
 	// Evidence belongs to the current epoch when it is newer than the epoch's
 	// start: a retry clears the evidence; a resubmission keeps the earlier one
 	// until new evidence binds, so until its paste is recorded nothing counts.
@@ -125,10 +126,10 @@ func MessageEvents(s seat.Seat, m seat.Stored, st seat.Status) []Event {
 		}
 		from, current = at, ok
 	}
-	if current && st.Evidence != "" && !st.SubmittedAt.IsZero() && st.SubmittedAt.After(from) && st.State != seat.StateQueued {
-		out = append(out, ev(st.SubmittedAt, seat.StateSubmitted, epoch))
+	if current && st.Evidence != "" && !st.SubmittedAt.IsZero() && st.SubmittedAt.After(from) && st.State != inbox.StateQueued {
+		out = append(out, ev(st.SubmittedAt, inbox.StateSubmitted, epoch))
 	}
-	if seat.Final(st.State) && !st.EndedAt.IsZero() {
+	if inbox.Final(st.State) && !st.EndedAt.IsZero() {
 		e := ev(st.EndedAt, st.State, epoch)
 		e.Reason, e.Detail = st.Reason, st.Detail
 		out = append(out, e)

@@ -1,6 +1,7 @@
 package feed
 
 import (
+	"github.com/pantty/pantty/internal/inbox"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -30,23 +31,23 @@ func TestMessageEventsFollowTheEpochs(t *testing.T) {
 	}
 	t0 := time.Date(2026, 12, 3, 9, 0, 0, 0, time.UTC)
 	at := func(sec int) time.Time { return t0.Add(time.Duration(sec) * time.Second) }
-	m := seat.Stored{ID: "m1", Text: "x", EnqueuedAt: at(0)}
-	first := seat.Status{ID: "m1", State: seat.StateSubmitted, Evidence: "e1.json", SubmittedAt: at(1), Attempts: 1}
+	m := inbox.Stored{ID: "m1", Text: "x", EnqueuedAt: at(0)}
+	first := inbox.Status{ID: "m1", State: inbox.StateSubmitted, Evidence: "e1.json", SubmittedAt: at(1), Attempts: 1}
 	lost := first
-	lost.State, lost.Resubmits = seat.StateQueued, 1 // requeued after a lost turn
+	lost.State, lost.Resubmits = inbox.StateQueued, 1 // requeued after a lost turn
 	repasted := lost
-	repasted.State, repasted.Attempts = seat.StateSubmitting, 2
+	repasted.State, repasted.Attempts = inbox.StateSubmitting, 2
 	done := repasted
-	done.State, done.Evidence, done.SubmittedAt, done.EndedAt = seat.StateProcessed, "e2.json", at(4), at(5)
-	retried := seat.Status{ID: "m1", State: seat.StateQueued, Retries: 1, SubmittedAt: at(1), EndedAt: at(2)}
+	done.State, done.Evidence, done.SubmittedAt, done.EndedAt = inbox.StateProcessed, "e2.json", at(4), at(5)
+	retried := inbox.Status{ID: "m1", State: inbox.StateQueued, Retries: 1, SubmittedAt: at(1), EndedAt: at(2)}
 
 	cases := []struct {
 		name     string
-		st       seat.Status
+		st       inbox.Status
 		artifact bool // the resubmission's paste is recorded (at 3s)
 		want     string
 	}{
-		{"queued", seat.Status{ID: "m1", State: seat.StateQueued}, false, "queued/0.0@0"},
+		{"queued", inbox.Status{ID: "m1", State: inbox.StateQueued}, false, "queued/0.0@0"},
 		{"submitted", first, false, "queued/0.0@0 submitted/0.0@1"},
 		{"requeued for its resubmission", lost, false, "queued/0.0@0"},
 		{"resubmission pasted, old evidence kept", repasted, true, "queued/0.0@0 resubmitted/0.1@3"},

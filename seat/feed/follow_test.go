@@ -3,6 +3,7 @@ package feed
 import (
 	"context"
 	"github.com/pantty/pantty/internal/guard"
+	"github.com/pantty/pantty/internal/inbox"
 	"path/filepath"
 	"testing"
 	"time"
@@ -75,7 +76,7 @@ func TestFollowPrintsSeatChangesFromRecords(t *testing.T) {
 	if _, err := s.Enqueue(guard.Message{ID: "m1", Text: "hello"}, 0, time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	if e := next("the queued message"); e.Type != TypeMessage || e.ID != "m1" || e.State != seat.StateQueued || e.Epoch != "0.0" {
+	if e := next("the queued message"); e.Type != TypeMessage || e.ID != "m1" || e.State != inbox.StateQueued || e.Epoch != "0.0" {
 		t.Fatalf("got %+v, want m1 queued", e)
 	}
 	cancel()

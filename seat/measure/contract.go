@@ -3,6 +3,7 @@ package measure
 import (
 	"fmt"
 	"github.com/pantty/pantty/internal/fsatomic"
+	"github.com/pantty/pantty/internal/inbox"
 	"os"
 	"path/filepath"
 	"strings"
@@ -90,13 +91,13 @@ func Contract(home string, t seat.MeasureRig, o Options) (seat.Contract, error) 
 
 // send stores a message through the board door (the guard, the driver's paste,
 // its evidence) and waits until it is final.
-func (r *contractRun) send(id, text string) (seat.Status, error) {
+func (r *contractRun) send(id, text string) (inbox.Status, error) {
 	s := r.th.s
 	if _, err := s.Enqueue(guard.Message{ID: id, Text: text}, 0, time.Now()); err != nil {
-		return seat.Status{}, err
+		return inbox.Status{}, err
 	}
 	if err := s.WaitFinal([]string{id}, opLimit); err != nil {
-		return seat.Status{}, err
+		return inbox.Status{}, err
 	}
 	return s.ReadStatus(id)
 }
@@ -112,7 +113,7 @@ func (r *contractRun) turnsFor(id string) []seat.StandinRequest {
 	return out
 }
 
-func describe(st seat.Status, turns []seat.StandinRequest) string {
+func describe(st inbox.Status, turns []seat.StandinRequest) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "status: state=%s reason=%s evidence=%s turn_end=%s attempts=%d submitted_at=%s ended_at=%s detail=%q\n",
 		st.State, st.Reason, st.Evidence, st.TurnEnd, st.Attempts, st.SubmittedAt.Format(time.RFC3339Nano), st.EndedAt.Format(time.RFC3339Nano), st.Detail)
@@ -137,7 +138,7 @@ func (r *contractRun) submit() (seat.ContractRow, string, error) {
 		return seat.ContractRow{}, "", err
 	}
 	turns := r.turnsFor(id)
-	met := st.State == seat.StateProcessed && st.Evidence != "" && st.TurnEnd != "" && len(turns) == 1
+	met := st.State == inbox.StateProcessed && st.Evidence != "" && st.TurnEnd != "" && len(turns) == 1
 	value := fmt.Sprintf("%s; evidence %s; turn end %s; %d model turn(s) carried it; submitted → ended %s",
 		st.State, filepath.Base(st.Evidence), filepath.Base(st.TurnEnd), len(turns), st.EndedAt.Sub(st.SubmittedAt).Round(time.Millisecond))
 	return seat.ContractRow{Met: met, Value: value,
@@ -167,7 +168,7 @@ func (r *contractRun) context() (seat.ContractRow, string, error) {
 		return c.Floor > 0 && c.Occupancy >= c.Floor && c.Reclaimable == c.Occupancy-c.Floor && c.Window > 0
 	}
 	current := second.Occupancy-first.Occupancy < first.Floor
-	met := decomposed(first) && decomposed(second) && current && st.State == seat.StateProcessed
+	met := decomposed(first) && decomposed(second) && current && st.State == inbox.StateProcessed
 	value := fmt.Sprintf("occupancy %d = floor %d (%s) + reclaimable %d of window %d; after one more turn %d (+%d, %s); source %s",
 		first.Occupancy, first.Floor, orNone(first.FloorSource), first.Reclaimable, first.Window, second.Occupancy,
 		second.Occupancy-first.Occupancy, map[bool]string{true: "the current request's size", false: "grew by a floor or more: a running total"}[current],
@@ -213,7 +214,7 @@ func (r *contractRun) cancel() (seat.ContractRow, string, error) {
 	}
 	if err := s.WaitUntil(opLimit, func() bool {
 		st, err := s.ReadStatus(id)
-		return err == nil && st.State == seat.StateSubmitted
+		return err == nil && st.State == inbox.StateSubmitted
 	}); err != nil {
 		return seat.ContractRow{}, "", fmt.Errorf("the slow turn never started: %w", err)
 	}
@@ -233,7 +234,7 @@ func (r *contractRun) cancel() (seat.ContractRow, string, error) {
 	}
 	turns := r.turnsFor(after)
 	clean := len(turns) == 1 && !strings.Contains(turns[0].NewInput, "a slow turn to cancel")
-	met := res.OK && st.State == seat.StateFailed && st.Reason == seat.ReasonCancelled && next.State == seat.StateProcessed && clean
+	met := res.OK && st.State == inbox.StateFailed && st.Reason == inbox.ReasonCancelled && next.State == inbox.StateProcessed && clean
 	value := fmt.Sprintf("cancel answered ok=%v in %s (%s); message %s/%s; next message %s, its model turn %s",
 		res.OK, took.Round(time.Millisecond), orNone(firstLine(res.Detail+res.Error)), st.State, st.Reason, next.State, map[bool]string{true: "alone (input box clean)", false: "not alone"}[clean])
 	art := "cancelled:\n" + describe(st, r.turnsFor(id)) + "\nnext:\n" + describe(next, turns) + fmt.Sprintf("\ncancel answer: %+v\n", res)
@@ -268,7 +269,7 @@ func (r *contractRun) compaction() (seat.ContractRow, string, error) {
 			break
 		}
 	}
-	met := res.OK && cyc.State == "done" && seen != "" && next.State == seat.StateProcessed
+	met := res.OK && cyc.State == "done" && seen != "" && next.State == inbox.StateProcessed
 	value := fmt.Sprintf("cycle %s: handoff %s materialized; context %d → %d tokens; its procedure note seen in: %s; next message %s",
 		orNone(cyc.State), orNone(cyc.Hash), cyc.Before, cyc.After, orNone(seen), next.State)
 	art := fmt.Sprintf("compact answer: %+v\ncycle: %+v\nasked until %s\nnext:\n%s", res, cyc, cycleEnd.Format(time.RFC3339Nano), describe(next, r.turnsFor(after)))
@@ -299,7 +300,7 @@ func (r *contractRun) resume() (seat.ContractRow, string, error) {
 	if err != nil {
 		return seat.ContractRow{}, "", err
 	}
-	met := now.ID == before.ID && next.State == seat.StateProcessed && len(r.turnsFor(after)) == 1
+	met := now.ID == before.ID && next.State == inbox.StateProcessed && len(r.turnsFor(after)) == 1
 	value := fmt.Sprintf("session %s → %s (pane pid %d → %d); next message %s", before.ID, now.ID, before.PanePID, now.PanePID, next.State)
 	art := fmt.Sprintf("before: %+v\nafter: %+v\nnext:\n%s", before, now, describe(next, r.turnsFor(after)))
 	return seat.ContractRow{Met: met, Value: value,

@@ -2,6 +2,7 @@ package seattest
 
 import (
 	"fmt"
+	"github.com/pantty/pantty/internal/inbox"
 	"os"
 	"path/filepath"
 	"slices"
@@ -55,7 +56,7 @@ type E2E struct {
 	// where a resume reads it.
 	BeforeKill func(r *E2ERig, id string)
 	// AfterCancel checks what the harness itself did on the cancel.
-	AfterCancel func(r *E2ERig, st seat.Status)
+	AfterCancel func(r *E2ERig, st inbox.Status)
 	// Cycle: the compaction-cycle test runs (the handoff reaches the first
 	// request after the compaction).
 	Cycle bool
@@ -185,7 +186,7 @@ func (r *E2ERig) Processed(ids ...string) {
 	r.T.Helper()
 	r.WaitFinal(90*time.Second, ids...)
 	for _, id := range ids {
-		if st := r.Status(id); st.State != seat.StateProcessed {
+		if st := r.Status(id); st.State != inbox.StateProcessed {
 			r.T.Fatalf("message %s: %s (%s: %s)\ndriver.log:\n%s\npane:\n%s", id, st.State, st.Reason, st.Detail, r.DriverLog(), r.Screen())
 		}
 	}
@@ -193,9 +194,9 @@ func (r *E2ERig) Processed(ids ...string) {
 
 // CursorAt waits briefly for cursor.toml to stand at id in state: the driver
 // writes a message's final status first and the cursor right after it.
-func (r *E2ERig) CursorAt(id, state string) seat.Cursor {
+func (r *E2ERig) CursorAt(id, state string) inbox.Cursor {
 	r.T.Helper()
-	var c seat.Cursor
+	var c inbox.Cursor
 	r.WaitFor(fmt.Sprintf("the cursor at %s (%s)", id, state), 5*time.Second, func() bool {
 		var err error
 		c, err = r.Seat().ReadCursor()
@@ -229,7 +230,7 @@ func (s E2E) exactlyOnce(t *testing.T) {
 	if q, _ := r.Request("m01"); q.Session != "" && q.Session != sess.ID {
 		t.Fatalf("the model request ran on session %q, session.toml says %q", q.Session, sess.ID)
 	}
-	r.CursorAt("m01", seat.StateProcessed)
+	r.CursorAt("m01", inbox.StateProcessed)
 	cfg, _ := r.Seat().LoadConfig()
 	// A harness may write its record of the turn a little after the turn's end
 	// (Claude Code in batches, up to ~150 ms after Stop).
@@ -256,7 +257,7 @@ func (s E2E) exactlyOnce(t *testing.T) {
 		}
 	}
 	last := ids[len(ids)-1]
-	if c := r.CursorAt(last, seat.StateProcessed); c.Closed != s.Messages {
+	if c := r.CursorAt(last, inbox.StateProcessed); c.Closed != s.Messages {
 		t.Fatalf("cursor closed %d messages, want %d", c.Closed, s.Messages)
 	}
 	if s.ContextSource == "" {
@@ -371,7 +372,7 @@ func (s E2E) cancel(t *testing.T) {
 	r.Send("c0", "before")
 	r.Processed("c0")
 	r.Send("c1", standinkit.SlowMarker(30*time.Second)+" take your time")
-	r.WaitState("c1", seat.StateSubmitted, 60*time.Second)
+	r.WaitState("c1", inbox.StateSubmitted, 60*time.Second)
 	r.WaitFor("the slow reply to stream", 20*time.Second, func() bool {
 		_, ok := r.Request("c1")
 		return ok && s.Adapter.Busy(r.Screen())
@@ -382,7 +383,7 @@ func (s E2E) cancel(t *testing.T) {
 	}
 	t.Logf("cancel took %s", time.Since(began))
 	st := r.Status("c1")
-	if st.State != seat.StateFailed || st.Reason != seat.ReasonCancelled || st.TurnEnd != "" {
+	if st.State != inbox.StateFailed || st.Reason != inbox.ReasonCancelled || st.TurnEnd != "" {
 		t.Fatalf("c1 after cancel: %+v", st)
 	}
 	if composer := s.Adapter.Caps().Composer; composer != nil {
@@ -390,7 +391,7 @@ func (s E2E) cancel(t *testing.T) {
 			t.Fatalf("composer after cancel: %q (visible %v)\n%s\ndriver.log:\n%s", box, ok, r.Screen(), r.DriverLog())
 		}
 	}
-	if c := r.CursorAt("c1", seat.StateFailed); c.ClosedBy != seat.ReasonCancelled {
+	if c := r.CursorAt("c1", inbox.StateFailed); c.ClosedBy != inbox.ReasonCancelled {
 		t.Fatalf("the cursor passed c1 closed by %q, want the cancel", c.ClosedBy)
 	}
 	if s.AfterCancel != nil {
@@ -398,7 +399,7 @@ func (s E2E) cancel(t *testing.T) {
 	}
 	r.Send("c2", "after the cancel")
 	r.Processed("c2")
-	r.CursorAt("c2", seat.StateProcessed)
+	r.CursorAt("c2", inbox.StateProcessed)
 	if n := r.Turns()["c2"]; n != 1 {
 		t.Fatalf("c2 reached the model %d times", n)
 	}

@@ -3,6 +3,7 @@ package seattest
 import (
 	"encoding/json"
 	"github.com/pantty/pantty/internal/guard"
+	"github.com/pantty/pantty/internal/inbox"
 	"strings"
 	"time"
 
@@ -41,7 +42,7 @@ func (h *Harness) PlayOutage(api FaultyAPI, answered func() map[string]int, faul
 	first := h.Name + "-0"
 	h.Send(first, "before the outage")
 	h.WaitFinal(outageWait, first)
-	if st := h.Status(first); st.State != seat.StateProcessed {
+	if st := h.Status(first); st.State != inbox.StateProcessed {
 		h.T.Fatalf("message %s before the outage: %s (%s: %s)", first, st.State, st.Reason, st.Detail)
 	}
 	h.RunOutage(Outage{
@@ -109,7 +110,7 @@ func (h *Harness) RunOutage(o Outage, ids ...string) {
 	h.WaitFor(o.Class+" outage reported by the seat", outageWait, func() bool { return h.reportsOutage(o) })
 	for i, id := range ids {
 		st := h.Status(id)
-		if seat.Final(st.State) {
+		if inbox.Final(st.State) {
 			h.T.Fatalf("message %s %s (%s: %s) during a %s outage\ndriver.log:\n%s", id, st.State, st.Reason, st.Detail, o.Class, h.DriverLog())
 		}
 		if i > 0 && st.Attempts != 0 {
@@ -127,7 +128,7 @@ func (h *Harness) RunOutage(o Outage, ids ...string) {
 	h.WaitFinal(outageWait, ids...)
 	after := o.Answered()
 	for _, id := range ids {
-		if st := h.Status(id); st.State != seat.StateProcessed {
+		if st := h.Status(id); st.State != inbox.StateProcessed {
 			h.T.Fatalf("message %s: %s (%s: %s) after the outage", id, st.State, st.Reason, st.Detail)
 		}
 		if n := after[id] - before[id]; n != 1 {

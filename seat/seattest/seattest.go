@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"github.com/pantty/pantty/internal/guard"
+	"github.com/pantty/pantty/internal/inbox"
 	"os"
 	"os/exec"
 	"os/user"
@@ -272,7 +273,7 @@ func (h *Harness) WaitFinal(limit time.Duration, ids ...string) {
 	h.WaitFor(fmt.Sprintf("%d message(s) final", len(ids)), limit, func() bool {
 		for _, id := range ids {
 			st, err := s.ReadStatus(id)
-			if err != nil || !seat.Final(st.State) {
+			if err != nil || !inbox.Final(st.State) {
 				return false
 			}
 		}
@@ -281,7 +282,7 @@ func (h *Harness) WaitFinal(limit time.Duration, ids ...string) {
 }
 
 // Status reads one message's status.
-func (h *Harness) Status(id string) seat.Status {
+func (h *Harness) Status(id string) inbox.Status {
 	st, err := h.Seat().ReadStatus(id)
 	if err != nil {
 		h.T.Fatal(err)
@@ -424,10 +425,10 @@ func Composer(screen string) (text string, ok bool) {
 }
 
 // WaitState waits until message id is in state.
-func (h *Harness) WaitState(id, state string, limit time.Duration) seat.Status {
+func (h *Harness) WaitState(id, state string, limit time.Duration) inbox.Status {
 	h.T.Helper()
 	s := h.Seat()
-	var st seat.Status
+	var st inbox.Status
 	h.WaitFor(fmt.Sprintf("message %s %s", id, state), limit, func() bool {
 		var err error
 		st, err = s.ReadStatus(id)
@@ -437,7 +438,7 @@ func (h *Harness) WaitState(id, state string, limit time.Duration) seat.Status {
 }
 
 // Cursor reads cursor.toml.
-func (h *Harness) Cursor() seat.Cursor {
+func (h *Harness) Cursor() inbox.Cursor {
 	h.T.Helper()
 	c, err := h.Seat().ReadCursor()
 	if err != nil {

@@ -3,6 +3,7 @@ package telemetry_test
 import (
 	"bytes"
 	"github.com/pantty/pantty/internal/guard"
+	"github.com/pantty/pantty/internal/inbox"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -291,10 +292,10 @@ func TestCountersAddThePrunedTally(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	write(t, s, filepath.Join(s.StatusDir(), "m1.toml"), seat.Status{ID: "m1", State: seat.StateProcessed, EndedAt: t0})
-	write(t, s, filepath.Join(s.StatusDir(), "m2.toml"), seat.Status{ID: "m2", State: seat.StateFailed, Reason: seat.ReasonWorkError, EndedAt: t0})
+	write(t, s, filepath.Join(s.StatusDir(), "m1.toml"), inbox.Status{ID: "m1", State: inbox.StateProcessed, EndedAt: t0})
+	write(t, s, filepath.Join(s.StatusDir(), "m2.toml"), inbox.Status{ID: "m2", State: inbox.StateFailed, Reason: inbox.ReasonWorkError, EndedAt: t0})
 	// m1 is also named as counted by a prune that was cut short: counted once.
-	write(t, s, s.TallyPath(), seat.Tally{Processed: 40, Failed: map[string]int{seat.ReasonWorkError: 2, seat.ReasonCancelled: 1}, Pruning: []string{"m1"}})
+	write(t, s, s.TallyPath(), inbox.Tally{Processed: 40, Failed: map[string]int{inbox.ReasonWorkError: 2, inbox.ReasonCancelled: 1}, Pruning: []string{"m1"}})
 	write(t, s, s.RecoveryPath(), seat.Recovery{Revived: 3})
 
 	rows, err := telemetry.Read(f.home, t0)
@@ -311,7 +312,7 @@ func TestCountersAddThePrunedTally(t *testing.T) {
 			t.Errorf("%s: %+v (TYPE %q), want %v", name, got, typ[name], want)
 		}
 	}
-	for reason, want := range map[string]float64{seat.ReasonWorkError: 3, seat.ReasonCancelled: 1} {
+	for reason, want := range map[string]float64{inbox.ReasonWorkError: 3, inbox.ReasonCancelled: 1} {
 		if got := find(samples, "pantty_seat_messages_failed_total", "counted", "reason", reason); len(got) != 1 || got[0].value != want {
 			t.Errorf("failed_total{reason=%s}: %+v, want %v", reason, got, want)
 		}

@@ -3,6 +3,7 @@ package telemetry
 import (
 	"errors"
 	"fmt"
+	"github.com/pantty/pantty/internal/inbox"
 	"io/fs"
 	"os"
 	"strings"
@@ -48,7 +49,7 @@ func readLadder(s seat.Seat, now time.Time) Ladder {
 // providers.toml on any provider of the seat's rungs (blocks are per provider,
 // shared by every seat on it), and any message the driver re-queued after a
 // refusal whose wait no such block covers (a block the driver could not write).
-func readWaits(s seat.Seat, cfg seat.Config, cfgErr error, es []seat.Entry, entErr error, now time.Time) Waits {
+func readWaits(s seat.Seat, cfg seat.Config, cfgErr error, es []inbox.Entry, entErr error, now time.Time) Waits {
 	if cfgErr != nil {
 		return Waits{Meta: missing(cfgErr, "no seat.toml: the seat's providers are not known")}
 	}
@@ -101,7 +102,7 @@ func readWaits(s seat.Seat, cfg seat.Config, cfgErr error, es []seat.Entry, entE
 	}
 	for _, e := range es {
 		st := e.Status
-		if st.State != seat.StateQueued || st.Reason != seat.ReasonProviderRefusal || !st.NotBefore.After(now) {
+		if st.State != inbox.StateQueued || st.Reason != seat.ReasonProviderRefusal || !st.NotBefore.After(now) {
 			continue
 		}
 		covered := false

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"github.com/pantty/pantty/internal/fsatomic"
 	"github.com/pantty/pantty/internal/guard"
+	"github.com/pantty/pantty/internal/inbox"
 	"os"
 	"path/filepath"
 	"strings"
@@ -250,11 +251,11 @@ func TestInboxDepthInFlightAndCursor(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	done := seat.Status{ID: "m1", State: seat.StateProcessed, SessionID: "sess-i", TurnEnd: "1-1-Stop.json", EndedAt: t0.Add(-5 * time.Minute)}
+	done := inbox.Status{ID: "m1", State: inbox.StateProcessed, SessionID: "sess-i", TurnEnd: "1-1-Stop.json", EndedAt: t0.Add(-5 * time.Minute)}
 	write(t, s, filepath.Join(s.StatusDir(), "m1.toml"), done)
-	write(t, s, filepath.Join(s.StatusDir(), "m2.toml"), seat.Status{ID: "m2", State: seat.StateSubmitted, Attempts: 1,
+	write(t, s, filepath.Join(s.StatusDir(), "m2.toml"), inbox.Status{ID: "m2", State: inbox.StateSubmitted, Attempts: 1,
 		SessionID: "sess-i", SubmittedAt: t0.Add(-42 * time.Second)})
-	write(t, s, s.CursorPath(), seat.Cursor{ID: "m1", State: seat.StateProcessed, Closed: 1, ClosedBy: "1-1-Stop.json", Updated: t0.Add(-5 * time.Minute)})
+	write(t, s, s.CursorPath(), inbox.Cursor{ID: "m1", State: inbox.StateProcessed, Closed: 1, ClosedBy: "1-1-Stop.json", Updated: t0.Add(-5 * time.Minute)})
 
 	row, _ := telemetry.ReadSeat(f.home, "inbox", t0)
 	if *row.Inbox.Depth != 3 || *row.Inbox.Queued != 2 || *row.Inbox.Processed != 1 {
@@ -271,7 +272,7 @@ func TestInboxDepthInFlightAndCursor(t *testing.T) {
 	}
 
 	// m2 finished but the driver died before moving the cursor: stale, not wrong.
-	write(t, s, filepath.Join(s.StatusDir(), "m2.toml"), seat.Status{ID: "m2", State: seat.StateProcessed, SessionID: "sess-i", EndedAt: t0})
+	write(t, s, filepath.Join(s.StatusDir(), "m2.toml"), inbox.Status{ID: "m2", State: inbox.StateProcessed, SessionID: "sess-i", EndedAt: t0})
 	row, _ = telemetry.ReadSeat(f.home, "inbox", t0)
 	if row.Cursor.State != telemetry.Stale || !strings.Contains(row.Cursor.Why, "m2") {
 		t.Errorf("cursor behind the message states: %+v", row.Cursor)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/pantty/pantty/internal/guard"
+	"github.com/pantty/pantty/internal/inbox"
 	"math"
 	"os"
 	"path/filepath"
@@ -22,13 +23,13 @@ func (e entriesErr) Error() string { return e.m.Why }
 // readView reads the inbox, decoding only the open messages; an absent inbox
 // is unknown, not empty: a seat that was never started or sent to has no
 // inbox/msgs directory.
-func readView(s seat.Seat) (seat.InboxView, error) {
+func readView(s seat.Seat) (inbox.View, error) {
 	if _, err := os.Stat(s.MsgsDir()); err != nil {
-		return seat.InboxView{}, entriesErr{missing(err, "no inbox/msgs: the seat has never been started or sent to")}
+		return inbox.View{}, entriesErr{missing(err, "no inbox/msgs: the seat has never been started or sent to")}
 	}
 	v, err := s.View()
 	if err != nil {
-		return seat.InboxView{}, entriesErr{Meta{State: Error, Why: err.Error()}}
+		return inbox.View{}, entriesErr{Meta{State: Error, Why: err.Error()}}
 	}
 	return v, nil
 }
@@ -44,7 +45,7 @@ func entriesMeta(err error) Meta {
 // addTotals fills what the inbox has finished ever (inbox/pruned.toml plus the
 // final messages stored), when the inbox itself was readable; an unreadable
 // tally leaves the totals unknown rather than too low.
-func (in *Inbox) addTotals(s seat.Seat, v seat.InboxView) {
+func (in *Inbox) addTotals(s seat.Seat, v inbox.View) {
 	if !in.IsKnown() {
 		return
 	}
@@ -56,7 +57,7 @@ func (in *Inbox) addTotals(s seat.Seat, v seat.InboxView) {
 	in.ProcessedTotal, in.FailedTotal = ptr(tot.Processed), tot.Failed
 }
 
-func readInbox(v seat.InboxView, err error, now time.Time) Inbox {
+func readInbox(v inbox.View, err error, now time.Time) Inbox {
 	if err != nil {
 		return Inbox{Meta: entriesMeta(err)}
 	}
@@ -65,14 +66,14 @@ func readInbox(v seat.InboxView, err error, now time.Time) Inbox {
 	var oldest time.Time
 	for _, e := range v.Open {
 		switch e.Status.State {
-		case seat.StateProcessed:
+		case inbox.StateProcessed:
 			processed++
-		case seat.StateFailed:
+		case inbox.StateFailed:
 			failed++
 		default:
 			depth++
 			mentions += guard.MentionCount(e.Msg.Text)
-			if e.Status.State == seat.StateQueued {
+			if e.Status.State == inbox.StateQueued {
 				queued++
 				if oldest.IsZero() || e.Msg.EnqueuedAt.Before(oldest) {
 					oldest = e.Msg.EnqueuedAt
@@ -89,13 +90,13 @@ func readInbox(v seat.InboxView, err error, now time.Time) Inbox {
 	return in
 }
 
-func readInFlight(es []seat.Entry, err error, now time.Time) InFlight {
+func readInFlight(es []inbox.Entry, err error, now time.Time) InFlight {
 	if err != nil {
 		return InFlight{Meta: entriesMeta(err)}
 	}
 	for _, e := range es {
 		st := e.Status
-		if st.State != seat.StateSubmitting && st.State != seat.StateSubmitted {
+		if st.State != inbox.StateSubmitting && st.State != inbox.StateSubmitted {
 			continue
 		}
 		since := st.SubmittedAt
@@ -115,7 +116,7 @@ func readInFlight(es []seat.Entry, err error, now time.Time) InFlight {
 	return InFlight{Meta: Meta{State: Known, Why: "no message is between paste and turn end", Bound: "inbox/status of this seat"}}
 }
 
-func readCursor(s seat.Seat, v seat.InboxView, entErr error, now time.Time) Cursor {
+func readCursor(s seat.Seat, v inbox.View, entErr error, now time.Time) Cursor {
 	c, err := s.ReadCursor()
 	if err != nil {
 		return Cursor{Meta: missing(err, "no cursor.toml: no message has been closed yet")}
@@ -136,7 +137,7 @@ func readCursor(s seat.Seat, v seat.InboxView, entErr error, now time.Time) Curs
 // the harness's own Stop hook event carrying the session id, the
 // driver's processed messages bound to that session, and context.toml's record
 // of it. The newest wins; its source is named.
-func readLastTurnEnd(evs *events, sess seat.Session, haveSess bool, s seat.Seat, v seat.InboxView, ctx seat.Context, ctxErr error, now time.Time) Meta {
+func readLastTurnEnd(evs *events, sess seat.Session, haveSess bool, s seat.Seat, v inbox.View, ctx seat.Context, ctxErr error, now time.Time) Meta {
 	if !haveSess {
 		return Meta{State: Unknown, Why: "no session id in session.toml: turn ends cannot be bound to this seat"}
 	}
@@ -149,8 +150,8 @@ func readLastTurnEnd(evs *events, sess seat.Session, haveSess bool, s seat.Seat,
 	}
 	// Sessions follow one another: only the newest processed message can
 	// have ended the current session's last turn.
-	if r, ok := v.Newest(seat.StateProcessed); ok {
-		if e, ok := s.ReadFinal(v, r); ok && e.Status.State == seat.StateProcessed && e.Status.SessionID == sess.ID && e.Status.EndedAt.After(at) {
+	if r, ok := v.Newest(inbox.StateProcessed); ok {
+		if e, ok := s.ReadFinal(v, r); ok && e.Status.State == inbox.StateProcessed && e.Status.SessionID == sess.ID && e.Status.EndedAt.After(at) {
 			at, bound = e.Status.EndedAt, "inbox/processed/"+e.Msg.ID+".toml ended_at (processed, session_id matches session.toml)"
 		}
 	}

@@ -3,6 +3,7 @@ package telemetry_test
 import (
 	"context"
 	"github.com/pantty/pantty/internal/guard"
+	"github.com/pantty/pantty/internal/inbox"
 	"strings"
 	"testing"
 	"time"
@@ -105,7 +106,7 @@ func TestWatchPrintsOnlyMeaningfulChanges(t *testing.T) {
 	if c = w.next("a message enqueued"); fields(c) != "inbox" || c.Fields[0].To != "1" {
 		t.Fatalf("inbox line: %s", telemetry.FormatChange(c))
 	}
-	write(t, s, s.CursorPath(), seat.Cursor{ID: "m0", State: seat.StateProcessed, Closed: 1})
+	write(t, s, s.CursorPath(), inbox.Cursor{ID: "m0", State: inbox.StateProcessed, Closed: 1})
 	if c = w.next("the cursor moving"); fields(c) != "cursor" {
 		t.Fatalf("cursor line: %s", telemetry.FormatChange(c))
 	}

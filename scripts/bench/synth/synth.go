@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"github.com/pantty/pantty/internal/fsatomic"
 	"github.com/pantty/pantty/internal/guard"
+	"github.com/pantty/pantty/internal/inbox"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -203,7 +204,7 @@ func seedFiles(s seat.Seat, o Options, sess seat.Session, now time.Time) error {
 	if err := ev(t, seat.EvSessionStart, map[string]any{"source": "startup", "model": "sim-1"}); err != nil {
 		return err
 	}
-	var last seat.Cursor
+	var last inbox.Cursor
 	for j := 0; j < o.History; j++ {
 		t = t.Add(time.Minute)
 		id := fmt.Sprintf("m%04d", j)
@@ -211,7 +212,7 @@ func seedFiles(s seat.Seat, o Options, sess seat.Session, now time.Time) error {
 		if err != nil {
 			return err
 		}
-		st := seat.Stored{ID: id, From: "bench", Text: "synthetic message " + id, Seq: t.UnixNano(), EnqueuedAt: t.UTC()}
+		st := inbox.Stored{ID: id, From: "bench", Text: "synthetic message " + id, Seq: t.UnixNano(), EnqueuedAt: t.UTC()}
 		data, _ := json.MarshalIndent(st, "", "  ")
 		if err := os.WriteFile(filepath.Join(s.MsgsDir(), id+".json"), append(data, '\n'), fsatomic.FileMode); err != nil {
 			return err
@@ -226,7 +227,7 @@ func seedFiles(s seat.Seat, o Options, sess seat.Session, now time.Time) error {
 		}
 		upsName := fmt.Sprintf("%019d-%07d-%s.json", upsAt.UnixNano(), os.Getpid(), seat.EvUserPromptSubmit)
 		stopName := fmt.Sprintf("%019d-%07d-%s.json", stopAt.UnixNano(), os.Getpid(), seat.EvStop)
-		status := seat.Status{ID: id, State: seat.StateProcessed, Attempts: 1, Nonce: sub.Nonce(), PromptID: pid,
+		status := inbox.Status{ID: id, State: inbox.StateProcessed, Attempts: 1, Nonce: sub.Nonce(), PromptID: pid,
 			SessionID: sess.ID, Evidence: upsName, TurnEnd: stopName, Reply: "ok",
 			SubmittedAt: upsAt.UTC(), EndedAt: stopAt.UTC(), UpdatedAt: stopAt.UTC()}
 		// A final status lives in inbox/processed/, written when the turn
@@ -238,7 +239,7 @@ func seedFiles(s seat.Seat, o Options, sess seat.Session, now time.Time) error {
 		if err := os.Chtimes(final, stopAt, stopAt); err != nil {
 			return err
 		}
-		last = seat.Cursor{Seq: st.Seq, ID: id, State: seat.StateProcessed, ClosedBy: stopName, Closed: j + 1, Updated: stopAt.UTC()}
+		last = inbox.Cursor{Seq: st.Seq, ID: id, State: inbox.StateProcessed, ClosedBy: stopName, Closed: j + 1, Updated: stopAt.UTC()}
 	}
 	if o.History > 0 {
 		if err := put(s.CursorPath(), last); err != nil {

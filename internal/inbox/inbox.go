@@ -1,9 +1,19 @@
-package seat
+// Package inbox is a seat's inbox: the board messages a seat accepted and
+// the state of each, kept the way a maildir keeps mail — every message
+// written once under msgs/ (which is also the id registry that refuses a
+// duplicate), and its status in the directory that is its state (status/
+// while open, processed/ or failed/ once final). Readers learn what is open
+// and how much is done from directory listings and decode only what is open.
+// It knows files, not the driver: the seat's driver is the one writer of
+// statuses, `seat send` the one writer of messages (docs/state.md, "The
+// inbox").
+package inbox
 
 import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/pantty/pantty/internal/fsafe"
 	"github.com/pantty/pantty/internal/fsatomic"
 	"github.com/pantty/pantty/internal/guard"
 	"io/fs"
@@ -15,7 +25,7 @@ import (
 
 // Stored is one accepted board message as it sits in inbox/msgs/<id>.json. It is
 // written once (no-replace link) and never changed; its state lives in one of
-// the status directories (seat/inboxdirs.go), so a duplicate send
+// the status directories (dirs.go), so a duplicate send
 // is refused whatever that state is.
 type Stored struct {
 	ID         string    `json:"id"`
@@ -96,7 +106,7 @@ type EnqueueResult struct {
 // is fsynced, linked into inbox/msgs without replacing anything, and the
 // directory fsynced before this returns. An id already stored — in any state —
 // is reported as a duplicate and nothing is written.
-func (s Seat) Enqueue(m guard.Message, maxBytes int, now time.Time) (EnqueueResult, error) {
+func (b Box) Enqueue(m guard.Message, maxBytes int, now time.Time) (EnqueueResult, error) {
 	if m.ID == "" {
 		m.ID = guard.NewMessageID(now)
 	}
@@ -105,10 +115,10 @@ func (s Seat) Enqueue(m guard.Message, maxBytes int, now time.Time) (EnqueueResu
 	}
 	// The guard must accept it now, so nothing is queued that could never be sent.
 	if _, err := guard.Guard(m, guard.DefaultDispatchFacts); err != nil {
-		if errors.Is(err, ErrBadInput) {
+		if errors.Is(err, guard.ErrBadInput) {
 			return EnqueueResult{}, err
 		}
-		return EnqueueResult{}, fmt.Errorf("%w: %v", ErrBadInput, err)
+		return EnqueueResult{}, fmt.Errorf("%w: %v", guard.ErrBadInput, err)
 	}
 	st := Stored{ID: m.ID, From: m.From, Board: m.Board, Channel: m.Channel, Text: m.Text,
 		Seq: now.UnixNano(), EnqueuedAt: now.UTC()}
@@ -116,15 +126,15 @@ func (s Seat) Enqueue(m guard.Message, maxBytes int, now time.Time) (EnqueueResu
 	if err != nil {
 		return EnqueueResult{}, err
 	}
-	if err := os.MkdirAll(s.MsgsDir(), fsatomic.DirMode); err != nil {
+	if err := os.MkdirAll(b.MsgsDir(), fsatomic.DirMode); err != nil {
 		return EnqueueResult{}, err
 	}
 	// An id already stored is answered without writing (a replayed stream is
 	// all duplicates); the no-replace link below still decides a race.
-	if _, err := os.Lstat(s.msgPath(m.ID)); err == nil {
+	if _, err := os.Lstat(b.MsgPath(m.ID)); err == nil {
 		return EnqueueResult{ID: m.ID, Duplicate: true}, nil
 	}
-	err = fsatomic.LinkNew(s.TmpDir(), s.msgPath(m.ID), append(data, '\n'))
+	err = fsatomic.LinkNew(b.Tmp, b.MsgPath(m.ID), append(data, '\n'))
 	if errors.Is(err, fs.ErrExist) {
 		return EnqueueResult{ID: m.ID, Duplicate: true}, nil
 	}
@@ -134,20 +144,21 @@ func (s Seat) Enqueue(m guard.Message, maxBytes int, now time.Time) (EnqueueResu
 	return EnqueueResult{ID: m.ID}, nil
 }
 
-func (s Seat) msgPath(id string) string { return filepath.Join(s.MsgsDir(), id+".json") }
+// MsgPath is the file of message id.
+func (b Box) MsgPath(id string) string { return filepath.Join(b.MsgsDir(), id+".json") }
 
 // ReadStored reads one stored message.
-func (s Seat) ReadStored(id string) (Stored, error) {
+func (b Box) ReadStored(id string) (Stored, error) {
 	var m Stored
-	data, err := readRegular(s.msgPath(id))
+	data, err := fsafe.ReadBounded(b.MsgPath(id), MaxMessageFile)
 	if err != nil {
 		return m, err
 	}
 	if err := json.Unmarshal(data, &m); err != nil {
-		return m, fmt.Errorf("%s: %v", s.msgPath(id), err)
+		return m, fmt.Errorf("%s: %v", b.MsgPath(id), err)
 	}
 	if m.ID != id {
-		return m, fmt.Errorf("%s: id %q does not match its file name", s.msgPath(id), m.ID)
+		return m, fmt.Errorf("%s: id %q does not match its file name", b.MsgPath(id), m.ID)
 	}
 	return m, nil
 }
@@ -182,12 +193,6 @@ type Cursor struct {
 	ClosedBy string    `toml:"closed_by"`
 	Closed   int       `toml:"closed"` // messages at or before the cursor
 	Updated  time.Time `toml:"updated"`
-}
-
-// ReadCursor reads cursor.toml.
-func (s Seat) ReadCursor() (Cursor, error) {
-	var c Cursor
-	return c, ReadState(s.CursorPath(), &c)
 }
 
 // CursorOf computes the cursor for entries in queue order.

@@ -1,4 +1,4 @@
-package seat
+package inbox
 
 import (
 	"errors"
@@ -33,44 +33,44 @@ import (
 // layout when a driver starts.
 
 // ProcessedDir holds the final statuses of processed messages.
-func (s Seat) ProcessedDir() string { return s.path("inbox", "processed") }
+func (b Box) ProcessedDir() string { return filepath.Join(b.Root, "processed") }
 
 // FailedDir holds the final statuses of failed messages.
-func (s Seat) FailedDir() string { return s.path("inbox", "failed") }
+func (b Box) FailedDir() string { return filepath.Join(b.Root, "failed") }
 
 // StatusDirs are the directories a message's status may be in: open first.
 // Watchers of message states watch all three.
-func (s Seat) StatusDirs() []string { return []string{s.StatusDir(), s.ProcessedDir(), s.FailedDir()} }
+func (b Box) StatusDirs() []string { return []string{b.StatusDir(), b.ProcessedDir(), b.FailedDir()} }
 
 // statusDirFor is the directory a status in state belongs in.
-func (s Seat) statusDirFor(state string) string {
+func (b Box) statusDirFor(state string) string {
 	switch state {
 	case StateProcessed:
-		return s.ProcessedDir()
+		return b.ProcessedDir()
 	case StateFailed:
-		return s.FailedDir()
+		return b.FailedDir()
 	}
-	return s.StatusDir()
+	return b.StatusDir()
 }
 
 // oldClosedCache is inbox/closed.json, the cache of final messages older
 // pantty kept before the final states had directories of their own.
-func (s Seat) oldClosedCache() string { return s.path("inbox", "closed.json") }
+func (b Box) oldClosedCache() string { return filepath.Join(b.Root, "closed.json") }
 
 // ReadStatus reads a message's status wherever it is; a message with no status
 // file is queued.
-func (s Seat) ReadStatus(id string) (Status, error) {
-	return s.readStatusIn(id, s.StatusDirs())
+func (b Box) ReadStatus(id string) (Status, error) {
+	return b.readStatusIn(id, b.StatusDirs())
 }
 
 // readStatusIn reads id's status from the directories that hold a file of it.
 // Two copies are a move a crash interrupted: the later updated_at wins.
-func (s Seat) readStatusIn(id string, dirs []string) (Status, error) {
+func (b Box) readStatusIn(id string, dirs []string) (Status, error) {
 	var found []Status
 	var errs []error
 	for _, dir := range dirs {
 		var st Status
-		err := ReadState(filepath.Join(dir, id+".toml"), &st)
+		err := b.readStatus(filepath.Join(dir, id+".toml"), &st)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 		case err != nil:
@@ -96,16 +96,16 @@ func (s Seat) readStatusIn(id string, dirs []string) (Status, error) {
 
 // WriteStatus records a message's state: the status is written atomically in
 // its state's directory, then any copy in another state's directory is removed.
-func (s Seat) WriteStatus(st Status) error {
+func (b Box) WriteStatus(st Status) error {
 	st.UpdatedAt = time.Now().UTC()
-	dir := s.statusDirFor(st.State)
+	dir := b.statusDirFor(st.State)
 	if err := os.MkdirAll(dir, fsatomic.DirMode); err != nil {
 		return err
 	}
-	if err := s.Write(filepath.Join(dir, st.ID+".toml"), st); err != nil {
+	if err := fsatomic.WriteState(b.Tmp, filepath.Join(dir, st.ID+".toml"), st); err != nil {
 		return err
 	}
-	for _, other := range s.StatusDirs() {
+	for _, other := range b.StatusDirs() {
 		if other == dir {
 			continue
 		}
@@ -123,8 +123,8 @@ type FinalRef struct {
 	At    time.Time // the status file's modification time: when it became final
 }
 
-// InboxView is one pass over the inbox that decodes only the open messages.
-type InboxView struct {
+// View is one pass over the inbox that decodes only the open messages.
+type View struct {
 	Open  []Entry    // every message not final, queue order; unreadable ones set aside (Entry.SetAside)
 	Final []FinalRef // every final message whose message file is stored, oldest first
 	// decoded holds final statuses this pass had to decode anyway (an inbox
@@ -133,7 +133,7 @@ type InboxView struct {
 }
 
 // Counts returns how many stored messages are processed and failed.
-func (v InboxView) Counts() (processed, failed int) {
+func (v View) Counts() (processed, failed int) {
 	for _, r := range v.Final {
 		if r.State == StateProcessed {
 			processed++
@@ -146,7 +146,7 @@ func (v InboxView) Counts() (processed, failed int) {
 
 // Newest is the final message of state (either, when state is "") whose
 // status was written last.
-func (v InboxView) Newest(state string) (FinalRef, bool) {
+func (v View) Newest(state string) (FinalRef, bool) {
 	for i := len(v.Final) - 1; i >= 0; i-- {
 		if state == "" || v.Final[i].State == state {
 			return v.Final[i], true
@@ -160,7 +160,7 @@ func (v InboxView) Newest(state string) (FinalRef, bool) {
 // cursor should have moved past it. Only messages whose status was written
 // after the cursor are decoded; the driver writes the cursor right after a
 // final status, so normally none is.
-func (s Seat) ClosedPast(v InboxView, c Cursor) (string, bool) {
+func (b Box) ClosedPast(v View, c Cursor) (string, bool) {
 	limit := int64(-1)
 	for _, e := range v.Open {
 		if e.Msg.From != guard.ReservedSender {
@@ -172,7 +172,7 @@ func (s Seat) ClosedPast(v InboxView, c Cursor) (string, bool) {
 		if !r.At.After(c.Updated) {
 			continue
 		}
-		e, ok := s.ReadFinal(v, r)
+		e, ok := b.ReadFinal(v, r)
 		if !ok || e.Msg.ID == c.ID || e.Msg.From == guard.ReservedSender || e.Msg.Seq <= c.Seq || (limit >= 0 && e.Msg.Seq > limit) {
 			continue
 		}
@@ -189,8 +189,8 @@ type inboxScan struct {
 }
 
 // scanInbox lists inbox/msgs and the status directories without opening a file.
-func (s Seat) scanInbox() (inboxScan, error) {
-	ents, err := os.ReadDir(s.MsgsDir())
+func (b Box) scanInbox() (inboxScan, error) {
+	ents, err := os.ReadDir(b.MsgsDir())
 	if errors.Is(err, fs.ErrNotExist) {
 		return inboxScan{}, nil
 	}
@@ -203,7 +203,7 @@ func (s Seat) scanInbox() (inboxScan, error) {
 			sc.ids = append(sc.ids, id)
 		}
 	}
-	for _, dir := range s.StatusDirs() {
+	for _, dir := range b.StatusDirs() {
 		names, err := os.ReadDir(dir)
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return inboxScan{}, err
@@ -218,9 +218,9 @@ func (s Seat) scanInbox() (inboxScan, error) {
 }
 
 // onlyFinal reports whether every status file of an id is in a final directory.
-func (s Seat) onlyFinal(dirs []string) bool {
+func (b Box) onlyFinal(dirs []string) bool {
 	for _, d := range dirs {
-		if d == s.StatusDir() {
+		if d == b.StatusDir() {
 			return false
 		}
 	}
@@ -232,26 +232,26 @@ func (s Seat) onlyFinal(dirs []string) bool {
 // decoded only when a copy of it is also in status/ (a move a crash
 // interrupted, or an inbox an older pantty wrote), where only its content can
 // say which copy holds.
-func (s Seat) View() (InboxView, error) {
-	sc, err := s.scanInbox()
+func (b Box) View() (View, error) {
+	sc, err := b.scanInbox()
 	if err != nil {
-		return InboxView{}, err
+		return View{}, err
 	}
-	v := InboxView{decoded: map[string]Entry{}}
+	v := View{decoded: map[string]Entry{}}
 	for _, id := range sc.ids {
 		dirs := sc.where[id]
-		if s.onlyFinal(dirs) {
-			if ref, ok := s.finalRef(id, dirs); ok {
+		if b.onlyFinal(dirs) {
+			if ref, ok := b.finalRef(id, dirs); ok {
 				v.Final = append(v.Final, ref)
 			}
 			continue
 		}
-		e, ok := s.readEntryIn(id, dirs)
+		e, ok := b.readEntryIn(id, dirs)
 		if !ok {
 			continue
 		}
 		if e.SetAside == "" && Final(e.Status.State) {
-			if ref, ok := s.finalRef(id, []string{s.statusDirFor(e.Status.State), s.StatusDir()}); ok {
+			if ref, ok := b.finalRef(id, []string{b.statusDirFor(e.Status.State), b.StatusDir()}); ok {
 				ref.State = e.Status.State
 				v.Final = append(v.Final, ref)
 				v.decoded[id] = e
@@ -267,14 +267,14 @@ func (s Seat) View() (InboxView, error) {
 
 // finalRef builds the reference of a final message from the first of dirs
 // holding its status file. ok is false when none does any more.
-func (s Seat) finalRef(id string, dirs []string) (FinalRef, bool) {
+func (b Box) finalRef(id string, dirs []string) (FinalRef, bool) {
 	for _, d := range dirs {
 		fi, err := os.Lstat(filepath.Join(d, id+".toml"))
 		if err != nil {
 			continue
 		}
 		state := StateFailed
-		if d == s.ProcessedDir() {
+		if d == b.ProcessedDir() {
 			state = StateProcessed
 		}
 		return FinalRef{ID: id, State: state, At: fi.ModTime()}, true
@@ -284,12 +284,20 @@ func (s Seat) finalRef(id string, dirs []string) (FinalRef, bool) {
 
 // ReadFinal decodes one final message the view refers to. An unreadable
 // message or status comes back as Entry.SetAside says, like an open one.
-func (s Seat) ReadFinal(v InboxView, r FinalRef) (Entry, bool) {
+func (b Box) ReadFinal(v View, r FinalRef) (Entry, bool) {
 	if e, ok := v.decoded[r.ID]; ok {
 		return e, true
 	}
-	return s.readEntryIn(r.ID, s.StatusDirs())
+	return b.readEntryIn(r.ID, b.StatusDirs())
 }
+
+// ReadEntry reads one message and its status, wherever the status is; an
+// unreadable one comes back set aside (Entry.SetAside), ok is false when the
+// message file is gone.
+func (b Box) ReadEntry(id string) (Entry, bool) { return b.readEntryIn(id, b.StatusDirs()) }
+
+// StatusDirFor is the directory a status in state belongs in.
+func (b Box) StatusDirFor(state string) string { return b.statusDirFor(state) }
 
 // Entries reads every stored message and its status, in queue order (Seq,
 // then id): the whole history, for listings that show it (`seat inbox`,
@@ -297,14 +305,14 @@ func (s Seat) ReadFinal(v InboxView, r FinalRef) (Entry, bool) {
 // open and how much is done use View. A message whose message or status file
 // cannot be read is listed failed (ReasonUnreadable, the error in its
 // detail), never skipped.
-func (s Seat) Entries() ([]Entry, error) {
-	sc, err := s.scanInbox()
+func (b Box) Entries() ([]Entry, error) {
+	sc, err := b.scanInbox()
 	if err != nil {
 		return nil, err
 	}
 	es := make([]Entry, 0, len(sc.ids))
 	for _, id := range sc.ids {
-		if e, ok := s.readEntryIn(id, sc.where[id]); ok {
+		if e, ok := b.readEntryIn(id, sc.where[id]); ok {
 			es = append(es, e)
 		}
 	}
@@ -319,14 +327,14 @@ func (s Seat) Entries() ([]Entry, error) {
 // itself is unreadable), marked SetAside until the driver records that, so
 // one bad file never blocks the queue or a listing. ok is false when the
 // message file is gone.
-func (s Seat) readEntryIn(id string, dirs []string) (e Entry, ok bool) {
-	m, merr := s.ReadStored(id)
-	st, serr := s.readStatusIn(id, dirs)
+func (b Box) readEntryIn(id string, dirs []string) (e Entry, ok bool) {
+	m, merr := b.ReadStored(id)
+	st, serr := b.readStatusIn(id, dirs)
 	if merr == nil && serr == nil {
 		return Entry{Msg: m, Status: st}, true
 	}
 	if merr != nil {
-		fi, err := os.Lstat(s.msgPath(id))
+		fi, err := os.Lstat(b.MsgPath(id))
 		if err != nil {
 			return Entry{}, false
 		}
@@ -337,7 +345,7 @@ func (s Seat) readEntryIn(id string, dirs []string) (e Entry, ok bool) {
 	}
 	why := errors.Join(merr, serr).Error()
 	return Entry{Msg: m, SetAside: why, Status: Status{ID: id, State: StateFailed, Reason: ReasonUnreadable,
-		Detail: oneLine(why), EndedAt: time.Now().UTC()}}, true
+		Detail: fsatomic.OneLine(why), EndedAt: time.Now().UTC()}}, true
 }
 
 // AdoptInbox moves an inbox an older pantty wrote into this layout: every
@@ -346,13 +354,13 @@ func (s Seat) readEntryIn(id string, dirs []string) (e Entry, ok bool) {
 // final), and the old closed cache is removed. Only the owner runs it (the
 // driver at start, under owner.lock); a status it cannot read stays where it
 // is, for the driver to set aside. It returns how many statuses it moved.
-func (s Seat) AdoptInbox() (int, error) {
-	for _, d := range s.StatusDirs() {
+func (b Box) AdoptInbox() (int, error) {
+	for _, d := range b.StatusDirs() {
 		if err := os.MkdirAll(d, fsatomic.DirMode); err != nil {
 			return 0, err
 		}
 	}
-	names, err := os.ReadDir(s.StatusDir())
+	names, err := os.ReadDir(b.StatusDir())
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return 0, err
 	}
@@ -363,25 +371,25 @@ func (s Seat) AdoptInbox() (int, error) {
 			continue
 		}
 		var st Status
-		if ReadState(filepath.Join(s.StatusDir(), e.Name()), &st) != nil || !Final(st.State) || st.ID != id {
+		if b.readStatus(filepath.Join(b.StatusDir(), e.Name()), &st) != nil || !Final(st.State) || st.ID != id {
 			continue
 		}
-		dir := s.statusDirFor(st.State)
+		dir := b.statusDirFor(st.State)
 		if _, err := os.Lstat(filepath.Join(dir, e.Name())); err == nil {
 			continue // a copy is there already: readers pick the newer
 		}
-		if err := os.Rename(filepath.Join(s.StatusDir(), e.Name()), filepath.Join(dir, e.Name())); err != nil {
+		if err := os.Rename(filepath.Join(b.StatusDir(), e.Name()), filepath.Join(dir, e.Name())); err != nil {
 			return count, err
 		}
 		count++
-		touched[dir], touched[s.StatusDir()] = true, true
+		touched[dir], touched[b.StatusDir()] = true, true
 	}
 	for d := range touched {
 		if err := fsatomic.SyncDir(d); err != nil {
 			return count, err
 		}
 	}
-	if err := os.Remove(s.oldClosedCache()); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := os.Remove(b.oldClosedCache()); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return count, err
 	}
 	return count, nil

@@ -1,4 +1,4 @@
-package seat
+package inbox
 
 import (
 	"fmt"
@@ -15,15 +15,10 @@ import (
 // historySeat builds a seat with n messages in every state the inbox knows
 // (queued with and without a status file, submitted, processed, failed, a time
 // in another zone), written with the package's own Enqueue and WriteStatus.
-func historySeat(t *testing.T, n int) Seat {
+func historySeat(t *testing.T, n int) Box {
 	t.Helper()
-	s, err := Open(t.TempDir(), "history")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Ensure(); err != nil {
-		t.Fatal(err)
-	}
+	dir := t.TempDir()
+	s := Box{Root: filepath.Join(dir, "inbox"), Tmp: filepath.Join(dir, "tmp")}
 	base := time.Now().Add(-time.Hour)
 	east := time.FixedZone("", 2*3600)
 	for i := 0; i < n; i++ {
@@ -59,7 +54,7 @@ func historySeat(t *testing.T, n int) Seat {
 	return s
 }
 
-func mustEntries(t *testing.T, s Seat) []Entry {
+func mustEntries(t *testing.T, s Box) []Entry {
 	t.Helper()
 	es, err := s.Entries()
 	if err != nil {
@@ -68,7 +63,7 @@ func mustEntries(t *testing.T, s Seat) []Entry {
 	return es
 }
 
-func mustView(t *testing.T, s Seat) InboxView {
+func mustView(t *testing.T, s Box) View {
 	t.Helper()
 	v, err := s.View()
 	if err != nil {
@@ -226,7 +221,7 @@ func TestAnInboxAnOlderPanttyWroteIsReadAndAdopted(t *testing.T) {
 			}
 		}
 	}
-	if err := os.WriteFile(filepath.Join(s.Dir, "inbox", "closed.json"), []byte(`{"version":1,"entries":[]}`), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(s.Root, "closed.json"), []byte(`{"version":1,"entries":[]}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if len(was) != 12 {
@@ -263,7 +258,7 @@ func TestAnInboxAnOlderPanttyWroteIsReadAndAdopted(t *testing.T) {
 			t.Errorf("%s is still in status/", name)
 		}
 	}
-	if _, err := os.Lstat(filepath.Join(s.Dir, "inbox", "closed.json")); err == nil {
+	if _, err := os.Lstat(filepath.Join(s.Root, "closed.json")); err == nil {
 		t.Error("inbox/closed.json is still there")
 	}
 	sameEntries(t, mustEntries(t, s), want)
@@ -292,7 +287,7 @@ func TestAnUnreadableFileIsSetAsideWhereverItIs(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			s := historySeat(t, 12)
-			bad := filepath.Join(s.Dir, c.path)
+			bad := filepath.Join(s.Root, strings.TrimPrefix(c.path, "inbox/"))
 			if err := os.WriteFile(bad, []byte("{{ corrupt"), 0o600); err != nil {
 				t.Fatal(err)
 			}
@@ -342,7 +337,7 @@ func TestAnUnreadableFileIsSetAsideWhereverItIs(t *testing.T) {
 func TestARemovedMessageIsGoneFromBothReads(t *testing.T) {
 	t.Parallel()
 	s := historySeat(t, 12)
-	if err := os.Remove(s.msgPath("m006")); err != nil {
+	if err := os.Remove(s.MsgPath("m006")); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Remove(filepath.Join(s.ProcessedDir(), "m008.toml")); err != nil {

@@ -1,8 +1,9 @@
-package seat
+package inbox
 
 import (
 	"errors"
 	"io/fs"
+	"path/filepath"
 	"slices"
 )
 
@@ -27,12 +28,12 @@ type Totals struct {
 }
 
 // TallyPath is inbox/pruned.toml.
-func (s Seat) TallyPath() string { return s.path("inbox", "pruned.toml") }
+func (b Box) TallyPath() string { return filepath.Join(b.Root, "pruned.toml") }
 
 // ReadTally reads inbox/pruned.toml; a seat that never pruned has a zero tally.
-func (s Seat) ReadTally() (Tally, error) {
+func (b Box) ReadTally() (Tally, error) {
 	var t Tally
-	err := ReadState(s.TallyPath(), &t)
+	err := b.readStatus(b.TallyPath(), &t)
 	if errors.Is(err, fs.ErrNotExist) {
 		err = nil
 	}
@@ -43,7 +44,7 @@ func (s Seat) ReadTally() (Tally, error) {
 // tally already counts (an interrupted prune's batch). Processed messages are
 // counted from their directory; only failed ones are decoded, for their
 // reason. A message set aside as unreadable counts as failed, unreadable.
-func (s Seat) Totals(t Tally, v InboxView) Totals {
+func (b Box) Totals(t Tally, v View) Totals {
 	tot := Totals{Processed: t.Processed, Failed: map[string]int{}}
 	for r, n := range t.Failed {
 		tot.Failed[r] = n
@@ -54,7 +55,7 @@ func (s Seat) Totals(t Tally, v InboxView) Totals {
 		case r.State == StateProcessed:
 			tot.Processed++
 		default:
-			e, ok := s.ReadFinal(v, r)
+			e, ok := b.ReadFinal(v, r)
 			if ok {
 				countFinal(&tot.Processed, tot.Failed, e.Status)
 			}
@@ -79,9 +80,9 @@ func countFinal(processed *int, failed map[string]int, st Status) {
 	}
 }
 
-// countPruned adds batch to the tally and names it as being pruned; ids the
+// CountPruned adds batch to the tally and names it as being pruned; ids the
 // tally already names (a prune the driver did not finish) are not added again.
-func (t *Tally) countPruned(batch []Entry) {
+func (t *Tally) CountPruned(batch []Entry) {
 	if t.Failed == nil {
 		t.Failed = map[string]int{}
 	}
