@@ -152,10 +152,7 @@ const MaxCurrentBytes = 16 << 20
 
 // History lists the numbers of the materialized notes, ascending.
 func (s Store) History() ([]int, error) {
-	ents, err := os.ReadDir(s.Dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
+	ents, err := fsafe.ReadDir(s.Dir)
 	if err != nil {
 		return nil, err
 	}
@@ -198,10 +195,7 @@ func (s Store) AddNote(text string, now time.Time) (string, error) {
 // Notes concatenates the procedure notes in the order they were written and
 // returns the time of the newest (zero when there is none).
 func (s Store) Notes() (string, time.Time, error) {
-	ents, err := os.ReadDir(s.notesDir())
-	if errors.Is(err, fs.ErrNotExist) {
-		return "", time.Time{}, nil
-	}
+	ents, err := fsafe.ReadDir(s.notesDir())
 	if err != nil {
 		return "", time.Time{}, err
 	}

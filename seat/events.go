@@ -2,11 +2,10 @@ package seat
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
+	"github.com/pantty/pantty/internal/fsafe"
 	"github.com/pantty/pantty/internal/fsatomic"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -153,10 +152,7 @@ func (s Seat) PendingEvents() ([]string, error) { return listJSON(s.EventsDir())
 func (s Seat) SeenEvents() ([]string, error) { return listJSON(s.SeenDir()) }
 
 func listJSON(dir string) ([]string, error) {
-	ents, err := os.ReadDir(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
+	ents, err := fsafe.ReadDir(dir)
 	if err != nil {
 		return nil, err
 	}

@@ -73,10 +73,7 @@ func Existing(home, name string) (Seat, error) {
 
 // List returns the names of every seat with a seat.toml under home, sorted.
 func List(home string) ([]string, error) {
-	ents, err := os.ReadDir(filepath.Join(home, "seats"))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
+	ents, err := fsafe.ReadDir(filepath.Join(home, "seats"))
 	if err != nil {
 		return nil, err
 	}

@@ -123,3 +123,13 @@ func ReadTail(path string, n int64) ([]byte, error) {
 	}
 	return data, nil
 }
+
+// ReadDir lists a state directory; one that does not exist (yet) is empty,
+// not an error: a seat that never received a message has no inbox/msgs.
+func ReadDir(dir string) ([]os.DirEntry, error) {
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	return ents, err
+}

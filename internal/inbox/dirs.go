@@ -3,6 +3,7 @@ package inbox
 import (
 	"errors"
 	"fmt"
+	"github.com/pantty/pantty/internal/fsafe"
 	"github.com/pantty/pantty/internal/fsatomic"
 	"io/fs"
 	"os"
@@ -190,10 +191,7 @@ type inboxScan struct {
 
 // scanInbox lists inbox/msgs and the status directories without opening a file.
 func (b Box) scanInbox() (inboxScan, error) {
-	ents, err := os.ReadDir(b.MsgsDir())
-	if errors.Is(err, fs.ErrNotExist) {
-		return inboxScan{}, nil
-	}
+	ents, err := fsafe.ReadDir(b.MsgsDir())
 	if err != nil {
 		return inboxScan{}, err
 	}

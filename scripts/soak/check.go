@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/pantty/pantty/internal/fsafe"
 	"github.com/pantty/pantty/internal/guard"
 	"github.com/pantty/pantty/internal/inbox"
 	"io/fs"
@@ -104,10 +105,7 @@ func (w *world) readModelView() (modelView, error) {
 // transcripts hold (an assistant row that is not a provider's error message).
 func transcriptReplies(dir string) (map[string]bool, error) {
 	out := map[string]bool{}
-	ents, err := os.ReadDir(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return out, nil
-	}
+	ents, err := fsafe.ReadDir(dir)
 	if err != nil {
 		return nil, err
 	}
