@@ -117,14 +117,14 @@ func TestReadTail(t *testing.T) {
 
 func TestReadDirOfAMissingDirectoryIsEmpty(t *testing.T) {
 	dir := t.TempDir()
-	if ents, err := ReadDir(filepath.Join(dir, "not-yet")); err != nil || len(ents) != 0 {
+	if ents, err := fsafe.ReadDir(filepath.Join(dir, "not-yet")); err != nil || len(ents) != 0 {
 		t.Errorf("missing directory: %v, %v; want empty, no error", ents, err)
 	}
 	file := filepath.Join(dir, "f")
 	if err := os.WriteFile(file, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ReadDir(file); err == nil {
+	if _, err := fsafe.ReadDir(file); err == nil {
 		t.Error("a file listed as a directory: no error")
 	}
 }
