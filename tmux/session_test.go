@@ -30,7 +30,7 @@ func TestNewSessionListPanes(t *testing.T) {
 	if len(panes) != 1 {
 		t.Fatalf("ListPanes = %+v, want one pane", panes)
 	}
-	got := panes[0]
+	got := runningCommand(t, c, panes[0].ID, "sleep")
 	if got.ID != p.ID || got.PID != p.PID || got.Command != "sleep" || got.Session != "seat-1" ||
 		got.Dead || got.DeadStatus != -1 || got.SessionAttached != 0 {
 		t.Fatalf("ListPanes pane = %+v, want id %s pid %d command sleep, alive, unattached", got, p.ID, p.PID)
@@ -102,14 +102,7 @@ func TestRemainOnExitAndRespawn(t *testing.T) {
 	if np.ID != p.ID || np.PID == p.PID || np.PID <= 0 || np.Dead || !alive(np.PID) {
 		t.Fatalf("RespawnPane = %+v (old pid %d), want same id, new live pid", np, p.PID)
 	}
-	// pane_current_command names what runs in the pane now: the forked
-	// child is "tmux" until it execs sleep (seen once under the full suite's
-	// load), and exec announces nothing, so look again for a bounded time.
-	got, _ := findPane(t, c, p.ID)
-	for deadline := time.Now().Add(5 * time.Second); got.Command != "sleep" && time.Now().Before(deadline); {
-		time.Sleep(20 * time.Millisecond)
-		got, _ = findPane(t, c, p.ID)
-	}
+	got := runningCommand(t, c, p.ID, "sleep")
 	if got.Dead || got.PID != np.PID || got.Command != "sleep" {
 		t.Fatalf("after respawn ListPanes = %+v", got)
 	}
@@ -222,4 +215,18 @@ func TestReap(t *testing.T) {
 	if ok, err := c.HasSession(ctx, "r0"); !ok || err != nil {
 		t.Fatalf("server unwell after Reap: %v %v", ok, err)
 	}
+}
+
+// runningCommand returns pane id once pane_current_command names cmd: the
+// forked child is "tmux" until it execs cmd (seen under the full suite's
+// load, in two tests), and exec announces nothing, so the pane is looked at
+// again for a bounded time; the caller checks what it got.
+func runningCommand(t *testing.T, c *tmux.Client, id, cmd string) tmux.Pane {
+	t.Helper()
+	got, _ := findPane(t, c, id)
+	for deadline := time.Now().Add(5 * time.Second); got.Command != cmd && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+		got, _ = findPane(t, c, id)
+	}
+	return got
 }
