@@ -48,6 +48,10 @@ func TestSendWaitReturnsClaudesReply(t *testing.T) {
 		done <- r.RunEnv(nil, "this one is cancelled", "seat", "send", r.Name, "--id", "w-fail", "--wait", "--timeout", "2m")
 	}()
 	r.WaitState("w-fail", inbox.StateSubmitted, 60*time.Second)
+	// Its request must have reached the model first: an Escape between
+	// UserPromptSubmit and claude's request (seen once under CI's load)
+	// leaves the scripted reply for the next message.
+	r.WaitFor("w-fail's request at the stand-in", 60*time.Second, func() bool { return r.api.Queued() == 0 })
 	if c := r.Run("seat", "cancel", r.Name); c.Code != 0 {
 		t.Fatalf("seat cancel: %s", c)
 	}

@@ -71,6 +71,14 @@ func (b *Base[R]) Queue(r ...Reply) {
 	b.queue = append(b.queue, r...)
 }
 
+// Queued is how many scripted replies no request has taken yet: a test that
+// must act while a scripted turn runs waits for its request to take it.
+func (b *Base[R]) Queued() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.queue)
+}
+
 // NextQueued takes the next scripted reply, ok=false when none is queued.
 func (b *Base[R]) NextQueued() (Reply, bool) {
 	b.mu.Lock()
