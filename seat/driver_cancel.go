@@ -26,7 +26,8 @@ type cancelRun struct {
 	fl      *flight
 	reason  string
 	done    func(error)
-	escaped bool // the Escape went to the pane: a turn end now is the interrupted turn's (settledByCancel)
+	escaped bool   // the Escape went to the pane: a turn end now is the interrupted turn's (settledByCancel)
+	lateEnd *Event // that turn end, kept: if the cancel does not hold, it is the turn's own after all
 }
 
 // cancelVerify bounds how long a cancel watches for the pane to go idle;
@@ -173,11 +174,16 @@ func (d *Driver) cancelSettle(c *cancelRun, deadline time.Time) {
 // settledByCancel reports whether a turn end for the flight belongs to a
 // cancel under way: after its Escape, the harness may still report the
 // interrupted turn (Gemini CLI's AfterAgent with the partial reply, measured),
-// and the cancel, not that report, settles the message. A turn end before the
-// Escape is the turn's own: the message is processed and the cancel answered
-// too late.
-func (d *Driver) settledByCancel(fl *flight) bool {
-	return d.cancel != nil && d.cancel.fl == fl && d.cancel.escaped
+// and the cancel, not that report, settles the message; the event is kept, and
+// if the cancel does not hold (the turn ran on and ended by itself) it is the
+// turn's own after all (cancelEnd). A turn end before the Escape is the
+// turn's own: the message is processed and the cancel answered too late.
+func (d *Driver) settledByCancel(fl *flight, ev Event) bool {
+	if d.cancel == nil || d.cancel.fl != fl || !d.cancel.escaped {
+		return false
+	}
+	d.cancel.lateEnd = &ev
+	return true
 }
 
 // cancelCurrent reports whether c is still the cancel under way and its
@@ -207,13 +213,22 @@ func (d *Driver) cancelFinish(c *cancelRun) {
 func (d *Driver) cancelEnd(c *cancelRun, err error) {
 	d.cancel = nil
 	if d.flight == c.fl {
-		if c.fl.e.Status.State == inbox.StateSubmitting {
+		switch {
+		case c.fl.e.Status.State == inbox.StateSubmitting:
 			d.evidenceT.set(d.Cfg.SubmitTimeout.Duration)
-		} else {
+		case c.reason != inbox.ReasonCeiling:
+			// A cancel at the ceiling that did not hold is not tried again
+			// at once (as before the cancel was a pane watch): the turn runs
+			// on, its message in flight, until its turn end or a person.
 			d.armCeiling(c.fl.e)
 		}
 	}
 	c.done(err)
+	if c.lateEnd != nil && d.flight == c.fl {
+		// The turn did not stop for the Escape but ended on its own while
+		// the pane was watched: its turn end settles the message.
+		d.onTurnEnd(*c.lateEnd)
+	}
 }
 
 // abandonCancel answers a cancel whose pane is gone (the harness exited, the

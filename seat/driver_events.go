@@ -180,8 +180,8 @@ func (d *Driver) onTurnEnd(ev Event) {
 		return
 	}
 	d.learnSessionID(f.SessionID)
-	if d.settledByCancel(fl) {
-		d.logf("%s for %s after the cancel's Escape: the cancel settles it", ev.Kind, fl.e.Msg.ID)
+	if d.settledByCancel(fl, ev) {
+		d.logf("%s for %s after the cancel's Escape: kept for the cancel to settle", ev.Kind, fl.e.Msg.ID)
 		return
 	}
 	if d.Cfg.Shape == ShapeTurn {

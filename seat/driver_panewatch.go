@@ -43,11 +43,14 @@ func (d *Driver) watchPane(l paneLook, then func(ok bool)) {
 		time.Sleep(l.quiet) // the watcher's own wait, not the loop's
 		deadline := time.Now().Add(l.limit)
 		ok := false
-		for {
+		// No look after the limit: what the pane shows then is not an
+		// answer within it (a turn that ends on its own just after a
+		// cancel's limit did not stop for the Escape).
+		for time.Now().Before(deadline) {
 			ctx, cancel := d.ctx()
 			screen, err := tm.Capture(ctx, pane)
 			cancel()
-			if ok = err == nil && l.cond(screen); ok || time.Now().After(deadline) {
+			if ok = err == nil && l.cond(screen); ok {
 				break
 			}
 			time.Sleep(l.every)
