@@ -61,6 +61,11 @@ func TestTheLoopRunsWhileACancelWatchesThePane(t *testing.T) {
 	h.Start()
 	h.Send("slow", "a turn Escape does not stop")
 	h.WaitState("slow", inbox.StateSubmitted, 20*time.Second)
+	// The pane must show the turn before the cancel: a cancel that finds no
+	// running turn on the pane after its Escape takes it as stopped (the
+	// simulator draws its turn a moment after UserPromptSubmit; under CI's
+	// load the cancel came first once).
+	h.WaitFor("the turn on the pane", 20*time.Second, func() bool { return strings.Contains(h.Screen(), "esc to interrupt") })
 	answered := make(chan seattest.Result, 1)
 	go func() { answered <- h.Run("seat", "cancel", h.Name) }()
 	s := h.Seat()
