@@ -227,9 +227,9 @@ func (b Box) onlyFinal(dirs []string) bool {
 
 // View reads the inbox decoding only what is open: the open messages in queue
 // order and a reference to every final one. A final message's status is
-// decoded only when a copy of it is also in status/ (a move a crash
-// interrupted, or an inbox an older pantty wrote), where only its content can
-// say which copy holds.
+// decoded only when it has more than one copy, or one in status/ (a move a
+// crash interrupted, or an inbox an older pantty wrote), where only the
+// content can say which copy holds.
 func (b Box) View() (View, error) {
 	sc, err := b.scanInbox()
 	if err != nil {
@@ -238,7 +238,7 @@ func (b Box) View() (View, error) {
 	v := View{decoded: map[string]Entry{}}
 	for _, id := range sc.ids {
 		dirs := sc.where[id]
-		if b.onlyFinal(dirs) {
+		if b.onlyFinal(dirs) && len(dirs) == 1 {
 			if ref, ok := b.finalRef(id, dirs); ok {
 				v.Final = append(v.Final, ref)
 			}

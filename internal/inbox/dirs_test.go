@@ -365,3 +365,27 @@ func TestARemovedMessageIsGoneFromBothReads(t *testing.T) {
 		t.Error("m008 without its status file is not open")
 	}
 }
+
+// TestTwoFinalCopiesCountAsTheNewer: a crash while a processed message was
+// set aside as failed leaves a copy in processed/ and a newer one in failed/;
+// the View counts it once, by the newer.
+func TestTwoFinalCopiesCountAsTheNewer(t *testing.T) {
+	t.Parallel()
+	s := historySeat(t, 1) // m000 processed
+	old, err := os.ReadFile(filepath.Join(s.ProcessedDir(), "m000.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, _ := s.ReadStatus("m000")
+	st.State, st.Reason = StateFailed, ReasonUnreadable
+	if err := s.WriteStatus(st); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(s.ProcessedDir(), "m000.toml"), old, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	v := mustView(t, s)
+	if p, f := v.Counts(); p != 0 || f != 1 || len(v.Open) != 0 {
+		t.Fatalf("two final copies: %d processed, %d failed, %d open; want the newer, failed, once", p, f, len(v.Open))
+	}
+}
