@@ -35,9 +35,8 @@ type observation struct {
 	rec       seat.Recovery
 	prev      Health
 	hasPrev   bool
-	inbox     inbox.View    // Open: the messages not final; Final: references, decoded on demand
-	entries   []inbox.Entry // inbox.Open
-	launched  string        // the rung launch.toml records
+	inbox     inbox.View // Open: the messages not final; Final: references, decoded on demand
+	launched  string     // the rung launch.toml records
 	exit      seat.HarnessExit
 	hasExit   bool // harness-exit.toml: the harness's last exit and its words
 	plan      seat.Plan
@@ -95,7 +94,6 @@ func readFiles(s seat.Seat, now time.Time, blocks seat.Blocks) *observation {
 	if o.inbox, err = s.View(); err != nil {
 		bad("inbox", err)
 	}
-	o.entries = o.inbox.Open
 	if o.hasExit, err = readOptional(s.HarnessExitPath(), &o.exit); err != nil {
 		bad("harness-exit.toml", err)
 	}
@@ -193,10 +191,10 @@ func (o *observation) ours() bool { return o.hasHB && o.hasOwner && o.hb.Holder 
 
 // inFlight is the message between paste and turn end, if any.
 func (o *observation) inFlight() *inbox.Entry {
-	for i := range o.entries {
-		switch o.entries[i].Status.State {
+	for i := range o.inbox.Open {
+		switch o.inbox.Open[i].Status.State {
 		case inbox.StateSubmitting, inbox.StateSubmitted:
-			return &o.entries[i]
+			return &o.inbox.Open[i]
 		}
 	}
 	return nil
@@ -204,9 +202,9 @@ func (o *observation) inFlight() *inbox.Entry {
 
 // oldestQueued is the first queued message in queue order, if any.
 func (o *observation) oldestQueued() *inbox.Entry {
-	for i := range o.entries {
-		if o.entries[i].Status.State == inbox.StateQueued {
-			return &o.entries[i]
+	for i := range o.inbox.Open {
+		if o.inbox.Open[i].Status.State == inbox.StateQueued {
+			return &o.inbox.Open[i]
 		}
 	}
 	return nil

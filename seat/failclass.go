@@ -1,6 +1,10 @@
 package seat
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/pantty/pantty/internal/fsatomic"
+)
 
 // Failure classes of a turn the harness ended on an error (StopFailure). They
 // decide what happens to the message, so an outage of the seat's means (a bad
@@ -70,9 +74,9 @@ func ClassifyFailure(errName, message string) (class, cause string) {
 		if len(r.words) > 0 && !containsAny(text, r.words) {
 			continue
 		}
-		return r.class, r.cause + ": " + cut(oneLine(message), 300)
+		return r.class, r.cause + ": " + cut(fsatomic.OneLine(message), 300)
 	}
-	return FailWork, errName + ": " + cut(oneLine(message), 300)
+	return FailWork, errName + ": " + cut(fsatomic.OneLine(message), 300)
 }
 
 func containsAny(s string, words []string) bool {

@@ -241,10 +241,7 @@ func (r MeasureRig) WithStandin(api MeasureStandin) MeasureRig {
 
 // StandinRows turns a stand-in's log into the detector's requests; a
 // request's session (when its API names one) is where it went.
-func StandinRows[R interface {
-	Common() standinkit.Row
-	Counts() standinkit.Counts
-}](rows func() []R) func() []StandinRequest {
+func StandinRows[R standinkit.Logged](rows func() []R) func() []StandinRequest {
 	return func() []StandinRequest {
 		var out []StandinRequest
 		for _, r := range rows() {

@@ -16,9 +16,6 @@ func ReadState(path string, v any) error {
 	return fsatomic.DecodeStrict(path, data, v)
 }
 
-// oneLine is the first line of s, trimmed.
-func oneLine(s string) string { return fsatomic.OneLine(s) }
-
 // ReadCursor reads cursor.toml.
 func (s Seat) ReadCursor() (inbox.Cursor, error) {
 	var c inbox.Cursor

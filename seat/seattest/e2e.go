@@ -90,16 +90,9 @@ type E2ERig struct {
 	Faults   FaultyAPI
 }
 
-// StandinRow is a stand-in's request type: standinkit.Row embedded, and its
-// API's own counts.
-type StandinRow interface {
-	Common() standinkit.Row
-	Counts() standinkit.Counts
-}
-
 // StandinRig is the rig of seat h and its stand-in api, whose log rows
 // returns: every stand-in's log reads as E2ERequests the same way.
-func StandinRig[R StandinRow](h *Harness, api FaultyAPI, rows func() []R) *E2ERig {
+func StandinRig[R standinkit.Logged](h *Harness, api FaultyAPI, rows func() []R) *E2ERig {
 	return &E2ERig{Harness: h, Faults: api, Requests: func() []E2ERequest {
 		var out []E2ERequest
 		for _, q := range rows() {

@@ -34,6 +34,13 @@ type Row struct {
 // names the part every stand-in shares.
 func (r Row) Common() Row { return r }
 
+// Logged is a stand-in's request type as everything that reads its log
+// takes it: Row embedded (Common) and its API's own counts (Counts).
+type Logged interface {
+	Common() Row
+	Counts() Counts
+}
+
 // Counts is what the model APIs' requests say in different words, in common
 // ones: the session a request names ("" when its API names none), how many
 // messages or contents it carried (more than the first turn's means history
