@@ -39,12 +39,18 @@ func newSeat(t *testing.T, name string, extra ...string) *seattest.Harness {
 // own workdir, and stops it at cleanup.
 func sibling(t *testing.T, h *seattest.Harness, name string, extra ...string) *seattest.Harness {
 	t.Helper()
+	return siblingEnv(t, h, name, seattest.FastSim, extra...)
+}
+
+// siblingEnv is sibling with the simulator's environment given.
+func siblingEnv(t *testing.T, h *seattest.Harness, name string, env map[string]string, extra ...string) *seattest.Harness {
+	t.Helper()
 	h2 := &seattest.Harness{T: t, Name: name, Home: h.Home, Socket: h.Socket, Work: filepath.Join(filepath.Dir(h.Work), "work-"+name), Bin: h.Bin}
 	if err := os.MkdirAll(h2.Work, 0o700); err != nil {
 		t.Fatal(err)
 	}
 	s := h2.Seat()
-	if err := seat.InitConfig(s, "sim", h2.Work, seattest.FastSim); err != nil {
+	if err := seat.InitConfig(s, "sim", h2.Work, env); err != nil {
 		t.Fatal(err)
 	}
 	data, _ := os.ReadFile(s.ConfigPath())

@@ -27,8 +27,16 @@ import (
 // processes afterwards.
 func TestHealthySeatCostsNothing(t *testing.T) {
 	t.Parallel()
-	h := newSeat(t, "healthy")
-	b := sibling(t, h, "healthy2")
+	// The simulator, like Claude Code, fires an idle Notification after 60 s
+	// with nothing to do: the harness's own event, not recover's doing. 100
+	// sweeps on a loaded machine can take longer than that (72 s seen on a
+	// fresh CI machine), so the seats' harnesses are told to stay quiet.
+	quiet := map[string]string{"PANTTY_SIM_IDLE": "24h"}
+	for k, v := range seattest.FastSim {
+		quiet[k] = v
+	}
+	h := seattest.New(t, "healthy", seattest.TOML(fast...), seattest.Env(quiet))
+	b := siblingEnv(t, h, "healthy2", quiet)
 	h.Start()
 	b.Start()
 	h.Send("m1", "one turn")

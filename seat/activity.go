@@ -41,23 +41,23 @@ func activityHook(s Seat, kind string, payload []byte, now time.Time) {
 	if json.Unmarshal(payload, &p) != nil || p.Tool == "" {
 		return
 	}
-	a := Activity{Tool: truncate(p.Tool, 40), Phase: "pre", At: now.UTC()}
+	a := Activity{Tool: Truncate(p.Tool, 40), Phase: "pre", At: now.UTC()}
 	if kind == "PostToolUse" {
 		a.Phase = "post"
 	}
 	switch {
 	case p.Input["command"] != nil:
-		a.What = cut(Redact(fmt.Sprint(p.Input["command"])), 80)
+		a.What = Cut(Redact(fmt.Sprint(p.Input["command"])), 80)
 	case p.Input["file_path"] != nil:
 		a.What = filepath.Base(fmt.Sprint(p.Input["file_path"]))
 	case p.Input["pattern"] != nil:
-		a.What = cut(Redact(fmt.Sprint(p.Input["pattern"])), 80)
+		a.What = Cut(Redact(fmt.Sprint(p.Input["pattern"])), 80)
 	}
 	_ = s.Write(s.activityPath(), a)
 }
 
-// cut shortens s to at most n runes on a rune boundary.
-func cut(s string, n int) string {
+// Cut shortens s to at most n runes on a rune boundary.
+func Cut(s string, n int) string {
 	s = strings.Join(strings.Fields(s), " ")
 	r := []rune(s)
 	if len(r) <= n {

@@ -206,3 +206,13 @@ func LookPathIn(path, name string) (string, error) {
 	}
 	return "", errors.New(name + " is not on the harness's PATH")
 }
+
+// WithDrop adds the drop directory to the harness's environment when isolation is on.
+func (a Authority) WithDrop(env map[string]string) map[string]string {
+	if a.Drop != "" {
+		env[DropEnv] = a.Drop
+	} else {
+		delete(env, DropEnv)
+	}
+	return env
+}

@@ -33,7 +33,7 @@ func TestZeroCapabilitiesMeanCannot(t *testing.T) {
 	if _, err := NewCommand(a, "compact", "keep the plan"); err != nil {
 		t.Errorf("no bare commands declared: arguments must pass, got %v", err)
 	}
-	if r := commandRules(a); len(r.Bare) != 0 || r.Harness != "bare" {
+	if r := CommandRules(a); len(r.Bare) != 0 || r.Harness != "bare" {
 		t.Errorf("command rules %+v", r)
 	}
 	s := Seat{Home: t.TempDir(), Name: "z"}
@@ -44,12 +44,5 @@ func TestZeroCapabilitiesMeanCannot(t *testing.T) {
 	}
 	if auth.Isolation != IsolationUnavailable || !strings.Contains(auth.Why, "no OS sandbox") {
 		t.Errorf("no ProbeIsolation: want isolation unavailable, got %s (%s)", auth.Isolation, auth.Why)
-	}
-	d := &Driver{Ad: a}
-	if d.selfNaming() {
-		t.Error("no NamesOwnSession: the driver must choose the session id")
-	}
-	if _, lazy := d.lazyStart(); lazy {
-		t.Error("no StartsLazily: the start is SessionStart")
 	}
 }

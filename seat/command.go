@@ -5,23 +5,24 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"github.com/pantty/pantty/internal/guard"
 	"io"
 	"io/fs"
 	"os"
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/pantty/pantty/internal/guard"
 )
 
 // NewCommand builds a command the adapter allows (guard.NewCommand with the
 // adapter's allow-list and bare commands), or refuses.
 func NewCommand(a Adapter, name, args string) (guard.Command, error) {
-	return guard.NewCommand(commandRules(a), name, args)
+	return guard.NewCommand(CommandRules(a), name, args)
 }
 
-// commandRules is the adapter's part of the command door.
-func commandRules(a Adapter) guard.CommandRules {
+// CommandRules is the adapter's part of the command door.
+func CommandRules(a Adapter) guard.CommandRules {
 	r := guard.CommandRules{Harness: a.Name(), Allowed: a.Commands()}
 	r.Bare = a.Caps().BareCommands
 	r.Words = a.Caps().CommandWords
@@ -106,3 +107,17 @@ func between(s, open, end string) (string, bool) {
 	in, _, _ := strings.Cut(rest, end)
 	return in, true
 }
+
+// Timers of the command door (docs/state.md lists every timer with its reason).
+const (
+	// DefaultCommandWait is how long a command may wait for the seat to be free
+	// (no turn running, an empty input box) before it is refused unsent. A
+	// request's own Wait (`--wait`) replaces it.
+	DefaultCommandWait = 60 * time.Second
+	// CommandAcceptWindow bounds the wait for the harness to take a command after
+	// the paste. Measured 2026-12-03: PreCompact came 130 ms after /compact on
+	// Claude Code 2.1.328 and 230 ms after it on Codex 0.171.0, and Claude's
+	// refusal ("Not enough messages to compact.") was in its transcript 140 ms
+	// after it; ten seconds leaves room for a loaded machine.
+	CommandAcceptWindow = 10 * time.Second
+)

@@ -79,13 +79,13 @@ type Context struct {
 	Model       string    `toml:"model,omitempty"` // as the harness reported it
 }
 
-// contextPath is context.toml.
-func (s Seat) contextPath() string { return s.path("context.toml") }
+// ContextPath is context.toml.
+func (s Seat) ContextPath() string { return s.path("context.toml") }
 
 // ReadContext reads context.toml.
 func (s Seat) ReadContext() (Context, error) {
 	var c Context
-	return c, ReadState(s.contextPath(), &c)
+	return c, ReadState(s.ContextPath(), &c)
 }
 
 // Stale reports whether the reading predates the last turn end (the status line
@@ -99,4 +99,24 @@ func (c Context) Pressure() (float64, bool) {
 		return 0, false
 	}
 	return float64(c.Reclaimable) / float64(c.Window-c.Floor), true
+}
+
+// This file holds what the driver does for a harness whose SessionStart hook is
+// lazy (Capabilities.StartsLazily: Codex CLI) and for adapters that report context through a
+// ContextReading event instead of a Claude-shaped status line.
+
+// ContextReadingPayload is the payload of a ContextReading event: an adapter's
+// occupancy reading for a harness without a Claude-shaped status line (Codex:
+// the token usage of the request that just ended, from its PostModelRequest
+// hook). Occupancy is what that request carried; Added is the part of it the
+// request itself added (0 when the harness does not say: the floor is then the
+// whole first request of a fresh session). Cumulative totals never go here.
+type ContextReadingPayload struct {
+	SessionID string `json:"session_id"`
+	TurnID    string `json:"turn_id,omitempty"`
+	Occupancy int    `json:"occupancy"`
+	Added     int    `json:"added"`
+	Window    int    `json:"window"`
+	Model     string `json:"model,omitempty"`
+	Source    string `json:"source"`
 }

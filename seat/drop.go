@@ -87,9 +87,9 @@ func SendDrop(dir string, r DropRequest) (DropAnswer, error) {
 	return ans, err
 }
 
-// readDrop reads one request file without following a symlink (a planted link
+// ReadDrop reads one request file without following a symlink (a planted link
 // must not make the driver read another file) and within maxDropBytes.
-func readDrop(path string) (DropRequest, error) {
+func ReadDrop(path string) (DropRequest, error) {
 	var r DropRequest
 	data, err := fsafe.ReadBounded(path, maxDropBytes)
 	if err != nil {
@@ -111,8 +111,8 @@ func readDrop(path string) (DropRequest, error) {
 	return r, fmt.Errorf("kind %q: want %s or %s", r.Kind, DropNote, DropRefresh)
 }
 
-// pendingDrops lists the request files waiting in dir, oldest name first.
-func pendingDrops(dir string) ([]string, error) {
+// PendingDrops lists the request files waiting in dir, oldest name first.
+func PendingDrops(dir string) ([]string, error) {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, err

@@ -37,15 +37,15 @@ func TestDropRequestIsCheckedBeforeUse(t *testing.T) {
 		write("ctl.req", "kind = \"note\"\ntext = \"\x1b[2J\"\n"):                               "",
 	}
 	for path, want := range bad {
-		if _, err := readDrop(path); err == nil || !strings.Contains(err.Error(), want) && want != "symbolic link" {
+		if _, err := ReadDrop(path); err == nil || !strings.Contains(err.Error(), want) && want != "symbolic link" {
 			t.Errorf("%s: %v, want a refusal containing %q", filepath.Base(path), err, want)
 		}
 	}
 	ok := write("ok.req", "kind = \"note\"\ntext = \"a procedure note\"\n")
-	if r, err := readDrop(ok); err != nil || r.Kind != DropNote || r.Text != "a procedure note" {
+	if r, err := ReadDrop(ok); err != nil || r.Kind != DropNote || r.Text != "a procedure note" {
 		t.Fatalf("a good note: %+v, %v", r, err)
 	}
-	names, err := pendingDrops(dir)
+	names, err := PendingDrops(dir)
 	if err != nil || len(names) != 7 {
 		t.Fatalf("pending %v (%v): want the 7 .req files, not the others", names, err)
 	}

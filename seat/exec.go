@@ -78,7 +78,7 @@ func ExecHarness(launchPath string) error {
 	signal.Notify(sigs, unix.SIGCHLD, unix.SIGTERM, unix.SIGHUP, unix.SIGUSR1, unix.SIGUSR2,
 		unix.SIGINT, unix.SIGQUIT, unix.SIGTSTP, unix.SIGWINCH)
 	proc, err := os.StartProcess(bin, lf.Argv, &os.ProcAttr{
-		Env:   envList(env),
+		Env:   EnvList(env),
 		Files: []*os.File{os.Stdin, os.Stdout, os.Stderr},
 		Sys:   &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL},
 	})
@@ -231,4 +231,19 @@ func HarnessPID(panePID int) (int, error) {
 		return 0, fmt.Errorf("pane pid %d: no live child", panePID)
 	}
 	return best, nil
+}
+
+// KillGroup sends SIGKILL to the process group a pane's first process leads
+// (tmux starts each pane in its own session), ending helpers the harness spawned,
+// and to every descendant of pantty's pane process (paneDescendants): a child the
+// harness detached with setsid is in another group, and would otherwise outlive
+// the pane, reparented to pid 1.
+func KillGroup(pid int) {
+	if pid > 1 {
+		rest := paneDescendants(pid) // listed first: once pid dies they are reparented away
+		syscall.Kill(-pid, syscall.SIGKILL)
+		for _, d := range rest {
+			syscall.Kill(d, syscall.SIGKILL)
+		}
+	}
 }

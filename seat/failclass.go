@@ -71,15 +71,15 @@ func ClassifyFailure(errName, message string) (class, cause string) {
 		if r.err != "" && r.err != name {
 			continue
 		}
-		if len(r.words) > 0 && !containsAny(text, r.words) {
+		if len(r.words) > 0 && !ContainsAny(text, r.words) {
 			continue
 		}
-		return r.class, r.cause + ": " + cut(fsatomic.OneLine(message), 300)
+		return r.class, r.cause + ": " + Cut(fsatomic.OneLine(message), 300)
 	}
-	return FailWork, errName + ": " + cut(fsatomic.OneLine(message), 300)
+	return FailWork, errName + ": " + Cut(fsatomic.OneLine(message), 300)
 }
 
-func containsAny(s string, words []string) bool {
+func ContainsAny(s string, words []string) bool {
 	for _, w := range words {
 		if strings.Contains(s, w) {
 			return true
@@ -102,9 +102,25 @@ type ErrorWords []struct {
 func (t ErrorWords) Name(msg string) string {
 	m := strings.ToLower(msg)
 	for _, e := range t {
-		if containsAny(m, e.Words) {
+		if ContainsAny(m, e.Words) {
 			return e.Name
 		}
 	}
 	return "api_error"
 }
+
+// ReasonNoTurn: the harness reported success but no model turn ran (a dispatched
+// or rejected input): that is not processing.
+const ReasonNoTurn = "no-model-turn"
+
+// Reasons on a message put back in the queue by a failed turn that was not its
+// fault (the provider's are ReasonProviderRefusal).
+const (
+	ReasonMeansFault = "means-fault" // the harness cannot reach or use the model
+	ReasonTransient  = "transient"   // the provider failed the request (5xx, overloaded)
+	// ReasonTransientExhausted fails a message the provider failed
+	// [recovery] transient_attempts times: one request the provider always
+	// errors on (or an outage longer than the attempts span) must not hold the
+	// queue behind it for ever.
+	ReasonTransientExhausted = "transient-exhausted"
+)

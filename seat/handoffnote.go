@@ -2,11 +2,11 @@ package seat
 
 import (
 	"fmt"
-	"github.com/pantty/pantty/internal/guard"
-	"github.com/pantty/pantty/internal/inbox"
 	"time"
 
 	"github.com/pantty/pantty/handoff"
+	"github.com/pantty/pantty/internal/guard"
+	"github.com/pantty/pantty/internal/inbox"
 )
 
 // Handoff is the seat's handoff store, writing through the one atomic writer.
@@ -86,12 +86,12 @@ type Cycle struct {
 	Ended        time.Time `toml:"ended,omitempty"`
 }
 
-func (s Seat) cyclePath() string { return s.path("handoff", "cycle.toml") }
+func (s Seat) CyclePath() string { return s.path("handoff", "cycle.toml") }
 
 // ReadCycle reads handoff/cycle.toml.
 func (s Seat) ReadCycle() (Cycle, error) {
 	var c Cycle
-	return c, ReadState(s.cyclePath(), &c)
+	return c, ReadState(s.CyclePath(), &c)
 }
 
 // cycleFresh bounds how long a requested cycle vouches for a PreCompact.
@@ -105,4 +105,21 @@ func ValidateNote(text string) error {
 		return fmt.Errorf("note: %w", err)
 	}
 	return nil
+}
+
+// Inject is handoff/inject.toml: the session whose start must be given the
+// current handoff (a step's fresh session). The SessionStart hook reads it.
+type Inject struct {
+	SessionID string    `toml:"session_id"`
+	Hash      string    `toml:"hash"`
+	Why       string    `toml:"why"`
+	At        time.Time `toml:"at"`
+}
+
+func (s Seat) InjectPath() string { return s.path("handoff", "inject.toml") }
+
+// ReadInject reads handoff/inject.toml.
+func (s Seat) ReadInject() (Inject, error) {
+	var v Inject
+	return v, ReadState(s.InjectPath(), &v)
 }

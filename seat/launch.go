@@ -60,7 +60,7 @@ type LaunchFile struct {
 	Env  map[string]string `toml:"env"`
 }
 
-func envList(env map[string]string) []string {
+func EnvList(env map[string]string) []string {
 	out := make([]string, 0, len(env))
 	for k, v := range env {
 		out = append(out, k+"="+v)

@@ -84,7 +84,7 @@ func RecordLaunchEnv(s Seat, c Config, caller []string, by string, refresh bool)
 }
 
 // Environ is the record's variables as KEY=VALUE, sorted.
-func (l LaunchEnv) Environ() []string { return envList(l.Vars) }
+func (l LaunchEnv) Environ() []string { return EnvList(l.Vars) }
 
 // missingPass lists the pass_env names vars lacks.
 func missingPass(c Config, vars map[string]string) []string {

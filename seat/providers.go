@@ -139,7 +139,7 @@ func RecordBlock(home, provider string, b Block, now time.Time) error {
 // refusal text when it can be (ParseReset, capped by maxWait), otherwise the
 // fixed re-probe interval.
 func RefusalBlock(seatName, errName, text string, now time.Time, reprobe, maxWait time.Duration) Block {
-	b := Block{Since: now.UTC(), Error: errName, Text: truncate(fsatomic.OneLine(text), 300), Seat: seatName}
+	b := Block{Since: now.UTC(), Error: errName, Text: Truncate(fsatomic.OneLine(text), 300), Seat: seatName}
 	if reset, ok := parseReset(text, now, time.Local, maxWait); ok {
 		b.Until, b.Parsed = reset.UTC(), true
 		return b

@@ -81,3 +81,36 @@ func (s Seat) ReadHeartbeat() (Heartbeat, error) {
 func (h Heartbeat) Stale(now time.Time) bool {
 	return now.Sub(h.At) > 2*h.Interval.Duration
 }
+
+// RefreshDecision is artifacts/refresh-<ns>.toml: one decision of the refresh
+// policy ("refresh" or "send" the next message) with the numbers it used.
+type RefreshDecision struct {
+	Policy      string    `toml:"policy"`
+	Decision    string    `toml:"decision"` // refresh, send
+	Reason      string    `toml:"reason"`
+	Next        string    `toml:"next"` // the message waiting to be sent
+	Processed   int       `toml:"processed_since_refresh"`
+	Every       int       `toml:"every,omitempty"`
+	Reclaimable int       `toml:"reclaimable,omitempty"`
+	Floor       int       `toml:"floor,omitempty"`
+	Window      int       `toml:"window,omitempty"`
+	Estimate    int       `toml:"next_estimate_tokens,omitempty"`
+	Pressure    float64   `toml:"pressure_with_next,omitempty"`
+	Threshold   float64   `toml:"threshold,omitempty"`
+	StaleRead   bool      `toml:"stale_reading,omitempty"`
+	At          time.Time `toml:"at"`
+}
+
+// Artifact is artifacts/<id>.<attempt>.toml: what one delivery really sent.
+type Artifact struct {
+	ID       string    `toml:"id"`
+	Attempt  int       `toml:"attempt"`
+	Resubmit int       `toml:"resubmit"`
+	Nonce    string    `toml:"nonce"`
+	Header   string    `toml:"header"`
+	SHA256   string    `toml:"sha256"`
+	Bytes    int       `toml:"bytes"`
+	Mentions int       `toml:"mentions"`
+	SentAt   time.Time `toml:"sent_at"`
+	Text     string    `toml:"text"`
+}

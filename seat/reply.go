@@ -3,10 +3,8 @@ package seat
 import (
 	"errors"
 	"fmt"
-	"github.com/pantty/pantty/internal/fsatomic"
 	"github.com/pantty/pantty/internal/inbox"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"unicode/utf8"
 )
@@ -26,24 +24,8 @@ func (s Seat) RepliesDir() string { return s.path("inbox", "replies") }
 // ReplyPath is the reply file of message id.
 func (s Seat) ReplyPath(id string) string { return filepath.Join(s.RepliesDir(), id+".txt") }
 
-// keepReply stores the turn's reply: the whole text (up to MaxReplyBytes) in
-// its own file, written before the status that makes the message final, so a
-// reader that sees the final state finds the reply beside it; the status keeps
-// a short preview (what the probe checks) and the whole length.
-func (d *Driver) keepReply(e *inbox.Entry, text string) {
-	e.Status.Reply = truncate(text, maxReply)
-	e.Status.ReplyBytes = len(text)
-	if err := os.MkdirAll(d.S.RepliesDir(), fsatomic.DirMode); err != nil {
-		d.logf("reply %s: %v (only the preview in its status is kept)", e.Msg.ID, err)
-		return
-	}
-	if err := d.S.WriteRaw(d.S.ReplyPath(e.Msg.ID), []byte(capUTF8(text, MaxReplyBytes))); err != nil {
-		d.logf("reply %s: %v (only the preview in its status is kept)", e.Msg.ID, err)
-	}
-}
-
-// capUTF8 cuts s to at most n bytes without splitting a character.
-func capUTF8(s string, n int) string {
+// CapUTF8 cuts s to at most n bytes without splitting a character.
+func CapUTF8(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
@@ -69,7 +51,7 @@ func (s Seat) ReadReply(st inbox.Status) (Reply, error) {
 		// No reply recorded for the current attempt (a retried message keeps the
 		// file of its earlier turn until its new turn ends), or one from before
 		// replies had files: the status preview is all there is.
-		return Reply{Text: st.Reply, Bytes: len(st.Reply), Truncated: len(st.Reply) > maxReply}, nil
+		return Reply{Text: st.Reply, Bytes: len(st.Reply), Truncated: len(st.Reply) > MaxReply}, nil
 	}
 	data, err := readRegular(s.ReplyPath(st.ID))
 	switch {
@@ -81,7 +63,7 @@ func (s Seat) ReadReply(st inbox.Status) (Reply, error) {
 		return Reply{Text: string(data), Bytes: n, Truncated: len(data) < n, FromFile: true}, nil
 	case errors.Is(err, fs.ErrNotExist):
 		// The file could not be written (the driver logged why): the preview.
-		return Reply{Text: st.Reply, Bytes: st.ReplyBytes, Truncated: st.ReplyBytes > len(st.Reply) || len(st.Reply) > maxReply}, nil
+		return Reply{Text: st.Reply, Bytes: st.ReplyBytes, Truncated: st.ReplyBytes > len(st.Reply) || len(st.Reply) > MaxReply}, nil
 	default:
 		return Reply{}, fmt.Errorf("seat %q: reply of %s: %w", s.Name, st.ID, err)
 	}

@@ -5,6 +5,7 @@ import (
 	"os"
 
 	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/driver"
 	"github.com/pantty/pantty/seat/sim"
 	"github.com/urfave/cli/v2"
 )
@@ -103,7 +104,7 @@ func driveCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			if code := seat.RunDriver(home, c.Args().First(), pantty); code != 0 {
+			if code := driver.Run(home, c.Args().First(), pantty); code != 0 {
 				return codedError{code, ""}
 			}
 			return nil

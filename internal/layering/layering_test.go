@@ -23,6 +23,14 @@ var (
 	adapterUsers = []string{"cmd/pantty", "seat/seattest"}
 )
 
+// driver is the seat's work loop; only the binary's hidden `__drive` verb runs
+// it. Readers (telemetry, gates, recover, feed, measure) see the seat through
+// its records and must not import the loop that writes them.
+const driver = "seat/driver"
+
+var driverUsers = []string{"cmd/pantty"}
+
+
 func TestImportsRunDownTheLayers(t *testing.T) {
 	root := moduleRoot(t)
 	layer := readLayers(t, filepath.Join(root, "docs", "architecture.md"))
@@ -43,6 +51,9 @@ func TestImportsRunDownTheLayers(t *testing.T) {
 			}
 			if contains(adapters, imp) && !contains(adapterUsers, pkg) {
 				t.Errorf("%s imports the adapter %s: only %v may (adapters register through cmd/pantty)", pkg, imp, adapterUsers)
+			}
+			if imp == driver && !contains(driverUsers, pkg) {
+				t.Errorf("%s imports the driver %s: only %v may (readers read the seat's records, never the loop)", pkg, imp, driverUsers)
 			}
 		}
 	}

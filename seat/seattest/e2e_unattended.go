@@ -69,7 +69,23 @@ func (s E2E) cron(t *testing.T) {
 		t.Fatal("owner.lock still held after the driver died")
 	}
 	rep, res := r.BareSweep(t)
-	if sr := SeatReport(t, rep, r.Name); sr.Verdict != "dead" || !strings.HasPrefix(sr.Result, "verified") {
+	sr := SeatReport(t, rep, r.Name)
+	if sr.Verdict == "dead" && strings.HasPrefix(sr.Result, "not verified") && strings.Contains(sr.Result, "not up yet") {
+		// One sweep waits at most 20 s for a revival to show itself; a loaded
+		// machine can take longer to bring a harness up (Gemini CLI took 20 s
+		// to fire SessionStart under the full suite on 2 cores, 2026-12-04).
+		// recover says so and leaves the driver it started running; cron's
+		// next run looks again and must find the seat ok, untouched.
+		t.Logf("first sweep: %s; sweeping again as cron's next run would", sr.Result)
+		r.WaitFor("the revived harness to come up", 60*time.Second, func() bool {
+			hb, err := r.Seat().ReadHeartbeat()
+			return err == nil && hb.Phase == seat.PhaseIdle
+		})
+		rep, res = r.BareSweep(t)
+		if sr = SeatReport(t, rep, r.Name); sr.Verdict != "ok" || sr.Result != "" {
+			t.Fatalf("recover's next sweep under cron's environment: want ok and nothing done, got %+v\n%s\ndriver.log:\n%s", sr, res, r.DriverLog())
+		}
+	} else if sr.Verdict != "dead" || !strings.HasPrefix(sr.Result, "verified") {
 		t.Fatalf("recover under cron's environment: want dead → verified, got %+v\n%s\ndriver.log:\n%s", sr, res, r.DriverLog())
 	}
 	if got := r.Session().ID; got != sess.ID {

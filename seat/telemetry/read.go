@@ -274,6 +274,9 @@ func readHeartbeat(s seat.Seat, o seat.Owner, ownerErr error, now time.Time) Hea
 		return Heartbeat{Meta: missing(err, "no heartbeat.toml: no driver loop has beaten")}
 	}
 	h := Heartbeat{Phase: ptr(hb.Phase), IntervalSeconds: ptr(hb.Interval.Seconds()), PID: ptr(hb.PID), Holder: ptr(hb.Holder)}
+	if hb.Fault != "" {
+		h.Fault, h.FaultCause, h.FaultSince = ptr(hb.Fault), ptr(hb.FaultCause), ptr(hb.FaultSince)
+	}
 	if hb.Waiting != "" {
 		h.Waiting = ptr(hb.Waiting)
 	}

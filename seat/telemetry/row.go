@@ -6,7 +6,10 @@
 // was bound to its seat. docs/telemetry.md documents the JSON form field by field.
 package telemetry
 
-import "time"
+import (
+	"strings"
+	"time"
+)
 
 // Version is the JSON document's schema version. Fields are only ever added
 // within a version; a rename or a change of meaning bumps it.
@@ -114,6 +117,30 @@ type Heartbeat struct {
 	IntervalSeconds *float64 `json:"interval_seconds"`
 	PID             *int     `json:"pid"`
 	Holder          *string  `json:"holder"`
+	// Fault is the class of an outage the driver holds its queue for (means,
+	// transient), FaultCause its cause in the harness's words, FaultSince when
+	// it began; null when there is none. They stay while the held message is
+	// tried again, when the phase itself no longer says it.
+	Fault      *string    `json:"fault"`
+	FaultCause *string    `json:"fault_cause"`
+	FaultSince *time.Time `json:"fault_since"`
+}
+
+// PhaseText is the phase as the listings print it: the phase, what it waits
+// for, and an outage the phase does not already name (a held message being
+// tried again is "submitting", but the seat is still in its outage).
+func (h Heartbeat) PhaseText() string {
+	if h.Phase == nil {
+		return ""
+	}
+	p := *h.Phase
+	if h.Waiting != nil {
+		p += " (" + *h.Waiting + ")"
+	}
+	if h.Fault != nil && h.FaultCause != nil && (h.Waiting == nil || !strings.Contains(*h.Waiting, *h.FaultCause)) {
+		p += "; " + *h.Fault + " outage: " + *h.FaultCause
+	}
+	return p
 }
 
 // Driver is the recorded holder of owner.lock and whether it is live.

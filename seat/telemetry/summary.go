@@ -179,10 +179,7 @@ func (r Row) phaseCell() Cell {
 	if !h.IsKnown() || h.Phase == nil {
 		return off(h.Meta)
 	}
-	p := *h.Phase
-	if h.Waiting != nil {
-		p += " (" + *h.Waiting + ")"
-	}
+	p := h.PhaseText()
 	if h.State == Stale {
 		return Cell{"stale: " + p, Warn}
 	}

@@ -76,10 +76,7 @@ func (r Row) Keys() map[string]string {
 	}
 	switch h := r.Heartbeat; {
 	case h.IsKnown() && h.Phase != nil:
-		p := *h.Phase
-		if h.Waiting != nil {
-			p += " (" + *h.Waiting + ")"
-		}
+		p := h.PhaseText()
 		if h.State == Stale {
 			p = "stale (last: " + p + ")"
 		}

@@ -1,28 +1,13 @@
-package seat
+package driver
 
 import (
 	"fmt"
+	"time"
+
 	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/internal/machine"
-	"time"
+	"github.com/pantty/pantty/seat"
 )
-
-// Inject is handoff/inject.toml: the session whose start must be given the
-// current handoff (a step's fresh session). The SessionStart hook reads it.
-type Inject struct {
-	SessionID string    `toml:"session_id"`
-	Hash      string    `toml:"hash"`
-	Why       string    `toml:"why"`
-	At        time.Time `toml:"at"`
-}
-
-func (s Seat) injectPath() string { return s.path("handoff", "inject.toml") }
-
-// ReadInject reads handoff/inject.toml.
-func (s Seat) ReadInject() (Inject, error) {
-	var v Inject
-	return v, ReadState(s.injectPath(), &v)
-}
 
 // recycleStep gives the next step a fresh session (the polecat model: atomic
 // steps, no context accumulation): materialize the handoff, start a new
@@ -45,11 +30,11 @@ func (d *Driver) recycleStep(next *inbox.Entry) {
 	}
 	old := d.sess.ID
 	d.killHarness()
-	d.sess.ID = NewSessionID()
+	d.sess.ID = seat.NewSessionID()
 	d.sess.Generation++
 	d.sess.Why = fmt.Sprintf("step: a fresh session for %s (the previous step ran on %s)", next.Msg.ID, old)
 	d.sess.PaneID, d.sess.PanePID = "", 0
-	if err := d.S.Write(d.S.injectPath(), Inject{SessionID: d.sess.ID, Hash: rec.Hash, Why: d.sess.Why, At: now.UTC()}); err != nil {
+	if err := d.S.Write(d.S.InjectPath(), seat.Inject{SessionID: d.sess.ID, Hash: rec.Hash, Why: d.sess.Why, At: now.UTC()}); err != nil {
 		d.logf("step inject: %v", err)
 	}
 	if err := d.saveSession(); err != nil {

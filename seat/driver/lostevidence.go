@@ -1,18 +1,11 @@
-package seat
+package driver
 
 import (
-	"github.com/pantty/pantty/internal/inbox"
 	"time"
-)
 
-// A hook event can be lost while the turn it reports runs all the same: the
-// `pantty hook` process killed mid-write, a hook that timed out. Then pantty's
-// records say "no evidence" where the harness's own transcript says the model
-// processed the message. Pasting it again would make the model process it
-// twice, failing it would call a processed message failed, and waiting for a
-// Stop that never comes holds the seat's queue until the ceiling. So before
-// any of those, the transcript decides (found by the soak: scripts/soak,
-// docs/reliability.md).
+	"github.com/pantty/pantty/internal/inbox"
+	"github.com/pantty/pantty/seat"
+)
 
 // closedByTranscript closes e as processed when the harness's transcript holds
 // its turn (this paste: id and nonce) with a reply, and reports whether it did.
@@ -42,7 +35,7 @@ func (d *Driver) closedByTranscript(e *inbox.Entry, why string) bool {
 // the pane: the cancel settles the message.
 func (d *Driver) checkLostTurnEnd() {
 	fl := d.flight
-	if fl == nil || fl.e.Status.State != inbox.StateSubmitted || !d.ready || d.Cfg.Shape == ShapeTurn || d.cancel != nil ||
+	if fl == nil || fl.e.Status.State != inbox.StateSubmitted || !d.ready || d.Cfg.Shape == seat.ShapeTurn || d.cancel != nil ||
 		time.Since(fl.e.Status.SubmittedAt) < foreignSettle || !d.paneShowsNoTurn() {
 		return
 	}

@@ -1,4 +1,4 @@
-package seat
+package driver
 
 import (
 	"context"
@@ -6,12 +6,14 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/pantty/pantty/internal/guard"
-	"github.com/pantty/pantty/internal/inbox"
-	"github.com/pantty/pantty/internal/machine"
 	"path/filepath"
 	"sort"
 	"time"
+
+	"github.com/pantty/pantty/internal/guard"
+	"github.com/pantty/pantty/internal/inbox"
+	"github.com/pantty/pantty/internal/machine"
+	"github.com/pantty/pantty/seat"
 )
 
 // loadInbox reads every stored message and its status into memory.
@@ -238,10 +240,10 @@ func (d *Driver) maybeSubmit() {
 	for _, e := range d.order {
 		if e.Status.State == inbox.StateQueued {
 			queue = append(queue, machine.Queued{ID: e.Msg.ID, NotBefore: e.Status.NotBefore,
-				OutageHeld: e.Status.Reason == ReasonProviderRefusal || e.Status.Reason == ReasonMeansFault || e.Status.Reason == ReasonTransient})
+				OutageHeld: e.Status.Reason == seat.ReasonProviderRefusal || e.Status.Reason == seat.ReasonMeansFault || e.Status.Reason == seat.ReasonTransient})
 		}
 	}
-	p := machine.Next(now, len(d.cmds) > 0, queue, d.Cfg.Shape == ShapeStep && d.stepDone)
+	p := machine.Next(now, len(d.cmds) > 0, queue, d.Cfg.Shape == seat.ShapeStep && d.stepDone)
 	switch p.Choice {
 	case machine.RunCommand:
 		d.runCommand()
@@ -264,7 +266,7 @@ func (d *Driver) maybeSubmit() {
 // paste from a uniquely named buffer, let the paste settle, send Enter as its own
 // key, then wait for UserPromptSubmit evidence.
 func (d *Driver) deliver(e *inbox.Entry) {
-	if d.Cfg.Shape != ShapeTurn && d.paneBusy() {
+	if d.Cfg.Shape != seat.ShapeTurn && d.paneBusy() {
 		// A turn is running that pantty did not start (a person's prompt whose
 		// UserPromptSubmit is not consumed yet): pasting now would land in a
 		// busy harness. Look again shortly; the events will tell.
@@ -294,7 +296,7 @@ func (d *Driver) deliver(e *inbox.Entry) {
 	d.flight = &flight{e: e, sub: sub}
 	d.to(machine.Pasted, e.Msg.ID)
 	d.writeArtifact(e, sub)
-	if d.Cfg.Shape == ShapeTurn {
+	if d.Cfg.Shape == seat.ShapeTurn {
 		d.deliverTurn(e, sub)
 		return
 	}
@@ -381,23 +383,9 @@ func (d *Driver) onEvidenceTimeout() {
 	}
 }
 
-// Artifact is artifacts/<id>.<attempt>.toml: what one delivery really sent.
-type Artifact struct {
-	ID       string    `toml:"id"`
-	Attempt  int       `toml:"attempt"`
-	Resubmit int       `toml:"resubmit"`
-	Nonce    string    `toml:"nonce"`
-	Header   string    `toml:"header"`
-	SHA256   string    `toml:"sha256"`
-	Bytes    int       `toml:"bytes"`
-	Mentions int       `toml:"mentions"`
-	SentAt   time.Time `toml:"sent_at"`
-	Text     string    `toml:"text"`
-}
-
 func (d *Driver) writeArtifact(e *inbox.Entry, sub guard.Submission) {
 	sum := sha256.Sum256([]byte(sub.Text()))
-	a := Artifact{ID: e.Msg.ID, Attempt: e.Status.Attempts, Resubmit: e.Status.Resubmits, Nonce: sub.Nonce(),
+	a := seat.Artifact{ID: e.Msg.ID, Attempt: e.Status.Attempts, Resubmit: e.Status.Resubmits, Nonce: sub.Nonce(),
 		Header: sub.Header(), SHA256: hex.EncodeToString(sum[:]), Bytes: len(sub.Text()), Mentions: sub.Mentions(),
 		SentAt: time.Now().UTC(), Text: sub.Text()}
 	path := filepath.Join(d.S.ArtifactsDir(), fmt.Sprintf("%s.%d.toml", e.Msg.ID, e.Status.Attempts))

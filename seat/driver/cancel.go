@@ -1,11 +1,12 @@
-package seat
+package driver
 
 import (
 	"fmt"
-	"github.com/pantty/pantty/internal/inbox"
 	"time"
 
+	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/internal/machine"
+	"github.com/pantty/pantty/seat"
 )
 
 // clearComposer sends C-u: it empties the harness's input box (the one key
@@ -20,14 +21,14 @@ func (d *Driver) clearComposer() {
 
 // cancelRun is a cancel under way: it stops the turn in flight with one
 // Escape and learns from the pane whether it stopped. Its looks at the pane
-// are pane watches (driver_panewatch.go), so the loop runs meanwhile; done
+// are pane watches (panewatch.go), so the loop runs meanwhile; done
 // hears the outcome once (the control request's answer, or the ceiling's log).
 type cancelRun struct {
 	fl      *flight
 	reason  string
 	done    func(error)
-	escaped bool   // the Escape went to the pane: a turn end now is the interrupted turn's (settledByCancel)
-	lateEnd *Event // that turn end, kept: if the cancel does not hold, it is the turn's own after all
+	escaped bool        // the Escape went to the pane: a turn end now is the interrupted turn's (settledByCancel)
+	lateEnd *seat.Event // that turn end, kept: if the cancel does not hold, it is the turn's own after all
 }
 
 // cancelVerify bounds how long a cancel watches for the pane to go idle;
@@ -57,7 +58,7 @@ func (d *Driver) cancelTurn(reason string, done func(error)) {
 	d.to(machine.CancelBegun, fl.e.Msg.ID)
 	d.evidenceT.stop()
 	d.ceilingT.stop()
-	if d.Cfg.Shape == ShapeTurn {
+	if d.Cfg.Shape == seat.ShapeTurn {
 		d.killTurn(reason)
 		d.finish(fl.e, inbox.StateFailed, reason, "the turn process was killed; 'pantty seat retry "+fl.e.Msg.ID+"' re-queues it", "")
 		done(nil)
@@ -178,7 +179,7 @@ func (d *Driver) cancelSettle(c *cancelRun, deadline time.Time) {
 // if the cancel does not hold (the turn ran on and ended by itself) it is the
 // turn's own after all (cancelEnd). A turn end before the Escape is the
 // turn's own: the message is processed and the cancel answered too late.
-func (d *Driver) settledByCancel(fl *flight, ev Event) bool {
+func (d *Driver) settledByCancel(fl *flight, ev seat.Event) bool {
 	if d.cancel == nil || d.cancel.fl != fl || !d.cancel.escaped {
 		return false
 	}
@@ -236,6 +237,6 @@ func (d *Driver) cancelEnd(c *cancelRun, err error) {
 func (d *Driver) abandonCancel(why string) {
 	if c := d.cancel; c != nil {
 		d.cancel = nil
-		c.done(fmt.Errorf("%w: %s before the cancel of %s was verified", ErrUnobservable, why, c.fl.e.Msg.ID))
+		c.done(fmt.Errorf("%w: %s before the cancel of %s was verified", seat.ErrUnobservable, why, c.fl.e.Msg.ID))
 	}
 }

@@ -1,30 +1,19 @@
-package seat
+package driver
 
 import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/pantty/pantty/internal/guard"
 	"strings"
 	"time"
+
+	"github.com/pantty/pantty/internal/guard"
+	"github.com/pantty/pantty/seat"
 )
 
-// Timers of the command door (docs/state.md lists every timer with its reason).
-const (
-	// DefaultCommandWait is how long a command may wait for the seat to be free
-	// (no turn running, an empty input box) before it is refused unsent. A
-	// request's own Wait (`--wait`) replaces it.
-	DefaultCommandWait = 60 * time.Second
-	// CommandAcceptWindow bounds the wait for the harness to take a command after
-	// the paste. Measured 2026-12-03: PreCompact came 130 ms after /compact on
-	// Claude Code 2.1.328 and 230 ms after it on Codex 0.171.0, and Claude's
-	// refusal ("Not enough messages to compact.") was in its transcript 140 ms
-	// after it; ten seconds leaves room for a loaded machine.
-	CommandAcceptWindow = 10 * time.Second
-	// commandPoll is how often the driver looks again while a command waits: the
-	// pane and the harness's transcript announce nothing when they change.
-	commandPoll = 250 * time.Millisecond
-)
+// commandPoll is how often the driver looks again while a command waits: the
+// pane and the harness's transcript announce nothing when they change.
+const commandPoll = 250 * time.Millisecond
 
 // commandHooks names the hooks that show a command running and done. A
 // compaction fires PreCompact as it starts and PostCompact when it is done
@@ -32,13 +21,13 @@ const (
 // Claude Code 2.1.328 fires it and then answers "Not enough messages to
 // compact." with no PostCompact (measured 2026-12-03). A command without
 // hooks is taken on the harness's recorded answer (Capabilities.CommandAnswer).
-var commandHooks = map[string]struct{ start, done string }{"compact": {EvPreCompact, EvPostCompact}}
+var commandHooks = map[string]struct{ start, done string }{"compact": {seat.EvPreCompact, seat.EvPostCompact}}
 
 // cmdFlight is the command the door pasted and whose acceptance the driver
 // awaits; nothing else is pasted meanwhile.
 type cmdFlight struct {
 	cmd     guard.Command
-	req     *Request // the request to answer; nil when a compaction cycle sent it (the cycle answers)
+	req     *seat.Request // the request to answer; nil when a compaction cycle sent it (the cycle answers)
 	sent    time.Time
 	until   time.Time
 	started string // the start hook's event file, once it fired
@@ -53,10 +42,10 @@ const commandBusyCap = time.Minute
 const commandLatePoll = 2 * time.Second
 
 // commandDeadline is when a queued request stops waiting for a free seat.
-func commandDeadline(r Request) time.Time {
+func commandDeadline(r seat.Request) time.Time {
 	wait := r.Wait.Duration
 	if wait == 0 {
-		wait = DefaultCommandWait
+		wait = seat.DefaultCommandWait
 	}
 	return r.At.Add(wait)
 }
@@ -105,7 +94,7 @@ func (d *Driver) holdReason() string {
 		return "a compaction cycle is running"
 	case d.cmdRun != nil:
 		return "the harness has not yet answered " + d.cmdRun.cmd.Text()
-	case d.mode.Mode == ModeRelay:
+	case d.mode.Mode == seat.ModeRelay:
 		return "a person holds the input (relay mode)"
 	case d.blocked != "":
 		return d.blocked
@@ -128,7 +117,7 @@ func (d *Driver) expireCommands() {
 			continue
 		}
 		what := "/" + r.Command
-		if r.Kind == CtlCompact {
+		if r.Kind == seat.CtlCompact {
 			what = "the compaction cycle"
 		}
 		err := fmt.Errorf("not sent: %s after waiting %s for the seat to be free (%s)", what, now.Sub(r.At).Round(time.Second), d.holdReason())
@@ -140,13 +129,13 @@ func (d *Driver) expireCommands() {
 
 // sendCommand pastes c through the command door and waits for the harness to
 // take it; req is the request to answer (nil for a cycle's own /compact).
-func (d *Driver) sendCommand(c guard.Command, req *Request) error {
+func (d *Driver) sendCommand(c guard.Command, req *seat.Request) error {
 	// Transcript times have millisecond precision.
 	sent := time.Now().Truncate(time.Millisecond)
 	if err := d.Run(c); err != nil {
 		return err
 	}
-	d.cmdRun = &cmdFlight{cmd: c, req: req, sent: sent, until: sent.Add(CommandAcceptWindow)}
+	d.cmdRun = &cmdFlight{cmd: c, req: req, sent: sent, until: sent.Add(seat.CommandAcceptWindow)}
 	d.cmdHeld = ""
 	d.cmdT.set(commandPoll)
 	return nil
@@ -199,7 +188,7 @@ func (d *Driver) onCommandTick() {
 	if f.started != "" {
 		if f.req != nil {
 			d.commandAccepted(fmt.Sprintf("the %s harness took %s: %s fired (%s) and no refusal came within %s; %s ends it",
-				d.Ad.Name(), f.cmd.Text(), hooks.start, f.started, CommandAcceptWindow, hooks.done))
+				d.Ad.Name(), f.cmd.Text(), hooks.start, f.started, seat.CommandAcceptWindow, hooks.done))
 			return
 		}
 		// A cycle's own /compact: watch for a late refusal until the cycle ends.
@@ -220,13 +209,13 @@ func (d *Driver) onCommandTick() {
 		return
 	}
 	if err != nil {
-		d.commandRefused(fmt.Sprintf("%s within %s, and the pane could not be read (%v): whether the %s harness took %s is unknown", what, CommandAcceptWindow, err, d.Ad.Name(), f.cmd.Text()), true)
+		d.commandRefused(fmt.Sprintf("%s within %s, and the pane could not be read (%v): whether the %s harness took %s is unknown", what, seat.CommandAcceptWindow, err, d.Ad.Name(), f.cmd.Text()), true)
 		return
 	}
 	// The line may still sit in the input box (a lost Enter): it is pantty's
 	// own paste, so it is cleared rather than left for the next submission.
 	d.clearComposer()
-	d.commandRefused(fmt.Sprintf("%s within %s: the %s harness did not take %s%s", what, CommandAcceptWindow, d.Ad.Name(), f.cmd.Text(), d.paneTail()), false)
+	d.commandRefused(fmt.Sprintf("%s within %s: the %s harness did not take %s%s", what, seat.CommandAcceptWindow, d.Ad.Name(), f.cmd.Text(), d.paneTail()), false)
 }
 
 // compactionDone asks a harness with no hook after a compaction
@@ -246,8 +235,8 @@ func (d *Driver) compactionDone(f *cmdFlight) bool {
 	if !ok {
 		return false
 	}
-	payload, _ := json.Marshal(map[string]string{"hook_event_name": EvPostCompact, "session_id": d.sess.ID, "compact_summary": where})
-	if _, err := d.S.WriteEventNote(EvPostCompact, payload, map[string]string{"from": "the " + d.Ad.Name() + " harness's record: " + where}, time.Now()); err != nil {
+	payload, _ := json.Marshal(map[string]string{"hook_event_name": seat.EvPostCompact, "session_id": d.sess.ID, "compact_summary": where})
+	if _, err := d.S.WriteEventNote(seat.EvPostCompact, payload, map[string]string{"from": "the " + d.Ad.Name() + " harness's record: " + where}, time.Now()); err != nil {
 		d.logf("command door: record PostCompact: %v", err)
 		return false
 	}
@@ -262,7 +251,7 @@ func firstLine(s string) string {
 
 // onCommandEvidence follows the command in flight by its hooks: the start hook
 // marks it running, the done hook completes it.
-func (d *Driver) onCommandEvidence(ev Event) {
+func (d *Driver) onCommandEvidence(ev seat.Event) {
 	f := d.cmdRun
 	if f == nil {
 		return
@@ -301,7 +290,7 @@ func (d *Driver) commandRefused(why string, unknown bool) {
 	}
 	err := errors.New(why)
 	if unknown {
-		err = fmt.Errorf("%w: %s", ErrUnobservable, why)
+		err = fmt.Errorf("%w: %s", seat.ErrUnobservable, why)
 	}
 	d.answer(*f.req, err, "")
 }

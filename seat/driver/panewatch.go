@@ -1,17 +1,8 @@
-package seat
+package driver
 
 import (
 	"time"
 )
-
-// A pane watch is a bounded look at the pane the driver's loop does not wait
-// in. Some facts only the pane shows (the harness's input box drawn after its
-// SessionStart, with no event when it is done): a goroutine captures the pane
-// until the condition holds or the limit passes, and the loop runs the
-// continuation with the answer. Meanwhile the loop goes on consuming hook
-// events, control requests and timers; the seat is not ready (or otherwise
-// held) until the answer comes, so nothing is pasted into a pane that is not
-// looked at yet.
 
 // inputReadyLimit bounds the look for the input box after SessionStart.
 const inputReadyLimit = 5 * time.Second

@@ -1,15 +1,15 @@
-package seat
+package driver
 
 import (
 	"cmp"
 	"errors"
 	"fmt"
-	"github.com/pantty/pantty/internal/machine"
 	"os"
-	"syscall"
 	"time"
 
 	"github.com/pantty/pantty/handoff"
+	"github.com/pantty/pantty/internal/machine"
+	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/tmux"
 )
 
@@ -21,7 +21,7 @@ func (d *Driver) ensureHarness() error {
 	panes, err := d.tm.ListPanes(ctx)
 	cancel()
 	if err != nil && !errors.Is(err, tmux.ErrNoServer) {
-		return fmt.Errorf("%w: tmux server %s: %v", ErrUnobservable, d.sess.Socket, err)
+		return fmt.Errorf("%w: tmux server %s: %v", seat.ErrUnobservable, d.sess.Socket, err)
 	}
 	var ours *tmux.Pane
 	for i := range panes {
@@ -33,7 +33,7 @@ func (d *Driver) ensureHarness() error {
 			d.adopted, d.ready = true, true
 			d.stepDone = true // an adopted session may have run its step: the next one starts fresh
 			d.logf("adopted live pane %s (pid %d) on session %s", p.ID, p.PID, d.sess.ID)
-			d.report(Progress{State: "progress", Text: fmt.Sprintf("adopted the live harness in pane %s", p.ID)})
+			d.report(seat.Progress{State: "progress", Text: fmt.Sprintf("adopted the live harness in pane %s", p.ID)})
 			if err := d.saveSession(); err != nil {
 				return err
 			}
@@ -43,7 +43,7 @@ func (d *Driver) ensureHarness() error {
 			d.to(machine.Ready, "")
 			// An adopted harness sends no new SessionStart, so the verdict the
 			// spawning start waits for is given here: the harness is up and ours.
-			d.report(Progress{State: "ready", Holder: d.Lock.Owner.Holder, Session: d.sess.ID, Adopted: true})
+			d.report(seat.Progress{State: "ready", Holder: d.Lock.Owner.Holder, Session: d.sess.ID, Adopted: true})
 			d.Report = nil
 			return nil
 		}
@@ -59,17 +59,17 @@ func (d *Driver) ensureHarness() error {
 func (d *Driver) launch(pane *tmux.Pane) error {
 	resume, err := d.Ad.SessionExists(d.S, d.Cfg, d.sess.ID)
 	if err != nil {
-		return fmt.Errorf("%w: session record: %v", ErrUnobservable, err)
+		return fmt.Errorf("%w: session record: %v", seat.ErrUnobservable, err)
 	}
 	auth, err := d.writeSettings()
 	if err != nil {
 		return err
 	}
-	env, err := HarnessEnv(os.Environ(), d.S, d.Cfg, d.Ad.Env(d.S, d.Cfg))
+	env, err := seat.HarnessEnv(os.Environ(), d.S, d.Cfg, d.Ad.Env(d.S, d.Cfg))
 	if err != nil {
 		return err
 	}
-	env = auth.env(env)
+	env = auth.WithDrop(env)
 	// A missing binary is named before the adapter prepares anything: Codex's
 	// Argv runs codex itself to trust its hooks, and failed there in its own
 	// words ("hook trust: start X app-server: exec: …").
@@ -78,7 +78,7 @@ func (d *Driver) launch(pane *tmux.Pane) error {
 			return err
 		}
 	}
-	argv, err := d.Ad.Argv(Launch{Seat: d.S, Config: d.Cfg, SessionID: d.sess.ID, Resume: resume,
+	argv, err := d.Ad.Argv(seat.Launch{Seat: d.S, Config: d.Cfg, SessionID: d.sess.ID, Resume: resume,
 		Settings: d.S.SettingsPath(), Pantty: d.Pantty, Authority: auth})
 	if err != nil {
 		return err
@@ -88,34 +88,34 @@ func (d *Driver) launch(pane *tmux.Pane) error {
 	if argv[0], err = d.resolveBinary(argv[0], env["PATH"]); err != nil {
 		return err
 	}
-	if err := d.S.Write(d.S.LaunchPath(), LaunchFile{Argv: argv, Dir: d.Cfg.Workdir, Env: env}); err != nil {
+	if err := d.S.Write(d.S.LaunchPath(), seat.LaunchFile{Argv: argv, Dir: d.Cfg.Workdir, Env: env}); err != nil {
 		return err
 	}
-	if d.Cfg.Shape == ShapeStep && !resume {
+	if d.Cfg.Shape == seat.ShapeStep && !resume {
 		// A step seat's first session also starts from the handoff, if there is one.
 		if text, err := d.S.Handoff().Current(); err == nil {
 			if in, err := d.S.ReadInject(); err != nil || in.SessionID != d.sess.ID {
-				d.S.Write(d.S.injectPath(), Inject{SessionID: d.sess.ID, Hash: handoff.StableHash(text), Why: "first session of this step seat", At: time.Now().UTC()})
+				d.S.Write(d.S.InjectPath(), seat.Inject{SessionID: d.sess.ID, Hash: handoff.StableHash(text), Why: "first session of this step seat", At: time.Now().UTC()})
 			}
 		}
 	}
-	paneArgv := PaneArgv(d.Pantty, d.S)
+	paneArgv := seat.PaneArgv(d.Pantty, d.S)
 	d.ready, d.readying, d.adopted = false, false, false
 	d.launchAt = time.Now()
 	ctx, cancel := d.ctx()
 	defer cancel()
 	var p tmux.Pane
 	if pane != nil {
-		d.report(Progress{State: "progress", Text: "respawning the harness in pane " + pane.ID})
+		d.report(seat.Progress{State: "progress", Text: "respawning the harness in pane " + pane.ID})
 		p, err = d.tm.RespawnPane(ctx, pane.ID, paneArgv, d.Cfg.Workdir)
 	} else {
-		d.report(Progress{State: "progress", Text: "starting tmux session " + d.sess.TmuxName + " on " + d.sess.Socket})
+		d.report(seat.Progress{State: "progress", Text: "starting tmux session " + d.sess.TmuxName + " on " + d.sess.Socket})
 		p, err = d.tm.NewSession(ctx, tmux.NewSessionOpts{Name: d.sess.TmuxName, Dir: d.Cfg.Workdir,
 			Argv: paneArgv, RemainOnExit: true})
 	}
 	if err != nil {
 		if errors.Is(err, tmux.ErrTimeout) {
-			return fmt.Errorf("%w: launch: %v", ErrUnobservable, err)
+			return fmt.Errorf("%w: launch: %v", seat.ErrUnobservable, err)
 		}
 		return fmt.Errorf("launch harness: %w", err)
 	}
@@ -126,7 +126,7 @@ func (d *Driver) launch(pane *tmux.Pane) error {
 	d.stepDone = d.stepDone || resume
 	if !resume {
 		d.floorPending = "first request of a fresh session"
-		d.ctxr = Context{}
+		d.ctxr = seat.Context{}
 	}
 	if err := d.saveSession(); err != nil {
 		return err
@@ -139,7 +139,7 @@ func (d *Driver) launch(pane *tmux.Pane) error {
 		verb = "resumed"
 	}
 	d.logf("%s harness in pane %s (pid %d), session %s", verb, p.ID, p.PID, d.sess.ID)
-	d.report(Progress{State: "progress", Text: fmt.Sprintf("%s session %s; waiting for the harness's SessionStart", verb, d.sess.ID)})
+	d.report(seat.Progress{State: "progress", Text: fmt.Sprintf("%s session %s; waiting for the harness's SessionStart", verb, d.sess.ID)})
 	d.to(machine.Launched, "harness SessionStart")
 	d.readyT.set(d.Cfg.ReadyTimeout.Duration)
 	d.armReadyPoll()
@@ -150,7 +150,7 @@ func (d *Driver) launch(pane *tmux.Pane) error {
 // answer in launch-env.toml, where `recover check` and a person can see which
 // binary the seat runs.
 func (d *Driver) resolveBinary(command, path string) (string, error) {
-	bin, err := ResolveBinary(command, path)
+	bin, err := seat.ResolveBinary(command, path)
 	if err != nil {
 		return "", err
 	}
@@ -177,7 +177,7 @@ func (d *Driver) setTmuxHooks() {
 	ctx, cancel := d.ctx()
 	defer cancel()
 	for _, h := range []string{"pane-died", "client-attached", "client-detached"} {
-		cmd := "run-shell -b " + tmuxQuote(HookCommand(d.Pantty, d.S, "--tmux", h))
+		cmd := "run-shell -b " + tmuxQuote(seat.HookCommand(d.Pantty, d.S, "--tmux", h))
 		if err := d.tm.SetHook(ctx, d.sess.TmuxName, h, cmd); err != nil {
 			d.logf("set %s hook: %v (the heartbeat check still covers it)", h, err)
 		}
@@ -325,8 +325,8 @@ func (d *Driver) relaunchNow() {
 		// A launch that cannot even be made (no binary, an unreadable env_file)
 		// counts as a launch that ended before the harness came up.
 		d.launchFailures++
-		d.lastExit = HarnessExit{At: time.Now().UTC(), Why: "relaunch failed", BeforeReady: true,
-			InARow: d.launchFailures, Lines: []string{err.Error()}, GaveUp: d.launchFailures >= MaxLaunchFailures}
+		d.lastExit = seat.HarnessExit{At: time.Now().UTC(), Why: "relaunch failed", BeforeReady: true,
+			InARow: d.launchFailures, Lines: []string{err.Error()}, GaveUp: d.launchFailures >= seat.MaxLaunchFailures}
 		if err := d.S.Write(d.S.HarnessExitPath(), d.lastExit); err != nil {
 			d.logf("harness-exit.toml: %v", err)
 		}
@@ -347,22 +347,7 @@ func (d *Driver) killHarness() {
 	if err := d.tm.KillSession(ctx, d.sess.TmuxName); err != nil && !errors.Is(err, tmux.ErrNoServer) && !errors.Is(err, tmux.ErrNoTarget) {
 		d.logf("kill session: %v", err)
 	}
-	KillGroup(pid)
-}
-
-// KillGroup sends SIGKILL to the process group a pane's first process leads
-// (tmux starts each pane in its own session), ending helpers the harness spawned,
-// and to every descendant of pantty's pane process (paneDescendants): a child the
-// harness detached with setsid is in another group, and would otherwise outlive
-// the pane, reparented to pid 1.
-func KillGroup(pid int) {
-	if pid > 1 {
-		rest := paneDescendants(pid) // listed first: once pid dies they are reparented away
-		syscall.Kill(-pid, syscall.SIGKILL)
-		for _, d := range rest {
-			syscall.Kill(d, syscall.SIGKILL)
-		}
-	}
+	seat.KillGroup(pid)
 }
 
 // tmuxQuote quotes a string as one tmux command argument (double quotes, with the

@@ -1,12 +1,14 @@
-package seat
+package driver
 
 import (
 	"fmt"
+	"path/filepath"
+	"time"
+
 	"github.com/pantty/pantty/internal/guard"
 	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/internal/machine"
-	"path/filepath"
-	"time"
+	"github.com/pantty/pantty/seat"
 )
 
 // drainEvents consumes every pending hook event in arrival order.
@@ -17,7 +19,7 @@ func (d *Driver) drainEvents() {
 		return
 	}
 	for _, name := range names {
-		ev, err := ReadEvent(filepath.Join(d.S.EventsDir(), name))
+		ev, err := seat.ReadEvent(filepath.Join(d.S.EventsDir(), name))
 		if err != nil {
 			d.logf("event %s unreadable: %v (set aside)", name, err)
 		} else {
@@ -32,10 +34,10 @@ func (d *Driver) drainEvents() {
 	}
 }
 
-func (d *Driver) onHookEvent(ev Event) {
+func (d *Driver) onHookEvent(ev seat.Event) {
 	f := ev.Fields
 	switch ev.Kind {
-	case EvSessionStart:
+	case seat.EvSessionStart:
 		if !d.sessionMatches(f.SessionID) {
 			d.logf("SessionStart for session %s (source %s), not the seat's %s: recorded, not trusted", f.SessionID, f.Source, d.sess.ID)
 			return
@@ -47,23 +49,23 @@ func (d *Driver) onHookEvent(ev Event) {
 			d.onCycleEvent(ev)
 		}
 		d.becomeReady("SessionStart source " + f.Source)
-	case EvUserPromptSubmit:
+	case seat.EvUserPromptSubmit:
 		d.onPromptSubmit(ev)
-	case EvStop, EvStopFailure:
+	case seat.EvStop, seat.EvStopFailure:
 		d.onTurnEnd(ev)
-	case EvRequestFailed:
+	case seat.EvRequestFailed:
 		d.onRequestFailed(ev)
-	case EvPaneDied:
+	case seat.EvPaneDied:
 		d.checkHarness("pane-died hook")
-	case EvClientAttached, EvClientDetached:
+	case seat.EvClientAttached, seat.EvClientDetached:
 		d.observeClients(ev.Kind)
-	case EvPreCompact, EvPostCompact:
+	case seat.EvPreCompact, seat.EvPostCompact:
 		d.onCycleEvent(ev)
-	case EvStatusLine:
+	case seat.EvStatusLine:
 		d.onStatusLine(ev)
-	case EvContextReading:
+	case seat.EvContextReading:
 		d.onContextReading(ev)
-	case EvNotification:
+	case seat.EvNotification:
 		d.onNotification(ev)
 	default:
 		// SessionEnd and the rest: recorded in events/seen for telemetry.
@@ -76,14 +78,14 @@ func (d *Driver) onHookEvent(ev Event) {
 // recover show why the turn does not end. The turn itself is left alone: its
 // ceiling still applies, and the next phase change clears the note. Idle
 // reminders (idle_prompt) are not a question.
-func (d *Driver) onNotification(ev Event) {
+func (d *Driver) onNotification(ev seat.Event) {
 	f := ev.Fields
 	fl := d.flight
 	if f.NotificationType == "" || f.NotificationType == "idle_prompt" || fl == nil ||
 		fl.e.Status.State != inbox.StateSubmitted || !d.sessionMatches(f.SessionID) {
 		return
 	}
-	what := cut(Redact(f.Message), 120)
+	what := seat.Cut(seat.Redact(f.Message), 120)
 	d.logf("message %s: the harness asks for a person mid-turn (%s): %s", fl.e.Msg.ID, f.NotificationType, what)
 	d.to(machine.AsksPerson, fmt.Sprintf("%s: the harness asks for a person (%s): %s", fl.e.Msg.ID, f.NotificationType, what))
 }
@@ -91,7 +93,7 @@ func (d *Driver) onNotification(ev Event) {
 // onPromptSubmit binds UserPromptSubmit evidence to the flight by the guard's
 // header (message id and nonce) and the session. A prompt pantty did not build
 // is a person typing: recorded, and the seat counts as busy until its turn ends.
-func (d *Driver) onPromptSubmit(ev Event) {
+func (d *Driver) onPromptSubmit(ev seat.Event) {
 	f := ev.Fields
 	id, nonce, _, ok := guard.MatchHeader(f.Prompt)
 	fl := d.flight
@@ -169,7 +171,7 @@ func (d *Driver) armCeiling(e *inbox.Entry) {
 
 // onTurnEnd closes the flight on a Stop or StopFailure tied to it by prompt_id
 // and session_id.
-func (d *Driver) onTurnEnd(ev Event) {
+func (d *Driver) onTurnEnd(ev seat.Event) {
 	f := ev.Fields
 	fl := d.flight
 	if fl == nil || fl.e.Status.State != inbox.StateSubmitted || !d.sessionMatches(f.SessionID) ||
@@ -184,11 +186,11 @@ func (d *Driver) onTurnEnd(ev Event) {
 		d.logf("%s for %s after the cancel's Escape: kept for the cancel to settle", ev.Kind, fl.e.Msg.ID)
 		return
 	}
-	if d.Cfg.Shape == ShapeTurn {
+	if d.Cfg.Shape == seat.ShapeTurn {
 		// The result envelope decides a turn-spawned message; an outage seen
 		// here (a failure that is not the message's) is remembered for it.
-		if ev.Kind == EvStopFailure {
-			if class, _ := ClassifyFailure(f.Error, f.LastAssistantMessage); class != FailWork {
+		if ev.Kind == seat.EvStopFailure {
+			if class, _ := seat.ClassifyFailure(f.Error, f.LastAssistantMessage); class != seat.FailWork {
 				d.turnRefusal = f.Error + ": " + f.LastAssistantMessage
 			}
 		}
@@ -198,7 +200,7 @@ func (d *Driver) onTurnEnd(ev Event) {
 	e := fl.e
 	d.flight = nil
 	d.keepReply(e, f.LastAssistantMessage)
-	if ev.Kind == EvStop {
+	if ev.Kind == seat.EvStop {
 		d.finish(e, inbox.StateProcessed, "", "", ev.File)
 		return
 	}

@@ -1,17 +1,19 @@
-package seat
+package driver
 
 import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"github.com/pantty/pantty/internal/guard"
-	"github.com/pantty/pantty/internal/inbox"
-	"github.com/pantty/pantty/internal/machine"
 	"os"
 	"os/exec"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/pantty/pantty/internal/guard"
+	"github.com/pantty/pantty/internal/inbox"
+	"github.com/pantty/pantty/internal/machine"
+	"github.com/pantty/pantty/seat"
 )
 
 // Envelope is the harness's result envelope (claude -p --output-format json).
@@ -23,10 +25,6 @@ type Envelope struct {
 	SessionID string `json:"session_id"`
 	Result    string `json:"result"`
 }
-
-// ReasonNoTurn: the harness reported success but no model turn ran (a dispatched
-// or rejected input): that is not processing.
-const ReasonNoTurn = "no-model-turn"
 
 // turnProc is the one harness process of a turn-shaped seat.
 type turnProc struct {
@@ -63,22 +61,22 @@ func (d *Driver) setupTurn() error {
 // deliverTurn starts one harness process for the submission.
 func (d *Driver) deliverTurn(e *inbox.Entry, sub guard.Submission) {
 	resume, err := d.Ad.SessionExists(d.S, d.Cfg, d.sess.ID)
-	var auth Authority
+	var auth seat.Authority
 	if err == nil {
 		auth, err = d.writeSettings()
 	}
 	var argv []string
 	if err == nil {
-		argv, err = d.Ad.Caps().TurnArgv(Launch{Seat: d.S, Config: d.Cfg, SessionID: d.sess.ID, Resume: resume,
+		argv, err = d.Ad.Caps().TurnArgv(seat.Launch{Seat: d.S, Config: d.Cfg, SessionID: d.sess.ID, Resume: resume,
 			Settings: d.S.SettingsPath(), Pantty: d.Pantty, Authority: auth})
 	}
 	if err != nil {
 		d.turnStartFailed(e, err)
 		return
 	}
-	env, err := HarnessEnv(os.Environ(), d.S, d.Cfg, d.Ad.Env(d.S, d.Cfg))
+	env, err := seat.HarnessEnv(os.Environ(), d.S, d.Cfg, d.Ad.Env(d.S, d.Cfg))
 	if err == nil {
-		env = auth.env(env)
+		env = auth.WithDrop(env)
 		argv[0], err = d.resolveBinary(argv[0], env["PATH"])
 	}
 	if err != nil {
@@ -86,7 +84,7 @@ func (d *Driver) deliverTurn(e *inbox.Entry, sub guard.Submission) {
 		return
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Dir, cmd.Env = d.Cfg.Workdir, envList(env)
+	cmd.Dir, cmd.Env = d.Cfg.Workdir, seat.EnvList(env)
 	cmd.Stdin = strings.NewReader(sub.Text())
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &limitWriter{w: &out, n: maxEnvelope}, &limitWriter{w: &errb, n: 64 << 10}
@@ -143,16 +141,16 @@ func (d *Driver) onTurnDone(r turnDone) {
 		name, text, _ := strings.Cut(d.turnRefusal, ": ")
 		d.onTurnFailed(e, name, text)
 	case perr != nil:
-		d.finish(e, inbox.StateFailed, inbox.ReasonWorkError, fmt.Sprintf("no result envelope (%v; exit %v): %s", perr, r.err, truncate(string(r.stderr), 300)), "")
+		d.finish(e, inbox.StateFailed, inbox.ReasonWorkError, fmt.Sprintf("no result envelope (%v; exit %v): %s", perr, r.err, seat.Truncate(string(r.stderr), 300)), "")
 	case env.Subtype == "success" && !env.IsError && env.NumTurns >= 1:
 		d.keepReply(e, env.Result)
 		e.Status.SessionID = env.SessionID
 		d.learnSessionID(env.SessionID) // a self-naming harness names its session in the envelope
 		d.finish(e, inbox.StateProcessed, "", "", fmt.Sprintf("envelope: success, %d turn(s), session %s", env.NumTurns, env.SessionID))
 	case env.Subtype == "success" && !env.IsError:
-		d.finish(e, inbox.StateFailed, ReasonNoTurn, "the envelope says success with zero model turns: not processing", "")
+		d.finish(e, inbox.StateFailed, seat.ReasonNoTurn, "the envelope says success with zero model turns: not processing", "")
 	default:
-		d.finish(e, inbox.StateFailed, inbox.ReasonWorkError, fmt.Sprintf("envelope %s is_error=%v: %s", env.Subtype, env.IsError, truncate(env.Result, 300)), "")
+		d.finish(e, inbox.StateFailed, inbox.ReasonWorkError, fmt.Sprintf("envelope %s is_error=%v: %s", env.Subtype, env.IsError, seat.Truncate(env.Result, 300)), "")
 	}
 	d.turnRefusal = ""
 }
@@ -205,12 +203,12 @@ func (l *limitWriter) Write(p []byte) (int, error) {
 func (d *Driver) providerRefused(e *inbox.Entry, errName, text string) {
 	now := time.Now()
 	rc := d.Cfg.Recovery
-	b := RefusalBlock(d.S.Name, errName, text, now, rc.ProviderReprobe.Duration, rc.ProviderMaxWait.Duration)
-	if err := RecordBlock(d.S.Home, d.Cfg.Provider, b, now); err != nil {
+	b := seat.RefusalBlock(d.S.Name, errName, text, now, rc.ProviderReprobe.Duration, rc.ProviderMaxWait.Duration)
+	if err := seat.RecordBlock(d.S.Home, d.Cfg.Provider, b, now); err != nil {
 		d.logf("provider block for %s: %v (kept in this driver)", d.Cfg.Provider, err)
 	}
 	e.Status.NotBefore = b.Until
-	e.Status.Reason = ReasonProviderRefusal
+	e.Status.Reason = seat.ReasonProviderRefusal
 	d.requeue(e, fmt.Sprintf("provider %s refused (%s): %s", d.Cfg.Provider, errName, text))
 	d.to(machine.ProviderRefused, fmt.Sprintf("provider %s: %s until %s: %s", d.Cfg.Provider, errName, b.Until.Format(time.RFC3339), b.Text))
 }

@@ -1,18 +1,20 @@
-package seat
+package driver
 
 import (
 	"fmt"
-	"github.com/pantty/pantty/internal/machine"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/pantty/pantty/internal/machine"
+	"github.com/pantty/pantty/seat"
 )
 
 // cycleRun is the compaction cycle in progress and the request to answer.
 type cycleRun struct {
-	rec Cycle
-	req *Request
+	rec seat.Cycle
+	req *seat.Request
 }
 
 // startCycle runs the compaction cycle at a boundary pantty chose: materialize
@@ -20,9 +22,9 @@ type cycleRun struct {
 // compaction is not reversible), then send /compact through the command door.
 // The hooks re-inject the handoff (SessionStart, source compact); PreCompact,
 // the injected hash and PostCompact are the cycle's evidence.
-func (d *Driver) startCycle(req *Request, reason, instructions string) {
+func (d *Driver) startCycle(req *seat.Request, reason, instructions string) {
 	now := time.Now()
-	c := Cycle{ID: fmt.Sprintf("k%d", now.UnixNano()), State: "requested", Reason: reason, Requested: now.UTC(),
+	c := seat.Cycle{ID: fmt.Sprintf("k%d", now.UnixNano()), State: "requested", Reason: reason, Requested: now.UTC(),
 		Before: d.ctxr.Occupancy}
 	d.cycle = &cycleRun{rec: c, req: req}
 	n, err := d.S.BuildNote(reason, now)
@@ -42,14 +44,14 @@ func (d *Driver) startCycle(req *Request, reason, instructions string) {
 	}
 	if instructions == "" {
 		instructions = d.Cfg.Compaction.Instructions
-		if instructions != "" && slices.Contains(commandRules(d.Ad).Bare, "compact") {
+		if instructions != "" && slices.Contains(seat.CommandRules(d.Ad).Bare, "compact") {
 			// The seat-wide setting cannot reach this harness; the cycle still
 			// runs. (Instructions asked for by one request are refused instead.)
 			d.logf("compaction cycle %s: seat.toml compaction.instructions not passed: the %s harness's /compact takes no arguments", c.ID, d.Ad.Name())
 			instructions = ""
 		}
 	}
-	cmd, err := NewCommand(d.Ad, "compact", instructions)
+	cmd, err := seat.NewCommand(d.Ad, "compact", instructions)
 	if err != nil {
 		d.endCycle("failed", err.Error())
 		return
@@ -63,34 +65,34 @@ func (d *Driver) startCycle(req *Request, reason, instructions string) {
 }
 
 func (d *Driver) writeCycle() {
-	if err := d.S.Write(d.S.cyclePath(), d.cycle.rec); err != nil {
+	if err := d.S.Write(d.S.CyclePath(), d.cycle.rec); err != nil {
 		d.logf("cycle: %v", err)
 	}
 }
 
 // onCycleEvent records the evidence of a cycle, or of a compaction pantty did
 // not choose (the PreCompact hook materialized for it).
-func (d *Driver) onCycleEvent(ev Event) {
+func (d *Driver) onCycleEvent(ev seat.Event) {
 	d.onCommandEvidence(ev)
 	if d.cycle == nil {
-		if ev.Kind == EvSessionStart && d.recordLateInjection(ev) {
+		if ev.Kind == seat.EvSessionStart && d.recordLateInjection(ev) {
 			return
 		}
-		if ev.Kind == EvPreCompact {
+		if ev.Kind == seat.EvPreCompact {
 			d.logf("compaction not chosen by pantty (trigger %s): handoff materialized by %s", ev.Fields.Trigger, ev.Pantty["materialized_by"])
 		}
-		if ev.Kind == EvPostCompact && d.ctxr.FloorSource == "" {
+		if ev.Kind == seat.EvPostCompact && d.ctxr.FloorSource == "" {
 			d.floorPending = "first request after a compaction (includes the summary)"
 		}
 		return
 	}
 	r := &d.cycle.rec
 	switch ev.Kind {
-	case EvPreCompact:
+	case seat.EvPreCompact:
 		r.PreCompact = ev.File
-	case EvSessionStart:
+	case seat.EvSessionStart:
 		r.Injected, r.InjectedHash = ev.File, ev.Pantty["injected_hash"]
-	case EvPostCompact:
+	case seat.EvPostCompact:
 		r.PostCompact = ev.File
 	}
 	d.writeCycle()
@@ -169,8 +171,8 @@ func (d *Driver) endCycle(state, errText string) {
 // onStatusLine turns a status-line reading into context.toml: occupancy from
 // current_usage, the floor measured on the first request of a fresh session
 // (occupancy minus what that request itself added), reclaimable the rest.
-func (d *Driver) onStatusLine(ev Event) {
-	r, err := ParseStatusLine(ev.Payload)
+func (d *Driver) onStatusLine(ev seat.Event) {
+	r, err := seat.ParseStatusLine(ev.Payload)
 	if err != nil || r.SessionID != d.sess.ID {
 		return
 	}
@@ -180,10 +182,10 @@ func (d *Driver) onStatusLine(ev Event) {
 // applyReading is the one rule for a context reading, whatever carried it:
 // occupancy as read, the floor measured on the first request of a fresh session
 // (occupancy minus what that request itself added), reclaimable the rest.
-func (d *Driver) applyReading(r StatusReading, source string, at time.Time) {
+func (d *Driver) applyReading(r seat.StatusReading, source string, at time.Time) {
 	c := &d.ctxr
 	if c.SessionID != d.sess.ID {
-		*c = Context{SessionID: d.sess.ID}
+		*c = seat.Context{SessionID: d.sess.ID}
 	}
 	c.Occupancy, c.Window, c.Model, c.ReadAt = r.Occupancy, r.Window, r.Model, at
 	c.Source = source
@@ -205,11 +207,11 @@ func (d *Driver) applyReading(r StatusReading, source string, at time.Time) {
 // recordAfter stores the first occupancy read after a finished cycle in its record.
 func (d *Driver) recordAfter(occ int) {
 	path := filepath.Join(d.S.ArtifactsDir(), "compact-"+d.lastCycle+".toml")
-	var r Cycle
-	if err := ReadState(path, &r); err == nil && r.After == 0 {
+	var r seat.Cycle
+	if err := seat.ReadState(path, &r); err == nil && r.After == 0 {
 		r.After = occ
 		d.S.Write(path, r)
-		d.S.Write(d.S.cyclePath(), r)
+		d.S.Write(d.S.CyclePath(), r)
 	}
 	d.lastCycle = ""
 }
@@ -218,7 +220,7 @@ func (d *Driver) writeContext() {
 	if d.ctxr.SessionID == "" {
 		return
 	}
-	if err := d.S.Write(d.S.contextPath(), d.ctxr); err != nil {
+	if err := d.S.Write(d.S.ContextPath(), d.ctxr); err != nil {
 		d.logf("context: %v", err)
 	}
 }

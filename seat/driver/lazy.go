@@ -1,16 +1,14 @@
-package seat
+package driver
 
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/pantty/pantty/internal/machine"
 	"path/filepath"
 	"time"
-)
 
-// This file holds what the driver does for a harness whose SessionStart hook is
-// lazy (Capabilities.StartsLazily: Codex CLI) and for adapters that report context through a
-// ContextReading event instead of a Claude-shaped status line.
+	"github.com/pantty/pantty/internal/machine"
+	"github.com/pantty/pantty/seat"
+)
 
 // readyPoll is how often the driver looks at the pane of a lazily starting
 // harness until its input box shows: no hook fires at start, so the pane is the
@@ -86,7 +84,7 @@ func (d *Driver) markReady(why string) {
 	d.readyT.stop()
 	d.logf("harness ready (%s)", why)
 	d.to(machine.Ready, "")
-	d.report(Progress{State: "ready", Holder: d.Lock.Owner.Holder, Session: d.sess.ID, Adopted: d.adopted})
+	d.report(seat.Progress{State: "ready", Holder: d.Lock.Owner.Holder, Session: d.sess.ID, Adopted: d.adopted})
 	d.Report = nil
 }
 
@@ -101,9 +99,9 @@ func (d *Driver) injectsLater() bool {
 // the cycle it belongs to was done (Capabilities.StartsLazily): the handoff it injected into the
 // first request after the compaction is recorded in that cycle's record, and
 // checked against the one materialized. It reports whether a cycle was waiting.
-func (d *Driver) recordLateInjection(ev Event) bool {
-	var r Cycle
-	if err := ReadState(d.S.cyclePath(), &r); err != nil || r.State != "done" || r.Injected != "" || r.PostCompact == "" {
+func (d *Driver) recordLateInjection(ev seat.Event) bool {
+	var r seat.Cycle
+	if err := seat.ReadState(d.S.CyclePath(), &r); err != nil || r.State != "done" || r.Injected != "" || r.PostCompact == "" {
 		return false
 	}
 	r.Injected, r.InjectedHash = ev.File, ev.Pantty["injected_hash"]
@@ -113,7 +111,7 @@ func (d *Driver) recordLateInjection(ev Event) bool {
 	} else {
 		d.logf("compaction cycle %s: handoff %s re-injected with the first turn after it (%s)", r.ID, r.Hash, ev.File)
 	}
-	d.S.Write(d.S.cyclePath(), r)
+	d.S.Write(d.S.CyclePath(), r)
 	d.S.Write(filepath.Join(d.S.ArtifactsDir(), "compact-"+r.ID+".toml"), r)
 	return true
 }
@@ -133,28 +131,12 @@ func (d *Driver) applyLateReadings() {
 	}
 }
 
-// ContextReadingPayload is the payload of a ContextReading event: an adapter's
-// occupancy reading for a harness without a Claude-shaped status line (Codex:
-// the token usage of the request that just ended, from its PostModelRequest
-// hook). Occupancy is what that request carried; Added is the part of it the
-// request itself added (0 when the harness does not say: the floor is then the
-// whole first request of a fresh session). Cumulative totals never go here.
-type ContextReadingPayload struct {
-	SessionID string `json:"session_id"`
-	TurnID    string `json:"turn_id,omitempty"`
-	Occupancy int    `json:"occupancy"`
-	Added     int    `json:"added"`
-	Window    int    `json:"window"`
-	Model     string `json:"model,omitempty"`
-	Source    string `json:"source"`
-}
-
 // onContextReading turns a ContextReading event into context.toml by the same
 // rule as the status line (applyReading). The reading describes the request
 // that ended the turn, so it is taken in as of now, not of the hook's write:
 // it is never older than the turn end it belongs to.
-func (d *Driver) onContextReading(ev Event) {
-	var p ContextReadingPayload
+func (d *Driver) onContextReading(ev seat.Event) {
+	var p seat.ContextReadingPayload
 	if err := json.Unmarshal(ev.Payload, &p); err != nil || p.SessionID == "" || p.Occupancy <= 0 {
 		return
 	}
@@ -173,6 +155,6 @@ func (d *Driver) onContextReading(ev Event) {
 	if src == "" {
 		src = "adapter context reading"
 	}
-	d.applyReading(StatusReading{SessionID: p.SessionID, Input: p.Added, Occupancy: p.Occupancy, Window: p.Window, Model: p.Model},
+	d.applyReading(seat.StatusReading{SessionID: p.SessionID, Input: p.Added, Occupancy: p.Occupancy, Window: p.Window, Model: p.Model},
 		src, time.Now().UTC())
 }

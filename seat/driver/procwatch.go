@@ -1,4 +1,4 @@
-package seat
+package driver
 
 import (
 	"os"

@@ -1,13 +1,9 @@
-package seat
+package driver
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
-	"github.com/pantty/pantty/internal/guard"
-	"github.com/pantty/pantty/internal/inbox"
-	"github.com/pantty/pantty/internal/machine"
 	"io/fs"
 	"log"
 	"os"
@@ -18,34 +14,11 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+	"github.com/pantty/pantty/internal/guard"
+	"github.com/pantty/pantty/internal/inbox"
+	"github.com/pantty/pantty/internal/machine"
+	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/tmux"
-)
-
-// Progress is one line the driver reports to the `seat start` that spawned it,
-// so start can show honest progress and exit with the driver's own verdict.
-type Progress struct {
-	State   string `json:"state"` // progress, ready, refused, error
-	Text    string `json:"text,omitempty"`
-	Holder  string `json:"holder,omitempty"`
-	Session string `json:"session,omitempty"`
-	Adopted bool   `json:"adopted,omitempty"`
-}
-
-// Driver phases as heartbeat.toml records them; internal/machine names them
-// and the events between them.
-const (
-	PhaseStarting    = string(machine.Starting)
-	PhaseIdle        = string(machine.Idle)
-	PhaseSubmitting  = string(machine.Submitting)
-	PhaseInTurn      = string(machine.InTurn)
-	PhaseCancelling  = string(machine.Cancelling)
-	PhaseCompacting  = string(machine.Compacting)
-	PhaseRelay       = string(machine.Relay)
-	PhaseProvider    = string(machine.Provider)
-	PhaseMeans       = string(machine.Means)
-	PhaseRetry       = string(machine.Retry)
-	PhaseRelaunching = string(machine.Relaunching)
-	PhaseStopping    = string(machine.Stopping)
 )
 
 // Driver is the seat's work loop: one process per seat that holds owner.lock for
@@ -54,42 +27,42 @@ const (
 // for arrives as an event (fsnotify on inbox, events and control; tmux's
 // control-mode client for a vanished server) or a timer with a stated reason.
 type Driver struct {
-	S      Seat
-	Cfg    Config
-	Ad     Adapter
-	Lock   *Lock
+	S      seat.Seat
+	Cfg    seat.Config
+	Ad     seat.Adapter
+	Lock   *seat.Lock
 	Pantty string      // absolute path of this binary, for hooks and the pane's exec
 	Log    *log.Logger // driver.log
-	Report func(Progress)
+	Report func(seat.Progress)
 
 	tm       *tmux.Client
-	sess     Session
+	sess     seat.Session
 	phase    machine.Phase
 	waiting  string
 	ready    bool
 	readying bool // the harness started; the input box is being looked for (becomeReady)
 	adopted  bool
 	launchAt time.Time
-	paneDone chan paneAnswer // pane watches report here (driver_panewatch.go)
+	paneDone chan paneAnswer // pane watches report here (panewatch.go)
 
 	entries     map[string]*inbox.Entry
 	order       []*inbox.Entry
 	flight      *flight
-	cancel      *cancelRun // a cancel of the flight watching the pane (driver_cancel.go)
+	cancel      *cancelRun // a cancel of the flight watching the pane (cancel.go)
 	foreignTurn string     // prompt_id of a turn pantty did not submit (a person typing)
 	foreignAt   time.Time
-	cmds        []Request
+	cmds        []seat.Request
 	notBefore   time.Time // provider wait: nothing is submitted before this
 	blocked     string    // why nothing may be submitted at all (e.g. unsupported dispatch facts)
 	pruned      time.Time // last retention sweep
 
-	cycle        *cycleRun          // the compaction cycle in progress
-	lastCycle    string             // a finished cycle still waiting for its "after" reading
-	lastCycleEnd time.Time          // the policy compacts again only on a newer reading
-	ctxr         Context            // the latest context reading (context.toml)
-	floorPending string             // why the next reading measures the floor ("" = not pending)
-	probes       map[string]Request // probe message id → the request waiting for it
-	lateReadings []Event            // context readings that came before a self-named session id was recorded
+	cycle        *cycleRun               // the compaction cycle in progress
+	lastCycle    string                  // a finished cycle still waiting for its "after" reading
+	lastCycleEnd time.Time               // the policy compacts again only on a newer reading
+	ctxr         seat.Context            // the latest context reading (context.toml)
+	floorPending string                  // why the next reading measures the floor ("" = not pending)
+	probes       map[string]seat.Request // probe message id → the request waiting for it
+	lateReadings []seat.Event            // context readings that came before a self-named session id was recorded
 	cycleT       timer
 	cmdRun       *cmdFlight // a command the door pasted, waiting for the harness to take it
 	cmdHeld      string     // why the pane was not free for the first queued command
@@ -99,8 +72,8 @@ type Driver struct {
 	// launchFailures counts launches in a row that ended before the harness
 	// came up; lastExit is the latest exit's record (harness-exit.toml).
 	launchFailures int
-	lastExit       HarnessExit
-	mode           Mode                // direct or relay (mode.toml)
+	lastExit       seat.HarnessExit
+	mode           seat.Mode           // direct or relay (mode.toml)
 	relayPinned    bool                // `seat attach` declared relay; left when it returns
 	relayIgnored   map[int]bool        // clients `seat relay --off` told the driver to ignore
 	harnessW       *procWatch          // the harness process (pidfd): its exit wakes the loop
@@ -132,36 +105,13 @@ type flight struct {
 	recovered  bool // inherited from a driver that died mid-delivery (no Submission)
 }
 
-// NewSessionID makes a random (version 4) UUID: pantty chooses the harness session
-// id before the first launch so it can resume that exact session later.
-func NewSessionID() string {
-	b := make([]byte, 16)
-	rand.Read(b)
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
-}
-
-// SocketFor resolves the seat's tmux socket: seat.toml, then $PANTTY_TMUX_SOCKET,
-// then "pantty" — always a private server, never the user's default one.
-func SocketFor(c Config) (string, error) {
-	spec := c.Tmux.Socket
-	if spec == "" {
-		spec = os.Getenv("PANTTY_TMUX_SOCKET")
-	}
-	if spec == "" {
-		spec = "pantty"
-	}
-	return tmux.SocketPath(spec)
-}
-
 func (d *Driver) logf(format string, a ...any) {
 	if d.Log != nil {
 		d.Log.Printf(format, a...)
 	}
 }
 
-func (d *Driver) report(p Progress) {
+func (d *Driver) report(p seat.Progress) {
 	if d.Report != nil {
 		d.Report(p)
 	}
@@ -175,8 +125,8 @@ func (d *Driver) Loop() int {
 	d.S.CleanTmp()
 	if err := d.setup(); err != nil {
 		d.logf("start failed: %v", err)
-		d.report(Progress{State: "error", Text: err.Error()})
-		if errors.Is(err, ErrUnobservable) {
+		d.report(seat.Progress{State: "error", Text: err.Error()})
+		if errors.Is(err, seat.ErrUnobservable) {
 			return 4
 		}
 		return 1
@@ -201,7 +151,7 @@ func (d *Driver) Loop() int {
 			d.logf("watch: %v (rescanning)", err)
 			d.rescan()
 		case <-hb.C:
-			if d.Cfg.Shape != ShapeTurn {
+			if d.Cfg.Shape != seat.ShapeTurn {
 				d.checkHarness("heartbeat check")
 				d.observeClients("heartbeat check")
 			}
@@ -272,8 +222,8 @@ func (d *Driver) pump() {
 }
 
 func (d *Driver) setup() error {
-	d.report(Progress{State: "progress", Text: "holding owner.lock as " + d.Lock.Owner.Holder})
-	facts, from, err := FactsFor(d.S.Home, d.Ad, d.Cfg.Shape)
+	d.report(seat.Progress{State: "progress", Text: "holding owner.lock as " + d.Lock.Owner.Holder})
+	facts, from, err := seat.FactsFor(d.S.Home, d.Ad, d.Cfg.Shape)
 	if err != nil {
 		return err
 	}
@@ -285,7 +235,7 @@ func (d *Driver) setup() error {
 	sess, err := d.S.ReadSession()
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		sess = Session{Harness: d.Cfg.Harness, ID: NewSessionID(), Generation: 1, Why: "first start"}
+		sess = seat.Session{Harness: d.Cfg.Harness, ID: seat.NewSessionID(), Generation: 1, Why: "first start"}
 		if d.selfNaming() {
 			sess.ID = "" // the harness names it; recorded from the first bound turn end
 		}
@@ -294,7 +244,7 @@ func (d *Driver) setup() error {
 	case sess.Harness != d.Cfg.Harness:
 		return fmt.Errorf("seat %q: session.toml is a %s session but seat.toml says harness = %q (a harness change needs a new generation)", d.S.Name, sess.Harness, d.Cfg.Harness)
 	}
-	socket, err := SocketFor(d.Cfg)
+	socket, err := seat.SocketFor(d.Cfg)
 	if err != nil {
 		return err
 	}
@@ -329,12 +279,12 @@ func (d *Driver) setup() error {
 		return err
 	}
 	d.begin(machine.Starting, "harness SessionStart")
-	if d.Cfg.Shape == ShapeTurn {
+	if d.Cfg.Shape == seat.ShapeTurn {
 		d.turnDone = make(chan turnDone, 1)
 		if err := d.setupTurn(); err != nil {
 			return err
 		}
-		d.report(Progress{State: "ready", Holder: d.Lock.Owner.Holder, Session: d.sess.ID})
+		d.report(seat.Progress{State: "ready", Holder: d.Lock.Owner.Holder, Session: d.sess.ID})
 		d.Report = nil
 	} else if err := d.ensureHarness(); err != nil {
 		return err
@@ -376,7 +326,7 @@ func (d *Driver) teardown() {
 
 // beat writes heartbeat.toml; only the loop calls it.
 func (d *Driver) beat() {
-	hb := Heartbeat{At: time.Now().UTC(), Phase: string(d.phase), Interval: d.Cfg.HeartbeatInterval,
+	hb := seat.Heartbeat{At: time.Now().UTC(), Phase: string(d.phase), Interval: d.Cfg.HeartbeatInterval,
 		PID: os.Getpid(), Holder: d.Lock.Owner.Holder, Waiting: d.waiting}
 	if o := d.outage; o != nil {
 		hb.Fault, hb.FaultCause, hb.FaultSince = o.class, o.cause, o.since.UTC()
@@ -400,7 +350,7 @@ func (d *Driver) begin(p machine.Phase, waiting string) {
 func (d *Driver) to(ev machine.Event, waiting string) {
 	r, ok := machine.Lookup(d.phase, ev)
 	if !ok {
-		d.logf("%s %s on %s (taken to %s)", UnnamedTransition, ev, d.phase, r.To)
+		d.logf("%s %s on %s (taken to %s)", seat.UnnamedTransition, ev, d.phase, r.To)
 	}
 	if r.To == machine.Stay {
 		return
@@ -411,10 +361,6 @@ func (d *Driver) to(ev machine.Event, waiting string) {
 	d.phase, d.waiting = r.To, waiting
 	d.beat()
 }
-
-// UnnamedTransition starts the driver.log line of a phase change that
-// internal/machine's table does not name.
-const UnnamedTransition = "machine: unnamed transition:"
 
 func (d *Driver) ctx() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), 10*time.Second)
@@ -449,7 +395,7 @@ func (d *Driver) onReadyTimeout() {
 	if d.Report != nil {
 		// The start that waits for us fails: leave no harness running without
 		// a driver (its last lines are in the error and driver.log).
-		d.report(Progress{State: "error", Text: err.Error()})
+		d.report(seat.Progress{State: "error", Text: err.Error()})
 		d.killHarness()
 		code := 1
 		d.exit = &code
@@ -468,7 +414,7 @@ func (d *Driver) paneTail() string {
 	if len(lines) > 5 {
 		lines = lines[len(lines)-5:]
 	}
-	return "; pane shows: " + Redact(strings.Join(lines, " | "))
+	return "; pane shows: " + seat.Redact(strings.Join(lines, " | "))
 }
 
 // timer is a stoppable one-shot whose channel is nil while it is not armed, so a

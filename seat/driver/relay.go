@@ -1,48 +1,21 @@
-package seat
+package driver
 
 import (
 	"errors"
 	"fmt"
-	"github.com/pantty/pantty/internal/machine"
 	"io/fs"
 	"strings"
 	"time"
+
+	"github.com/pantty/pantty/internal/machine"
+	"github.com/pantty/pantty/seat"
 )
-
-// Seat modes: who owns the pane's input.
-const (
-	ModeDirect = "direct" // the driver submits board work
-	ModeRelay  = "relay"  // a person owns the input; the driver submits nothing and queues
-)
-
-// RelayIgnore in seat.toml opts a seat out of relay (people attach only to watch).
-const RelayIgnore = "ignore"
-
-// Mode is mode.toml: the seat's current mode, latest wins. It is switched only
-// by what the driver observes from tmux (a client that can type attached to the
-// seat's session), by `pantty seat attach`, or by `pantty seat relay --off`.
-type Mode struct {
-	Mode    string    `toml:"mode"`
-	Since   time.Time `toml:"since"`
-	Why     string    `toml:"why"`
-	Clients []string  `toml:"clients,omitempty"` // the typing clients seen (tty pid)
-	Draft   string    `toml:"draft,omitempty"`   // a draft left in the input box that holds the queue
-}
-
-func (s Seat) modePath() string { return s.path("mode.toml") }
-
-// ReadMode reads mode.toml; a seat that never had a person at it has none
-// (direct is then the driver's state, and readers say unknown).
-func (s Seat) ReadMode() (Mode, error) {
-	var m Mode
-	return m, ReadState(s.modePath(), &m)
-}
 
 // observeClients looks at the clients attached to the seat's session and
 // switches the mode: any client that can type (not control mode, not
 // read-only) means relay; none means direct.
 func (d *Driver) observeClients(why string) {
-	if d.Cfg.Relay == RelayIgnore || d.Cfg.Shape == ShapeTurn || d.sess.TmuxName == "" {
+	if d.Cfg.Relay == seat.RelayIgnore || d.Cfg.Shape == seat.ShapeTurn || d.sess.TmuxName == "" {
 		return
 	}
 	ctx, cancel := d.ctx()
@@ -60,9 +33,9 @@ func (d *Driver) observeClients(why string) {
 		typing = append(typing, fmt.Sprintf("%s pid %d", c.TTY, c.PID))
 	}
 	switch {
-	case len(typing) > 0 && d.mode.Mode != ModeRelay:
-		d.setMode(ModeRelay, "observed: "+strings.Join(typing, ", ")+" attached ("+why+")", typing)
-	case len(typing) == 0 && d.mode.Mode == ModeRelay && !d.relayPinned:
+	case len(typing) > 0 && d.mode.Mode != seat.ModeRelay:
+		d.setMode(seat.ModeRelay, "observed: "+strings.Join(typing, ", ")+" attached ("+why+")", typing)
+	case len(typing) == 0 && d.mode.Mode == seat.ModeRelay && !d.relayPinned:
 		d.leaveRelay("observed: no typing client attached (" + why + ")")
 	case len(typing) == 0:
 		d.relayPinned = false
@@ -71,12 +44,12 @@ func (d *Driver) observeClients(why string) {
 
 // setMode records a mode switch atomically (mode.toml, latest wins).
 func (d *Driver) setMode(mode, why string, clients []string) {
-	d.mode = Mode{Mode: mode, Since: time.Now().UTC(), Why: why, Clients: clients}
-	if err := d.S.Write(d.S.modePath(), d.mode); err != nil {
+	d.mode = seat.Mode{Mode: mode, Since: time.Now().UTC(), Why: why, Clients: clients}
+	if err := d.S.Write(d.S.ModePath(), d.mode); err != nil {
 		d.logf("mode: %v", err)
 	}
 	d.logf("mode %s: %s", mode, why)
-	if mode == ModeRelay {
+	if mode == seat.ModeRelay {
 		d.to(machine.RelayEntered, why)
 	} else if d.phase == machine.Relay {
 		d.to(machine.RelayLeft, "")
@@ -88,13 +61,13 @@ func (d *Driver) setMode(mode, why string, clients []string) {
 // submits or clears it), and mode.toml and the heartbeat say so.
 func (d *Driver) leaveRelay(why string) {
 	if draft := d.draft(); draft != "" {
-		d.mode = Mode{Mode: ModeDirect, Since: time.Now().UTC(), Why: why, Draft: draft}
-		d.S.Write(d.S.modePath(), d.mode)
-		d.logf("relay ended but a draft is in the input box: holding the queue (%q)", truncate(draft, 80))
+		d.mode = seat.Mode{Mode: seat.ModeDirect, Since: time.Now().UTC(), Why: why, Draft: draft}
+		d.S.Write(d.S.ModePath(), d.mode)
+		d.logf("relay ended but a draft is in the input box: holding the queue (%q)", seat.Truncate(draft, 80))
 		d.to(machine.DraftHeld, "a draft is in the input box: submit or clear it; pantty will not wipe it")
 		return
 	}
-	d.setMode(ModeDirect, why, nil)
+	d.setMode(seat.ModeDirect, why, nil)
 }
 
 // draft reads the input box, or "" when it is empty or cannot be read.
@@ -119,14 +92,14 @@ func (d *Driver) draft() string {
 // relayHolds reports whether the mode keeps the driver from submitting, and
 // re-checks a held draft.
 func (d *Driver) relayHolds() bool {
-	if d.mode.Mode == ModeRelay {
+	if d.mode.Mode == seat.ModeRelay {
 		return true
 	}
 	if d.mode.Draft != "" {
 		if d.draft() != "" {
 			return true
 		}
-		d.setMode(ModeDirect, "the draft left in the input box is gone", nil)
+		d.setMode(seat.ModeDirect, "the draft left in the input box is gone", nil)
 	}
 	return false
 }
@@ -140,7 +113,7 @@ func (d *Driver) loadMode() {
 		d.logf("mode.toml: %v (observing afresh)", err)
 	}
 	if d.mode.Mode == "" {
-		d.setMode(ModeDirect, "driver start: no person observed yet", nil)
+		d.setMode(seat.ModeDirect, "driver start: no person observed yet", nil)
 	}
 	d.observeClients("driver start")
 }
@@ -148,11 +121,11 @@ func (d *Driver) loadMode() {
 // onRelayRequest handles `pantty seat attach` (on/off around the attach) and
 // `pantty seat relay --off` (forced: the clients attached now are ignored, for
 // when observation fails).
-func (d *Driver) onRelayRequest(r Request) {
+func (d *Driver) onRelayRequest(r seat.Request) {
 	switch r.Args {
 	case "on":
 		d.relayPinned = true
-		d.setMode(ModeRelay, "pantty seat attach (pid "+fmt.Sprint(r.FromPID)+")", nil)
+		d.setMode(seat.ModeRelay, "pantty seat attach (pid "+fmt.Sprint(r.FromPID)+")", nil)
 		d.answer(r, nil, "relay: the driver submits nothing until the person leaves")
 	case "off":
 		d.relayPinned = false

@@ -1,21 +1,23 @@
-package seat
+package driver
 
 import (
-	"github.com/pantty/pantty/internal/fsatomic"
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/pantty/pantty/internal/fsatomic"
+	"github.com/pantty/pantty/seat"
 )
 
 // writeSettings resolves what this launch lets the model reach, records it in
 // authority.toml (status and gates read it), writes the per-launch harness
 // settings that carry it, and watches the drop directory when isolation is on.
-func (d *Driver) writeSettings() (Authority, error) {
-	env, err := HarnessEnv(os.Environ(), d.S, d.Cfg, d.Ad.Env(d.S, d.Cfg))
+func (d *Driver) writeSettings() (seat.Authority, error) {
+	env, err := seat.HarnessEnv(os.Environ(), d.S, d.Cfg, d.Ad.Env(d.S, d.Cfg))
 	if err != nil {
-		return Authority{}, err
+		return seat.Authority{}, err
 	}
-	a, err := ResolveAuthority(d.Ad, d.S, d.Cfg, env, time.Now())
+	a, err := seat.ResolveAuthority(d.Ad, d.S, d.Cfg, env, time.Now())
 	if err != nil {
 		return a, err
 	}
@@ -23,7 +25,7 @@ func (d *Driver) writeSettings() (Authority, error) {
 		return a, err
 	}
 	d.logf("authority: isolation %s (%s)", a.Isolation, a.Why)
-	settings, err := ClaudeSettings(d.Pantty, d.S, d.Cfg.Activity, a)
+	settings, err := seat.ClaudeSettings(d.Pantty, d.S, d.Cfg.Activity, a)
 	if err != nil {
 		return a, err
 	}
@@ -40,30 +42,20 @@ func (d *Driver) writeSettings() (Authority, error) {
 	return a, nil
 }
 
-// env adds the drop directory to the harness's environment when isolation is on.
-func (a Authority) env(env map[string]string) map[string]string {
-	if a.Drop != "" {
-		env[DropEnv] = a.Drop
-	} else {
-		delete(env, DropEnv)
-	}
-	return env
-}
-
 // drainDrop takes every whole request in the drop directory: it is read without
 // following links and within its bound, checked, done for this seat, answered
 // beside it (<id>.done) and removed. Nothing in it can name another seat.
 func (d *Driver) drainDrop() {
-	names, err := pendingDrops(d.drop)
+	names, err := seat.PendingDrops(d.drop)
 	if err != nil {
 		d.logf("drop: %v", err)
 		return
 	}
 	for _, name := range names {
 		path := filepath.Join(d.drop, name)
-		r, err := readDrop(path)
+		r, err := seat.ReadDrop(path)
 		os.Remove(path)
-		ans := DropAnswer{At: time.Now().UTC()}
+		ans := seat.DropAnswer{At: time.Now().UTC()}
 		if err == nil {
 			ans.Detail, err = d.onDrop(r)
 		}
@@ -79,8 +71,8 @@ func (d *Driver) drainDrop() {
 	}
 }
 
-func (d *Driver) onDrop(r DropRequest) (string, error) {
-	if r.Kind == DropRefresh {
+func (d *Driver) onDrop(r seat.DropRequest) (string, error) {
+	if r.Kind == seat.DropRefresh {
 		return d.requestRefresh()
 	}
 	path, err := d.S.Handoff().AddNote(r.Text, time.Now())

@@ -1,30 +1,13 @@
-package seat
+package driver
 
 import (
 	"fmt"
-	"github.com/pantty/pantty/internal/inbox"
 	"path/filepath"
 	"time"
-)
 
-// RefreshDecision is artifacts/refresh-<ns>.toml: one decision of the refresh
-// policy ("refresh" or "send" the next message) with the numbers it used.
-type RefreshDecision struct {
-	Policy      string    `toml:"policy"`
-	Decision    string    `toml:"decision"` // refresh, send
-	Reason      string    `toml:"reason"`
-	Next        string    `toml:"next"` // the message waiting to be sent
-	Processed   int       `toml:"processed_since_refresh"`
-	Every       int       `toml:"every,omitempty"`
-	Reclaimable int       `toml:"reclaimable,omitempty"`
-	Floor       int       `toml:"floor,omitempty"`
-	Window      int       `toml:"window,omitempty"`
-	Estimate    int       `toml:"next_estimate_tokens,omitempty"`
-	Pressure    float64   `toml:"pressure_with_next,omitempty"`
-	Threshold   float64   `toml:"threshold,omitempty"`
-	StaleRead   bool      `toml:"stale_reading,omitempty"`
-	At          time.Time `toml:"at"`
-}
+	"github.com/pantty/pantty/internal/inbox"
+	"github.com/pantty/pantty/seat"
+)
 
 // freshReadingWait bounds how long the context policy waits after a turn end for
 // the status line to report the new occupancy before deciding on the old one.
@@ -35,24 +18,24 @@ const freshReadingWait = 2 * time.Second
 // records the decision either way for the policies that decide per message.
 func (d *Driver) refreshBefore(next *inbox.Entry) bool {
 	rc := d.Cfg.Refresh
-	if d.Cfg.Shape == ShapeTurn {
+	if d.Cfg.Shape == seat.ShapeTurn {
 		return false // each turn resumes the session in a new process: nothing to refresh
 	}
-	dec := RefreshDecision{Policy: rc.Policy, Next: next.Msg.ID, Processed: d.sinceRefresh, At: time.Now().UTC()}
+	dec := seat.RefreshDecision{Policy: rc.Policy, Next: next.Msg.ID, Processed: d.sinceRefresh, At: time.Now().UTC()}
 	switch rc.Policy {
-	case RefreshFixed:
+	case seat.RefreshFixed:
 		if d.sinceRefresh < rc.Every {
 			return false
 		}
 		dec.Every = rc.Every
 		dec.Decision = "refresh"
 		dec.Reason = fmt.Sprintf("%d messages processed since the last refresh (every = %d)", d.sinceRefresh, rc.Every)
-	case RefreshSelf:
+	case seat.RefreshSelf:
 		if !d.selfRefresh {
 			return false
 		}
 		dec.Decision, dec.Reason = "refresh", "the seat asked (pantty handoff request)"
-	case RefreshContext:
+	case seat.RefreshContext:
 		c := d.ctxr
 		if c.Stale() && time.Since(c.LastTurnEnd) < freshReadingWait {
 			d.waitT.set(freshReadingWait - time.Since(c.LastTurnEnd))

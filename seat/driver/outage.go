@@ -1,22 +1,12 @@
-package seat
+package driver
 
 import (
 	"fmt"
+	"time"
+
 	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/internal/machine"
-	"time"
-)
-
-// Reasons on a message put back in the queue by a failed turn that was not its
-// fault (the provider's are ReasonProviderRefusal).
-const (
-	ReasonMeansFault = "means-fault" // the harness cannot reach or use the model
-	ReasonTransient  = "transient"   // the provider failed the request (5xx, overloaded)
-	// ReasonTransientExhausted fails a message the provider failed
-	// [recovery] transient_attempts times: one request the provider always
-	// errors on (or an outage longer than the attempts span) must not hold the
-	// queue behind it for ever.
-	ReasonTransientExhausted = "transient-exhausted"
+	"github.com/pantty/pantty/seat"
 )
 
 // maxReprobe caps the driver's own re-probe interval, whatever [recovery]
@@ -38,18 +28,18 @@ type outage struct {
 // (ClassifyFailure): only a work failure fails the message; an outage puts it
 // back in the queue. It reports whether the message was re-queued.
 func (d *Driver) onTurnFailed(e *inbox.Entry, errName, text string) bool {
-	class, cause := ClassifyFailure(errName, Redact(text))
+	class, cause := seat.ClassifyFailure(errName, seat.Redact(text))
 	switch class {
-	case FailMeans, FailTransient:
+	case seat.FailMeans, seat.FailTransient:
 		d.outageFailed(e, class, cause)
-	case FailProvider:
+	case seat.FailProvider:
 		// The provider answered, refusing the account: the means work.
 		d.outage = nil
 		d.providerRefused(e, errName, text)
 	default:
 		return false
 	}
-	if d.Cfg.Shape != ShapeTurn {
+	if d.Cfg.Shape != seat.ShapeTurn {
 		d.clearComposer() // the "Resend your message" placeholder, or a put-back prompt
 	}
 	return true
@@ -70,14 +60,14 @@ func (d *Driver) outageFailed(e *inbox.Entry, class, cause string) {
 	o.cause = cause
 	o.failures++
 	o.probeAt = now.Add(reprobeAfter(d.Cfg.Recovery, o.failures))
-	reason, ev := ReasonTransient, machine.RequestFailed
-	if class == FailMeans {
-		reason, ev = ReasonMeansFault, machine.MeansLost
+	reason, ev := seat.ReasonTransient, machine.RequestFailed
+	if class == seat.FailMeans {
+		reason, ev = seat.ReasonMeansFault, machine.MeansLost
 	} else if e.Status.Transients++; e.Status.Transients >= d.Cfg.Recovery.TransientAttempts {
 		// The queue moves on; the outage stays, so the next message waits for
 		// the probe time like this one would have.
 		d.logf("message %s: %d provider errors in a row, the last: %s", e.Msg.ID, e.Status.Transients, cause)
-		d.finish(e, inbox.StateFailed, ReasonTransientExhausted,
+		d.finish(e, inbox.StateFailed, seat.ReasonTransientExhausted,
 			fmt.Sprintf("%s (%d attempts; 'pantty seat retry' queues it again)", cause, e.Status.Transients), "")
 		d.to(ev, d.outageText())
 		return
@@ -98,7 +88,7 @@ func (d *Driver) outageText() string {
 }
 
 // reprobeAfter is the wait before probe n+1 after n failed ones.
-func reprobeAfter(rc RecoveryConfig, failures int) time.Duration {
+func reprobeAfter(rc seat.RecoveryConfig, failures int) time.Duration {
 	limit := min(rc.BackoffMax.Duration, maxReprobe)
 	wait := rc.Backoff.Duration << min(failures-1, 20)
 	if wait <= 0 || wait > limit {
@@ -134,15 +124,15 @@ func (d *Driver) outageOver() {
 // network", and the turn ends only when it is back): nothing is re-queued —
 // the turn's own end settles the message — but a means failure is published
 // like any outage, so status and recover say why the turn does not end.
-func (d *Driver) onRequestFailed(ev Event) {
+func (d *Driver) onRequestFailed(ev seat.Event) {
 	f := ev.Fields
 	fl := d.flight
 	if fl == nil || fl.e.Status.State != inbox.StateSubmitted || !d.sessionMatches(f.SessionID) ||
 		f.PromptID != "" && f.PromptID != fl.e.Status.PromptID {
 		return
 	}
-	class, cause := ClassifyFailure(f.Error, Redact(f.LastAssistantMessage))
-	if class != FailMeans {
+	class, cause := seat.ClassifyFailure(f.Error, seat.Redact(f.LastAssistantMessage))
+	if class != seat.FailMeans {
 		return
 	}
 	now := time.Now()

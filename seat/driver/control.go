@@ -1,14 +1,16 @@
-package seat
+package driver
 
 import (
 	"errors"
 	"fmt"
-	"github.com/pantty/pantty/internal/guard"
-	"github.com/pantty/pantty/internal/inbox"
-	"github.com/pantty/pantty/internal/machine"
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/pantty/pantty/internal/guard"
+	"github.com/pantty/pantty/internal/inbox"
+	"github.com/pantty/pantty/internal/machine"
+	"github.com/pantty/pantty/seat"
 )
 
 // drainControl answers every request waiting in control/. Each is schema-checked
@@ -22,8 +24,8 @@ func (d *Driver) drainControl() {
 	}
 	for _, name := range names {
 		path := filepath.Join(d.S.ControlDir(), name)
-		var r Request
-		err := ReadState(path, &r)
+		var r seat.Request
+		err := seat.ReadState(path, &r)
 		if err == nil {
 			err = r.Validate()
 		}
@@ -34,7 +36,7 @@ func (d *Driver) drainControl() {
 		if err != nil {
 			d.logf("control %s refused: %v", name, err)
 			id := name[:len(name)-len(".toml")]
-			d.answer(Request{ID: id}, err, "")
+			d.answer(seat.Request{ID: id}, err, "")
 			continue
 		}
 		d.onRequest(r)
@@ -44,59 +46,59 @@ func (d *Driver) drainControl() {
 	}
 }
 
-func (d *Driver) answer(r Request, err error, detail string) {
-	res := Result{ID: r.ID, OK: err == nil, Detail: detail, At: time.Now().UTC()}
+func (d *Driver) answer(r seat.Request, err error, detail string) {
+	res := seat.Result{ID: r.ID, OK: err == nil, Detail: detail, At: time.Now().UTC()}
 	if err != nil {
-		res.Error, res.Unknown = err.Error(), errors.Is(err, ErrUnobservable)
+		res.Error, res.Unknown = err.Error(), errors.Is(err, seat.ErrUnobservable)
 	}
 	if werr := d.S.Write(filepath.Join(d.S.ControlDoneDir(), r.ID+".toml"), res); werr != nil {
 		d.logf("control answer %s: %v", r.ID, werr)
 	}
 }
 
-func (d *Driver) onRequest(r Request) {
+func (d *Driver) onRequest(r seat.Request) {
 	d.logf("control request %s: %s %s %s", r.ID, r.Kind, r.Command, r.MsgID)
 	switch r.Kind {
-	case CtlCommand:
+	case seat.CtlCommand:
 		// Re-check the allow-list here: the driver trusts no file.
-		if _, err := NewCommand(d.Ad, r.Command, r.Args); err != nil {
+		if _, err := seat.NewCommand(d.Ad, r.Command, r.Args); err != nil {
 			d.answer(r, err, "")
 			return
 		}
 		// Commands run at the next turn boundary, like messages, but first.
 		d.cmds = append(d.cmds, r)
-	case CtlCancel:
+	case seat.CtlCancel:
 		if d.flight == nil {
 			d.answer(r, fmt.Errorf("no turn in flight"), "")
 			return
 		}
 		id := d.flight.e.Msg.ID
 		d.cancelTurn(inbox.ReasonCancelled, func(err error) { d.answer(r, err, "cancelled message "+id) })
-	case CtlCompact:
+	case seat.CtlCompact:
 		d.cmds = append(d.cmds, r)
-	case CtlProbe:
+	case seat.CtlProbe:
 		d.startProbe(r)
-	case CtlRelay:
+	case seat.CtlRelay:
 		d.onRelayRequest(r)
-	case CtlRefresh:
+	case seat.CtlRefresh:
 		detail, err := d.requestRefresh()
 		d.answer(r, err, detail)
-	case CtlRetry:
+	case seat.CtlRetry:
 		d.answer(r, d.retry(r.MsgID), "re-queued "+r.MsgID)
-	case CtlStop:
+	case seat.CtlStop:
 		d.to(machine.StopAsked, "")
 		d.killTurn("stopped")
 		d.killHarness()
 		d.answer(r, nil, "harness and driver stopped")
 		code := 0
 		d.exit = &code
-	case CtlRelease:
+	case seat.CtlRelease:
 		d.answer(r, nil, "driver released the seat; the harness keeps running")
 		code := 0
 		d.exit = &code
-	case CtlTestBlock:
-		if os.Getenv(TestHooksEnv) != "1" {
-			d.answer(r, fmt.Errorf("test hooks are off in this driver (%s is not 1)", TestHooksEnv), "")
+	case seat.CtlTestBlock:
+		if os.Getenv(seat.TestHooksEnv) != "1" {
+			d.answer(r, fmt.Errorf("test hooks are off in this driver (%s is not 1)", seat.TestHooksEnv), "")
 			return
 		}
 		d.answer(r, nil, "the work loop blocks now, forever")
@@ -109,7 +111,7 @@ func (d *Driver) onRequest(r Request) {
 
 // requestRefresh takes the seat's own refresh request (self policy only).
 func (d *Driver) requestRefresh() (string, error) {
-	if d.Cfg.Refresh.Policy != RefreshSelf {
+	if d.Cfg.Refresh.Policy != seat.RefreshSelf {
 		return "", fmt.Errorf("this seat's refresh policy is %q, not \"self\": the request is recorded in driver.log only", d.Cfg.Refresh.Policy)
 	}
 	d.selfRefresh = true
@@ -122,25 +124,10 @@ func (d *Driver) retry(id string) error {
 	if !ok {
 		return fmt.Errorf("no message %q in the inbox", id)
 	}
-	if err := retryStatus(&e.Status); err != nil {
+	if err := seat.RetryStatus(&e.Status); err != nil {
 		return err
 	}
 	d.writeStatus(e)
-	return nil
-}
-
-// retryStatus is the one rule for re-queueing: only a failed message, and its
-// resubmission mark is cleared so a lost turn may be resubmitted once again.
-func retryStatus(st *inbox.Status) error {
-	if st.State != inbox.StateFailed {
-		return fmt.Errorf("message %s is %s, not failed: only a failed message can be retried", st.ID, st.State)
-	}
-	st.State = inbox.StateQueued
-	st.Retries++
-	st.Resubmits, st.Transients = 0, 0
-	st.Reason, st.Detail, st.TurnEnd = "", "retried by 'pantty seat retry'", ""
-	st.PromptID, st.Evidence = "", ""
-	st.Reply, st.ReplyBytes = "", 0 // the reply file is read only while reply_bytes names one
 	return nil
 }
 
@@ -150,7 +137,7 @@ func retryStatus(st *inbox.Status) error {
 // it) until its wait is over (expireCommands).
 func (d *Driver) runCommand() {
 	r := d.cmds[0]
-	if d.Cfg.Shape == ShapeTurn {
+	if d.Cfg.Shape == seat.ShapeTurn {
 		d.cmds = d.cmds[1:]
 		d.answer(r, fmt.Errorf("a turn-spawned seat has no live session to send %s to (no command door on this path)", r.Kind), "")
 		return
@@ -163,17 +150,17 @@ func (d *Driver) runCommand() {
 		return
 	}
 	d.cmds = d.cmds[1:]
-	if r.Kind == CtlCompact {
+	if r.Kind == seat.CtlCompact {
 		d.startCycle(&r, "requested by 'pantty seat compact'", r.Args)
 		return
 	}
-	c, err := NewCommand(d.Ad, r.Command, r.Args)
+	c, err := seat.NewCommand(d.Ad, r.Command, r.Args)
 	if err != nil {
 		d.answer(r, err, "")
 		return
 	}
 	if err := d.sendCommand(c, &r); err != nil {
-		d.answer(r, fmt.Errorf("%w: paste %s: %v", ErrUnobservable, c.Text(), err), "")
+		d.answer(r, fmt.Errorf("%w: paste %s: %v", seat.ErrUnobservable, c.Text(), err), "")
 		d.checkHarness("paste failed")
 	}
 }

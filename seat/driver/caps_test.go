@@ -1,0 +1,38 @@
+package driver
+
+import (
+	"testing"
+
+	"github.com/pantty/pantty/internal/guard"
+	"github.com/pantty/pantty/seat"
+)
+
+// bareAdapter has only the required methods and zero Capabilities: every
+// optional ability absent.
+type bareAdapter struct{}
+
+func (bareAdapter) Name() string                                               { return "bare" }
+func (bareAdapter) Argv(seat.Launch) ([]string, error)                         { return []string{"true"}, nil }
+func (bareAdapter) Env(seat.Seat, seat.Config) map[string]string               { return nil }
+func (bareAdapter) SessionExists(seat.Seat, seat.Config, string) (bool, error) { return false, nil }
+func (bareAdapter) FindTurn(seat.Seat, seat.Config, string, string, string) (bool, string, error) {
+	return false, "", nil
+}
+func (bareAdapter) Busy(string) bool           { return false }
+func (bareAdapter) Commands() []string         { return []string{"compact"} }
+func (bareAdapter) Facts() guard.DispatchFacts { return guard.DefaultDispatchFacts }
+func (bareAdapter) PasteSettle() seat.Duration { return seat.Duration{} }
+func (bareAdapter) Caps() seat.Capabilities    { return seat.Capabilities{} }
+
+// TestZeroCapabilitiesMeanCannot: the driver treats a zero Capabilities field
+// as "this harness cannot" (seat's own readers are checked in seat/caps_test.go).
+func TestZeroCapabilitiesMeanCannot(t *testing.T) {
+	t.Parallel()
+	d := &Driver{Ad: bareAdapter{}}
+	if d.selfNaming() {
+		t.Error("no NamesOwnSession: the driver must choose the session id")
+	}
+	if _, lazy := d.lazyStart(); lazy {
+		t.Error("no StartsLazily: the start is SessionStart")
+	}
+}

@@ -1,0 +1,108 @@
+package driver
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/pantty/pantty/internal/machine"
+	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/tmux"
+)
+
+// exitWordHistory is how much scrollback the capture of a dead pane includes.
+const exitWordHistory = 200
+
+// exitWordLines is how many of the pane's last non-empty lines are kept.
+const exitWordLines = 12
+
+// lastWords captures what the seat's (dead) pane shows, before a respawn
+// clears it: tmux keeps a dead pane with remain-on-exit. tmux's own
+// "Pane is dead" banner is dropped; secrets are redacted.
+func (d *Driver) lastWords(pane *tmux.Pane) []string {
+	if pane == nil {
+		return nil
+	}
+	ctx, cancel := d.ctx()
+	defer cancel()
+	screen, err := d.tm.CaptureWithHistory(ctx, pane.ID, exitWordHistory)
+	if err != nil {
+		return nil
+	}
+	var lines []string
+	for _, l := range strings.Split(screen, "\n") {
+		l = strings.TrimSpace(l)
+		if l == "" || strings.HasPrefix(l, "Pane is dead") {
+			continue
+		}
+		lines = append(lines, seat.Redact(l))
+	}
+	return keepWords(lines)
+}
+
+// errorWords mark a line that says what went wrong.
+var errorWords = []string{"error", "unknown", "invalid", "not found", "failed", "denied", "refused", "cannot", "unable"}
+
+// keepWords keeps the pane's last exitWordLines lines and, when the tail
+// holds no line that says what went wrong but an earlier one does, the first
+// such line ahead of them: a CLI that prints its error and then its whole
+// usage (Gemini CLI 0.61.0: "Unknown arguments: such-flag, suchFlag" above
+// some 40 lines of options; measured 2026-12-04) would otherwise leave only
+// option lines as its last words.
+func keepWords(lines []string) []string {
+	if len(lines) <= exitWordLines {
+		return lines
+	}
+	tail := lines[len(lines)-exitWordLines:]
+	says := func(l string) bool { return seat.ContainsAny(strings.ToLower(l), errorWords) }
+	for _, l := range tail {
+		if says(l) {
+			return tail
+		}
+	}
+	for _, l := range lines[:len(lines)-exitWordLines] {
+		if says(l) {
+			return append([]string{l}, tail...)
+		}
+	}
+	return tail
+}
+
+// noteExit records a harness exit with its words (harness-exit.toml, driver.log)
+// and counts launches in a row that ended before the harness came up. It
+// returns true when the driver should give up (MaxLaunchFailures reached).
+func (d *Driver) noteExit(why string, pane *tmux.Pane, wasReady bool) bool {
+	if d.exit != nil {
+		return false // already giving up or stopping: one record of the last exit is enough
+	}
+	if wasReady {
+		d.launchFailures = 0
+	} else {
+		d.launchFailures++
+	}
+	h := seat.HarnessExit{At: time.Now().UTC(), Why: why, Launch: d.sess.Launches, BeforeReady: !wasReady,
+		InARow: d.launchFailures, Lines: d.lastWords(pane)}
+	if pane != nil {
+		h.Status = pane.DeadStatus
+	}
+	h.GaveUp = d.launchFailures >= seat.MaxLaunchFailures
+	d.logf("harness exited (%s); its last words: %s", why, h.Words())
+	if err := d.S.Write(d.S.HarnessExitPath(), h); err != nil {
+		d.logf("harness-exit.toml: %v", err)
+	}
+	d.lastExit = h
+	return h.GaveUp
+}
+
+// giveUp ends a driver whose harness keeps exiting before it comes up: the
+// waiting start (if any) gets the harness's words, the loop exits 1, and the
+// dead pane is left for a person to inspect.
+func (d *Driver) giveUp() {
+	err := fmt.Errorf("the harness exited %d times in a row before it came up (last: %s); its last words: %s",
+		d.launchFailures, d.lastExit.Why, d.lastExit.Words())
+	d.logf("giving up: %v", err)
+	d.to(machine.GaveUp, "gave up: "+err.Error())
+	d.report(seat.Progress{State: "error", Text: err.Error()})
+	code := 1
+	d.exit = &code
+}

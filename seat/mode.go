@@ -1,0 +1,34 @@
+package seat
+
+import (
+	"time"
+)
+
+// Seat modes: who owns the pane's input.
+const (
+	ModeDirect = "direct" // the driver submits board work
+	ModeRelay  = "relay"  // a person owns the input; the driver submits nothing and queues
+)
+
+// RelayIgnore in seat.toml opts a seat out of relay (people attach only to watch).
+const RelayIgnore = "ignore"
+
+// Mode is mode.toml: the seat's current mode, latest wins. It is switched only
+// by what the driver observes from tmux (a client that can type attached to the
+// seat's session), by `pantty seat attach`, or by `pantty seat relay --off`.
+type Mode struct {
+	Mode    string    `toml:"mode"`
+	Since   time.Time `toml:"since"`
+	Why     string    `toml:"why"`
+	Clients []string  `toml:"clients,omitempty"` // the typing clients seen (tty pid)
+	Draft   string    `toml:"draft,omitempty"`   // a draft left in the input box that holds the queue
+}
+
+func (s Seat) ModePath() string { return s.path("mode.toml") }
+
+// ReadMode reads mode.toml; a seat that never had a person at it has none
+// (direct is then the driver's state, and readers say unknown).
+func (s Seat) ReadMode() (Mode, error) {
+	var m Mode
+	return m, ReadState(s.ModePath(), &m)
+}

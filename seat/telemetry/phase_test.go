@@ -1,0 +1,32 @@
+package telemetry_test
+
+import (
+	"testing"
+
+	"github.com/pantty/pantty/seat/telemetry"
+)
+
+// TestPhaseTextKeepsTheOutageWhileTheHeldMessageIsTried: between probes the
+// phase names the outage (waiting-retry, in the harness's words); while the
+// held message is tried again the phase is "submitting" and only the
+// heartbeat's fault says the seat is still in its outage.
+func TestPhaseTextKeepsTheOutageWhileTheHeldMessageIsTried(t *testing.T) {
+	s := func(v string) *string { return &v }
+	cause := "server error: high demand"
+	cases := []struct {
+		hb   telemetry.Heartbeat
+		want string
+	}{
+		{telemetry.Heartbeat{Phase: s("idle")}, "idle"},
+		{telemetry.Heartbeat{Phase: s("waiting-retry"), Waiting: s(cause + "; next probe in 2s"), Fault: s("transient"), FaultCause: s(cause)},
+			"waiting-retry (" + cause + "; next probe in 2s)"},
+		{telemetry.Heartbeat{Phase: s("submitting"), Waiting: s("m-1"), Fault: s("transient"), FaultCause: s(cause)},
+			"submitting (m-1); transient outage: " + cause},
+		{telemetry.Heartbeat{}, ""},
+	}
+	for _, c := range cases {
+		if got := c.hb.PhaseText(); got != c.want {
+			t.Errorf("PhaseText() = %q, want %q", got, c.want)
+		}
+	}
+}
