@@ -30,7 +30,6 @@ const driver = "seat/driver"
 
 var driverUsers = []string{"cmd/pantty"}
 
-
 func TestImportsRunDownTheLayers(t *testing.T) {
 	root := moduleRoot(t)
 	layer := readLayers(t, filepath.Join(root, "docs", "architecture.md"))
