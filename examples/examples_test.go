@@ -12,7 +12,6 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
-	"github.com/pantty/pantty/internal/fsatomic"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -20,6 +19,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pantty/pantty/internal/config"
+	"github.com/pantty/pantty/internal/fsatomic"
 	"github.com/pantty/pantty/seat"
 )
 
@@ -41,7 +42,7 @@ func TestExamplesAreValidSeatConfigs(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var c seat.Config
+			var c config.Config
 			if err := fsatomic.DecodeStrict(file, data, &c); err != nil {
 				t.Fatalf("strict decode: %v", err)
 			}
@@ -75,7 +76,7 @@ func TestExamplesAreValidSeatConfigs(t *testing.T) {
 }
 
 // knownKeys lists the keys seat.toml accepts, by table ("" is the top level),
-// from the toml tags of seat.Config, so the list cannot drift from the decoder.
+// from the toml tags of config.Config, so the list cannot drift from the decoder.
 func knownKeys() map[string]map[string]bool {
 	out := map[string]map[string]bool{"": {}}
 	var walk func(table string, typ reflect.Type)
@@ -87,13 +88,13 @@ func knownKeys() map[string]map[string]bool {
 				continue
 			}
 			out[table][tag] = true
-			if f.Type.Kind() == reflect.Struct && f.Type != reflect.TypeOf(seat.Duration{}) {
+			if f.Type.Kind() == reflect.Struct && f.Type != reflect.TypeOf(config.Duration{}) {
 				out[tag] = map[string]bool{}
 				walk(tag, f.Type)
 			}
 		}
 	}
-	walk("", reflect.TypeOf(seat.Config{}))
+	walk("", reflect.TypeOf(config.Config{}))
 	return out
 }
 

@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/pantty/pantty/internal/fsafe"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -13,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/pantty/pantty/internal/fsafe"
 )
 
 // WriteFunc writes a file atomically (temp file, fsync, rename, fsync dir).

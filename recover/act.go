@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"github.com/pantty/pantty/internal/fsafe"
-	"github.com/pantty/pantty/internal/inbox"
 	"os"
 	"os/exec"
 	"strings"
@@ -13,6 +11,8 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+	"github.com/pantty/pantty/internal/fsafe"
+	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/gates"
 	"github.com/pantty/pantty/tmux"

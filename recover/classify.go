@@ -3,11 +3,10 @@ package recover
 import (
 	"errors"
 	"fmt"
-	"github.com/pantty/pantty/internal/inbox"
-
 	"strings"
 	"time"
 
+	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/tmux"
 )

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/seat"
 )
 
@@ -92,7 +93,7 @@ func (sw *sweeper) failCleanup(s seat.Seat, m seat.Cleanup, r *CleanupReport) {
 // runCheck runs one finalizer check in dir and returns why it fails, or "".
 func runCheck(check, dir string) string {
 	switch check {
-	case seat.CheckGitClean:
+	case config.CheckGitClean:
 		out, err := git(dir, "status", "--porcelain", "--untracked-files=all")
 		if err != nil {
 			return err.Error()
@@ -101,7 +102,7 @@ func runCheck(check, dir string) string {
 			lines := strings.Split(out, "\n")
 			return fmt.Sprintf("%d uncommitted or untracked change(s): %s", len(lines), strings.Join(first(lines, 3), "; "))
 		}
-	case seat.CheckGitPushed:
+	case config.CheckGitPushed:
 		if out, err := git(dir, "remote"); err != nil {
 			return err.Error()
 		} else if strings.TrimSpace(out) == "" {

@@ -4,8 +4,6 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
-	"github.com/pantty/pantty/internal/guard"
-	"github.com/pantty/pantty/internal/inbox"
 	"os"
 	"path/filepath"
 	"sort"
@@ -14,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pantty/pantty/internal/guard"
+	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/recover"
 	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/seattest"

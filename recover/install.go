@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/pantty/pantty/internal/fsatomic"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -13,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pantty/pantty/internal/config"
+	"github.com/pantty/pantty/internal/fsatomic"
 	"github.com/pantty/pantty/seat"
 )
 
@@ -56,14 +57,14 @@ type InstallOptions struct {
 // Entry is one installed scheduler entry, as recorded in recover-install.toml so
 // uninstall removes exactly what install added and check knows what to check.
 type Entry struct {
-	Kind        string        `toml:"kind"`
-	Interval    seat.Duration `toml:"interval"`
-	Files       []string      `toml:"files,omitempty"`
-	CronLine    string        `toml:"cron_line,omitempty"`
-	Crontab     string        `toml:"crontab,omitempty"`
-	Enabled     string        `toml:"enabled,omitempty"` // the command that enabled it, or why it was not
-	Control     string        `toml:"control,omitempty"` // systemctl / launchctl program used
-	InstalledAt time.Time     `toml:"installed_at"`
+	Kind        string          `toml:"kind"`
+	Interval    config.Duration `toml:"interval"`
+	Files       []string        `toml:"files,omitempty"`
+	CronLine    string          `toml:"cron_line,omitempty"`
+	Crontab     string          `toml:"crontab,omitempty"`
+	Enabled     string          `toml:"enabled,omitempty"` // the command that enabled it, or why it was not
+	Control     string          `toml:"control,omitempty"` // systemctl / launchctl program used
+	InstalledAt time.Time       `toml:"installed_at"`
 }
 
 // InstallRecord is $PANTTY_HOME/recover-install.toml.
@@ -208,7 +209,7 @@ func Install(o InstallOptions) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := Entry{Kind: o.Kind, Interval: seat.Duration{Duration: o.Interval}, InstalledAt: time.Now().UTC()}
+	e := Entry{Kind: o.Kind, Interval: config.Duration{Duration: o.Interval}, InstalledAt: time.Now().UTC()}
 	var did []string
 	switch o.Kind {
 	case Cron:

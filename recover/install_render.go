@@ -4,11 +4,12 @@ import (
 	"bytes"
 	"encoding/xml"
 	"fmt"
-	"github.com/pantty/pantty/seat"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/pantty/pantty/seat"
 )
 
 // ---- rendering (the same text as the templates in scripts/) ----

@@ -4,11 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/pantty/pantty/internal/inbox"
 	"io/fs"
 	"strings"
 	"time"
 
+	"github.com/pantty/pantty/internal/config"
+	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/tmux"
 )
@@ -23,7 +24,7 @@ type observation struct {
 
 	intent    seat.Intent
 	hasIntent bool
-	cfg       seat.Config
+	cfg       config.Config
 	owner     seat.Owner
 	hasOwner  bool
 	ownerLive bool
@@ -179,7 +180,7 @@ func (o *observation) interval() time.Duration {
 	if o.cfg.HeartbeatInterval.Duration > 0 {
 		return o.cfg.HeartbeatInterval.Duration
 	}
-	return seat.DefaultHeartbeatInterval
+	return config.DefaultHeartbeatInterval
 }
 
 func (o *observation) hbAge() time.Duration { return o.now.Sub(o.hb.At) }

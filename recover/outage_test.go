@@ -2,11 +2,11 @@ package recover_test
 
 import (
 	"fmt"
-	"github.com/pantty/pantty/internal/inbox"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/recover"
 	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/seattest"

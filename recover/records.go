@@ -3,13 +3,13 @@ package recover
 import (
 	"errors"
 	"fmt"
-	"github.com/pantty/pantty/internal/fsatomic"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/gofrs/flock"
+	"github.com/pantty/pantty/internal/fsatomic"
 	"github.com/pantty/pantty/seat"
 )
 
@@ -43,27 +43,12 @@ func ReadHealth(s seat.Seat) (Health, error) {
 	return h, seat.ReadState(HealthPath(s), &h)
 }
 
-// LastSweep is $PANTTY_HOME/recover-last.toml: the last sweep that ran (not a
-// dry run). `recover check` requires it to be younger than two intervals.
-type LastSweep struct {
-	At       time.Time     `toml:"at"`
-	Took     seat.Duration `toml:"took"`
-	PID      int           `toml:"pid"`
-	Interval seat.Duration `toml:"interval"`
-	Seats    int           `toml:"seats"`
-	OK       int           `toml:"ok"`
-	Dead     int           `toml:"dead"`
-	Unknown  int           `toml:"unknown"`
-	Revived  int           `toml:"revived"`
-	Code     int           `toml:"exit_code"`
-}
-
 // LastSweepPath is $PANTTY_HOME/recover-last.toml.
 func LastSweepPath(home string) string { return filepath.Join(home, "recover-last.toml") }
 
 // ReadLastSweep reads the last-sweep record.
-func ReadLastSweep(home string) (LastSweep, error) {
-	var l LastSweep
+func ReadLastSweep(home string) (seat.LastSweep, error) {
+	var l seat.LastSweep
 	return l, seat.ReadState(LastSweepPath(home), &l)
 }
 

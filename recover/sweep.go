@@ -3,12 +3,13 @@ package recover
 import (
 	"errors"
 	"fmt"
-	"github.com/pantty/pantty/internal/fsatomic"
 	"os"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/pantty/pantty/internal/config"
+	"github.com/pantty/pantty/internal/fsatomic"
 	"github.com/pantty/pantty/seat"
 )
 
@@ -180,8 +181,8 @@ func Sweep(opts Options) (Report, error) {
 	rep.TookMS = time.Since(began).Milliseconds()
 	rep.Code = exitCode(rep)
 	if !opts.DryRun {
-		last := LastSweep{At: sw.now.UTC(), Took: seat.Duration{Duration: time.Duration(rep.TookMS) * time.Millisecond},
-			PID: os.Getpid(), Interval: seat.Duration{Duration: opts.Interval}, Code: rep.Code}
+		last := seat.LastSweep{At: sw.now.UTC(), Took: config.Duration{Duration: time.Duration(rep.TookMS) * time.Millisecond},
+			PID: os.Getpid(), Interval: config.Duration{Duration: opts.Interval}, Code: rep.Code}
 		for _, r := range rep.Seats {
 			switch r.Verdict {
 			case OK:

@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/pantty/pantty/internal/fsatomic"
-	"github.com/pantty/pantty/tmux/tmuxtest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,9 +13,11 @@ import (
 	"time"
 
 	"github.com/gofrs/flock"
+	"github.com/pantty/pantty/internal/fsatomic"
 	"github.com/pantty/pantty/recover"
 	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/seattest"
+	"github.com/pantty/pantty/tmux/tmuxtest"
 )
 
 // A healthy seat costs nothing: 100 sweeps over two healthy seats on one tmux

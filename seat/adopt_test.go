@@ -2,14 +2,14 @@ package seat_test
 
 import (
 	"encoding/json"
-	"github.com/pantty/pantty/internal/fsatomic"
-	"github.com/pantty/pantty/internal/inbox"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/pantty/pantty/internal/fsatomic"
 	"github.com/pantty/pantty/internal/guard"
+	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/seat/seattest"
 )
 

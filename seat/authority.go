@@ -8,18 +8,8 @@ import (
 	"slices"
 	"strings"
 	"time"
-)
 
-// Isolation values of seat.toml's [authority] isolation, and the verdict a
-// launch records in authority.toml. A seat's model has a shell tool and runs as
-// the same OS user as pantty: without the harness's OS sandbox it can write any
-// seat's control/, inbox and seat.toml and signal pantty's processes
-// (docs/intake.md, "same-user writes"). The sandbox closes that by the OS.
-const (
-	IsolationAuto        = "auto" // on when the harness and this OS support it (the default)
-	IsolationOn          = "on"   // required: a launch without it fails
-	IsolationOff         = "off"  // the person turned it off
-	IsolationUnavailable = "unavailable"
+	"github.com/pantty/pantty/internal/config"
 )
 
 // DropEnv names the seat's drop directory in the harness's environment when
@@ -31,23 +21,6 @@ const DropEnv = "PANTTY_DROP"
 // ErrPerSeat is ProbeIsolation's answer without a seat, for a harness whose
 // sandbox can be probed only with the seat's own files (Codex's CODEX_HOME).
 var ErrPerSeat = errors.New("probed per seat at launch")
-
-// AuthorityConfig is seat.toml's [authority] table.
-type AuthorityConfig struct {
-	// Isolation is auto (default), on or off.
-	Isolation string `toml:"isolation"`
-}
-
-func (a *AuthorityConfig) validate() error {
-	switch a.Isolation {
-	case "":
-		a.Isolation = IsolationAuto
-	case IsolationAuto, IsolationOn, IsolationOff:
-	default:
-		return fmt.Errorf("[authority] isolation = %q: want auto, on or off", a.Isolation)
-	}
-	return nil
-}
 
 // Authority is authority.toml: what the last launch let the seat's model reach,
 // written by the driver at each launch so `status` and `gates` report what holds
@@ -66,7 +39,7 @@ type Authority struct {
 }
 
 // On reports whether the OS sandbox was on at the last launch.
-func (a Authority) On() bool { return a.Isolation == IsolationOn }
+func (a Authority) On() bool { return a.Isolation == config.IsolationOn }
 
 // AuthorityPath is authority.toml in the seat's directory.
 func (s Seat) AuthorityPath() string { return s.path("authority.toml") }
@@ -95,7 +68,7 @@ func dropRoot(home string) string {
 // seat.toml asks and the harness and OS allow (probed now), the protected paths,
 // and the drop directory (created 0700 when isolation is on). With isolation =
 // "on" an unavailable sandbox is an error: the seat does not start unisolated.
-func ResolveAuthority(ad Adapter, s Seat, c Config, env map[string]string, now time.Time) (Authority, error) {
+func ResolveAuthority(ad Adapter, s Seat, c config.Config, env map[string]string, now time.Time) (Authority, error) {
 	a := Authority{Protected: []string{filepath.Clean(s.Home)}, At: now.UTC()}
 	if err := workdirApart(s, c.Workdir); err != nil { // seat.toml may have changed since the driver loaded it
 		return a, fmt.Errorf("%w: %v", ErrBadInput, err)
@@ -117,21 +90,21 @@ func ResolveAuthority(ad Adapter, s Seat, c Config, env map[string]string, now t
 		}
 	}
 	switch {
-	case c.Authority.Isolation == IsolationOff:
-		a.Isolation, a.Why = IsolationOff, "seat.toml [authority] isolation = \"off\""
+	case c.Authority.Isolation == config.IsolationOff:
+		a.Isolation, a.Why = config.IsolationOff, "seat.toml [authority] isolation = \"off\""
 		return a, nil
 	case caps.ProbeIsolation == nil:
-		a.Isolation, a.Why = IsolationUnavailable, "harness "+ad.Name()+" has no OS sandbox pantty can use"
+		a.Isolation, a.Why = config.IsolationUnavailable, "harness "+ad.Name()+" has no OS sandbox pantty can use"
 	default:
 		mech, err := caps.ProbeIsolation(s, c, env)
 		if err != nil {
-			a.Isolation, a.Why = IsolationUnavailable, err.Error()
+			a.Isolation, a.Why = config.IsolationUnavailable, err.Error()
 		} else {
-			a.Isolation, a.Mechanism, a.Why = IsolationOn, mech, "probed at launch: "+mech+" runs here"
+			a.Isolation, a.Mechanism, a.Why = config.IsolationOn, mech, "probed at launch: "+mech+" runs here"
 		}
 	}
-	if a.Isolation != IsolationOn {
-		if c.Authority.Isolation == IsolationOn {
+	if a.Isolation != config.IsolationOn {
+		if c.Authority.Isolation == config.IsolationOn {
 			return a, fmt.Errorf("%w: seat.toml [authority] isolation = \"on\" but %s", ErrBadInput, a.Why)
 		}
 		return a, nil
@@ -160,11 +133,11 @@ func workdirApart(s Seat, workdir string) error {
 	}
 	work := resolved(workdir)
 	for _, st := range []struct{ what, path string }{
-		{"pantty's state root (" + HomeEnv + ")", resolved(s.Home)},
+		{"pantty's state root (" + config.HomeEnv + ")", resolved(s.Home)},
 		{"the seats' drop directories", resolved(dropRoot(s.Home))},
 	} {
 		if within(st.path, work) || within(work, st.path) {
-			return fmt.Errorf("workdir %s overlaps %s %s: the seat's model may write in its workdir, so it could write other seats' files; use a workdir apart from it (or move %s)", workdir, st.what, st.path, HomeEnv)
+			return fmt.Errorf("workdir %s overlaps %s %s: the seat's model may write in its workdir, so it could write other seats' files; use a workdir apart from it (or move %s)", workdir, st.what, st.path, config.HomeEnv)
 		}
 	}
 	return nil

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/internal/guard"
 )
 
@@ -12,18 +13,18 @@ import (
 // optional ability absent.
 type bareAdapter struct{}
 
-func (bareAdapter) Name() string                                     { return "bare" }
-func (bareAdapter) Argv(Launch) ([]string, error)                    { return []string{"true"}, nil }
-func (bareAdapter) Env(Seat, Config) map[string]string               { return nil }
-func (bareAdapter) SessionExists(Seat, Config, string) (bool, error) { return false, nil }
-func (bareAdapter) FindTurn(Seat, Config, string, string, string) (bool, string, error) {
+func (bareAdapter) Name() string                                            { return "bare" }
+func (bareAdapter) Argv(Launch) ([]string, error)                           { return []string{"true"}, nil }
+func (bareAdapter) Env(Seat, config.Config) map[string]string               { return nil }
+func (bareAdapter) SessionExists(Seat, config.Config, string) (bool, error) { return false, nil }
+func (bareAdapter) FindTurn(Seat, config.Config, string, string, string) (bool, string, error) {
 	return false, "", nil
 }
-func (bareAdapter) Busy(string) bool           { return false }
-func (bareAdapter) Commands() []string         { return []string{"compact"} }
-func (bareAdapter) Facts() guard.DispatchFacts { return guard.DefaultDispatchFacts }
-func (bareAdapter) PasteSettle() Duration      { return Duration{} }
-func (bareAdapter) Caps() Capabilities         { return Capabilities{} }
+func (bareAdapter) Busy(string) bool             { return false }
+func (bareAdapter) Commands() []string           { return []string{"compact"} }
+func (bareAdapter) Facts() guard.DispatchFacts   { return guard.DefaultDispatchFacts }
+func (bareAdapter) PasteSettle() config.Duration { return config.Duration{} }
+func (bareAdapter) Caps() Capabilities           { return Capabilities{} }
 
 // TestZeroCapabilitiesMeanCannot: the places that read Capabilities outside
 // the driver loop treat a zero field as "this harness cannot".
@@ -38,11 +39,11 @@ func TestZeroCapabilitiesMeanCannot(t *testing.T) {
 	}
 	s := Seat{Home: t.TempDir(), Name: "z"}
 	s.Dir = s.Home + "/seats/z"
-	auth, err := ResolveAuthority(a, s, Config{Harness: "bare", Workdir: t.TempDir()}, nil, time.Now())
+	auth, err := ResolveAuthority(a, s, config.Config{Harness: "bare", Workdir: t.TempDir()}, nil, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if auth.Isolation != IsolationUnavailable || !strings.Contains(auth.Why, "no OS sandbox") {
+	if auth.Isolation != config.IsolationUnavailable || !strings.Contains(auth.Why, "no OS sandbox") {
 		t.Errorf("no ProbeIsolation: want isolation unavailable, got %s (%s)", auth.Isolation, auth.Why)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/seat"
 )
 
@@ -37,7 +38,7 @@ func TestClaudeSettingsCarryTheAuthority(t *testing.T) {
 		return out
 	}
 	prot := []string{"/st/pantty", "/h/.claude/.credentials.json"}
-	off := read(seat.Authority{Isolation: seat.IsolationUnavailable, Protected: prot})
+	off := read(seat.Authority{Isolation: config.IsolationUnavailable, Protected: prot})
 	for _, rule := range []string{"Read(//st/pantty/**)", "Edit(//st/pantty/**)", "Write(//st/pantty/**)", "Read(//h/.claude/.credentials.json)"} {
 		if !slices.Contains(off.Permissions.Deny, rule) {
 			t.Errorf("deny rules %v lack %s", off.Permissions.Deny, rule)
@@ -46,7 +47,7 @@ func TestClaudeSettingsCarryTheAuthority(t *testing.T) {
 	if off.Cross != "refuse" || off.Sandbox != nil {
 		t.Errorf("isolation unavailable: crossSessionInbound %q, sandbox %+v", off.Cross, off.Sandbox)
 	}
-	on := read(seat.Authority{Isolation: seat.IsolationOn, Protected: prot, Drop: "/st/.pantty-drop/a"})
+	on := read(seat.Authority{Isolation: config.IsolationOn, Protected: prot, Drop: "/st/.pantty-drop/a"})
 	sb := on.Sandbox
 	if sb == nil || !sb.Enabled || !sb.FailIfUnavailable || sb.AllowUnsandboxedCommands == nil || *sb.AllowUnsandboxedCommands ||
 		!slices.Equal(sb.Filesystem.AllowWrite, []string{"/st/.pantty-drop/a"}) || !slices.Equal(sb.Filesystem.DenyWrite, prot) ||

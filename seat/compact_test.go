@@ -1,11 +1,11 @@
 package seat_test
 
 import (
-	"github.com/pantty/pantty/internal/inbox"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/seattest"
 )

@@ -3,12 +3,13 @@ package seat_test
 import (
 	"errors"
 	"fmt"
-	"github.com/pantty/pantty/internal/guard"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/pantty/pantty/internal/config"
+	"github.com/pantty/pantty/internal/guard"
 	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/seattest"
 )
@@ -156,11 +157,11 @@ func TestInitConfigIsValidAndDefaultsApplied(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Name != "fresh" || c.Harness != "sim" || c.Workdir != work || c.Shape != seat.ShapeResident || c.Env["FOO"] != "bar baz" {
+	if c.Name != "fresh" || c.Harness != "sim" || c.Workdir != work || c.Shape != config.ShapeResident || c.Env["FOO"] != "bar baz" {
 		t.Fatalf("config: %+v", c)
 	}
-	if c.TurnCeiling.Duration != seat.DefaultTurnCeiling || c.HeartbeatInterval.Duration != seat.DefaultHeartbeatInterval ||
-		c.ReadyTimeout.Duration != seat.DefaultReadyTimeout || c.SubmitRetries != seat.DefaultSubmitRetries ||
+	if c.TurnCeiling.Duration != config.DefaultTurnCeiling || c.HeartbeatInterval.Duration != config.DefaultHeartbeatInterval ||
+		c.ReadyTimeout.Duration != config.DefaultReadyTimeout || c.SubmitRetries != config.DefaultSubmitRetries ||
 		c.MaxMessageBytes != guard.DefaultMaxMessageBytes {
 		t.Fatalf("defaults not applied: %+v", c)
 	}

@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/pantty/pantty/internal/guard"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -13,6 +12,8 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+	"github.com/pantty/pantty/internal/config"
+	"github.com/pantty/pantty/internal/guard"
 )
 
 // Control request kinds: every command other than the driver that wants something
@@ -49,9 +50,9 @@ type Request struct {
 	MsgID   string `toml:"msg_id,omitempty"`  // CtlRetry
 	// Wait bounds how long a command or compaction may wait for the seat to be
 	// free before it is refused unsent (0: DefaultCommandWait).
-	Wait    Duration  `toml:"wait,omitempty"`
-	FromPID int       `toml:"from_pid"`
-	At      time.Time `toml:"at"`
+	Wait    config.Duration `toml:"wait,omitempty"`
+	FromPID int             `toml:"from_pid"`
+	At      time.Time       `toml:"at"`
 }
 
 // Validate is the schema check the driver applies to every request it reads.

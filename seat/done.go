@@ -3,10 +3,11 @@ package seat
 import (
 	"errors"
 	"fmt"
-	"github.com/pantty/pantty/internal/fsatomic"
 	"io/fs"
 	"os"
 	"time"
+
+	"github.com/pantty/pantty/internal/fsatomic"
 )
 
 // Cleanup is cleanup.toml, the finalizer's marker (the polecat pattern): a seat

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"github.com/pantty/pantty/internal/fsafe"
-	"github.com/pantty/pantty/internal/fsatomic"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +11,8 @@ import (
 
 	"github.com/BurntSushi/toml"
 	"github.com/pantty/pantty/handoff"
+	"github.com/pantty/pantty/internal/fsafe"
+	"github.com/pantty/pantty/internal/fsatomic"
 )
 
 // The drop directory is how a seat's own model reaches its driver when OS

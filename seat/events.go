@@ -3,8 +3,6 @@ package seat
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/pantty/pantty/internal/fsafe"
-	"github.com/pantty/pantty/internal/fsatomic"
 	"io"
 	"os"
 	"path/filepath"
@@ -12,6 +10,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/pantty/pantty/internal/fsafe"
+	"github.com/pantty/pantty/internal/fsatomic"
 )
 
 // Hook event kinds pantty acts on (Claude Code's names, which the simulator shares).

@@ -3,10 +3,11 @@ package seat
 import (
 	"errors"
 	"fmt"
-	"github.com/pantty/pantty/internal/guard"
 	"io/fs"
 	"path/filepath"
 	"time"
+
+	"github.com/pantty/pantty/internal/guard"
 )
 
 // FactsFile is a dated dispatch measurement ($PANTTY_HOME/facts/<harness>-<path>.toml),

@@ -5,12 +5,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/pantty/pantty/internal/fsatomic"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/pantty/pantty/internal/fsatomic"
 )
 
 // VersionCachePath is $PANTTY_HOME/cache/harness-versions.toml: what each

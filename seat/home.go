@@ -3,32 +3,31 @@ package seat
 import (
 	"errors"
 	"fmt"
-	"github.com/pantty/pantty/internal/fsafe"
-	"github.com/pantty/pantty/internal/fsatomic"
-	"github.com/pantty/pantty/internal/inbox"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"time"
-)
 
-// HomeEnv names the environment variable that points pantty at its state root.
-const HomeEnv = "PANTTY_HOME"
+	"github.com/pantty/pantty/internal/config"
+	"github.com/pantty/pantty/internal/fsafe"
+	"github.com/pantty/pantty/internal/fsatomic"
+	"github.com/pantty/pantty/internal/inbox"
+)
 
 // DefaultHome resolves the state root: $PANTTY_HOME, else
 // ${XDG_STATE_HOME:-$HOME/.local/state}/pantty. The result is absolute so that a
 // path recorded for cron or a hook means the same thing from any directory.
 func DefaultHome() (string, error) {
-	if h := os.Getenv(HomeEnv); h != "" {
+	if h := os.Getenv(config.HomeEnv); h != "" {
 		return filepath.Abs(h)
 	}
 	base := os.Getenv("XDG_STATE_HOME")
 	if base == "" {
 		home, err := os.UserHomeDir()
 		if err != nil {
-			return "", fmt.Errorf("cannot find a state directory: set %s or HOME", HomeEnv)
+			return "", fmt.Errorf("cannot find a state directory: set %s or HOME", config.HomeEnv)
 		}
 		base = filepath.Join(home, ".local", "state")
 	}

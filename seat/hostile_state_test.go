@@ -6,7 +6,6 @@ package seat_test
 // append logs refuse a planted link.
 
 import (
-	"github.com/pantty/pantty/internal/inbox"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/seattest"
 )

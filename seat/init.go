@@ -3,13 +3,15 @@ package seat
 import (
 	"errors"
 	"fmt"
-	"github.com/pantty/pantty/internal/fsatomic"
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/pantty/pantty/internal/config"
+	"github.com/pantty/pantty/internal/fsatomic"
 )
 
-// InitConfig writes the commented seat.toml template (ConfigTemplate: every key
+// InitConfig writes the commented seat.toml template (config.Template: every key
 // with its comment and default) for a new seat and validates it. It never
 // replaces an existing seat.toml (that file is the person's).
 func InitConfig(s Seat, harness, workdir string, env map[string]string) error {
@@ -18,18 +20,18 @@ func InitConfig(s Seat, harness, workdir string, env map[string]string) error {
 		return fmt.Errorf("%w: workdir %q: %v", ErrBadInput, workdir, err)
 	}
 	set := map[string]string{"name": fmt.Sprintf("%q", s.Name), "harness": fmt.Sprintf("%q", harness),
-		"workdir": fmt.Sprintf("%q", abs), "shape": fmt.Sprintf("%q", ShapeResident)}
+		"workdir": fmt.Sprintf("%q", abs), "shape": fmt.Sprintf("%q", config.ShapeResident)}
 	if len(env) > 0 {
-		set["env"] = inlineTable(env)
+		set["env"] = config.InlineTable(env)
 	}
-	text := ConfigTemplate(s.Name, set)
+	text := config.Template(s.Name, set, HarnessNames())
 	// Validate before creating anything, so a bad flag (exit 2) leaves nothing
 	// behind: not even the seat's empty directories.
-	var c Config
+	var c config.Config
 	if err := fsatomic.DecodeStrict(s.ConfigPath(), []byte(text), &c); err != nil {
 		return fmt.Errorf("%w: %v", ErrBadInput, err)
 	}
-	if err := c.validate(s.Name); err != nil {
+	if err := c.Validate(s.Name, HarnessNames()); err != nil {
 		return fmt.Errorf("%w: %v", ErrBadInput, err)
 	}
 	if err := workdirApart(s, c.Workdir); err != nil {

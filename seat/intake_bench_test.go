@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"github.com/pantty/pantty/internal/guard"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pantty/pantty/internal/guard"
 	"github.com/pantty/pantty/seat"
 )
 

@@ -7,14 +7,14 @@ package seat_test
 
 import (
 	"fmt"
-	"github.com/pantty/pantty/internal/guard"
-	"github.com/pantty/pantty/internal/inbox"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/pantty/pantty/internal/guard"
+	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/seattest"
 	"github.com/pantty/pantty/seat/sim"

@@ -6,7 +6,6 @@ package seat_test
 
 import (
 	"fmt"
-	"github.com/pantty/pantty/internal/inbox"
 	"math/rand"
 	"os"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/seat/seattest"
 )
 

@@ -4,6 +4,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/tmux"
 )
 
@@ -29,7 +30,7 @@ var passEnv = []string{"PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANG
 // env_file's (read at every launch, so a rotated credential file takes effect
 // at the next launch; ReadEnvFile says what it may hold), then the adapter's
 // variables, then seat.toml's env, then pantty's in-seat markers. Nested-session markers never pass.
-func HarnessEnv(caller []string, s Seat, c Config, adapterEnv map[string]string) (map[string]string, error) {
+func HarnessEnv(caller []string, s Seat, c config.Config, adapterEnv map[string]string) (map[string]string, error) {
 	env := callerVars(envMap(caller), c)
 	if c.EnvFile != "" {
 		fileEnv, err := ReadEnvFile(c.EnvFile, c.Workdir)

@@ -4,15 +4,17 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/pantty/pantty/internal/config"
 )
 
 func TestSessionArgsAndOwnArgs(t *testing.T) {
 	t.Parallel()
-	l := Launch{SessionID: "0b6f6ad2-56c8-4b5e-9a43-2f1f7f4f0c11", Config: Config{Model: "m1", PermissionMode: "plan"}}
+	l := Launch{SessionID: "0b6f6ad2-56c8-4b5e-9a43-2f1f7f4f0c11", Config: config.Config{Model: "m1", PermissionMode: "plan"}}
 	if got, want := l.SessionArgs("--permission-mode"), []string{"--session-id", l.SessionID, "--model", "m1", "--permission-mode", "plan"}; !slices.Equal(got, want) {
 		t.Errorf("fresh: %q, want %q", got, want)
 	}
-	l.Resume, l.Config = true, Config{Command: "/opt/bin/x"}
+	l.Resume, l.Config = true, config.Config{Command: "/opt/bin/x"}
 	if got, want := l.SessionArgs("--approval-mode"), []string{"--resume", l.SessionID}; !slices.Equal(got, want) {
 		t.Errorf("resume: %q, want %q", got, want)
 	}

@@ -5,13 +5,15 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"github.com/pantty/pantty/internal/fsafe"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/pantty/pantty/internal/config"
+	"github.com/pantty/pantty/internal/fsafe"
 )
 
 // LaunchEnv is launch-env.toml: the environment the harness needs, taken once
@@ -47,7 +49,7 @@ func (s Seat) ReadLaunchEnv() (LaunchEnv, error) {
 // caller; with refresh true (`seat start --refresh-env`, for a rotated key) the
 // caller's environment replaces it. It returns the record now in force and a
 // line saying what it did.
-func RecordLaunchEnv(s Seat, c Config, caller []string, by string, refresh bool) (LaunchEnv, string, error) {
+func RecordLaunchEnv(s Seat, c config.Config, caller []string, by string, refresh bool) (LaunchEnv, string, error) {
 	from := envMap(caller)
 	old, err := s.ReadLaunchEnv()
 	switch {
@@ -87,7 +89,7 @@ func RecordLaunchEnv(s Seat, c Config, caller []string, by string, refresh bool)
 func (l LaunchEnv) Environ() []string { return EnvList(l.Vars) }
 
 // missingPass lists the pass_env names vars lacks.
-func missingPass(c Config, vars map[string]string) []string {
+func missingPass(c config.Config, vars map[string]string) []string {
 	var out []string
 	for _, k := range c.PassEnv {
 		if _, ok := vars[k]; !ok {
@@ -99,7 +101,7 @@ func missingPass(c Config, vars map[string]string) []string {
 
 // callerVars is the part of a caller's environment a harness may inherit: the
 // allow-list, LC_* and the seat's pass_env names; nested-session markers never.
-func callerVars(from map[string]string, c Config) map[string]string {
+func callerVars(from map[string]string, c config.Config) map[string]string {
 	env := map[string]string{}
 	for _, k := range passEnv {
 		if v, ok := from[k]; ok {
@@ -112,7 +114,7 @@ func callerVars(from map[string]string, c Config) map[string]string {
 		}
 	}
 	for _, k := range c.PassEnv {
-		if v, ok := from[k]; ok && !isNestedMarker(k) {
+		if v, ok := from[k]; ok && !config.IsNestedMarker(k) {
 			env[k] = v
 		}
 	}
@@ -137,7 +139,7 @@ func envMap(kvs []string) map[string]string {
 // the person's shell had, whoever started the driver — cron included. The
 // variables pantty itself uses to find the seat (PANTTY_*) are never recorded
 // and stay as they are.
-func AdoptLaunchEnv(l LaunchEnv, c Config) {
+func AdoptLaunchEnv(l LaunchEnv, c config.Config) {
 	names := map[string]bool{}
 	for _, k := range passEnv {
 		names[k] = true
@@ -252,10 +254,10 @@ func ReadEnvFile(path, workdir string) (map[string]string, error) {
 		}
 		k, v, ok := strings.Cut(t, "=")
 		k = strings.TrimSpace(k)
-		if !ok || !envKeyRE.MatchString(k) {
+		if !ok || !config.EnvKeyRE.MatchString(k) {
 			return nil, fmt.Errorf("env_file %s: line %d: want KEY=VALUE", path, start)
 		}
-		if isNestedMarker(k) || k == SeatEnv || k == SeatHomeEnv {
+		if config.IsNestedMarker(k) || k == SeatEnv || k == SeatHomeEnv {
 			return nil, fmt.Errorf("env_file %s: line %d: %s is reserved (pantty sets or strips it)", path, start, k)
 		}
 		if loaderVar(k) {
@@ -347,7 +349,7 @@ func envValue(v string) (string, error) {
 // under a scheduler's bare environment is the one that matters): the record
 // exists and is readable, every pass_env name is in it, env_file reads, and the
 // harness binary resolves on the recorded PATH. nil means launchable.
-func LaunchProblems(s Seat, c Config) []string {
+func LaunchProblems(s Seat, c config.Config) []string {
 	var out []string
 	rec, err := s.ReadLaunchEnv()
 	switch {

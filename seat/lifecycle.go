@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/internal/guard"
 	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/tmux"
@@ -118,7 +119,7 @@ func (s Seat) evict(owner Owner, kind string) error {
 
 // spawnDriver starts `pantty --home H __drive NAME` detached (own session, stdio to
 // driver.log) with a pipe on fd 3 for its progress and verdict.
-func (s Seat) spawnDriver(cfg Config, o StartOptions) (Progress, error) {
+func (s Seat) spawnDriver(cfg config.Config, o StartOptions) (Progress, error) {
 	logf, err := s.OpenDriverLog()
 	if err != nil {
 		return Progress{}, err

@@ -3,11 +3,11 @@ package seat
 import (
 	"errors"
 	"fmt"
-	"github.com/pantty/pantty/internal/guard"
 	"io/fs"
 	"path/filepath"
 
 	"github.com/pantty/pantty/internal/fsafe"
+	"github.com/pantty/pantty/internal/guard"
 )
 
 // FileKind is one kind of file pantty reads from a state root, with the most

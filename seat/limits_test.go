@@ -1,12 +1,13 @@
 package seat
 
 import (
-	"github.com/pantty/pantty/internal/guard"
 	"os"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/pantty/pantty/internal/guard"
 )
 
 // TestLimitsTableIsDocumented: docs/state.md's limits table is FileKinds,

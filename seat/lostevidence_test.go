@@ -1,8 +1,6 @@
 package seat_test
 
 import (
-	"github.com/pantty/pantty/internal/inbox"
-	"github.com/pantty/pantty/tmux/tmuxtest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,8 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/seattest"
+	"github.com/pantty/pantty/tmux/tmuxtest"
 )
 
 // Regression tests for what the soak found (docs/reliability.md): a hook event

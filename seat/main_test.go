@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/pantty/pantty/seat/seattest"
-
 	"github.com/pantty/pantty/tmux/tmuxtest"
 )
 

@@ -10,9 +10,6 @@ const (
 	ModeRelay  = "relay"  // a person owns the input; the driver submits nothing and queues
 )
 
-// RelayIgnore in seat.toml opts a seat out of relay (people attach only to watch).
-const RelayIgnore = "ignore"
-
 // Mode is mode.toml: the seat's current mode, latest wins. It is switched only
 // by what the driver observes from tmux (a client that can type attached to the
 // seat's session), by `pantty seat attach`, or by `pantty seat relay --off`.

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/pantty/pantty/internal/fsatomic"
 	"io/fs"
 	"os"
 	"strconv"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/gofrs/flock"
+	"github.com/pantty/pantty/internal/fsatomic"
 )
 
 // Owner is owner.toml: who holds owner.lock. Readers judge the holder live from

@@ -2,12 +2,12 @@ package seat_test
 
 import (
 	"fmt"
-	"github.com/pantty/pantty/internal/inbox"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/internal/machine"
 	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/seattest"

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"github.com/pantty/pantty/internal/fsatomic"
-	"github.com/pantty/pantty/internal/guard"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -14,6 +12,9 @@ import (
 	"time"
 
 	"github.com/BurntSushi/toml"
+	"github.com/pantty/pantty/internal/config"
+	"github.com/pantty/pantty/internal/fsatomic"
+	"github.com/pantty/pantty/internal/guard"
 	"github.com/pantty/pantty/seat"
 )
 
@@ -115,7 +116,7 @@ func FuzzSeatConfig(f *testing.F) {
 			t.Fatalf("accepted paste_settle %v", c.PasteSettle.Duration)
 		}
 		for k := range c.Env {
-			if k == seat.HomeEnv || strings.HasPrefix(k, "PANTTY_SEAT") || strings.HasPrefix(k, "TMUX") {
+			if k == config.HomeEnv || strings.HasPrefix(k, "PANTTY_SEAT") || strings.HasPrefix(k, "TMUX") {
 				t.Fatalf("accepted the reserved env key %q", k)
 			}
 		}
@@ -148,8 +149,8 @@ var stateKinds = []struct {
 	{"result", seatPath("control/done/c1.toml"), readAs[seat.Result]("control/done/c1.toml")},
 	{"providers", func(s seat.Seat) string { return seat.ProvidersPath(s.Home) },
 		func(s seat.Seat) (any, error) { return seat.ReadBlocks(s.Home) }},
-	{"facts", func(s seat.Seat) string { return seat.FactsPath(s.Home, "sim", seat.ShapeResident) },
-		func(s seat.Seat) (any, error) { return seat.LoadFacts(s.Home, "sim", seat.ShapeResident) }},
+	{"facts", func(s seat.Seat) string { return seat.FactsPath(s.Home, "sim", config.ShapeResident) },
+		func(s seat.Seat) (any, error) { return seat.LoadFacts(s.Home, "sim", config.ShapeResident) }},
 	{"inbox-msg", seatPath("inbox/msgs/m1.json"), nil},
 	{"event", seatPath("events/1-1-Stop.json"), nil},
 }
@@ -345,8 +346,8 @@ func FuzzParseReset(f *testing.F) {
 			}
 			return
 		}
-		if got.Before(now) || got.After(now.Add(seat.MaxProviderWait)) {
-			t.Fatalf("reset %v for now %v: outside [now, now+%v] (text %q)", got, now, seat.MaxProviderWait, text)
+		if got.Before(now) || got.After(now.Add(config.MaxProviderWait)) {
+			t.Fatalf("reset %v for now %v: outside [now, now+%v] (text %q)", got, now, config.MaxProviderWait, text)
 		}
 	})
 }

@@ -2,11 +2,12 @@ package seat
 
 import (
 	"encoding/json"
+	"os"
+	"time"
+
 	"github.com/pantty/pantty/internal/fsatomic"
 	"github.com/pantty/pantty/internal/guard"
 	"github.com/pantty/pantty/internal/inbox"
-	"os"
-	"time"
 )
 
 // MaxReply bounds the assistant reply kept in a message's status.

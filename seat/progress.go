@@ -3,9 +3,10 @@ package seat
 import (
 	"crypto/rand"
 	"fmt"
-	"github.com/pantty/pantty/internal/machine"
 	"os"
 
+	"github.com/pantty/pantty/internal/config"
+	"github.com/pantty/pantty/internal/machine"
 	"github.com/pantty/pantty/tmux"
 )
 
@@ -48,7 +49,7 @@ func NewSessionID() string {
 
 // SocketFor resolves the seat's tmux socket: seat.toml, then $PANTTY_TMUX_SOCKET,
 // then "pantty" — always a private server, never the user's default one.
-func SocketFor(c Config) (string, error) {
+func SocketFor(c config.Config) (string, error) {
 	spec := c.Tmux.Socket
 	if spec == "" {
 		spec = os.Getenv("PANTTY_TMUX_SOCKET")

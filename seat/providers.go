@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/pantty/pantty/internal/fsatomic"
 	"io/fs"
 	"path/filepath"
 	"regexp"
@@ -15,16 +14,8 @@ import (
 	"time"
 
 	"github.com/gofrs/flock"
-)
-
-// Provider-wait bounds. A refusal whose reset time cannot be read is re-probed
-// after DefaultProviderWait (the next submission is the probe); a parsed reset is
-// never trusted beyond MaxProviderWait, because a misparse that yields a distant
-// future would silence every seat on the provider, unannounced. seat.toml's
-// [recovery] provider_reprobe and provider_max_wait override both per seat.
-const (
-	DefaultProviderWait = 60 * time.Second
-	MaxProviderWait     = 6 * time.Hour
+	"github.com/pantty/pantty/internal/config"
+	"github.com/pantty/pantty/internal/fsatomic"
 )
 
 // ReasonProviderRefusal is the reason on a message re-queued for a provider wait.
@@ -56,11 +47,6 @@ func ProvidersPath(home string) string { return filepath.Join(home, "providers.t
 
 // HomeTmpDir is where writes to files in the home root put their temp files.
 func HomeTmpDir(home string) string { return filepath.Join(home, "tmp") }
-
-var providerNameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,62}$`)
-
-// ValidProvider reports whether name may name a provider (a providers.toml table).
-func ValidProvider(name string) bool { return providerNameRE.MatchString(name) }
 
 // localBlocks holds blocks this process could not record in providers.toml (a
 // full disk, an unwritable home): the driver still honours them, so a failed
@@ -98,7 +84,7 @@ const providersLockWait = 5 * time.Second
 // by a later refusal with an earlier reset. On a write failure the block is still
 // kept for this process (see localBlocks) and the error returned.
 func RecordBlock(home, provider string, b Block, now time.Time) error {
-	if !ValidProvider(provider) {
+	if !config.ValidProvider(provider) {
 		return fmt.Errorf("provider name %q is not valid", provider)
 	}
 	localMu.Lock()
@@ -173,7 +159,7 @@ func (b Blocks) SortedProviders() []string {
 // (a misparse must not silence a seat for days). ok is false when no form is
 // found: the caller then re-probes on a bounded fixed interval.
 func ParseReset(text string, now time.Time, loc *time.Location) (time.Time, bool) {
-	return parseReset(text, now, loc, MaxProviderWait)
+	return parseReset(text, now, loc, config.MaxProviderWait)
 }
 
 var (
@@ -190,7 +176,7 @@ func parseReset(text string, now time.Time, loc *time.Location, maxWait time.Dur
 		loc = time.Local
 	}
 	if maxWait <= 0 {
-		maxWait = MaxProviderWait
+		maxWait = config.MaxProviderWait
 	}
 	t, ok := findReset(text, now, loc)
 	if !ok {

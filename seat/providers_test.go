@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/seat"
 )
 
@@ -47,11 +48,11 @@ func TestParseReset(t *testing.T) {
 		// 5. wall-clock hour
 		{"clock pm", "5-hour limit reached ∙ resets 3:45pm", at(15, 45), true},
 		{"clock 24h", "usage limit: resets at 16:05", at(16, 5), true},
-		{"clock passed is tomorrow, capped", "resets 9am", now.Add(seat.MaxProviderWait), true},
+		{"clock passed is tomorrow, capped", "resets 9am", now.Add(config.MaxProviderWait), true},
 		{"clock with zone", "Your limit will reset at 10pm (Europe/Paris)", time.Date(2026, 3, 10, 22, 0, 0, 0, paris), true},
 		// capped: never more than MaxProviderWait ahead
-		{"relative capped", "resets in 3 days", now.Add(seat.MaxProviderWait), true},
-		{"iso capped", "resets at 2026-03-14T00:00:00Z", now.Add(seat.MaxProviderWait), true},
+		{"relative capped", "resets in 3 days", now.Add(config.MaxProviderWait), true},
+		{"iso capped", "resets at 2026-03-14T00:00:00Z", now.Add(config.MaxProviderWait), true},
 		{"past is now", "resets at 2026-03-10T12:00:00Z", now, true},
 		// not understood
 		{"no time at all", "API Error: Overloaded (529)", time.Time{}, false},
@@ -139,7 +140,7 @@ func TestRecordBlockShared(t *testing.T) {
 }
 
 // ladderConfig loads a seat.toml with the given extra lines.
-func ladderConfig(t *testing.T, extra string) seat.Config {
+func ladderConfig(t *testing.T, extra string) config.Config {
 	t.Helper()
 	home := t.TempDir()
 	work := t.TempDir()
@@ -213,7 +214,7 @@ provider = "pc"
 			if p.Rung != tc.rung || wait != tc.wait {
 				t.Fatalf("plan = rung %q wait %s (%s); want rung %q wait %s", p.Rung, wait, p.Why, tc.rung, tc.wait)
 			}
-			if p.Config.Env[seat.RungEnv] != tc.rung || p.Provider != p.Config.Provider {
+			if p.Config.Env[config.RungEnv] != tc.rung || p.Provider != p.Config.Provider {
 				t.Fatalf("the rung's config is not applied: env %v provider %q", p.Config.Env, p.Config.Provider)
 			}
 		})

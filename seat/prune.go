@@ -2,12 +2,13 @@ package seat
 
 import (
 	"errors"
-	"github.com/pantty/pantty/internal/fsatomic"
-	"github.com/pantty/pantty/internal/inbox"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/pantty/pantty/internal/fsatomic"
+	"github.com/pantty/pantty/internal/inbox"
 )
 
 // Retention: how long consumed evidence and finished work are kept. A message id

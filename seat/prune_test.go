@@ -1,12 +1,13 @@
 package seat
 
 import (
-	"github.com/pantty/pantty/internal/guard"
-	"github.com/pantty/pantty/internal/inbox"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/pantty/pantty/internal/guard"
+	"github.com/pantty/pantty/internal/inbox"
 )
 
 func TestPruneRemovesOnlyOldFinalWorkBehindTheCursor(t *testing.T) {

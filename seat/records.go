@@ -2,6 +2,8 @@ package seat
 
 import (
 	"time"
+
+	"github.com/pantty/pantty/internal/config"
 )
 
 // Session is session.toml: which harness session the seat is, and where it runs.
@@ -56,12 +58,12 @@ func (s Seat) SetIntent(want, by string) error {
 // interval it declares and on each phase change; a reader judges it stale
 // against that Interval, not against a constant of its own.
 type Heartbeat struct {
-	At       time.Time `toml:"at"`
-	Phase    string    `toml:"phase"` // starting, idle, submitting, in-turn, cancelling, waiting-provider, waiting-means, waiting-retry, relaunching, stopping
-	Interval Duration  `toml:"interval"`
-	PID      int       `toml:"pid"`
-	Holder   string    `toml:"holder"`
-	Waiting  string    `toml:"waiting,omitempty"` // what a waiting phase waits for
+	At       time.Time       `toml:"at"`
+	Phase    string          `toml:"phase"` // starting, idle, submitting, in-turn, cancelling, waiting-provider, waiting-means, waiting-retry, relaunching, stopping
+	Interval config.Duration `toml:"interval"`
+	PID      int             `toml:"pid"`
+	Holder   string          `toml:"holder"`
+	Waiting  string          `toml:"waiting,omitempty"` // what a waiting phase waits for
 	// Fault is the class of an outage the driver holds its queue for (means,
 	// transient; seat.ClassifyFailure), FaultCause its cause in the harness's
 	// words, FaultSince its first sighting. recover reports a means fault as a
@@ -113,4 +115,21 @@ type Artifact struct {
 	Mentions int       `toml:"mentions"`
 	SentAt   time.Time `toml:"sent_at"`
 	Text     string    `toml:"text"`
+}
+
+// LastSweep is $PANTTY_HOME/recover-last.toml, written by recover: the last
+// sweep that ran (not a dry run). `recover check` requires it to be younger
+// than two intervals; telemetry dates a verdict by its interval and exports its
+// figures.
+type LastSweep struct {
+	At       time.Time       `toml:"at"`
+	Took     config.Duration `toml:"took"`
+	PID      int             `toml:"pid"`
+	Interval config.Duration `toml:"interval"`
+	Seats    int             `toml:"seats"`
+	OK       int             `toml:"ok"`
+	Dead     int             `toml:"dead"`
+	Unknown  int             `toml:"unknown"`
+	Revived  int             `toml:"revived"`
+	Code     int             `toml:"exit_code"`
 }

@@ -2,12 +2,12 @@ package seat_test
 
 import (
 	"context"
-	"github.com/pantty/pantty/internal/inbox"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/seattest"
 	"github.com/pantty/pantty/tmux"

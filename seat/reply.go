@@ -3,10 +3,11 @@ package seat
 import (
 	"errors"
 	"fmt"
-	"github.com/pantty/pantty/internal/inbox"
 	"io/fs"
 	"path/filepath"
 	"unicode/utf8"
+
+	"github.com/pantty/pantty/internal/inbox"
 )
 
 // MaxReplyBytes caps the reply stored per message in inbox/replies/<id>.txt.

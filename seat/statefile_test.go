@@ -2,8 +2,6 @@ package seat_test
 
 import (
 	"errors"
-	"github.com/pantty/pantty/internal/fsatomic"
-	"github.com/pantty/pantty/internal/inbox"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -12,6 +10,8 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+	"github.com/pantty/pantty/internal/fsatomic"
+	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/seat"
 )
 

@@ -1,12 +1,12 @@
 package seat_test
 
 import (
-	"github.com/pantty/pantty/internal/inbox"
 	"os"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/seat/seattest"
 )
 

@@ -1,12 +1,13 @@
 package seat
 
 import (
-	"github.com/pantty/pantty/internal/fsatomic"
-	"github.com/pantty/pantty/internal/guard"
-	"github.com/pantty/pantty/internal/inbox"
 	"os"
 	"testing"
 	"time"
+
+	"github.com/pantty/pantty/internal/fsatomic"
+	"github.com/pantty/pantty/internal/guard"
+	"github.com/pantty/pantty/internal/inbox"
 )
 
 // TestPruneKeepsTheTotals: the totals (tally + stored finals) are the same

@@ -2,10 +2,10 @@ package seat
 
 import (
 	"fmt"
-	"github.com/pantty/pantty/internal/inbox"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+	"github.com/pantty/pantty/internal/inbox"
 )
 
 // WaitFinal waits until every id is processed or failed, or the limit passes.

@@ -3,13 +3,13 @@ package seat
 import (
 	"errors"
 	"fmt"
-	"github.com/pantty/pantty/internal/inbox"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+	"github.com/pantty/pantty/internal/inbox"
 )
 
 // Outcome is what a Waiter learned about one message: its status when it

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/pantty/pantty/internal/guard"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +14,8 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+	"github.com/pantty/pantty/internal/config"
+	"github.com/pantty/pantty/internal/guard"
 	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/telemetry"
 	"github.com/pantty/pantty/tmux"
@@ -71,7 +72,7 @@ func runDemo(c *cli.Context) error {
 		return err
 	}
 	os.Setenv("PANTTY_TMUX_SOCKET", t.socket) // the driver inherits it: a private server
-	os.Setenv(seat.HomeEnv, t.home)
+	os.Setenv(config.HomeEnv, t.home)
 	defer func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		tmux.New(t.socket).KillServer(ctx)

@@ -8,12 +8,12 @@ package main
 import (
 	"bufio"
 	"fmt"
-	"github.com/pantty/pantty/internal/inbox"
 	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/seattest"
 )

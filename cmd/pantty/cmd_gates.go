@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/gates"
 	"github.com/urfave/cli/v2"
@@ -150,7 +151,7 @@ func isolationCell(harness string) string {
 	if probe == nil {
 		return "none"
 	}
-	if _, err := probe(seat.Seat{}, seat.Config{}, map[string]string{"PATH": os.Getenv("PATH")}); err != nil {
+	if _, err := probe(seat.Seat{}, config.Config{}, map[string]string{"PATH": os.Getenv("PATH")}); err != nil {
 		if errors.Is(err, seat.ErrPerSeat) {
 			return "per seat"
 		}
@@ -203,7 +204,7 @@ func gatesDetail(v gates.Verdict) {
 	say("")
 	switch {
 	case !v.ResidentAllowed:
-		say("verdict: must run turn-spawned (shape = %q): %s", seat.ShapeTurn, v.Summary)
+		say("verdict: must run turn-spawned (shape = %q): %s", config.ShapeTurn, v.Summary)
 	case !v.AutoCompaction:
 		say("verdict: resident allowed, without an automated compaction policy ([refresh] policy none or self)")
 	default:

@@ -4,9 +4,9 @@ package main
 // A value that could not be read is null, never a default.
 
 import (
-	"github.com/pantty/pantty/internal/inbox"
 	"time"
 
+	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/seat"
 	"github.com/urfave/cli/v2"
 )

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/seat"
 	"github.com/urfave/cli/v2"
 )
@@ -55,7 +56,7 @@ func seatCmd(c *cli.Context) error {
 	if wait <= 0 {
 		return usageErr("--wait %s: want a positive duration (e.g. 30s)", wait)
 	}
-	return ask(s, seat.Request{Kind: seat.CtlCommand, Command: cmd.Name(), Args: cmd.Args(), Wait: seat.Duration{Duration: wait}},
+	return ask(s, seat.Request{Kind: seat.CtlCommand, Command: cmd.Name(), Args: cmd.Args(), Wait: config.Duration{Duration: wait}},
 		wait+seat.CommandAcceptWindow+30*time.Second)
 }
 
@@ -102,7 +103,7 @@ func seatCompact(c *cli.Context) error {
 	if wait <= 0 {
 		return usageErr("--wait %s: want a positive duration (e.g. 30s)", wait)
 	}
-	return ask(s, seat.Request{Kind: seat.CtlCompact, Args: strings.Join(rest, " "), Wait: seat.Duration{Duration: wait}},
+	return ask(s, seat.Request{Kind: seat.CtlCompact, Args: strings.Join(rest, " "), Wait: config.Duration{Duration: wait}},
 		wait+cfg.Compaction.Timeout.Duration+time.Minute)
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/seat"
 	"github.com/urfave/cli/v2"
 )
@@ -32,7 +33,7 @@ func seatInit(c *cli.Context) error {
 }
 
 // seatAdapter loads the seat's config and the adapter of its harness.
-func seatAdapter(s seat.Seat) (seat.Config, seat.Adapter, error) {
+func seatAdapter(s seat.Seat) (config.Config, seat.Adapter, error) {
 	cfg, err := s.LoadConfig()
 	if err != nil {
 		return cfg, nil, err

@@ -2,12 +2,12 @@ package main
 
 import (
 	"fmt"
-	"github.com/pantty/pantty/internal/inbox"
 	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/internal/termtext"
 	"github.com/pantty/pantty/seat"
 	"github.com/urfave/cli/v2"

@@ -6,12 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/pantty/pantty/internal/guard"
-	"github.com/pantty/pantty/internal/inbox"
 	"io"
 	"os"
 	"time"
 
+	"github.com/pantty/pantty/internal/guard"
+	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/seat"
 	"github.com/urfave/cli/v2"
 )

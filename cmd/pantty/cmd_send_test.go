@@ -8,8 +8,6 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
-	"github.com/pantty/pantty/internal/guard"
-	"github.com/pantty/pantty/internal/inbox"
 	"io"
 	"os"
 	"os/exec"
@@ -20,6 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pantty/pantty/internal/guard"
+	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/seat/seattest"
 )
 

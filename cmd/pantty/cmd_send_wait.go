@@ -6,12 +6,12 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/pantty/pantty/internal/inbox"
 	"os"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/seat"
 )
 

@@ -8,7 +8,6 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"github.com/pantty/pantty/internal/inbox"
 	"os"
 	"path/filepath"
 	"slices"
@@ -16,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/seat/seattest"
 )
 

@@ -7,8 +7,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"github.com/pantty/pantty/internal/guard"
-	"github.com/pantty/pantty/internal/termtext"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -17,6 +15,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/pantty/pantty/internal/guard"
+	"github.com/pantty/pantty/internal/termtext"
 	"github.com/pantty/pantty/seat"
 	"github.com/urfave/cli/v2"
 )

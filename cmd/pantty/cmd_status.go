@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/pantty/pantty/internal/termtext"
 	"io"
 	"os"
 	"os/signal"
@@ -15,10 +14,10 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"golang.org/x/term"
-
+	"github.com/pantty/pantty/internal/termtext"
 	"github.com/pantty/pantty/seat/telemetry"
 	"github.com/urfave/cli/v2"
+	"golang.org/x/term"
 )
 
 // telemetryReader is how status and watch take readings; recover/ can set its

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/claudecode"
 	"github.com/pantty/pantty/seat/codex"
@@ -95,7 +96,7 @@ func newApp() *cli.App {
 // --home DIR`): interspersed moves them to the front.
 func globalFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "home", Usage: "state root (overrides $PANTTY_HOME)", EnvVars: []string{seat.HomeEnv}},
+		&cli.StringFlag{Name: "home", Usage: "state root (overrides $PANTTY_HOME)", EnvVars: []string{config.HomeEnv}},
 	}
 }
 

@@ -3,8 +3,6 @@ package inbox
 import (
 	"errors"
 	"fmt"
-	"github.com/pantty/pantty/internal/fsafe"
-	"github.com/pantty/pantty/internal/fsatomic"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -12,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pantty/pantty/internal/fsafe"
+	"github.com/pantty/pantty/internal/fsatomic"
 	"github.com/pantty/pantty/internal/guard"
 )
 

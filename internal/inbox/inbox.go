@@ -13,14 +13,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/pantty/pantty/internal/fsafe"
-	"github.com/pantty/pantty/internal/fsatomic"
-	"github.com/pantty/pantty/internal/guard"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 	"time"
+
+	"github.com/pantty/pantty/internal/fsafe"
+	"github.com/pantty/pantty/internal/fsatomic"
+	"github.com/pantty/pantty/internal/guard"
 )
 
 // Stored is one accepted board message as it sits in inbox/msgs/<id>.json. It is

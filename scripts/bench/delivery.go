@@ -2,12 +2,12 @@ package main
 
 import (
 	"fmt"
-	"github.com/pantty/pantty/internal/guard"
-	"github.com/pantty/pantty/internal/inbox"
 	"os"
 	"os/exec"
 	"time"
 
+	"github.com/pantty/pantty/internal/guard"
+	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/seat"
 )
 

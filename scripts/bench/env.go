@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/scripts/bench/synth"
 	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/tmux"
@@ -113,7 +114,7 @@ func (b *bench) env(home, socket string, extra ...string) []string {
 		}
 		env = append(env, kv)
 	}
-	env = append(env, seat.HomeEnv+"="+home)
+	env = append(env, config.HomeEnv+"="+home)
 	if socket != "" {
 		env = append(env, "PANTTY_TMUX_SOCKET="+socket)
 	}

@@ -22,7 +22,6 @@ package main
 import (
 	"flag"
 	"fmt"
-	"github.com/pantty/pantty/internal/inbox"
 	"math/rand"
 	"os"
 	"os/exec"
@@ -33,6 +32,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/seat"
 )
 

@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/tmux"
 )
@@ -110,7 +111,7 @@ func (w *world) setup(n int, simEnv map[string]string) error {
 		}
 		w.env = append(w.env, kv)
 	}
-	w.env = append(w.env, seat.HomeEnv+"="+w.home)
+	w.env = append(w.env, config.HomeEnv+"="+w.home)
 	for i := 1; i <= n; i++ {
 		r := &seatRig{name: fmt.Sprintf("s%d", i), work: filepath.Join(w.root, fmt.Sprintf("w%d", i)),
 			socket: filepath.Join(w.root, fmt.Sprintf("t%d", i))}

@@ -10,7 +10,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/pantty/pantty/internal/guard"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -19,6 +18,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pantty/pantty/internal/config"
+	"github.com/pantty/pantty/internal/guard"
 	"github.com/pantty/pantty/seat"
 )
 
@@ -59,7 +60,7 @@ func (Adapter) Argv(l seat.Launch) ([]string, error) {
 // middle of a session, and reach out to anything but the model API (telemetry,
 // error reports, release notes). Nested-session markers (CLAUDECODE, …) are never
 // set here, and HarnessEnv strips them from what the caller passes.
-func (Adapter) Env(seat.Seat, seat.Config) map[string]string {
+func (Adapter) Env(seat.Seat, config.Config) map[string]string {
 	return map[string]string{
 		"DISABLE_AUTOUPDATER":                      "1",
 		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
@@ -68,7 +69,7 @@ func (Adapter) Env(seat.Seat, seat.Config) map[string]string {
 
 // harnessVar is a variable as the harness will see it: seat.toml's env wins,
 // then a caller variable the seat passes (HOME always passes).
-func harnessVar(c seat.Config, k string, passes bool) string {
+func harnessVar(c config.Config, k string, passes bool) string {
 	if v, ok := c.Env[k]; ok {
 		return v
 	}
@@ -86,7 +87,7 @@ func harnessVar(c seat.Config, k string, passes bool) string {
 // ConfigDir is Claude Code's state directory for the seat: $CLAUDE_CONFIG_DIR
 // when the seat sets or passes it, else ~/.claude, where ~ is the seat's HOME
 // (seat.toml's env HOME, else the caller's).
-func ConfigDir(c seat.Config) (string, error) {
+func ConfigDir(c config.Config) (string, error) {
 	if d := harnessVar(c, "CLAUDE_CONFIG_DIR", false); d != "" {
 		return d, nil
 	}
@@ -109,7 +110,7 @@ func ProjectDir(workdir string) string { return nonAlnumRE.ReplaceAllString(work
 // project directory (a workdir reached through a symlink, or a path long enough
 // for Claude Code to shorten, is filed under another name; the session id is a
 // random UUID, so the name alone is unambiguous). exists=false when there is none.
-func TranscriptPath(c seat.Config, sessionID string) (path string, exists bool, err error) {
+func TranscriptPath(c config.Config, sessionID string) (path string, exists bool, err error) {
 	if !uuidRE.MatchString(sessionID) {
 		return "", false, fmt.Errorf("claude-code: session id %q is not a UUID", sessionID)
 	}
@@ -166,7 +167,7 @@ func isFile(p string) (bool, error) {
 // aside (renamed to <id>.jsonl.no-conversation-<unix ns>, kept for a person to
 // look at) so that `--session-id` can start the same id afresh → false. The
 // driver asks only when it is about to launch, with no claude alive on the id.
-func (Adapter) SessionExists(_ seat.Seat, c seat.Config, sessionID string) (bool, error) {
+func (Adapter) SessionExists(_ seat.Seat, c config.Config, sessionID string) (bool, error) {
 	path, ok, err := TranscriptPath(c, sessionID)
 	if err != nil || !ok {
 		return false, err
@@ -247,18 +248,18 @@ func (r row) texts() []string {
 // (isApiErrorMessage, model "<synthetic>"). A turn is found when, after the
 // matching user row and before the next prompt, a real assistant row is followed
 // by one of those system rows. Sidechain (subagent) rows are skipped.
-func (Adapter) FindTurn(_ seat.Seat, c seat.Config, sessionID, msgID, nonce string) (bool, string, error) {
+func (Adapter) FindTurn(_ seat.Seat, c config.Config, sessionID, msgID, nonce string) (bool, string, error) {
 	return scanTranscript(c, sessionID, msgID, nonce, false)
 }
 
 // FindPrompt finds the submission's user row (matching id and nonce) whether
 // or not its turn finished (seat.Capabilities.FindPrompt).
-func (Adapter) FindPrompt(_ seat.Seat, c seat.Config, sessionID, msgID, nonce string) (bool, string, error) {
+func (Adapter) FindPrompt(_ seat.Seat, c config.Config, sessionID, msgID, nonce string) (bool, string, error) {
 	return scanTranscript(c, sessionID, msgID, nonce, true)
 }
 
 // scanTranscript is FindTurn's scan; promptOnly stops at the matching user row.
-func scanTranscript(c seat.Config, sessionID, msgID, nonce string, promptOnly bool) (bool, string, error) {
+func scanTranscript(c config.Config, sessionID, msgID, nonce string, promptOnly bool) (bool, string, error) {
 	path, ok, err := TranscriptPath(c, sessionID)
 	if err != nil || !ok {
 		return false, "", err
@@ -403,7 +404,9 @@ func (Adapter) Facts() guard.DispatchFacts { return guard.DefaultDispatchFacts }
 // PasteSettle is the measured 150 ms between paste and Enter: UserPromptSubmit
 // came 40–100 ms after Enter with or without it, and other versions lost an
 // Enter that arrived inside the paste.
-func (Adapter) PasteSettle() seat.Duration { return seat.Duration{Duration: 150 * time.Millisecond} }
+func (Adapter) PasteSettle() config.Duration {
+	return config.Duration{Duration: 150 * time.Millisecond}
+}
 
 // CommandAnswer (seat.Capabilities.CommandAnswer) reads the command's output from the
 // session's transcript: Claude Code 2.1.328 records a slash command as a row
@@ -412,7 +415,7 @@ func (Adapter) PasteSettle() seat.Duration { return seat.Duration{Duration: 150 
 // compact.</local-command-stdout>"), 140 ms after the command here (measured
 // 2026-12-03, docs/claude-code.md). An accepted /compact records "Compacted"
 // only after its PreCompact hook, which the driver takes first.
-func (Adapter) CommandAnswer(_ seat.Seat, c seat.Config, sessionID string, cmd guard.Command, since time.Time) (string, bool, error) {
+func (Adapter) CommandAnswer(_ seat.Seat, c config.Config, sessionID string, cmd guard.Command, since time.Time) (string, bool, error) {
 	path, ok, err := TranscriptPath(c, sessionID)
 	if err != nil || !ok {
 		return "", false, err

@@ -2,13 +2,14 @@ package claudecode_test
 
 import (
 	"encoding/json"
-	"github.com/pantty/pantty/internal/guard"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/pantty/pantty/internal/config"
+	"github.com/pantty/pantty/internal/guard"
 	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/claudecode"
 )
@@ -19,7 +20,7 @@ const sid = "66666666-2222-4333-8444-555555555555"
 
 func TestArgvFirstLaunchAndResume(t *testing.T) {
 	l := seat.Launch{SessionID: sid, Settings: "/s/settings.json", Pantty: "/bin/pantty",
-		Config: seat.Config{Model: "opus", PermissionMode: "default", Args: []string{"--verbose"}}}
+		Config: config.Config{Model: "opus", PermissionMode: "default", Args: []string{"--verbose"}}}
 	first, err := ad.Argv(l)
 	if err != nil {
 		t.Fatal(err)
@@ -39,7 +40,7 @@ func TestArgvFirstLaunchAndResume(t *testing.T) {
 
 func TestArgvRefusesFlagsPanttyOwns(t *testing.T) {
 	for _, a := range []string{"--resume", "-r", "--session-id=x", "--settings", "-c", "--continue", "-p", "--print", "--fork-session"} {
-		l := seat.Launch{SessionID: sid, Settings: "/s", Config: seat.Config{Args: []string{a}}}
+		l := seat.Launch{SessionID: sid, Settings: "/s", Config: config.Config{Args: []string{a}}}
 		if _, err := ad.Argv(l); err == nil {
 			t.Errorf("args %q accepted", a)
 		}
@@ -50,7 +51,7 @@ func TestArgvRefusesFlagsPanttyOwns(t *testing.T) {
 }
 
 func TestEnvHasNoNestedMarkers(t *testing.T) {
-	env := ad.Env(seat.Seat{}, seat.Config{})
+	env := ad.Env(seat.Seat{}, config.Config{})
 	if env["DISABLE_AUTOUPDATER"] != "1" || env["CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC"] != "1" {
 		t.Fatalf("env %v", env)
 	}
@@ -75,10 +76,10 @@ func TestProjectDir(t *testing.T) {
 
 // seatWith puts the measured transcript where Claude Code files it for workdir
 // under a private HOME, and returns the seat's config.
-func seatWith(t *testing.T, project string) seat.Config {
+func seatWith(t *testing.T, project string) config.Config {
 	t.Helper()
 	home := t.TempDir()
-	c := seat.Config{Workdir: "/tmp/meas/work", Env: map[string]string{"HOME": home}}
+	c := config.Config{Workdir: "/tmp/meas/work", Env: map[string]string{"HOME": home}}
 	if project == "" {
 		project = claudecode.ProjectDir(c.Workdir)
 	}

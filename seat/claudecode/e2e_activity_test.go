@@ -1,13 +1,13 @@
 package claudecode_test
 
 import (
-	"github.com/pantty/pantty/internal/inbox"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/seat"
 )
 

@@ -2,13 +2,13 @@ package claudecode_test
 
 import (
 	"fmt"
-	"github.com/pantty/pantty/internal/guard"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/pantty/pantty/internal/guard"
 	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/seattest"
 	"github.com/pantty/pantty/tmux"

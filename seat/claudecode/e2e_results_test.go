@@ -6,13 +6,13 @@ package claudecode_test
 
 import (
 	"fmt"
-	"github.com/pantty/pantty/internal/inbox"
 	"os/exec"
 	"sort"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/claudecode"
 	"github.com/pantty/pantty/seat/claudecode/standin"

@@ -7,9 +7,6 @@ package claudecode_test
 
 import (
 	"fmt"
-	"github.com/pantty/pantty/internal/guard"
-	"github.com/pantty/pantty/internal/inbox"
-	"github.com/pantty/pantty/seat/standinkit"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,10 +14,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pantty/pantty/internal/guard"
+	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/claudecode"
 	"github.com/pantty/pantty/seat/claudecode/standin"
 	"github.com/pantty/pantty/seat/seattest"
+	"github.com/pantty/pantty/seat/standinkit"
 	"github.com/pantty/pantty/tmux/tmuxtest"
 )
 

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/seat"
 )
 
@@ -117,7 +118,7 @@ func gitRoot(dir string) string {
 // seat sets or passes it, else under the seat's HOME), with the API key the
 // harness will see (ANTHROPIC_API_KEY from the seat's env or pass_env) and the
 // seat's workdir.
-func (Adapter) PrepareSeatHome(_ seat.Seat, c seat.Config, _ string) ([]string, error) {
+func (Adapter) PrepareSeatHome(_ seat.Seat, c config.Config, _ string) ([]string, error) {
 	dir := harnessVar(c, "CLAUDE_CONFIG_DIR", false)
 	if dir == "" {
 		dir = harnessVar(c, "HOME", true)

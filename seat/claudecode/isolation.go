@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/seat"
 )
 
@@ -23,7 +24,7 @@ const probeTimeout = 10 * time.Second
 // namespaces is reported as such instead of a seat that believes it is
 // isolated. The settings pantty writes also set failIfUnavailable, so claude
 // itself refuses to start unsandboxed if this ever passes wrongly.
-func (Adapter) ProbeIsolation(_ seat.Seat, _ seat.Config, env map[string]string) (string, error) {
+func (Adapter) ProbeIsolation(_ seat.Seat, _ config.Config, env map[string]string) (string, error) {
 	bwrap, err := seat.LookPathIn(env["PATH"], "bwrap")
 	if err != nil {
 		return "", fmt.Errorf("the Claude Code sandbox needs bubblewrap: %v (install the bubblewrap package)", err)
@@ -46,7 +47,7 @@ func (Adapter) ProbeIsolation(_ seat.Seat, _ seat.Config, env map[string]string)
 
 // Secrets is Claude Code's own credential file for the seat: the OAuth tokens of
 // a `claude login` in its config directory. An API key comes by environment.
-func (Adapter) Secrets(_ seat.Seat, c seat.Config) []string {
+func (Adapter) Secrets(_ seat.Seat, c config.Config) []string {
 	dir, err := ConfigDir(c)
 	if err != nil || !filepath.IsAbs(dir) {
 		return nil

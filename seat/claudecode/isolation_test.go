@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/claudecode"
 	"github.com/pantty/pantty/tmux/tmuxtest"
@@ -22,7 +23,7 @@ func TestIsolationProbeDetectsWhatIsMissing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := seat.Config{Authority: seat.AuthorityConfig{Isolation: seat.IsolationAuto}}
+	cfg := config.Config{Authority: config.AuthorityConfig{Isolation: config.IsolationAuto}}
 	ad := claudecode.Adapter{}
 	if _, err := exec.LookPath("bwrap"); err == nil {
 		if _, err := exec.LookPath("socat"); err == nil {
@@ -35,15 +36,15 @@ func TestIsolationProbeDetectsWhatIsMissing(t *testing.T) {
 	}
 	empty := map[string]string{"PATH": tmuxtest.Dir(t)}
 	a, err := seat.ResolveAuthority(ad, s, cfg, empty, time.Now())
-	if err != nil || a.Isolation != seat.IsolationUnavailable || !strings.Contains(a.Why, "bubblewrap") || a.Drop != "" {
+	if err != nil || a.Isolation != config.IsolationUnavailable || !strings.Contains(a.Why, "bubblewrap") || a.Drop != "" {
 		t.Fatalf("auto without bubblewrap: %+v (%v): want unavailable naming bubblewrap, no drop directory", a, err)
 	}
-	cfg.Authority.Isolation = seat.IsolationOn
+	cfg.Authority.Isolation = config.IsolationOn
 	if _, err := seat.ResolveAuthority(ad, s, cfg, empty, time.Now()); !errors.Is(err, seat.ErrBadInput) {
 		t.Fatalf("on without bubblewrap: %v, want a refusal (bad input)", err)
 	}
-	cfg.Authority.Isolation = seat.IsolationOff
-	if a, err := seat.ResolveAuthority(ad, s, cfg, empty, time.Now()); err != nil || a.Isolation != seat.IsolationOff ||
+	cfg.Authority.Isolation = config.IsolationOff
+	if a, err := seat.ResolveAuthority(ad, s, cfg, empty, time.Now()); err != nil || a.Isolation != config.IsolationOff ||
 		len(a.Protected) == 0 || a.Protected[0] != s.Home {
 		t.Fatalf("off: %+v (%v): want off, $PANTTY_HOME still protected from the read tools", a, err)
 	}

@@ -9,7 +9,6 @@ package codex
 
 import (
 	"fmt"
-	"github.com/pantty/pantty/internal/guard"
 	"io"
 	"path/filepath"
 	"regexp"
@@ -17,6 +16,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pantty/pantty/internal/config"
+	"github.com/pantty/pantty/internal/guard"
 	"github.com/pantty/pantty/seat"
 )
 
@@ -60,7 +61,7 @@ func (Adapter) Argv(l seat.Launch) ([]string, error) {
 	return append(append(argv, modeArgs(l.Config)...), l.Config.Args...), nil
 }
 
-func binary(c seat.Config) string {
+func binary(c config.Config) string {
 	if c.Command != "" {
 		return c.Command
 	}
@@ -69,7 +70,7 @@ func binary(c seat.Config) string {
 
 // modeArgs carries seat.toml's model and permission mode (Codex's sandbox mode:
 // read-only, workspace-write or danger-full-access).
-func modeArgs(c seat.Config) []string {
+func modeArgs(c config.Config) []string {
 	var out []string
 	if c.Model != "" {
 		out = append(out, "--model", c.Model)
@@ -82,14 +83,14 @@ func modeArgs(c seat.Config) []string {
 
 // Env points Codex at the seat's own CODEX_HOME: the person's ~/.codex is never
 // read or written by a seat.
-func (Adapter) Env(s seat.Seat, c seat.Config) map[string]string {
+func (Adapter) Env(s seat.Seat, c config.Config) map[string]string {
 	return map[string]string{"CODEX_HOME": Home(s, c)}
 }
 
 // SessionExists: Codex writes the thread's rollout with its first turn, and
 // `codex resume <id>` needs it; a thread id pantty has not recorded yet (""),
 // or one without a rollout, is a fresh start.
-func (Adapter) SessionExists(s seat.Seat, c seat.Config, id string) (bool, error) {
+func (Adapter) SessionExists(s seat.Seat, c config.Config, id string) (bool, error) {
 	if id == "" {
 		return false, nil
 	}
@@ -98,13 +99,13 @@ func (Adapter) SessionExists(s seat.Seat, c seat.Config, id string) (bool, error
 }
 
 // FindTurn looks in the rollout for the submission's turn (see FindTurn).
-func (Adapter) FindTurn(s seat.Seat, c seat.Config, sessionID, msgID, nonce string) (bool, string, error) {
+func (Adapter) FindTurn(s seat.Seat, c config.Config, sessionID, msgID, nonce string) (bool, string, error) {
 	return FindTurn(Home(s, c), sessionID, msgID, nonce)
 }
 
 // FindPrompt looks in the rollout for the submission's prompt, its turn
 // completed or not (seat.Capabilities.FindPrompt).
-func (Adapter) FindPrompt(s seat.Seat, c seat.Config, sessionID, msgID, nonce string) (bool, string, error) {
+func (Adapter) FindPrompt(s seat.Seat, c config.Config, sessionID, msgID, nonce string) (bool, string, error) {
 	return FindPrompt(Home(s, c), sessionID, msgID, nonce)
 }
 
@@ -217,14 +218,16 @@ func (Adapter) Facts() guard.DispatchFacts {
 
 // PasteSettle: 150 ms between paste and Enter (measured: UserPromptSubmit came
 // 30-60 ms after the Enter).
-func (Adapter) PasteSettle() seat.Duration { return seat.Duration{Duration: 150 * time.Millisecond} }
+func (Adapter) PasteSettle() config.Duration {
+	return config.Duration{Duration: 150 * time.Millisecond}
+}
 
 // PrepareSeatHome (seat.Capabilities.PrepareSeatHome) runs PrepareHome and says what it set in
 // the seat's CODEX_HOME.
 // The isolation profile is the one the last launch recorded (authority.toml),
 // none before the first launch: every launch prepares the home again with the
 // authority it resolves, so this only answers the first-run questions ahead.
-func (Adapter) PrepareSeatHome(s seat.Seat, c seat.Config, pantty string) ([]string, error) {
+func (Adapter) PrepareSeatHome(s seat.Seat, c config.Config, pantty string) ([]string, error) {
 	a, _ := s.ReadAuthority()
 	if err := PrepareHome(s, c, pantty, a); err != nil {
 		return nil, err

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/codex"
 )
@@ -183,11 +184,11 @@ func TestCodexSandboxUnderTmpIsDetected(t *testing.T) {
 	}
 	env := map[string]string{"PATH": os.Getenv("PATH")}
 	a, err := seat.ResolveAuthority(codex.Adapter{}, s, cfg, env, time.Now())
-	if err != nil || a.Isolation != seat.IsolationUnavailable || !strings.Contains(a.Why, "codex sandbox") {
+	if err != nil || a.Isolation != config.IsolationUnavailable || !strings.Contains(a.Why, "codex sandbox") {
 		t.Fatalf("auto: %+v (%v): want unavailable naming the failed probe", a, err)
 	}
 	t.Logf("why: %s", a.Why)
-	cfg.Authority.Isolation = seat.IsolationOn
+	cfg.Authority.Isolation = config.IsolationOn
 	if _, err := seat.ResolveAuthority(codex.Adapter{}, s, cfg, env, time.Now()); err == nil {
 		t.Fatal("isolation = \"on\" with no working sandbox did not refuse")
 	}

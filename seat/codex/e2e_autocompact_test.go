@@ -2,11 +2,11 @@ package codex_test
 
 import (
 	"fmt"
-	"github.com/pantty/pantty/internal/guard"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/pantty/pantty/internal/guard"
 	"github.com/pantty/pantty/seat"
 )
 

@@ -7,18 +7,18 @@ package codex_test
 
 import (
 	"fmt"
-	"github.com/pantty/pantty/internal/inbox"
-	"github.com/pantty/pantty/seat/standinkit"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/codex"
 	"github.com/pantty/pantty/seat/codex/standin"
 	"github.com/pantty/pantty/seat/seattest"
+	"github.com/pantty/pantty/seat/standinkit"
 	"github.com/pantty/pantty/tmux/tmuxtest"
 )
 

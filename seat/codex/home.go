@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/pantty/pantty/internal/fsatomic"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -16,13 +15,15 @@ import (
 	"time"
 
 	"github.com/BurntSushi/toml"
+	"github.com/pantty/pantty/internal/config"
+	"github.com/pantty/pantty/internal/fsatomic"
 	"github.com/pantty/pantty/seat"
 )
 
 // Home is the seat's CODEX_HOME: seat.toml's env CODEX_HOME when it sets one,
 // else harness/codex-home inside the seat's directory. It holds Codex's config,
 // hooks, rollouts and state for this seat only.
-func Home(s seat.Seat, c seat.Config) string {
+func Home(s seat.Seat, c config.Config) string {
 	if v := c.Env["CODEX_HOME"]; v != "" {
 		return v
 	}
@@ -99,7 +100,7 @@ func NotifyArgv(pantty string, s seat.Seat) []string {
 //     without it Codex stops at a "Hooks need review" dialog.
 //
 // The person's own ~/.codex is never touched (Home is per seat).
-func PrepareHome(s seat.Seat, c seat.Config, pantty string, a seat.Authority) error {
+func PrepareHome(s seat.Seat, c config.Config, pantty string, a seat.Authority) error {
 	home := Home(s, c)
 	if err := os.MkdirAll(home, 0o700); err != nil {
 		return fmt.Errorf("codex: CODEX_HOME: %w", err)
@@ -138,7 +139,7 @@ func PrepareHome(s seat.Seat, c seat.Config, pantty string, a seat.Authority) er
 }
 
 // setConfig sets the keys a seat needs (see PrepareHome).
-func setConfig(cfg map[string]any, pantty string, s seat.Seat, c seat.Config) {
+func setConfig(cfg map[string]any, pantty string, s seat.Seat, c config.Config) {
 	cfg["notify"] = NotifyArgv(pantty, s)
 	cfg["model_auto_compact_token_limit"] = AutoCompactOutOfReach
 	cfg["check_for_update_on_startup"] = false
@@ -194,7 +195,7 @@ func writeFile(dir, name string, data []byte) error {
 }
 
 // harnessEnv is the environment the harness (and the trust step) runs with.
-func harnessEnv(s seat.Seat, c seat.Config, home string) ([]string, error) {
+func harnessEnv(s seat.Seat, c config.Config, home string) ([]string, error) {
 	env, err := seat.HarnessEnv(os.Environ(), s, c, map[string]string{"CODEX_HOME": home})
 	if err != nil {
 		return nil, err

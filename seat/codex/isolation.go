@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/seat"
 )
 
@@ -29,7 +30,7 @@ const probeTimeout = 20 * time.Second
 // sandboxed command then fails ("execvp codex-linux-sandbox").
 // seat.toml's permission_mode becomes Codex's --sandbox flag, which replaces a
 // permission profile, so a seat that sets it cannot be isolated by pantty.
-func (Adapter) ProbeIsolation(s seat.Seat, c seat.Config, env map[string]string) (string, error) {
+func (Adapter) ProbeIsolation(s seat.Seat, c config.Config, env map[string]string) (string, error) {
 	if s.Home == "" {
 		return "", seat.ErrPerSeat
 	}
@@ -55,7 +56,7 @@ func (Adapter) ProbeIsolation(s seat.Seat, c seat.Config, env map[string]string)
 
 // Secrets is Codex's credential file for the seat (auth.json in its
 // CODEX_HOME); with the default CODEX_HOME it is inside $PANTTY_HOME already.
-func (Adapter) Secrets(s seat.Seat, c seat.Config) []string {
+func (Adapter) Secrets(s seat.Seat, c config.Config) []string {
 	return []string{filepath.Join(Home(s, c), "auth.json")}
 }
 
@@ -90,7 +91,7 @@ func setIsolation(cfg map[string]any, a seat.Authority) {
 	perms[ProfileName] = map[string]any{"extends": ":workspace", "filesystem": fs}
 }
 
-func binaryPath(c seat.Config, env map[string]string) string {
+func binaryPath(c config.Config, env map[string]string) string {
 	bin := binary(c)
 	if p, err := seat.LookPathIn(env["PATH"], bin); err == nil && !strings.Contains(bin, "/") {
 		return p

@@ -3,7 +3,6 @@ package codex
 import (
 	"bufio"
 	"encoding/json"
-	"github.com/pantty/pantty/internal/guard"
 	"io"
 	"os"
 	"path/filepath"
@@ -11,6 +10,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/pantty/pantty/internal/guard"
 )
 
 // RolloutPath finds a thread's rollout, Codex's session record:

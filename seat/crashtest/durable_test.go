@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/seattest"
 )
@@ -122,7 +123,7 @@ func TestSendIsDurableBeforeItAnswers(t *testing.T) {
 	in.Seek(0, 0)
 	out, _ := os.CreateTemp(dir, "stdout")
 	cmd := exec.Command(bin, "seat", "send", "inbox", "--id", "durable-1")
-	cmd.Env = append(os.Environ(), seat.HomeEnv+"="+home)
+	cmd.Env = append(os.Environ(), config.HomeEnv+"="+home)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = in, out, out
 	events, answer := traceFS(t, cmd)
 	if answer < 0 {

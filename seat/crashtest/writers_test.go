@@ -4,9 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/pantty/pantty/internal/fsatomic"
-	"github.com/pantty/pantty/internal/guard"
-	"github.com/pantty/pantty/internal/inbox"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -16,6 +13,10 @@ import (
 	"time"
 
 	"github.com/pantty/pantty/handoff"
+	"github.com/pantty/pantty/internal/config"
+	"github.com/pantty/pantty/internal/fsatomic"
+	"github.com/pantty/pantty/internal/guard"
+	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/recover"
 	"github.com/pantty/pantty/seat"
 )
@@ -130,7 +131,7 @@ var writers = []writer{
 		return version(atoi(in.By), err)
 	}},
 	{name: "heartbeat.toml", write: func(s seat.Seat, v int) error {
-		return s.Write(s.HeartbeatPath(), seat.Heartbeat{At: t0, Phase: seat.PhaseIdle, Interval: seat.Duration{Duration: time.Second}, PID: v, Waiting: pad})
+		return s.Write(s.HeartbeatPath(), seat.Heartbeat{At: t0, Phase: seat.PhaseIdle, Interval: config.Duration{Duration: time.Second}, PID: v, Waiting: pad})
 	}, read: func(s seat.Seat) (int, error) {
 		h, err := s.ReadHeartbeat()
 		if err == nil && h.Waiting != pad {
@@ -221,14 +222,14 @@ var writers = []writer{
 		return version(atoi(b["sim"].Text), err)
 	}},
 	{name: "facts/sim-resident.toml", write: func(s seat.Seat, v int) error {
-		if err := os.MkdirAll(filepath.Dir(seat.FactsPath(s.Home, "sim", seat.ShapeResident)), fsatomic.DirMode); err != nil {
+		if err := os.MkdirAll(filepath.Dir(seat.FactsPath(s.Home, "sim", config.ShapeResident)), fsatomic.DirMode); err != nil {
 			return err
 		}
-		return fsatomic.WriteState(seat.HomeTmpDir(s.Home), seat.FactsPath(s.Home, "sim", seat.ShapeResident),
+		return fsatomic.WriteState(seat.HomeTmpDir(s.Home), seat.FactsPath(s.Home, "sim", config.ShapeResident),
 			seat.FactsFile{Harness: "sim", Build: strconv.Itoa(v), Path: pad, Form: "first-char", Sigils: "/!"})
 	}, read: func(s seat.Seat) (int, error) {
 		var f seat.FactsFile
-		err := seat.ReadState(seat.FactsPath(s.Home, "sim", seat.ShapeResident), &f)
+		err := seat.ReadState(seat.FactsPath(s.Home, "sim", config.ShapeResident), &f)
 		if err == nil && f.Path != pad {
 			return 0, errors.New("path torn")
 		}

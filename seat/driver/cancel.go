@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/internal/machine"
 	"github.com/pantty/pantty/seat"
@@ -58,7 +59,7 @@ func (d *Driver) cancelTurn(reason string, done func(error)) {
 	d.to(machine.CancelBegun, fl.e.Msg.ID)
 	d.evidenceT.stop()
 	d.ceilingT.stop()
-	if d.Cfg.Shape == seat.ShapeTurn {
+	if d.Cfg.Shape == config.ShapeTurn {
 		d.killTurn(reason)
 		d.finish(fl.e, inbox.StateFailed, reason, "the turn process was killed; 'pantty seat retry "+fl.e.Msg.ID+"' re-queues it", "")
 		done(nil)

@@ -3,6 +3,7 @@ package driver
 import (
 	"testing"
 
+	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/internal/guard"
 	"github.com/pantty/pantty/seat"
 )
@@ -11,18 +12,18 @@ import (
 // optional ability absent.
 type bareAdapter struct{}
 
-func (bareAdapter) Name() string                                               { return "bare" }
-func (bareAdapter) Argv(seat.Launch) ([]string, error)                         { return []string{"true"}, nil }
-func (bareAdapter) Env(seat.Seat, seat.Config) map[string]string               { return nil }
-func (bareAdapter) SessionExists(seat.Seat, seat.Config, string) (bool, error) { return false, nil }
-func (bareAdapter) FindTurn(seat.Seat, seat.Config, string, string, string) (bool, string, error) {
+func (bareAdapter) Name() string                                                 { return "bare" }
+func (bareAdapter) Argv(seat.Launch) ([]string, error)                           { return []string{"true"}, nil }
+func (bareAdapter) Env(seat.Seat, config.Config) map[string]string               { return nil }
+func (bareAdapter) SessionExists(seat.Seat, config.Config, string) (bool, error) { return false, nil }
+func (bareAdapter) FindTurn(seat.Seat, config.Config, string, string, string) (bool, string, error) {
 	return false, "", nil
 }
-func (bareAdapter) Busy(string) bool           { return false }
-func (bareAdapter) Commands() []string         { return []string{"compact"} }
-func (bareAdapter) Facts() guard.DispatchFacts { return guard.DefaultDispatchFacts }
-func (bareAdapter) PasteSettle() seat.Duration { return seat.Duration{} }
-func (bareAdapter) Caps() seat.Capabilities    { return seat.Capabilities{} }
+func (bareAdapter) Busy(string) bool             { return false }
+func (bareAdapter) Commands() []string           { return []string{"compact"} }
+func (bareAdapter) Facts() guard.DispatchFacts   { return guard.DefaultDispatchFacts }
+func (bareAdapter) PasteSettle() config.Duration { return config.Duration{} }
+func (bareAdapter) Caps() seat.Capabilities      { return seat.Capabilities{} }
 
 // TestZeroCapabilitiesMeanCannot: the driver treats a zero Capabilities field
 // as "this harness cannot" (seat's own readers are checked in seat/caps_test.go).

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/internal/guard"
 	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/internal/machine"
@@ -111,7 +112,7 @@ func (d *Driver) onRequest(r seat.Request) {
 
 // requestRefresh takes the seat's own refresh request (self policy only).
 func (d *Driver) requestRefresh() (string, error) {
-	if d.Cfg.Refresh.Policy != seat.RefreshSelf {
+	if d.Cfg.Refresh.Policy != config.RefreshSelf {
 		return "", fmt.Errorf("this seat's refresh policy is %q, not \"self\": the request is recorded in driver.log only", d.Cfg.Refresh.Policy)
 	}
 	d.selfRefresh = true
@@ -137,7 +138,7 @@ func (d *Driver) retry(id string) error {
 // it) until its wait is over (expireCommands).
 func (d *Driver) runCommand() {
 	r := d.cmds[0]
-	if d.Cfg.Shape == seat.ShapeTurn {
+	if d.Cfg.Shape == config.ShapeTurn {
 		d.cmds = d.cmds[1:]
 		d.answer(r, fmt.Errorf("a turn-spawned seat has no live session to send %s to (no command door on this path)", r.Kind), "")
 		return

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/internal/guard"
 	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/internal/machine"
@@ -28,7 +29,7 @@ import (
 // control-mode client for a vanished server) or a timer with a stated reason.
 type Driver struct {
 	S      seat.Seat
-	Cfg    seat.Config
+	Cfg    config.Config
 	Ad     seat.Adapter
 	Lock   *seat.Lock
 	Pantty string      // absolute path of this binary, for hooks and the pane's exec
@@ -151,7 +152,7 @@ func (d *Driver) Loop() int {
 			d.logf("watch: %v (rescanning)", err)
 			d.rescan()
 		case <-hb.C:
-			if d.Cfg.Shape != seat.ShapeTurn {
+			if d.Cfg.Shape != config.ShapeTurn {
 				d.checkHarness("heartbeat check")
 				d.observeClients("heartbeat check")
 			}
@@ -279,7 +280,7 @@ func (d *Driver) setup() error {
 		return err
 	}
 	d.begin(machine.Starting, "harness SessionStart")
-	if d.Cfg.Shape == seat.ShapeTurn {
+	if d.Cfg.Shape == config.ShapeTurn {
 		d.turnDone = make(chan turnDone, 1)
 		if err := d.setupTurn(); err != nil {
 			return err

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/internal/guard"
 	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/internal/machine"
@@ -186,7 +187,7 @@ func (d *Driver) onTurnEnd(ev seat.Event) {
 		d.logf("%s for %s after the cancel's Escape: kept for the cancel to settle", ev.Kind, fl.e.Msg.ID)
 		return
 	}
-	if d.Cfg.Shape == seat.ShapeTurn {
+	if d.Cfg.Shape == config.ShapeTurn {
 		// The result envelope decides a turn-spawned message; an outage seen
 		// here (a failure that is not the message's) is remembered for it.
 		if ev.Kind == seat.EvStopFailure {

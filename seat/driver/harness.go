@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/pantty/pantty/handoff"
+	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/internal/machine"
 	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/tmux"
@@ -91,7 +92,7 @@ func (d *Driver) launch(pane *tmux.Pane) error {
 	if err := d.S.Write(d.S.LaunchPath(), seat.LaunchFile{Argv: argv, Dir: d.Cfg.Workdir, Env: env}); err != nil {
 		return err
 	}
-	if d.Cfg.Shape == seat.ShapeStep && !resume {
+	if d.Cfg.Shape == config.ShapeStep && !resume {
 		// A step seat's first session also starts from the handoff, if there is one.
 		if text, err := d.S.Handoff().Current(); err == nil {
 			if in, err := d.S.ReadInject(); err != nil || in.SessionID != d.sess.ID {

@@ -3,8 +3,8 @@ package driver
 import (
 	"time"
 
+	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/internal/inbox"
-	"github.com/pantty/pantty/seat"
 )
 
 // closedByTranscript closes e as processed when the harness's transcript holds
@@ -35,7 +35,7 @@ func (d *Driver) closedByTranscript(e *inbox.Entry, why string) bool {
 // the pane: the cancel settles the message.
 func (d *Driver) checkLostTurnEnd() {
 	fl := d.flight
-	if fl == nil || fl.e.Status.State != inbox.StateSubmitted || !d.ready || d.Cfg.Shape == seat.ShapeTurn || d.cancel != nil ||
+	if fl == nil || fl.e.Status.State != inbox.StateSubmitted || !d.ready || d.Cfg.Shape == config.ShapeTurn || d.cancel != nil ||
 		time.Since(fl.e.Status.SubmittedAt) < foreignSettle || !d.paneShowsNoTurn() {
 		return
 	}

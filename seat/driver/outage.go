@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/internal/machine"
 	"github.com/pantty/pantty/seat"
@@ -39,7 +40,7 @@ func (d *Driver) onTurnFailed(e *inbox.Entry, errName, text string) bool {
 	default:
 		return false
 	}
-	if d.Cfg.Shape != seat.ShapeTurn {
+	if d.Cfg.Shape != config.ShapeTurn {
 		d.clearComposer() // the "Resend your message" placeholder, or a put-back prompt
 	}
 	return true
@@ -88,7 +89,7 @@ func (d *Driver) outageText() string {
 }
 
 // reprobeAfter is the wait before probe n+1 after n failed ones.
-func reprobeAfter(rc seat.RecoveryConfig, failures int) time.Duration {
+func reprobeAfter(rc config.RecoveryConfig, failures int) time.Duration {
 	limit := min(rc.BackoffMax.Duration, maxReprobe)
 	wait := rc.Backoff.Duration << min(failures-1, 20)
 	if wait <= 0 || wait > limit {

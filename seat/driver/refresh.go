@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/seat"
 )
@@ -18,24 +19,24 @@ const freshReadingWait = 2 * time.Second
 // records the decision either way for the policies that decide per message.
 func (d *Driver) refreshBefore(next *inbox.Entry) bool {
 	rc := d.Cfg.Refresh
-	if d.Cfg.Shape == seat.ShapeTurn {
+	if d.Cfg.Shape == config.ShapeTurn {
 		return false // each turn resumes the session in a new process: nothing to refresh
 	}
 	dec := seat.RefreshDecision{Policy: rc.Policy, Next: next.Msg.ID, Processed: d.sinceRefresh, At: time.Now().UTC()}
 	switch rc.Policy {
-	case seat.RefreshFixed:
+	case config.RefreshFixed:
 		if d.sinceRefresh < rc.Every {
 			return false
 		}
 		dec.Every = rc.Every
 		dec.Decision = "refresh"
 		dec.Reason = fmt.Sprintf("%d messages processed since the last refresh (every = %d)", d.sinceRefresh, rc.Every)
-	case seat.RefreshSelf:
+	case config.RefreshSelf:
 		if !d.selfRefresh {
 			return false
 		}
 		dec.Decision, dec.Reason = "refresh", "the seat asked (pantty handoff request)"
-	case seat.RefreshContext:
+	case config.RefreshContext:
 		c := d.ctxr
 		if c.Stale() && time.Since(c.LastTurnEnd) < freshReadingWait {
 			d.waitT.set(freshReadingWait - time.Since(c.LastTurnEnd))

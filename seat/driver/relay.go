@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/internal/machine"
 	"github.com/pantty/pantty/seat"
 )
@@ -15,7 +16,7 @@ import (
 // switches the mode: any client that can type (not control mode, not
 // read-only) means relay; none means direct.
 func (d *Driver) observeClients(why string) {
-	if d.Cfg.Relay == seat.RelayIgnore || d.Cfg.Shape == seat.ShapeTurn || d.sess.TmuxName == "" {
+	if d.Cfg.Relay == config.RelayIgnore || d.Cfg.Shape == config.ShapeTurn || d.sess.TmuxName == "" {
 		return
 	}
 	ctx, cancel := d.ctx()

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/internal/guard"
 	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/internal/machine"
@@ -243,7 +244,7 @@ func (d *Driver) maybeSubmit() {
 				OutageHeld: e.Status.Reason == seat.ReasonProviderRefusal || e.Status.Reason == seat.ReasonMeansFault || e.Status.Reason == seat.ReasonTransient})
 		}
 	}
-	p := machine.Next(now, len(d.cmds) > 0, queue, d.Cfg.Shape == seat.ShapeStep && d.stepDone)
+	p := machine.Next(now, len(d.cmds) > 0, queue, d.Cfg.Shape == config.ShapeStep && d.stepDone)
 	switch p.Choice {
 	case machine.RunCommand:
 		d.runCommand()
@@ -266,7 +267,7 @@ func (d *Driver) maybeSubmit() {
 // paste from a uniquely named buffer, let the paste settle, send Enter as its own
 // key, then wait for UserPromptSubmit evidence.
 func (d *Driver) deliver(e *inbox.Entry) {
-	if d.Cfg.Shape != seat.ShapeTurn && d.paneBusy() {
+	if d.Cfg.Shape != config.ShapeTurn && d.paneBusy() {
 		// A turn is running that pantty did not start (a person's prompt whose
 		// UserPromptSubmit is not consumed yet): pasting now would land in a
 		// busy harness. Look again shortly; the events will tell.
@@ -296,7 +297,7 @@ func (d *Driver) deliver(e *inbox.Entry) {
 	d.flight = &flight{e: e, sub: sub}
 	d.to(machine.Pasted, e.Msg.ID)
 	d.writeArtifact(e, sub)
-	if d.Cfg.Shape == seat.ShapeTurn {
+	if d.Cfg.Shape == config.ShapeTurn {
 		d.deliverTurn(e, sub)
 		return
 	}

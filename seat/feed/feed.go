@@ -9,7 +9,6 @@ package feed
 import (
 	"errors"
 	"fmt"
-	"github.com/pantty/pantty/internal/inbox"
 	"io/fs"
 	"path/filepath"
 	"sort"
@@ -17,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/recover"
 	"github.com/pantty/pantty/seat"
 )

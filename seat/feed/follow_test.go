@@ -2,12 +2,12 @@ package feed
 
 import (
 	"context"
-	"github.com/pantty/pantty/internal/guard"
-	"github.com/pantty/pantty/internal/inbox"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/pantty/pantty/internal/guard"
+	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/recover"
 	"github.com/pantty/pantty/seat"
 )

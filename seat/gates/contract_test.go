@@ -1,13 +1,13 @@
 package gates
 
 import (
-	"github.com/pantty/pantty/internal/fsatomic"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/pantty/pantty/internal/fsatomic"
 	"github.com/pantty/pantty/seat"
 )
 

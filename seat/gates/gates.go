@@ -13,11 +13,12 @@ package gates
 import (
 	"errors"
 	"fmt"
-	"github.com/pantty/pantty/internal/guard"
 	"os"
 	"strings"
 	"time"
 
+	"github.com/pantty/pantty/internal/config"
+	"github.com/pantty/pantty/internal/guard"
 	"github.com/pantty/pantty/seat"
 )
 
@@ -408,7 +409,7 @@ func localDispatch(g Gate, e Entry, version string, f seat.FactsFile, now time.T
 	switch {
 	case f.Harness != e.Name:
 		return notCounted(fmt.Sprintf("it measured harness %q, not %q", f.Harness, e.Name))
-	case f.Shape != seat.ShapeResident:
+	case f.Shape != config.ShapeResident:
 		return notCounted(fmt.Sprintf("it measured the %q path, not the resident tmux path", f.Shape))
 	case version != "" && built != version:
 		return notCounted(fmt.Sprintf("it measured build %q, not version %s", f.Build, version))

@@ -1,8 +1,6 @@
 package gates
 
 import (
-	"github.com/pantty/pantty/internal/guard"
-	"github.com/pantty/pantty/seat/seattest"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -10,10 +8,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pantty/pantty/internal/config"
+	"github.com/pantty/pantty/internal/guard"
 	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/claudecode"
 	"github.com/pantty/pantty/seat/codex"
 	"github.com/pantty/pantty/seat/gemini"
+	"github.com/pantty/pantty/seat/seattest"
 	"github.com/pantty/pantty/seat/sim"
 )
 
@@ -220,7 +221,7 @@ func localFacts(t *testing.T, harness, build string, asOf time.Time) *seat.Facts
 			t.Fatal(err)
 		}
 	}
-	return &seat.FactsFile{Harness: harness, Build: build, Shape: seat.ShapeResident,
+	return &seat.FactsFile{Harness: harness, Build: build, Shape: config.ShapeResident,
 		Path: "tmux 3.3a: load-buffer + paste-buffer -p (bracketed) + settle + send-keys Enter, pantty driver",
 		Form: guard.FormFirstChar, Sigils: "/!", AsOf: asOf, Revisit: asOf.Add(30 * dayLen), FailAfter: asOf.Add(90 * dayLen),
 		ControlOK: true, Artifacts: art, Observations: obs}
@@ -266,7 +267,7 @@ func TestLocalFactsThatDoNotCount(t *testing.T) {
 	}{
 		{"control did not dispatch", "", func(f *seat.FactsFile) { f.ControlOK = false }, Fail, "its control did not dispatch"},
 		{"another harness", "", func(f *seat.FactsFile) { f.Harness = "sim" }, Fail, `measured harness "sim"`},
-		{"another path", "", func(f *seat.FactsFile) { f.Shape = seat.ShapeTurn }, Fail, `the "turn" path`},
+		{"another path", "", func(f *seat.FactsFile) { f.Shape = config.ShapeTurn }, Fail, `the "turn" path`},
 		{"another build", "2.1.400", func(f *seat.FactsFile) {}, Fail, "not version 2.1.400"},
 		{"undated", "", func(f *seat.FactsFile) { f.FailAfter = time.Time{} }, Fail, "not dated"},
 		{"artifacts gone", "", func(f *seat.FactsFile) { os.RemoveAll(f.Artifacts) }, Fail, "artifacts directory"},
@@ -351,7 +352,7 @@ const (
 
 func TestCheckStartActsOnEachConsequence(t *testing.T) {
 	home := t.TempDir()
-	cfg := seat.Config{Name: "s", Harness: "sim", Shape: seat.ShapeResident, Refresh: seat.RefreshConfig{Policy: seat.RefreshNone}}
+	cfg := config.Config{Name: "s", Harness: "sim", Shape: config.ShapeResident, Refresh: config.RefreshConfig{Policy: config.RefreshNone}}
 	now := time.Now()
 
 	t.Run("compaction fails: resident refused", func(t *testing.T) {
@@ -366,7 +367,7 @@ func TestCheckStartActsOnEachConsequence(t *testing.T) {
 	t.Run("context fails: an automated policy refused, a manual one warned", func(t *testing.T) {
 		writeRegistry(t, simContextMet, "[harness.context]\nstatus = \"unmeasured\"")
 		auto := cfg
-		auto.Refresh = seat.RefreshConfig{Policy: seat.RefreshContext, Threshold: 0.5}
+		auto.Refresh = config.RefreshConfig{Policy: config.RefreshContext, Threshold: 0.5}
 		_, _, err := CheckStart(home, auto, now)
 		if ref, ok := err.(*Refusal); !ok || ref.Gate != "context" || !strings.Contains(err.Error(), `policy = "none"`) {
 			t.Fatalf("automated policy: got %v", err)

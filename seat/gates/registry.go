@@ -3,11 +3,12 @@ package gates
 import (
 	_ "embed"
 	"fmt"
-	"github.com/pantty/pantty/internal/fsatomic"
 	"os"
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/pantty/pantty/internal/fsatomic"
 )
 
 // shipped is the registry compiled into the binary.

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/seat"
 )
 
@@ -24,7 +25,7 @@ func Local(home, harness, version string, now time.Time) Verdict {
 			"fix or unset $"+RegistryEnv)
 	}
 	var local *seat.FactsFile
-	f, err := seat.LoadFacts(home, harness, seat.ShapeResident)
+	f, err := seat.LoadFacts(home, harness, config.ShapeResident)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		err = nil
@@ -62,16 +63,16 @@ func (r *Refusal) Error() string { return r.msg }
 // fails. It
 // returns the warnings a start should print: gates past their revisit date, and
 // failing gates whose consequence does not stop the start.
-func CheckStart(home string, cfg seat.Config, now time.Time) (Verdict, []string, error) {
+func CheckStart(home string, cfg config.Config, now time.Time) (Verdict, []string, error) {
 	version, note := Installed(home, cfg.Harness, seatBinary(home, cfg))
 	v := Local(home, cfg.Harness, version, now)
 	if version != "" {
 		v.VersionNote = note
 	}
-	if cfg.Shape != seat.ShapeResident {
+	if cfg.Shape != config.ShapeResident {
 		return v, nil, nil
 	}
-	if v.Range == "" && v.Version != "" && cfg.Gates.Unmeasured == seat.UnmeasuredWarn {
+	if v.Range == "" && v.Version != "" && cfg.Gates.Unmeasured == config.UnmeasuredWarn {
 		return v, []string{fmt.Sprintf("%s %s has no measurement (no registry range covers it, no local contract): running it anyway because [gates] unmeasured = \"warn\"; measure it: pantty measure contract --harness %s",
 			cfg.Harness, v.Version, cfg.Harness)}, nil
 	}
@@ -83,7 +84,7 @@ func CheckStart(home string, cfg seat.Config, now time.Time) (Verdict, []string,
 			refusing = append(refusing, g)
 		case g.Status == Fail && g.Name == "context" && automated(cfg.Refresh.Policy):
 			g.Fix = fmt.Sprintf("set [refresh] policy = %q or %q in seat.toml (now %q: pantty would decide when to compact), or %s",
-				seat.RefreshNone, seat.RefreshSelf, cfg.Refresh.Policy, g.Fix)
+				config.RefreshNone, config.RefreshSelf, cfg.Refresh.Policy, g.Fix)
 			refusing = append(refusing, g)
 		case g.Status == Fail:
 			warnings = append(warnings, fmt.Sprintf("the %s gate fails for %s: %s (consequence: %s)", g.Name, v.Label(), g.Reason, lower(g.Consequence)))
@@ -119,13 +120,13 @@ func lower(s string) string {
 // (the table's "automate resident compaction policy"): on a count or on context
 // pressure. none (only explicit seat compact) and self (the seat asks) are not.
 func automated(policy string) bool {
-	return policy == seat.RefreshFixed || policy == seat.RefreshContext
+	return policy == config.RefreshFixed || policy == config.RefreshContext
 }
 
 // seatBinary is the harness binary a seat launches: the one its last launch
 // resolved (launch-env.toml), else seat.toml's command or the adapter's own
 // command resolved on this process's PATH; "" when there is none to ask.
-func seatBinary(home string, cfg seat.Config) string {
+func seatBinary(home string, cfg config.Config) string {
 	if s, err := seat.Existing(home, cfg.Name); err == nil {
 		if rec, err := s.ReadLaunchEnv(); err == nil && rec.Binary != "" {
 			return rec.Binary

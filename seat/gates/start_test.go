@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/seat/seattest"
 	"github.com/pantty/pantty/tmux/tmuxtest"
 )
@@ -84,7 +84,7 @@ func TestStartJudgesTheInstalledVersion(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	cfg := seat.Config{Name: "upgraded", Harness: "claude-code", Shape: seat.ShapeResident, Command: bin}
+	cfg := config.Config{Name: "upgraded", Harness: "claude-code", Shape: config.ShapeResident, Command: bin}
 	now := time.Date(2026, 12, 4, 0, 0, 0, 0, time.UTC)
 
 	say("2.1.328")
@@ -101,7 +101,7 @@ func TestStartJudgesTheInstalledVersion(t *testing.T) {
 	}
 
 	// [gates] unmeasured = "warn": the same start runs, and says so.
-	cfg.Gates.Unmeasured = seat.UnmeasuredWarn
+	cfg.Gates.Unmeasured = config.UnmeasuredWarn
 	_, warnings, err := CheckStart(home, cfg, now)
 	if err != nil || len(warnings) != 1 || !strings.Contains(warnings[0], "3.0.0 has no measurement") || !strings.Contains(warnings[0], "pantty measure contract --harness claude-code") {
 		t.Fatalf("unmeasured = warn: err %v, warnings %q", err, warnings)

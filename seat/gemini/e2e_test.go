@@ -8,15 +8,15 @@ package gemini_test
 
 import (
 	"fmt"
-	"github.com/pantty/pantty/seat"
-	"github.com/pantty/pantty/seat/standinkit"
 	"os"
 	"strings"
 	"testing"
 
+	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/gemini"
 	"github.com/pantty/pantty/seat/gemini/standin"
 	"github.com/pantty/pantty/seat/seattest"
+	"github.com/pantty/pantty/seat/standinkit"
 )
 
 // TestMain fails the package if a test leaves a tmux server, a driver or a

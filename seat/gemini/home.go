@@ -4,11 +4,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/pantty/pantty/internal/fsatomic"
 	"io/fs"
 	"os"
 	"path/filepath"
 
+	"github.com/pantty/pantty/internal/config"
+	"github.com/pantty/pantty/internal/fsatomic"
 	"github.com/pantty/pantty/seat"
 )
 
@@ -17,7 +18,7 @@ import (
 // 0.61.0 reads and writes HOME/.gemini there instead of ~/.gemini (settings,
 // chat files, its own state; measured 2026-12-04), so the person's own
 // ~/.gemini is never read or written by a seat.
-func Home(s seat.Seat, c seat.Config) string {
+func Home(s seat.Seat, c config.Config) string {
 	if v := c.Env["GEMINI_CLI_HOME"]; v != "" {
 		return v
 	}
@@ -55,7 +56,7 @@ const CompressionOutOfReach = 1.0
 // chosen (no sign-in dialog), folder trust off (no trust dialog), no update
 // check or usage statistics, the CLI's own compression out of reach, pasted
 // @ mentions escaped, and a refused connection not retried inside the turn.
-func PrepareHome(s seat.Seat, c seat.Config, pantty string) error {
+func PrepareHome(s seat.Seat, c config.Config, pantty string) error {
 	home := Home(s, c)
 	dir := filepath.Dir(SettingsPath(home))
 	if err := os.MkdirAll(dir, 0o700); err != nil {

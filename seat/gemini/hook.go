@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"github.com/pantty/pantty/internal/fsatomic"
 	"io"
 	"os"
 	"path/filepath"
@@ -14,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pantty/pantty/internal/fsatomic"
 	"github.com/pantty/pantty/seat"
 )
 

@@ -2,14 +2,14 @@ package measure
 
 import (
 	"fmt"
-	"github.com/pantty/pantty/internal/fsatomic"
-	"github.com/pantty/pantty/internal/inbox"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/pantty/pantty/internal/fsatomic"
 	"github.com/pantty/pantty/internal/guard"
+	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/gates"
 )

@@ -1,11 +1,12 @@
 package measure_test
 
 import (
-	"github.com/pantty/pantty/internal/guard"
 	"os"
 	"testing"
 	"time"
 
+	"github.com/pantty/pantty/internal/config"
+	"github.com/pantty/pantty/internal/guard"
 	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/measure"
 	"github.com/pantty/pantty/seat/seattest"
@@ -27,7 +28,7 @@ func run(t *testing.T, sigils *string) seat.FactsFile {
 	if err != nil {
 		t.Fatalf("measure: %v", err)
 	}
-	got, err := seat.LoadFacts(home, "sim", seat.ShapeResident)
+	got, err := seat.LoadFacts(home, "sim", config.ShapeResident)
 	if err != nil || got.Form != f.Form || got.Sigils != f.Sigils {
 		t.Fatalf("facts file: %+v %v", got, err)
 	}

@@ -6,14 +6,15 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/pantty/pantty/internal/fsatomic"
-	"github.com/pantty/pantty/internal/guard"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/pantty/pantty/internal/config"
+	"github.com/pantty/pantty/internal/fsatomic"
+	"github.com/pantty/pantty/internal/guard"
 	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/tmux"
 )
@@ -120,7 +121,7 @@ func Run(home string, t seat.MeasureRig, o Options) (seat.FactsFile, error) {
 		obs = append(obs, o1)
 	}
 	form, sigils := classify(obs, items)
-	f := seat.FactsFile{Harness: t.Harness, Build: det.Build(), Shape: seat.ShapeResident,
+	f := seat.FactsFile{Harness: t.Harness, Build: det.Build(), Shape: config.ShapeResident,
 		Path: "tmux " + tmuxVersion() + ": load-buffer + paste-buffer -p (bracketed) + settle + send-keys Enter, pantty driver",
 		Form: form, Sigils: sigils, AsOf: o.Now.UTC(), Revisit: o.Now.Add(o.Revisit).UTC(), FailAfter: o.Now.Add(o.Fail).UTC(),
 		ControlOK: controlOK, Artifacts: artDir, Observations: obs}
@@ -128,7 +129,7 @@ func Run(home string, t seat.MeasureRig, o Options) (seat.FactsFile, error) {
 	if !controlOK {
 		return f, fmt.Errorf("measure: the control (raw %q) did not dispatch: the instrument cannot tell safe from broken; no facts written", items[len(items)-1].Input)
 	}
-	if err := fsatomic.WriteState(filepath.Join(home, "tmp"), seat.FactsPath(home, t.Harness, seat.ShapeResident), f); err != nil {
+	if err := fsatomic.WriteState(filepath.Join(home, "tmp"), seat.FactsPath(home, t.Harness, config.ShapeResident), f); err != nil {
 		return f, err
 	}
 	return f, nil

@@ -2,7 +2,6 @@ package seattest
 
 import (
 	"fmt"
-	"github.com/pantty/pantty/internal/inbox"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/pantty/pantty/internal/guard"
+	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/standinkit"
 )

@@ -9,8 +9,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/pantty/pantty/internal/guard"
-	"github.com/pantty/pantty/internal/inbox"
 	"os"
 	"os/exec"
 	"os/user"
@@ -22,6 +20,9 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+	"github.com/pantty/pantty/internal/config"
+	"github.com/pantty/pantty/internal/guard"
+	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/tmux"
 	"github.com/pantty/pantty/tmux/tmuxtest"
@@ -75,16 +76,16 @@ type Harness struct {
 }
 
 // Option adjusts a Harness before its seat.toml is written.
-type Option func(*config)
+type Option func(*options)
 
-type config struct {
+type options struct {
 	env   map[string]string
 	extra []string
 }
 
 // Env adds variables to the seat's [env] (the simulator reads its knobs there).
 func Env(kv map[string]string) Option {
-	return func(c *config) {
+	return func(c *options) {
 		for k, v := range kv {
 			c.env[k] = v
 		}
@@ -93,14 +94,14 @@ func Env(kv map[string]string) Option {
 
 // TOML appends top-level lines to seat.toml (before the [tmux] table).
 func TOML(lines ...string) Option {
-	return func(c *config) { c.extra = append(c.extra, lines...) }
+	return func(c *options) { c.extra = append(c.extra, lines...) }
 }
 
 // New makes a seat named name on the simulator, not yet started. Cleanup stops
 // it, kills its tmux server and any driver still recorded.
 func New(t testing.TB, name string, opts ...Option) *Harness {
 	t.Helper()
-	cfg := &config{env: map[string]string{}}
+	cfg := &options{env: map[string]string{}}
 	for k, v := range FastSim {
 		cfg.env[k] = v
 	}
@@ -151,7 +152,7 @@ func (h *Harness) Env() []string {
 		}
 		env = append(env, kv)
 	}
-	return append(env, seat.HomeEnv+"="+h.Home, "PANTTY_TMUX_SOCKET="+h.Socket)
+	return append(env, config.HomeEnv+"="+h.Home, "PANTTY_TMUX_SOCKET="+h.Socket)
 }
 
 // Result is one finished pantty process.
@@ -540,7 +541,7 @@ func (h *Harness) ServerRunning() bool {
 // unlike New it adds none of the simulator's knobs. Cleanup is New's.
 func NewHarness(t testing.TB, name, harness string, opts ...Option) *Harness {
 	t.Helper()
-	cfg := &config{env: map[string]string{}}
+	cfg := &options{env: map[string]string{}}
 	for _, o := range opts {
 		o(cfg)
 	}
@@ -575,7 +576,7 @@ const CronPath = "/usr/bin:/bin"
 // starting shell's environment proves the lab, not the product.
 func (h *Harness) RunBare(args ...string) Result {
 	h.T.Helper()
-	env := []string{"PATH=" + CronPath, "SHELL=/bin/sh", seat.HomeEnv + "=" + h.Home}
+	env := []string{"PATH=" + CronPath, "SHELL=/bin/sh", config.HomeEnv + "=" + h.Home}
 	if u, err := user.Current(); err == nil {
 		env = append(env, "HOME="+u.HomeDir, "LOGNAME="+u.Username, "USER="+u.Username)
 	}

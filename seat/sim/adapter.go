@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"encoding/json"
 	"errors"
-	"github.com/pantty/pantty/internal/guard"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -12,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pantty/pantty/internal/config"
+	"github.com/pantty/pantty/internal/guard"
 	"github.com/pantty/pantty/seat"
 )
 
@@ -35,23 +36,23 @@ func (Adapter) Argv(l seat.Launch) ([]string, error) {
 }
 
 // Env points the simulator's records into the seat's harness/ directory.
-func (Adapter) Env(s seat.Seat, c seat.Config) map[string]string {
+func (Adapter) Env(s seat.Seat, c config.Config) map[string]string {
 	return map[string]string{"PANTTY_SIM_STATE": stateDir(s, c)}
 }
 
-func stateDir(s seat.Seat, c seat.Config) string {
+func stateDir(s seat.Seat, c config.Config) string {
 	if v := c.Env["PANTTY_SIM_STATE"]; v != "" {
 		return v
 	}
 	return s.HarnessDir()
 }
 
-func transcriptPath(s seat.Seat, c seat.Config, id string) string {
+func transcriptPath(s seat.Seat, c config.Config, id string) string {
 	return filepath.Join(stateDir(s, c), "sessions", id+".jsonl")
 }
 
 // SessionExists: the simulator's session record is its transcript file.
-func (Adapter) SessionExists(s seat.Seat, c seat.Config, id string) (bool, error) {
+func (Adapter) SessionExists(s seat.Seat, c config.Config, id string) (bool, error) {
 	_, err := os.Stat(transcriptPath(s, c, id))
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, nil
@@ -61,13 +62,13 @@ func (Adapter) SessionExists(s seat.Seat, c seat.Config, id string) (bool, error
 
 // FindTurn scans the transcript for the user row carrying the guard header of
 // this submission followed by an assistant row of the same prompt.
-func (Adapter) FindTurn(s seat.Seat, c seat.Config, sessionID, msgID, nonce string) (bool, string, error) {
+func (Adapter) FindTurn(s seat.Seat, c config.Config, sessionID, msgID, nonce string) (bool, string, error) {
 	return scanTranscript(transcriptPath(s, c, sessionID), msgID, nonce, false)
 }
 
 // FindPrompt scans the transcript for the user row carrying the guard header of
 // this submission, answered or not (seat.Capabilities.FindPrompt).
-func (Adapter) FindPrompt(s seat.Seat, c seat.Config, sessionID, msgID, nonce string) (bool, string, error) {
+func (Adapter) FindPrompt(s seat.Seat, c config.Config, sessionID, msgID, nonce string) (bool, string, error) {
 	return scanTranscript(transcriptPath(s, c, sessionID), msgID, nonce, true)
 }
 
@@ -127,7 +128,7 @@ func (Adapter) Commands() []string { return []string{"compact", "context"} }
 func (Adapter) Facts() guard.DispatchFacts { return guard.DefaultDispatchFacts }
 
 // PasteSettle is short: the simulator's commit window is configurable and small.
-func (Adapter) PasteSettle() seat.Duration { return seat.Duration{Duration: 50 * time.Millisecond} }
+func (Adapter) PasteSettle() config.Duration { return config.Duration{Duration: 50 * time.Millisecond} }
 
 // TurnArgv runs the simulator non-interactively for one turn (`-p`, JSON
 // envelope), the turn-spawned shape; the prompt arrives on stdin.
@@ -167,7 +168,7 @@ func (Adapter) InputReady(screen string) bool {
 
 // CommandAnswer (seat.Capabilities.CommandAnswer) reads a command's output from the
 // simulator's transcript, which records it in Claude Code's form.
-func (Adapter) CommandAnswer(s seat.Seat, c seat.Config, sessionID string, cmd guard.Command, since time.Time) (string, bool, error) {
+func (Adapter) CommandAnswer(s seat.Seat, c config.Config, sessionID string, cmd guard.Command, since time.Time) (string, bool, error) {
 	return seat.LocalCommandAnswer(transcriptPath(s, c, sessionID), cmd.Name(), since)
 }
 

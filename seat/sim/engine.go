@@ -10,7 +10,7 @@ import (
 // engine is the session and the simulated model, shared by the TUI and -p.
 // It is not safe for concurrent use: the TUI drives it from its event loop.
 type engine struct {
-	cfg       *config
+	cfg       *simConfig
 	sessionID string
 	st        tokenState
 	lastUUID  string
@@ -21,7 +21,7 @@ type engine struct {
 
 // newEngine checks the session flags the way Claude does before anything
 // is shown: --session-id must be unused, --resume must exist.
-func newEngine(cfg *config) (*engine, error) {
+func newEngine(cfg *simConfig) (*engine, error) {
 	e := &engine{cfg: cfg, sessionID: cfg.sessionID, say: func(string) {}}
 	if cfg.resume {
 		if err := e.loadTranscript(); err != nil {

@@ -36,8 +36,8 @@ import (
 // produced them.
 const Version = "sim-0.1"
 
-// config is everything Main learns from flags and the environment.
-type config struct {
+// simConfig is everything Main learns from flags and the environment.
+type simConfig struct {
 	stateDir string
 	startup  time.Duration
 	// box is how long after its SessionStart the simulator draws its input
@@ -189,8 +189,8 @@ Environment: see docs/sim.md (PANTTY_SIM_*).
 // parseArgs reads Claude Code's flag names (both "--x v" and "--x=v") and
 // the PANTTY_SIM_* environment. A hand-written parser, because Claude mixes
 // positional prompts and flags in any order, which package flag does not.
-func parseArgs(args []string) (*config, error) {
-	cfg := &config{model: "sim-1", outputFormat: "text", permissionMode: "default"}
+func parseArgs(args []string) (*simConfig, error) {
+	cfg := &simConfig{model: "sim-1", outputFormat: "text", permissionMode: "default"}
 	var positional []string
 	var settingsArg, resumeID string
 	for i := 0; i < len(args); i++ {
@@ -307,7 +307,7 @@ func loadSettings(arg string) (settings, error) {
 
 // readEnv applies the PANTTY_SIM_* variables; every timing goes through
 // time.ParseDuration so tests can shrink them.
-func readEnv(cfg *config) error {
+func readEnv(cfg *simConfig) error {
 	home, err := os.UserHomeDir()
 	if err != nil {
 		home = "."

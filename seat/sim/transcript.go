@@ -6,11 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/pantty/pantty/internal/fsafe"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/pantty/pantty/internal/fsafe"
 )
 
 // row is one transcript line, shaped like Claude Code's JSONL rows. The

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"github.com/pantty/pantty/tmux/tmuxtest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,9 +12,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/seattest"
 	"github.com/pantty/pantty/seat/telemetry"
+	"github.com/pantty/pantty/tmux/tmuxtest"
 )
 
 // runPantty runs the built binary against home with a PATH whose only tmux is
@@ -32,7 +33,7 @@ func runPantty(t *testing.T, home string, args ...string) (stdout string, code i
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Env = []string{"PATH=" + trapDir, "HOME=" + t.TempDir(), seat.HomeEnv + "=" + home,
+	cmd.Env = []string{"PATH=" + trapDir, "HOME=" + t.TempDir(), config.HomeEnv + "=" + home,
 		"PANTTY_TMUX_SOCKET=" + filepath.Join(trapDir, "no-server")}
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb

@@ -3,15 +3,16 @@ package telemetry_test
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/pantty/pantty/internal/fsatomic"
-	"github.com/pantty/pantty/seat/seattest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/pantty/pantty/internal/config"
+	"github.com/pantty/pantty/internal/fsatomic"
 	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/seattest"
 )
 
 // TestMain fails the package if a test leaves a tmux server, driver or
@@ -96,7 +97,7 @@ func session(t *testing.T, s seat.Seat, id string) {
 func heartbeat(t *testing.T, s seat.Seat, at time.Time, phase string) {
 	t.Helper()
 	write(t, s, s.HeartbeatPath(), seat.Heartbeat{At: at, Phase: phase,
-		Interval: seat.Duration{Duration: 30 * time.Second}, PID: 4242, Holder: "h-0001"})
+		Interval: config.Duration{Duration: 30 * time.Second}, PID: 4242, Holder: "h-0001"})
 }
 
 // event records a hook event the way `pantty hook` does, then (seen) moves it

@@ -3,7 +3,6 @@ package telemetry
 import (
 	"bytes"
 	"fmt"
-	"github.com/pantty/pantty/internal/fsatomic"
 	"io"
 	"maps"
 	"path/filepath"
@@ -11,6 +10,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/pantty/pantty/internal/fsatomic"
+	"github.com/pantty/pantty/seat"
 )
 
 // family is one Prometheus metric family: its help text and how to take its
@@ -352,7 +354,7 @@ func WritePrometheusWith(w io.Writer, rows []Row, opt PromOptions) error {
 // writeSweep writes recover's figures for the state root from
 // recover-last.toml; without the file (no sweep yet) nothing is written.
 func writeSweep(b *bytes.Buffer, home string) {
-	var l lastSweepRecord
+	var l seat.LastSweep
 	if decodeLenient(filepath.Join(home, LastSweepFile), &l) != nil {
 		return
 	}

@@ -3,13 +3,14 @@ package telemetry
 import (
 	"errors"
 	"fmt"
-	"github.com/pantty/pantty/internal/fsafe"
 	"io/fs"
 	"math"
 	"os"
 	"sync"
 	"time"
 
+	"github.com/pantty/pantty/internal/config"
+	"github.com/pantty/pantty/internal/fsafe"
 	"github.com/pantty/pantty/seat"
 )
 
@@ -88,7 +89,7 @@ func (r Reader) ReadSeat(home, name string, now time.Time) (Row, error) {
 // binds another: the session id binds context, model and turn ends.
 func (r Reader) row(s seat.Seat, now time.Time) Row {
 	row := Row{Seat: s.Name}
-	var cfg seat.Config
+	var cfg config.Config
 	cfgErr := seat.ReadState(s.ConfigPath(), &cfg)
 
 	sess, sessErr := s.ReadSession()
@@ -162,7 +163,7 @@ func missing(err error, why string) Meta {
 	return Meta{State: Error, Why: err.Error()}
 }
 
-func readHarness(cfg seat.Config, cfgErr error, sess seat.Session, haveSess bool) Text {
+func readHarness(cfg config.Config, cfgErr error, sess seat.Session, haveSess bool) Text {
 	if haveSess && sess.Harness != "" {
 		return Text{Meta: Meta{State: Known, Bound: "session.toml harness (recorded by the driver at launch)"}, Value: ptr(sess.Harness)}
 	}
@@ -172,7 +173,7 @@ func readHarness(cfg seat.Config, cfgErr error, sess seat.Session, haveSess bool
 	return Text{Meta: Meta{State: Known, Bound: "seat.toml harness (declared; no session recorded yet)"}, Value: ptr(cfg.Harness)}
 }
 
-func readShape(cfg seat.Config, cfgErr error) Text {
+func readShape(cfg config.Config, cfgErr error) Text {
 	if cfgErr != nil {
 		return Text{Meta: missing(cfgErr, "no seat.toml")}
 	}

@@ -3,12 +3,13 @@ package telemetry
 import (
 	"errors"
 	"fmt"
-	"github.com/pantty/pantty/internal/inbox"
 	"io/fs"
 	"os"
 	"strings"
 	"time"
 
+	"github.com/pantty/pantty/internal/config"
+	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/seat"
 )
 
@@ -19,7 +20,7 @@ func readLadder(s seat.Seat, now time.Time) Ladder {
 		return Ladder{Meta: missing(err, "no launch.toml: the harness was never launched")}
 	}
 	l := Ladder{Rung: ptr(rung)}
-	bound := "launch.toml env " + seat.RungEnv + " (the rung the pane was last launched on)"
+	bound := "launch.toml env " + config.RungEnv + " (the rung the pane was last launched on)"
 	why := ""
 	var at time.Time
 	rec, err := s.ReadRecovery()
@@ -49,7 +50,7 @@ func readLadder(s seat.Seat, now time.Time) Ladder {
 // providers.toml on any provider of the seat's rungs (blocks are per provider,
 // shared by every seat on it), and any message the driver re-queued after a
 // refusal whose wait no such block covers (a block the driver could not write).
-func readWaits(s seat.Seat, cfg seat.Config, cfgErr error, es []inbox.Entry, entErr error, now time.Time) Waits {
+func readWaits(s seat.Seat, cfg config.Config, cfgErr error, es []inbox.Entry, entErr error, now time.Time) Waits {
 	if cfgErr != nil {
 		return Waits{Meta: missing(cfgErr, "no seat.toml: the seat's providers are not known")}
 	}
@@ -154,8 +155,8 @@ func readCompaction(s seat.Seat, now time.Time) Compaction {
 
 // readMode reports direct or relay from mode.toml (what the driver observed of
 // people at the pane), or that the seat ignores people attaching.
-func readMode(s seat.Seat, cfg seat.Config, cfgErr error, now time.Time) Text {
-	if cfgErr == nil && cfg.Relay == seat.RelayIgnore {
+func readMode(s seat.Seat, cfg config.Config, cfgErr error, now time.Time) Text {
+	if cfgErr == nil && cfg.Relay == config.RelayIgnore {
 		return Text{Meta: Meta{State: Known, Bound: "seat.toml relay = \"ignore\": people attach only to watch"}, Value: ptr(seat.ModeDirect)}
 	}
 	m, err := s.ReadMode()
@@ -200,7 +201,7 @@ func readIsolation(s seat.Seat, now time.Time) Text {
 
 // readActivity reports the current tool call; it says when activity is off, and
 // that switching takes effect at the harness's next launch.
-func readActivity(s seat.Seat, cfg seat.Config, cfgErr error, sess seat.Session, haveSess bool, now time.Time) Activity {
+func readActivity(s seat.Seat, cfg config.Config, cfgErr error, sess seat.Session, haveSess bool, now time.Time) Activity {
 	if cfgErr == nil && !cfg.Activity {
 		return Activity{Meta: Meta{State: Unknown, Why: "activity is off in seat.toml (turning it on takes effect at the harness's next launch)"}}
 	}

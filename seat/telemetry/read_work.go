@@ -3,8 +3,6 @@ package telemetry
 import (
 	"errors"
 	"fmt"
-	"github.com/pantty/pantty/internal/guard"
-	"github.com/pantty/pantty/internal/inbox"
 	"math"
 	"os"
 	"path/filepath"
@@ -12,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pantty/pantty/internal/guard"
+	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/seat"
 )
 

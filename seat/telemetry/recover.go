@@ -47,20 +47,6 @@ type healthRecord struct {
 	At      time.Time `toml:"at"`
 }
 
-// lastSweepRecord is the part of recover-last.toml telemetry reads: what dates
-// a verdict, and the sweep's own figures for the Prometheus form.
-type lastSweepRecord struct {
-	At       time.Time     `toml:"at"`
-	Interval seat.Duration `toml:"interval"`
-	Took     seat.Duration `toml:"took"`
-	Seats    int           `toml:"seats"`
-	OK       int           `toml:"ok"`
-	Dead     int           `toml:"dead"`
-	Unknown  int           `toml:"unknown"`
-	Revived  int           `toml:"revived"`
-	Code     int           `toml:"exit_code"`
-}
-
 // ReadHealthFile is the default RecoverReader. Without health.toml the verdict
 // is unknown ("no recover verdict"). With it, the verdict and its reason are
 // read leniently (recover validates its own file); a verdict older than twice
@@ -89,7 +75,7 @@ func ReadHealthFile(s seat.Seat, now time.Time) Health {
 	why := strings.Join(parts, "; ")
 	state := Known
 	bound := "health.toml of this seat (written by recover)"
-	var last lastSweepRecord
+	var last seat.LastSweep
 	if err := decodeLenient(filepath.Join(s.Home, LastSweepFile), &last); err == nil && last.Interval.Duration > 0 {
 		bound += fmt.Sprintf(", judged against recover-last.toml's interval of %s", last.Interval.Duration)
 		if now.Sub(h.At) > 2*last.Interval.Duration {

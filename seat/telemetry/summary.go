@@ -2,10 +2,10 @@ package telemetry
 
 import (
 	"fmt"
-	"github.com/pantty/pantty/internal/termtext"
 	"strings"
 	"time"
 
+	"github.com/pantty/pantty/internal/termtext"
 	"github.com/pantty/pantty/seat"
 )
 

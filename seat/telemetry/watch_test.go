@@ -2,12 +2,13 @@ package telemetry_test
 
 import (
 	"context"
-	"github.com/pantty/pantty/internal/guard"
-	"github.com/pantty/pantty/internal/inbox"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/pantty/pantty/internal/config"
+	"github.com/pantty/pantty/internal/guard"
+	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/telemetry"
 )
@@ -129,7 +130,7 @@ func TestWatchReportsAHeartbeatGoingStaleWithoutAFileEvent(t *testing.T) {
 	f := newFixture(t)
 	s := f.seat("st")
 	write(t, s, s.HeartbeatPath(), seat.Heartbeat{At: time.Now().UTC(), Phase: "idle",
-		Interval: seat.Duration{Duration: 100 * time.Millisecond}, PID: 1, Holder: "h"})
+		Interval: config.Duration{Duration: 100 * time.Millisecond}, PID: 1, Holder: "h"})
 	w := startWatch(t, f.home, "st")
 	w.next("the initial state")
 	c := w.next("the heartbeat going stale")

@@ -15,9 +15,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/pantty/pantty/internal/fsatomic"
-	"github.com/pantty/pantty/internal/guard"
-	"github.com/pantty/pantty/internal/inbox"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -26,6 +23,10 @@ import (
 	"time"
 
 	"github.com/BurntSushi/toml"
+	"github.com/pantty/pantty/internal/config"
+	"github.com/pantty/pantty/internal/fsatomic"
+	"github.com/pantty/pantty/internal/guard"
+	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/tmux"
 )
@@ -109,7 +110,7 @@ func Build(o Options) (*Set, error) {
 			set.Close()
 			return nil, fmt.Errorf("seat %s: %w", name, err)
 		}
-		set.hb = append(set.hb, seat.Heartbeat{Phase: seat.PhaseIdle, Interval: seat.Duration{Duration: o.Interval},
+		set.hb = append(set.hb, seat.Heartbeat{Phase: seat.PhaseIdle, Interval: config.Duration{Duration: o.Interval},
 			PID: os.Getpid(), Holder: lock.Owner.Holder})
 	}
 	if err := set.Beat(); err != nil {

@@ -1,22 +1,23 @@
-package seat
+package config
 
 import (
 	"encoding"
 	"fmt"
-	"github.com/pantty/pantty/internal/guard"
 	"reflect"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/pantty/pantty/internal/guard"
 )
 
-// ConfigKey documents one seat.toml key. `pantty seat init` writes its template
+// Key documents one seat.toml key. `pantty seat init` writes its template
 // from Config's own fields (walked by reflection, so a new field appears in it
 // by itself) with the comment, default and allowed values found here;
-// TestConfigKeysCoverConfig fails while a toml-tagged field of Config or of a
+// TestKeysCoverConfig fails while a toml-tagged field of Config or of a
 // table in it has no row here, or a row names no field. So the template cannot
 // drift from the definition.
-type ConfigKey struct {
+type Key struct {
 	Key     string // dotted path: "turn_ceiling", "compaction.timeout", "ladder.name" (for [[ladder]])
 	Default string // the value that applies when the key is absent, as TOML; "" when none
 	Allowed string // the values it takes, when it is a choice
@@ -34,14 +35,14 @@ func dur(d time.Duration) string {
 	return fmt.Sprintf("%q", s)
 }
 
-// allowedHarnesses stands for the registered harness names in ConfigKeys:
+// allowedHarnesses stands for the registered harness names in Keys:
 // adapters register after this package's variables are initialised, so the
 // template fills them in when it is written.
 const allowedHarnesses = "(the registered harnesses)"
 
-// ConfigKeys is seat.toml's documentation, one row per key (docs/state.md
+// Keys is seat.toml's documentation, one row per key (docs/state.md
 // repeats it for readers of the repository).
-var ConfigKeys = []ConfigKey{
+var Keys = []Key{
 	{Key: "name", Comment: "The seat's name; must match its directory under seats/."},
 	{Key: "harness", Allowed: allowedHarnesses, Comment: "Which harness the seat drives (docs/real-seats.md: running a real Claude Code or Codex seat)."},
 	{Key: "workdir", Comment: "Absolute path of an existing directory; the harness runs there. It may not hold or sit inside $PANTTY_HOME or the drop root beside it (the model may write its workdir)."},
@@ -131,17 +132,17 @@ func configFields(t reflect.Type, prefix, table string, array bool) []configFiel
 // optional key, so its header costs nothing.
 const closingTable = "tmux"
 
-// ConfigTemplate is the commented seat.toml `pantty seat init` writes. Every key
+// Template is the commented seat.toml `pantty seat init` writes. Every key
 // of Config is listed, in declaration order, with its comment, allowed values
 // and default; set holds top-level keys written as values (TOML text), the
 // others are commented out showing the value that applies when absent. env is
 // an inline table (a top-level key); every table but closingTable is written
 // commented out, header included, and closingTable comes last.
-func ConfigTemplate(name string, set map[string]string) string {
-	docs := map[string]ConfigKey{}
-	for _, k := range ConfigKeys {
+func Template(name string, set map[string]string, harnesses []string) string {
+	docs := map[string]Key{}
+	for _, k := range Keys {
 		if k.Allowed == allowedHarnesses {
-			k.Allowed = strings.Join(HarnessNames(), " | ")
+			k.Allowed = strings.Join(harnesses, " | ")
 		}
 		docs[k.Key] = k
 	}
@@ -171,7 +172,7 @@ func ConfigTemplate(name string, set map[string]string) string {
 			short := f.key[strings.LastIndex(f.key, ".")+1:]
 			d, ok := docs[f.key]
 			if !ok {
-				d.Comment = "(not documented yet: add a row to ConfigKeys in seat/configdoc.go)"
+				d.Comment = "(not documented yet: add a row to Keys in internal/config/keys.go)"
 			}
 			comment := d.Comment
 			if d.Allowed != "" {
@@ -231,7 +232,7 @@ func wrap(text string, width int) []string {
 }
 
 // inlineTable writes a map as a TOML inline table with sorted keys.
-func inlineTable(m map[string]string) string {
+func InlineTable(m map[string]string) string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
@@ -242,4 +243,15 @@ func inlineTable(m map[string]string) string {
 		parts[i] = fmt.Sprintf("%s = %q", k, m[k])
 	}
 	return "{ " + strings.Join(parts, ", ") + " }"
+}
+
+// FieldKeys lists every key seat.toml takes, as dotted paths ("turn_ceiling",
+// "compaction.timeout", "ladder.name"): the walk of Config the template is
+// written from, for checks that hold a document against the definition.
+func FieldKeys() []string {
+	var out []string
+	for _, f := range configFields(reflect.TypeOf(Config{}), "", "", false) {
+		out = append(out, f.key)
+	}
+	return out
 }

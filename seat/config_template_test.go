@@ -3,44 +3,12 @@ package seat
 import (
 	"fmt"
 	"os"
-	"reflect"
 	"regexp"
 	"strings"
 	"testing"
-)
 
-// Every toml-tagged field of Config and of its tables has a row in ConfigKeys,
-// and every row names a field: the template `seat init` writes cannot drift
-// from the definition. A field added to Config fails here until it is
-// documented.
-func TestConfigKeysCoverConfig(t *testing.T) {
-	t.Parallel()
-	fields := map[string]bool{}
-	for _, f := range configFields(reflect.TypeOf(Config{}), "", "", false) {
-		fields[f.key] = true
-	}
-	rows := map[string]bool{}
-	for _, k := range ConfigKeys {
-		if rows[k.Key] {
-			t.Errorf("ConfigKeys documents %q twice", k.Key)
-		}
-		rows[k.Key] = true
-		if !fields[k.Key] {
-			t.Errorf("ConfigKeys documents %q, which is no toml field of Config", k.Key)
-		}
-		if strings.TrimSpace(k.Comment) == "" {
-			t.Errorf("ConfigKeys %q has no comment", k.Key)
-		}
-	}
-	for f := range fields {
-		if !rows[f] {
-			t.Errorf("seat.toml key %q (a field of Config) has no row in ConfigKeys: add its comment, default and allowed values", f)
-		}
-	}
-	if len(fields) < 40 {
-		t.Fatalf("the walk found only %d keys: it no longer sees the tables", len(fields))
-	}
-}
+	"github.com/pantty/pantty/internal/config"
+)
 
 var commentedKey = regexp.MustCompile(`^# (\[\[?[a-z_]+\]\]?|[a-z_]+ = .*)$`)
 
@@ -90,10 +58,10 @@ func TestTemplateListsEveryKeyWithItsTrueDefault(t *testing.T) {
 		t.Fatal(err)
 	}
 	text := string(data)
-	for _, f := range configFields(reflect.TypeOf(Config{}), "", "", false) {
-		short := f.key[strings.LastIndex(f.key, ".")+1:]
+	for _, key := range config.FieldKeys() {
+		short := key[strings.LastIndex(key, ".")+1:]
 		if !regexp.MustCompile(`(?m)^(# )?` + short + ` = `).MatchString(text) {
-			t.Errorf("the template does not list %s", f.key)
+			t.Errorf("the template does not list %s", key)
 		}
 	}
 	plain, err := s.LoadConfig()
@@ -103,7 +71,7 @@ func TestTemplateListsEveryKeyWithItsTrueDefault(t *testing.T) {
 	if plain.Env["FOO"] != "bar baz" || plain.Harness != "claude-code" || plain.Workdir != work {
 		t.Fatalf("init's values: %+v", plain)
 	}
-	load := func(text string) (Config, error) {
+	load := func(text string) (config.Config, error) {
 		if err := os.WriteFile(s.ConfigPath(), []byte(text), 0o600); err != nil {
 			t.Fatal(err)
 		}
