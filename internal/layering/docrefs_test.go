@@ -4,10 +4,11 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -24,7 +25,7 @@ var docPackages = map[string]string{
 }
 
 // docRef is `pkg.Name` or `pkg.Name.Member` in backquotes.
-var docRef = regexp.MustCompile("`(" + strings.Join(sortedKeys(docPackages), "|") + `)\.([A-Z][A-Za-z0-9]*)(?:\.([A-Z][A-Za-z0-9]*))?`)
+var docRef = regexp.MustCompile("`(" + strings.Join(slices.Sorted(maps.Keys(docPackages)), "|") + `)\.([A-Z][A-Za-z0-9]*)(?:\.([A-Z][A-Za-z0-9]*))?`)
 
 // TestDocumentsNameIdentifiersThatExist: every `pkg.Name` (and
 // `pkg.Name.Member`) the documents write in backquotes names an exported
@@ -129,13 +130,4 @@ func embeddedName(e ast.Expr) string {
 		return e.Name
 	}
 	return ""
-}
-
-func sortedKeys(m map[string]string) []string {
-	var ks []string
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
 }
