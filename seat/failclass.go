@@ -71,7 +71,7 @@ func ClassifyFailure(errName, message string) (class, cause string) {
 		if r.err != "" && r.err != name {
 			continue
 		}
-		if len(r.words) > 0 && !ContainsAny(text, r.words) {
+		if len(r.words) > 0 && !containsAny(text, r.words) {
 			continue
 		}
 		return r.class, r.cause + ": " + Cut(fsatomic.OneLine(message), 300)
@@ -79,7 +79,8 @@ func ClassifyFailure(errName, message string) (class, cause string) {
 	return FailWork, errName + ": " + Cut(fsatomic.OneLine(message), 300)
 }
 
-func ContainsAny(s string, words []string) bool {
+// containsAny reports whether s contains one of words.
+func containsAny(s string, words []string) bool {
 	for _, w := range words {
 		if strings.Contains(s, w) {
 			return true
@@ -102,7 +103,7 @@ type ErrorWords []struct {
 func (t ErrorWords) Name(msg string) string {
 	m := strings.ToLower(msg)
 	for _, e := range t {
-		if ContainsAny(m, e.Words) {
+		if containsAny(m, e.Words) {
 			return e.Name
 		}
 	}

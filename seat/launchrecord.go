@@ -254,7 +254,7 @@ func ReadEnvFile(path, workdir string) (map[string]string, error) {
 		}
 		k, v, ok := strings.Cut(t, "=")
 		k = strings.TrimSpace(k)
-		if !ok || !config.EnvKeyRE.MatchString(k) {
+		if !ok || !config.ValidEnvName(k) {
 			return nil, fmt.Errorf("env_file %s: line %d: want KEY=VALUE", path, start)
 		}
 		if config.IsNestedMarker(k) || k == SeatEnv || k == SeatHomeEnv {

@@ -159,7 +159,11 @@ const (
 	DefaultSubmitRetries     = 3
 )
 
-var EnvKeyRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+var envKeyRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// ValidEnvName reports whether k can name an environment variable (letters,
+// digits and underscores, not starting with a digit).
+func ValidEnvName(k string) bool { return envKeyRE.MatchString(k) }
 
 // validate checks the file's own rules and fills the documented defaults;
 // harnesses are the registered harness names.
@@ -192,7 +196,7 @@ func (c *Config) Validate(name string, harnesses []string) error {
 		return fmt.Errorf("shape = %q: want resident, turn or step", c.Shape)
 	}
 	for k := range c.Env {
-		if !EnvKeyRE.MatchString(k) {
+		if !ValidEnvName(k) {
 			return fmt.Errorf("env key %q is not a valid variable name", k)
 		}
 		if IsNestedMarker(k) {
@@ -200,7 +204,7 @@ func (c *Config) Validate(name string, harnesses []string) error {
 		}
 	}
 	for _, k := range c.PassEnv {
-		if !EnvKeyRE.MatchString(k) || IsNestedMarker(k) {
+		if !ValidEnvName(k) || IsNestedMarker(k) {
 			return fmt.Errorf("pass_env name %q is not a variable pantty may pass", k)
 		}
 	}

@@ -112,7 +112,7 @@ func (c *Config) validateLadder() error {
 			env[k] = v
 		}
 		for k, v := range r.Env {
-			if !EnvKeyRE.MatchString(k) || IsNestedMarker(k) || k == RungEnv {
+			if !ValidEnvName(k) || IsNestedMarker(k) || k == RungEnv {
 				return fmt.Errorf("%s (%s): env key %q is not a variable pantty may set", where, r.Name, k)
 			}
 			env[k] = v

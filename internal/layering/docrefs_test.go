@@ -76,41 +76,46 @@ type declared struct{ top, method, member map[string]bool }
 func readDeclared(t *testing.T, dir string) declared {
 	t.Helper()
 	fset := token.NewFileSet()
-	pkgs, err := parser.ParseDir(fset, dir, func(fi os.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }, 0)
+	names, err := filepath.Glob(filepath.Join(dir, "*.go"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	d := declared{top: map[string]bool{}, method: map[string]bool{}, member: map[string]bool{}}
-	for _, p := range pkgs {
-		for _, f := range p.Files {
-			for _, decl := range f.Decls {
-				switch decl := decl.(type) {
-				case *ast.FuncDecl:
-					if decl.Recv != nil {
-						d.method[decl.Name.Name], d.member[decl.Name.Name] = true, true
-					} else {
-						d.top[decl.Name.Name] = true
-					}
-				case *ast.GenDecl:
-					for _, spec := range decl.Specs {
-						switch spec := spec.(type) {
-						case *ast.TypeSpec:
-							d.top[spec.Name.Name] = true
-							ast.Inspect(spec.Type, func(n ast.Node) bool {
-								if field, ok := n.(*ast.Field); ok {
-									for _, name := range field.Names {
-										d.member[name.Name] = true
-									}
-									if len(field.Names) == 0 { // embedded: its promoted names are the embedded package's
-										d.member[embeddedName(field.Type)] = true
-									}
+	for _, name := range names {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, decl := range f.Decls {
+			switch decl := decl.(type) {
+			case *ast.FuncDecl:
+				if decl.Recv != nil {
+					d.method[decl.Name.Name], d.member[decl.Name.Name] = true, true
+				} else {
+					d.top[decl.Name.Name] = true
+				}
+			case *ast.GenDecl:
+				for _, spec := range decl.Specs {
+					switch spec := spec.(type) {
+					case *ast.TypeSpec:
+						d.top[spec.Name.Name] = true
+						ast.Inspect(spec.Type, func(n ast.Node) bool {
+							if field, ok := n.(*ast.Field); ok {
+								for _, name := range field.Names {
+									d.member[name.Name] = true
 								}
-								return true
-							})
-						case *ast.ValueSpec:
-							for _, name := range spec.Names {
-								d.top[name.Name] = true
+								if len(field.Names) == 0 { // embedded: its promoted names are the embedded package's
+									d.member[embeddedName(field.Type)] = true
+								}
 							}
+							return true
+						})
+					case *ast.ValueSpec:
+						for _, name := range spec.Names {
+							d.top[name.Name] = true
 						}
 					}
 				}

@@ -2,6 +2,7 @@ package driver
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -54,7 +55,10 @@ func keepWords(lines []string) []string {
 		return lines
 	}
 	tail := lines[len(lines)-exitWordLines:]
-	says := func(l string) bool { return seat.ContainsAny(strings.ToLower(l), errorWords) }
+	says := func(l string) bool {
+		l = strings.ToLower(l)
+		return slices.ContainsFunc(errorWords, func(w string) bool { return strings.Contains(l, w) })
+	}
 	for _, l := range tail {
 		if says(l) {
 			return tail
