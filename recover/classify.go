@@ -206,6 +206,12 @@ func classify(o *observation) verdict {
 		}
 	}
 	v := ok("phase %s%s, heartbeat %s old (interval %s), %s", o.hb.Phase, suffix(o.hb.Waiting), shortDur(o.hbAge()), iv, o.paneText())
+	if o.hb.Fault != "" && !strings.Contains(o.hb.Waiting, o.hb.FaultCause) {
+		// A transient outage the driver holds its queue for: between probes the
+		// phase names it; while the held message is tried again only the
+		// heartbeat's fault does.
+		v.Reason += fmt.Sprintf("; %s outage since %s: %s", o.hb.Fault, o.hb.FaultSince.UTC().Format(time.RFC3339), o.hb.FaultCause)
+	}
 	if o.pendingEvents > 0 && o.oldestEvent > staleIntervals*iv {
 		// The loop drains events on every wake-up; old ones left are worth a look.
 		v.Reason += fmt.Sprintf("; %d hook event(s) not consumed, the oldest %s old", o.pendingEvents, shortDur(o.oldestEvent))

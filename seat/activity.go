@@ -1,9 +1,6 @@
 package seat
 
 import (
-	"encoding/json"
-	"fmt"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"time"
@@ -19,42 +16,16 @@ type Activity struct {
 	At    time.Time `toml:"at"`
 }
 
-func (s Seat) activityPath() string { return s.path("activity.toml") }
+func (s Seat) ActivityPath() string { return s.path("activity.toml") }
 
 // ReadActivity reads activity.toml.
 func (s Seat) ReadActivity() (Activity, error) {
 	var a Activity
-	return a, ReadState(s.activityPath(), &a)
+	return a, ReadState(s.ActivityPath(), &a)
 }
 
 // ActivityQuiet is how long after its last event an activity is still shown.
 const ActivityQuiet = 30 * time.Second
-
-// activityHook records one tool call. It can never fail the action it
-// observes: every error is swallowed (exit 0), nothing is printed, and it does
-// only a small bounded amount of work.
-func activityHook(s Seat, kind string, payload []byte, now time.Time) {
-	var p struct {
-		Tool  string         `json:"tool_name"`
-		Input map[string]any `json:"tool_input"`
-	}
-	if json.Unmarshal(payload, &p) != nil || p.Tool == "" {
-		return
-	}
-	a := Activity{Tool: Truncate(p.Tool, 40), Phase: "pre", At: now.UTC()}
-	if kind == "PostToolUse" {
-		a.Phase = "post"
-	}
-	switch {
-	case p.Input["command"] != nil:
-		a.What = Cut(Redact(fmt.Sprint(p.Input["command"])), 80)
-	case p.Input["file_path"] != nil:
-		a.What = filepath.Base(fmt.Sprint(p.Input["file_path"]))
-	case p.Input["pattern"] != nil:
-		a.What = Cut(Redact(fmt.Sprint(p.Input["pattern"])), 80)
-	}
-	_ = s.Write(s.activityPath(), a)
-}
 
 // Cut shortens s to at most n runes on a rune boundary.
 func Cut(s string, n int) string {

@@ -117,7 +117,7 @@ func (s Seat) WriteEventNote(kind string, payload []byte, note map[string]string
 // ReadEvent reads and decodes one event file.
 func ReadEvent(path string) (Event, error) {
 	var ev Event
-	data, err := readRegular(path)
+	data, err := ReadRegular(path)
 	if err != nil {
 		return ev, err
 	}

@@ -95,7 +95,7 @@ func (s Seat) ReadCycle() (Cycle, error) {
 }
 
 // cycleFresh bounds how long a requested cycle vouches for a PreCompact.
-const cycleFresh = 10 * time.Minute
+const CycleFresh = 10 * time.Minute
 
 // ValidateNote refuses a procedure note that is not clean text: it will be
 // re-injected into the seat's context, so it follows the board text rules for

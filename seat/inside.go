@@ -20,7 +20,7 @@ type Where struct {
 
 // Inside reports whether this process runs inside a seat's process tree, and
 // which seat. Ancestry comes first and wins over the environment: the pane's
-// first process (`pantty __exec`, a child subreaper, see ExecHarness) is an
+// first process (`pantty __exec`, a child subreaper, see paneexec.Run) is an
 // ancestor of everything the harness starts, setsid and double-forked children
 // included, so no seat marker is needed and a forged PANTTY_SEAT cannot pose as
 // another seat.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/pantty/pantty/internal/guard"
 	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/hookrun"
 )
 
 // The in-process halves of scripts/bench.sh's intake figures: what the code
@@ -150,7 +151,7 @@ func BenchmarkRunHook(b *testing.B) {
 			for b.Loop() {
 				i++
 				var out, errb bytes.Buffer
-				if code := seat.RunHook(s.Home, s.Name, c.statusLine, "", bytes.NewReader(c.payload(i)), &out, &errb); code != 0 || errb.Len() > 0 {
+				if code := hookrun.Run(s.Home, s.Name, c.statusLine, "", bytes.NewReader(c.payload(i)), &out, &errb); code != 0 || errb.Len() > 0 {
 					b.Fatalf("hook: exit %d: %s", code, errb.String())
 				}
 				if i%1000 == 0 {

@@ -12,7 +12,7 @@ import (
 // pantty command run from inside the seat (by the model's shell tool) which seat
 // it is in. They are a hint, not the boundary: a child can drop or forge them,
 // so Inside decides by process ancestry first (the pane process, see
-// ExecHarness) and uses the markers only when no ancestor is a seat's pane.
+// paneexec.Run) and uses the markers only when no ancestor is a seat's pane.
 const (
 	SeatEnv     = "PANTTY_SEAT"
 	SeatHomeEnv = "PANTTY_SEAT_HOME"

@@ -713,7 +713,7 @@ func TestStopWithoutDriverEndsTheHarness(t *testing.T) {
 }
 
 // harnessOf is the harness under a pane: the pane pid is pantty's pane
-// process (seat.ExecHarness), the harness its child.
+// process (paneexec.Run), the harness its child.
 func harnessOf(t *testing.T, panePID int) int {
 	t.Helper()
 	pid, err := seat.HarnessPID(panePID)

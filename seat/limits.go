@@ -51,7 +51,7 @@ func maxFor(path string) int64 {
 
 // readRegular reads a state file: no symlink followed, no FIFO waited on,
 // nothing but a regular file, at most its kind's maximum (fsafe.ReadBounded).
-func readRegular(path string) ([]byte, error) {
+func ReadRegular(path string) ([]byte, error) {
 	data, err := fsafe.ReadBounded(path, maxFor(path))
 	var pe *fs.PathError
 	if errors.As(err, &pe) {

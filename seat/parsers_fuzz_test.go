@@ -16,6 +16,7 @@ import (
 	"github.com/pantty/pantty/internal/fsatomic"
 	"github.com/pantty/pantty/internal/guard"
 	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/hookrun"
 )
 
 // The parsers every byte pantty reads from disk or from a harness goes through,
@@ -28,7 +29,7 @@ import (
 //     files through their readers). Never a panic, never "missing" for a file
 //     that is there, the path in every error, and what is read can be written
 //     back and read again to the same value.
-//   - FuzzHook: `pantty hook` (RunHook) with arbitrary stdin and mode. Exit 0
+//   - FuzzHook: `pantty hook` (hookrun.Run) with arbitrary stdin and mode. Exit 0
 //     always, except PreCompact's deliberate 2; nothing printed on
 //     UserPromptSubmit; exactly one event file, inside events/, readable.
 //   - FuzzParseStatusLine: the status-line reading. Never negative, never an
@@ -252,10 +253,10 @@ func FuzzHook(f *testing.F) {
 		func() {
 			defer func() {
 				if r := recover(); r != nil {
-					t.Fatalf("RunHook panicked: %v", r)
+					t.Fatalf("hookrun.Run panicked: %v", r)
 				}
 			}()
-			code = seat.RunHook(s.Home, s.Name, m.statusLine, m.tmux, bytes.NewReader(payload), &stdout, &stderr)
+			code = hookrun.Run(s.Home, s.Name, m.statusLine, m.tmux, bytes.NewReader(payload), &stdout, &stderr)
 		}()
 		var p struct {
 			Event string `json:"hook_event_name"`

@@ -54,7 +54,7 @@ func (s Seat) ReadReply(st inbox.Status) (Reply, error) {
 		// replies had files: the status preview is all there is.
 		return Reply{Text: st.Reply, Bytes: len(st.Reply), Truncated: len(st.Reply) > MaxReply}, nil
 	}
-	data, err := readRegular(s.ReplyPath(st.ID))
+	data, err := ReadRegular(s.ReplyPath(st.ID))
 	switch {
 	case err == nil:
 		n := st.ReplyBytes

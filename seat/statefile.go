@@ -9,7 +9,7 @@ import (
 // error naming the file and line, a type error names the line, and a missing file
 // is returned as fs.ErrNotExist (wrapped) so the caller can say "unknown".
 func ReadState(path string, v any) error {
-	data, err := readRegular(path)
+	data, err := ReadRegular(path)
 	if err != nil {
 		return err
 	}

@@ -163,6 +163,6 @@ func (wt *Waiter) loop() {
 
 // stored reports whether the message file is still in the inbox.
 func (wt *Waiter) stored(id string) bool {
-	_, err := readRegular(wt.s.MsgPath(id))
+	_, err := ReadRegular(wt.s.MsgPath(id))
 	return err == nil
 }

@@ -6,6 +6,8 @@ import (
 
 	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/driver"
+	"github.com/pantty/pantty/seat/hookrun"
+	"github.com/pantty/pantty/seat/paneexec"
 	"github.com/pantty/pantty/seat/sim"
 	"github.com/urfave/cli/v2"
 )
@@ -48,7 +50,7 @@ func hookCommand() *cli.Command {
 				return hookFailOpen(err)
 			}
 			run := func() int {
-				return seat.RunHook(home, c.String("seat"), c.Bool("status-line"), c.String("tmux"), os.Stdin, os.Stdout, os.Stderr)
+				return hookrun.Run(home, c.String("seat"), c.Bool("status-line"), c.String("tmux"), os.Stdin, os.Stdout, os.Stderr)
 			}
 			for _, h := range doors {
 				if c.Bool(h.Name) {
@@ -114,14 +116,14 @@ func driveCommand() *cli.Command {
 
 // execCommand is the pane's first process: it starts the harness with the
 // environment recorded in launch.toml and stays its parent, a child subreaper
-// that keeps every process of the seat below the pane (seat.ExecHarness).
+// that keeps every process of the seat below the pane (paneexec.Run).
 func execCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "__exec",
 		Hidden:    true,
 		ArgsUsage: "LAUNCH.toml",
 		Action: func(c *cli.Context) error {
-			return seat.ExecHarness(c.Args().First())
+			return paneexec.Run(c.Args().First())
 		},
 	}
 }

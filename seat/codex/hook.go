@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/hookrun"
 )
 
 // RunHook is `pantty hook --seat S --codex-hook`: what every Codex hook pantty
@@ -19,7 +20,7 @@ import (
 // session_id, prompt, last_assistant_message, source, trigger) except that a
 // turn is named turn_id; it is copied to prompt_id, which the driver binds a
 // turn end to, and the event goes through the ordinary `pantty hook`
-// (seat.RunHook: PreCompact materializes, SessionStart source compact prints
+// (hookrun.Run: PreCompact materializes, SessionStart source compact prints
 // the handoff, which Codex puts into the next request). PostModelRequest is
 // Codex's own and is translated here (modelRequest). Like every hook it never
 // fails the harness's action because of pantty trouble.
@@ -27,7 +28,7 @@ func RunHook(home, name string, stdin io.Reader, stdout, stderr io.Writer) int {
 	payload := seat.ReadHookPayload(stdin, stderr)
 	var m map[string]any
 	if json.Unmarshal(payload, &m) != nil {
-		return seat.RunHook(home, name, false, "", bytes.NewReader(payload), stdout, stderr)
+		return hookrun.Run(home, name, false, "", bytes.NewReader(payload), stdout, stderr)
 	}
 	if turn, ok := m["turn_id"].(string); ok && turn != "" {
 		if _, has := m["prompt_id"]; !has {
@@ -44,7 +45,7 @@ func RunHook(home, name string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 0
 	}
 	out, _ := json.Marshal(m)
-	return seat.RunHook(home, name, false, "", bytes.NewReader(out), stdout, stderr)
+	return hookrun.Run(home, name, false, "", bytes.NewReader(out), stdout, stderr)
 }
 
 // ContextSource names where a Codex context reading comes from.

@@ -15,11 +15,12 @@ import (
 
 	"github.com/pantty/pantty/internal/fsatomic"
 	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/hookrun"
 )
 
 // RunHook is `pantty hook --seat S --gemini-hook`: what every Gemini CLI hook
 // pantty installs runs. It translates Gemini's events into the ones the driver
-// knows and passes them through the ordinary `pantty hook` (seat.RunHook):
+// knows and passes them through the ordinary `pantty hook` (hookrun.Run):
 //
 //   - SessionStart → SessionStart (startup, resume, clear);
 //   - BeforeAgent → UserPromptSubmit (the prompt carries pantty's header),
@@ -44,7 +45,7 @@ func RunHook(home, name string, stdin io.Reader, stdout, stderr io.Writer) int {
 	payload := seat.ReadHookPayload(stdin, stderr)
 	var p payloadFields
 	if json.Unmarshal(payload, &p) != nil {
-		return seat.RunHook(home, name, false, "", bytes.NewReader(payload), io.Discard, stderr)
+		return hookrun.Run(home, name, false, "", bytes.NewReader(payload), io.Discard, stderr)
 	}
 	s, err := seat.Existing(home, name)
 	if err != nil {
@@ -74,7 +75,7 @@ func RunHook(home, name string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		return 0
 	}
-	return seat.RunHook(home, name, false, "", bytes.NewReader(payload), io.Discard, stderr)
+	return hookrun.Run(home, name, false, "", bytes.NewReader(payload), io.Discard, stderr)
 }
 
 // payloadFields are the parts of a Gemini CLI 0.61.0 hook payload pantty
@@ -113,14 +114,14 @@ func (h hookRun) forward(ev map[string]any, out io.Writer) int {
 		ev["prompt_id"] = promptID(h.p.SessionID, h.p.Prompt)
 	}
 	b, _ := json.Marshal(ev)
-	return seat.RunHook(h.home, h.name, false, "", bytes.NewReader(b), out, h.stderr)
+	return hookrun.Run(h.home, h.name, false, "", bytes.NewReader(b), out, h.stderr)
 }
 
 // pass records the payload as it is and turns what seat.RunHook prints (a
 // handoff for a step's fresh session) into the hook's additionalContext.
 func (h hookRun) pass(payload []byte, stdout io.Writer) int {
 	var out bytes.Buffer
-	code := seat.RunHook(h.home, h.name, false, "", bytes.NewReader(payload), &out, h.stderr)
+	code := hookrun.Run(h.home, h.name, false, "", bytes.NewReader(payload), &out, h.stderr)
 	writeContext(stdout, h.p.Event, out.String())
 	return code
 }

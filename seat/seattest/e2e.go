@@ -411,7 +411,7 @@ func (s E2E) resume(t *testing.T) {
 	if s.BeforeKill != nil {
 		s.BeforeKill(r, "k1")
 	}
-	// The harness itself, under pantty's pane process (seat.ExecHarness),
+	// The harness itself, under pantty's pane process (paneexec.Run),
 	// which then exits by the same signal.
 	harness, err := seat.HarnessPID(before.PanePID)
 	if err != nil {

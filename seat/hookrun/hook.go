@@ -1,4 +1,4 @@
-package seat
+package hookrun
 
 import (
 	"bytes"
@@ -10,9 +10,10 @@ import (
 	"time"
 
 	"github.com/pantty/pantty/handoff"
+	"github.com/pantty/pantty/seat"
 )
 
-// RunHook is `pantty hook`: the harness (or tmux) runs it for every event. It
+// Run is `pantty hook`: the harness (or tmux) runs it for every event. It
 // records the event as one atomically written file and returns fast. It never
 // fails the harness's action because of pantty trouble (exit 0, complaint on
 // stderr) — with one deliberate exception: PreCompact exits 2, blocking the
@@ -20,15 +21,15 @@ import (
 // UserPromptSubmit, whose output would enter the model's context; on
 // SessionStart after a compaction it prints the handoff, which the harness
 // injects into the fresh context.
-func RunHook(home, name string, statusLine bool, tmuxEvent string, stdin io.Reader, stdout, stderr io.Writer) int {
+func Run(home, name string, statusLine bool, tmuxEvent string, stdin io.Reader, stdout, stderr io.Writer) int {
 	// Existing, not Open: a hook for a seat that is not there (removed, or a
 	// stale settings file) records nothing and creates no directory for it.
-	s, err := Existing(home, name)
+	s, err := seat.Existing(home, name)
 	if err != nil {
 		fmt.Fprintf(stderr, "pantty hook: %v\n", err)
 		return 0
 	}
-	payload := ReadHookPayload(stdin, stderr)
+	payload := seat.ReadHookPayload(stdin, stderr)
 	now := time.Now()
 	if statusLine {
 		return statusLineHook(s, payload, now, stdout, stderr)
@@ -36,13 +37,13 @@ func RunHook(home, name string, statusLine bool, tmuxEvent string, stdin io.Read
 	kind := tmuxEvent
 	switch kind {
 	case "pane-died":
-		kind = EvPaneDied
+		kind = seat.EvPaneDied
 	case "client-attached":
-		kind = EvClientAttached
+		kind = seat.EvClientAttached
 	case "client-detached":
-		kind = EvClientDetached
+		kind = seat.EvClientDetached
 	}
-	var f HookFields
+	var f seat.HookFields
 	if kind == "" {
 		if json.Unmarshal(payload, &f) == nil && validKind(f.HookEventName) {
 			kind = f.HookEventName
@@ -58,9 +59,9 @@ func RunHook(home, name string, statusLine bool, tmuxEvent string, stdin io.Read
 	code := 0
 	note := map[string]string{}
 	switch {
-	case kind == EvPreCompact:
+	case kind == seat.EvPreCompact:
 		code = preCompact(s, f, now, note, stderr)
-	case kind == EvSessionStart && f.Source == "startup":
+	case kind == seat.EvSessionStart && f.Source == "startup":
 		// A step's fresh session starts with the handoff (handoff/inject.toml
 		// names the session that must get it).
 		if in, err := s.ReadInject(); err == nil && in.SessionID == f.SessionID {
@@ -69,7 +70,7 @@ func RunHook(home, name string, statusLine bool, tmuxEvent string, stdin io.Read
 				note["injected_hash"] = handoff.StableHash(text)
 			}
 		}
-	case kind == EvSessionStart && f.Source == "compact":
+	case kind == seat.EvSessionStart && f.Source == "compact":
 		if text, err := s.Handoff().Current(); err == nil {
 			fmt.Fprint(stdout, text)
 			note["injected_hash"] = handoff.StableHash(text)
@@ -92,8 +93,8 @@ func RunHook(home, name string, statusLine bool, tmuxEvent string, stdin io.Read
 // auto-compaction, a person's /compact) is materialized here. If that fails,
 // exit 2 blocks the compaction: losing the procedure detail is worse than a
 // full context.
-func preCompact(s Seat, f HookFields, now time.Time, note map[string]string, stderr io.Writer) int {
-	if c, err := s.ReadCycle(); err == nil && c.State == "requested" && now.Sub(c.Requested) < cycleFresh {
+func preCompact(s seat.Seat, f seat.HookFields, now time.Time, note map[string]string, stderr io.Writer) int {
+	if c, err := s.ReadCycle(); err == nil && c.State == "requested" && now.Sub(c.Requested) < seat.CycleFresh {
 		note["materialized_by"] = "cycle " + c.ID
 		return 0
 	}
@@ -115,8 +116,8 @@ func preCompact(s Seat, f HookFields, now time.Time, note map[string]string, std
 // statusLineHook keeps the latest status-line payload and, when its usage
 // changed, records a StatusLine event for the driver's context reading (the
 // status line redraws often; unchanged readings make no event).
-func statusLineHook(s Seat, payload []byte, now time.Time, stdout, stderr io.Writer) int {
-	prev, err := readRegular(s.StatusLinePath())
+func statusLineHook(s seat.Seat, payload []byte, now time.Time, stdout, stderr io.Writer) int {
+	prev, err := seat.ReadRegular(s.StatusLinePath())
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		fmt.Fprintf(stderr, "pantty hook: %v\n", err)
 	}
@@ -124,11 +125,11 @@ func statusLineHook(s Seat, payload []byte, now time.Time, stdout, stderr io.Wri
 		fmt.Fprintf(stderr, "pantty hook: %v\n", err)
 	}
 	if !bytes.Equal(usageOf(prev), usageOf(payload)) {
-		if _, err := s.WriteEvent(EvStatusLine, payload, now); err != nil {
+		if _, err := s.WriteEvent(seat.EvStatusLine, payload, now); err != nil {
 			fmt.Fprintf(stderr, "pantty hook: %v\n", err)
 		}
 	}
-	r, err := ParseStatusLine(payload)
+	r, err := seat.ParseStatusLine(payload)
 	if err == nil && r.Window > 0 {
 		fmt.Fprintf(stdout, "pantty %s · context %d/%d tokens\n", s.Name, r.Occupancy, r.Window)
 	} else {
