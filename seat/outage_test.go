@@ -42,3 +42,32 @@ func TestTransientFailuresAreBoundedPerMessage(t *testing.T) {
 		t.Fatalf("m1 retried: want a fresh count of 3 attempts after 1 retry, got %+v", st)
 	}
 }
+
+// While the driver tries a held message again during a transient outage, the
+// phase is the probe's own (in-turn), not waiting-retry: `pantty status` and
+// `pantty recover` must still name the outage in the harness's words, from the
+// heartbeat's fault. (Codex's e2e outage test failed when its checks happened
+// to run during a probe.) The simulator's failing turn lasts its slow marker,
+// so the probe is held open long enough to look at.
+func TestAnOutageIsNamedWhileTheHeldMessageIsTriedAgain(t *testing.T) {
+	t.Parallel()
+	h := seattest.New(t, "probe", seattest.TOML(`[recovery]`, `backoff = "200ms"`, `backoff_max = "200ms"`, `transient_attempts = 5`))
+	h.Start()
+	h.Send("m1", "[sim:5xx][sim:slow=5s] the provider fails this request")
+	words := "500 Internal server error"
+	h.WaitFor("a probe of the held message while the outage is recorded", 30*time.Second, func() bool {
+		hb, err := h.Seat().ReadHeartbeat()
+		return err == nil && hb.Fault == seat.FailTransient && hb.Phase == seat.PhaseInTurn
+	})
+	status := h.Run("status", h.Name)
+	sweep := h.Run("recover", "--json")
+	if hb, _ := h.Seat().ReadHeartbeat(); hb.Phase != seat.PhaseInTurn {
+		t.Skipf("the probe ended before both looked (phase %s): nothing to judge", hb.Phase)
+	}
+	if !strings.Contains(status.Stdout, words) {
+		t.Errorf("status during the probe does not name the outage:\n%s", status)
+	}
+	if !strings.Contains(sweep.Stdout, words) || !strings.Contains(sweep.Stdout, `"verdict": "ok"`) {
+		t.Errorf("recover during the probe: want ok naming the outage:\n%s", sweep)
+	}
+}
