@@ -22,6 +22,25 @@ import (
 	"github.com/pantty/pantty/tmux"
 )
 
+// server is what the driver does to its seat's tmux server: twelve
+// operations of tmux.Client, named here so a test can run the driver's
+// decisions against a scripted pane (driver_test.go's fakeServer) instead of
+// a real server.
+type server interface {
+	Capture(ctx context.Context, paneID string) (string, error)
+	CaptureWithHistory(ctx context.Context, paneID string, history int) (string, error)
+	SendKeys(ctx context.Context, paneID string, keys ...string) error
+	Paste(ctx context.Context, paneID string, text []byte) error
+	ListPanes(ctx context.Context) ([]tmux.Pane, error)
+	Clients(ctx context.Context) ([]tmux.ClientInfo, error)
+	WatchSession(ctx context.Context, name string) (*tmux.Watch, error)
+	SetHook(ctx context.Context, session, hook, command string) error
+	NewSession(ctx context.Context, o tmux.NewSessionOpts) (tmux.Pane, error)
+	RespawnPane(ctx context.Context, paneID string, argv []string, dir string) (tmux.Pane, error)
+	KillSession(ctx context.Context, name string) error
+	Reap(ctx context.Context) error
+}
+
 // Driver is the seat's work loop: one process per seat that holds owner.lock for
 // its whole life, is the only writer to the seat's pane, consumes the inbox one
 // message at a time and moves each message only on evidence. Everything it waits
@@ -36,7 +55,7 @@ type Driver struct {
 	Log    *log.Logger // driver.log
 	Report func(seat.Progress)
 
-	tm       *tmux.Client
+	tm       server // the seat's tmux server (tmux.New); a scripted one in tests
 	sess     seat.Session
 	phase    machine.Phase
 	waiting  string

@@ -1,0 +1,143 @@
+package driver
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pantty/pantty/internal/config"
+	"github.com/pantty/pantty/internal/guard"
+	"github.com/pantty/pantty/internal/inbox"
+	"github.com/pantty/pantty/internal/machine"
+	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/tmux"
+)
+
+// fakeServer is a scripted pane: it shows a fixed screen and records what the
+// driver does to it, in order. Operations a transcript does not expect fail.
+type fakeServer struct {
+	screen  string
+	actions []string
+}
+
+func (f *fakeServer) Capture(context.Context, string) (string, error) { return f.screen, nil }
+func (f *fakeServer) CaptureWithHistory(context.Context, string, int) (string, error) {
+	return f.screen, nil
+}
+func (f *fakeServer) SendKeys(_ context.Context, _ string, keys ...string) error {
+	f.actions = append(f.actions, "keys "+strings.Join(keys, " "))
+	return nil
+}
+func (f *fakeServer) Paste(_ context.Context, _ string, text []byte) error {
+	f.actions = append(f.actions, "paste "+string(text))
+	return nil
+}
+
+var errNotScripted = errors.New("not scripted in this transcript")
+
+func (f *fakeServer) ListPanes(context.Context) ([]tmux.Pane, error)     { return nil, errNotScripted }
+func (f *fakeServer) Clients(context.Context) ([]tmux.ClientInfo, error) { return nil, nil }
+func (f *fakeServer) WatchSession(context.Context, string) (*tmux.Watch, error) {
+	return nil, errNotScripted
+}
+func (f *fakeServer) SetHook(context.Context, string, string, string) error { return errNotScripted }
+func (f *fakeServer) NewSession(context.Context, tmux.NewSessionOpts) (tmux.Pane, error) {
+	return tmux.Pane{}, errNotScripted
+}
+func (f *fakeServer) RespawnPane(context.Context, string, []string, string) (tmux.Pane, error) {
+	return tmux.Pane{}, errNotScripted
+}
+func (f *fakeServer) KillSession(context.Context, string) error { return errNotScripted }
+func (f *fakeServer) Reap(context.Context) error                { return errNotScripted }
+
+// idleDriver is a driver whose harness is up and idle on a scripted pane: no
+// tmux server, no harness process, no loop — the decisions and what they
+// write, called directly with the events a harness would send.
+func idleDriver(t *testing.T) (*Driver, *fakeServer) {
+	t.Helper()
+	s, err := seat.Open(t.TempDir(), "tr")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pane := &fakeServer{screen: "──────\n> \n──────"}
+	d := &Driver{S: s, Ad: bareAdapter{}, Lock: &seat.Lock{Owner: seat.Owner{Holder: "h-test"}},
+		Log: log.New(io.Discard, "", 0), tm: pane, facts: guard.DefaultDispatchFacts,
+		Cfg: config.Config{Name: "tr", Harness: "bare", Shape: config.ShapeResident,
+			SubmitTimeout: config.Duration{Duration: time.Hour}, TurnCeiling: config.Duration{Duration: time.Hour},
+			HeartbeatInterval: config.Duration{Duration: time.Hour}, SubmitRetries: 3}}
+	d.sess = seat.Session{ID: "11111111-2222-4333-8444-555555555555", PaneID: "%0"}
+	d.entries = map[string]*inbox.Entry{}
+	d.ready = true
+	d.begin(machine.Idle, "")
+	return d, pane
+}
+
+// TestADeliveryTranscript pins the board door's path through the driver as
+// events in and pane actions and state files out, without tmux: a queued
+// message is pasted (guard header and delimiters) after the input box is
+// cleared, then Enter on its own; UserPromptSubmit carrying the header's id
+// and nonce makes it submitted; Stop makes it processed and moves the cursor.
+// Evidence with another nonce (a person retyping an old header) binds nothing.
+func TestADeliveryTranscript(t *testing.T) {
+	t.Parallel()
+	d, pane := idleDriver(t)
+	if _, err := d.S.Enqueue(guard.Message{ID: "m1", From: "board", Text: "fix the build"}, guard.DefaultMaxMessageBytes, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	d.addMessage("m1")
+	d.maybeSubmit()
+
+	if len(pane.actions) != 3 || pane.actions[0] != "keys C-u" || !strings.HasPrefix(pane.actions[1], "paste ") || pane.actions[2] != "keys Enter" {
+		t.Fatalf("pane actions: %q, want C-u, one paste, Enter", pane.actions)
+	}
+	pasted := strings.TrimPrefix(pane.actions[1], "paste ")
+	id, nonce, _, ok := guard.MatchHeader(pasted)
+	if !ok || id != "m1" || !strings.Contains(pasted, "fix the build") {
+		t.Fatalf("the paste carries no guard header for m1: %q", pasted)
+	}
+	st := status(t, d, "m1")
+	if st.State != inbox.StateSubmitting || st.Nonce != nonce || st.Attempts != 1 || d.phase != machine.Submitting {
+		t.Fatalf("after the paste: %+v, phase %s", st, d.phase)
+	}
+
+	forged := strings.ReplaceAll(pasted, nonce, strings.Repeat("0", len(nonce)))
+	d.onHookEvent(seat.Event{Kind: seat.EvUserPromptSubmit, ReceivedAt: time.Now(),
+		Fields: seat.HookFields{SessionID: d.sess.ID, Prompt: forged, PromptID: "p0"}})
+	if st := status(t, d, "m1"); st.State != inbox.StateSubmitting {
+		t.Fatalf("evidence with another nonce bound the flight: %+v", st)
+	}
+
+	d.onHookEvent(seat.Event{Kind: seat.EvUserPromptSubmit, ReceivedAt: time.Now(), File: "events/e1.json",
+		Fields: seat.HookFields{SessionID: d.sess.ID, Prompt: pasted, PromptID: "p1"}})
+	if st := status(t, d, "m1"); st.State != inbox.StateSubmitted || st.PromptID != "p1" || d.phase != machine.InTurn {
+		t.Fatalf("after UserPromptSubmit: %+v, phase %s", st, d.phase)
+	}
+
+	d.onHookEvent(seat.Event{Kind: seat.EvStop, ReceivedAt: time.Now(), File: "events/e2.json",
+		Fields: seat.HookFields{SessionID: d.sess.ID, PromptID: "p1", LastAssistantMessage: "done"}})
+	st = status(t, d, "m1")
+	if st.State != inbox.StateProcessed || st.TurnEnd != "events/e2.json" || d.phase != machine.Idle {
+		t.Fatalf("after Stop: %+v, phase %s", st, d.phase)
+	}
+	c, err := d.S.ReadCursor()
+	if err != nil || c.ID != "m1" || c.State != inbox.StateProcessed || c.Closed != 1 {
+		t.Fatalf("cursor after m1: %+v (%v)", c, err)
+	}
+	if n := len(pane.actions); n != 3 {
+		t.Fatalf("the turn's end touched the pane: %q", pane.actions[3:])
+	}
+}
+
+// status reads a message's status as the readers do (from its file).
+func status(t *testing.T, d *Driver, id string) inbox.Status {
+	t.Helper()
+	st, err := d.S.ReadStatus(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
