@@ -141,3 +141,55 @@ func status(t *testing.T, d *Driver, id string) inbox.Status {
 	}
 	return st
 }
+
+// busyAdapter is bareAdapter whose harness shows a running turn as
+// "esc to interrupt", as Claude Code does.
+type busyAdapter struct{ bareAdapter }
+
+func (busyAdapter) Busy(screen string) bool { return strings.Contains(screen, "esc to interrupt") }
+
+// TestAPersonsTurnHoldsTheQueue pins the seat's other owner: a prompt pantty
+// did not build (a person typing at the pane) is a turn pantty waits out.
+// While it runs, and while the pane shows a turn running, no board message is
+// pasted; its Stop (matched by its prompt id) releases the queue, and the
+// next boundary pastes the board message.
+func TestAPersonsTurnHoldsTheQueue(t *testing.T) {
+	t.Parallel()
+	d, pane := idleDriver(t)
+	d.Ad = busyAdapter{}
+	d.onHookEvent(seat.Event{Kind: seat.EvUserPromptSubmit, ReceivedAt: time.Now(),
+		Fields: seat.HookFields{SessionID: d.sess.ID, Prompt: "what does this function do?", PromptID: "person-1"}})
+	if _, err := d.S.Enqueue(guard.Message{ID: "m1", From: "board", Text: "fix the build"}, guard.DefaultMaxMessageBytes, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	d.addMessage("m1")
+	// The pane does not show the person's turn yet: the prompt alone holds.
+	d.maybeSubmit()
+	if len(pane.actions) != 0 || status(t, d, "m1").State != inbox.StateQueued {
+		t.Fatalf("a board message went in during a person's turn: %q", pane.actions)
+	}
+
+	// Another prompt's Stop does not end the person's turn.
+	d.onHookEvent(seat.Event{Kind: seat.EvStop, ReceivedAt: time.Now(),
+		Fields: seat.HookFields{SessionID: d.sess.ID, PromptID: "someone-else"}})
+	d.maybeSubmit()
+	if len(pane.actions) != 0 {
+		t.Fatalf("another prompt's Stop released the queue: %q", pane.actions)
+	}
+
+	// Its own Stop does, but the pane shows a turn (the person typed again,
+	// its UserPromptSubmit not consumed yet): the delivery waits for the pane.
+	pane.screen = "✻ Thinking… (esc to interrupt)"
+	d.onHookEvent(seat.Event{Kind: seat.EvStop, ReceivedAt: time.Now(),
+		Fields: seat.HookFields{SessionID: d.sess.ID, PromptID: "person-1"}})
+	d.maybeSubmit()
+	if len(pane.actions) != 0 || status(t, d, "m1").State != inbox.StateQueued {
+		t.Fatalf("pasted into a pane that shows a running turn: %q", pane.actions)
+	}
+
+	pane.screen = "──────\n> \n──────"
+	d.maybeSubmit()
+	if len(pane.actions) != 3 || !strings.Contains(pane.actions[1], "fix the build") || status(t, d, "m1").State != inbox.StateSubmitting {
+		t.Fatalf("after the person's turn: %q, %+v", pane.actions, status(t, d, "m1"))
+	}
+}
