@@ -147,12 +147,12 @@ const (
 // message fails with the cancel's reason.
 func (d *Driver) cancelClear(c *cancelRun) {
 	d.clearComposer()
-	d.cancelSettle(c, time.Now().Add(composerSettle))
+	d.cancelSettle(c, d.now().Add(composerSettle))
 }
 
 func (d *Driver) cancelSettle(c *cancelRun, deadline time.Time) {
 	composer := d.Ad.Caps().Composer
-	left := time.Until(deadline)
+	left := deadline.Sub(d.now())
 	if composer == nil || left <= 0 {
 		d.cancelFinish(c)
 		return

@@ -98,7 +98,7 @@ func (d *Driver) holdReason() string {
 		return "a person holds the input (relay mode)"
 	case d.blocked != "":
 		return d.blocked
-	case time.Now().Before(d.notBefore):
+	case d.now().Before(d.notBefore):
 		return "a provider wait until " + d.notBefore.UTC().Format(time.RFC3339)
 	case d.cmdHeld != "":
 		return d.cmdHeld
@@ -109,7 +109,7 @@ func (d *Driver) holdReason() string {
 // expireCommands refuses, unsent, every queued command whose wait for a free
 // seat is over, naming what kept the seat busy.
 func (d *Driver) expireCommands() {
-	now := time.Now()
+	now := d.now()
 	keep := d.cmds[:0]
 	for _, r := range d.cmds {
 		if now.Before(commandDeadline(r)) {
@@ -131,7 +131,7 @@ func (d *Driver) expireCommands() {
 // take it; req is the request to answer (nil for a cycle's own /compact).
 func (d *Driver) sendCommand(c guard.Command, req *seat.Request) error {
 	// Transcript times have millisecond precision.
-	sent := time.Now().Truncate(time.Millisecond)
+	sent := d.now().Truncate(time.Millisecond)
 	if err := d.Run(c); err != nil {
 		return err
 	}
@@ -182,7 +182,7 @@ func (d *Driver) onCommandTick() {
 			return
 		}
 	}
-	if time.Now().Before(f.until) {
+	if d.now().Before(f.until) {
 		return
 	}
 	if f.started != "" {
@@ -202,7 +202,7 @@ func (d *Driver) onCommandTick() {
 	ctx, cancel := d.ctx()
 	screen, err := d.tm.Capture(ctx, d.sess.PaneID)
 	cancel()
-	if err == nil && d.Ad.Busy(screen) && time.Since(f.sent) < commandBusyCap {
+	if err == nil && d.Ad.Busy(screen) && d.now().Sub(f.sent) < commandBusyCap {
 		// Still working on it (Claude's /context counts tokens with the API,
 		// busy meanwhile): its answer is late, not missing.
 		d.cmdT.set(commandPoll)
@@ -236,7 +236,7 @@ func (d *Driver) compactionDone(f *cmdFlight) bool {
 		return false
 	}
 	payload, _ := json.Marshal(map[string]string{"hook_event_name": seat.EvPostCompact, "session_id": d.sess.ID, "compact_summary": where})
-	if _, err := d.S.WriteEventNote(seat.EvPostCompact, payload, map[string]string{"from": "the " + d.Ad.Name() + " harness's record: " + where}, time.Now()); err != nil {
+	if _, err := d.S.WriteEventNote(seat.EvPostCompact, payload, map[string]string{"from": "the " + d.Ad.Name() + " harness's record: " + where}, d.now()); err != nil {
 		d.logf("command door: record PostCompact: %v", err)
 		return false
 	}

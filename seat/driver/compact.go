@@ -23,7 +23,7 @@ type cycleRun struct {
 // The hooks re-inject the handoff (SessionStart, source compact); PreCompact,
 // the injected hash and PostCompact are the cycle's evidence.
 func (d *Driver) startCycle(req *seat.Request, reason, instructions string) {
-	now := time.Now()
+	now := d.now()
 	c := seat.Cycle{ID: fmt.Sprintf("k%d", now.UnixNano()), State: "requested", Reason: reason, Requested: now.UTC(),
 		Before: d.ctxr.Occupancy}
 	d.cycle = &cycleRun{rec: c, req: req}
@@ -139,7 +139,7 @@ func (d *Driver) endCycle(state, errText string) {
 		d.cmdRun = nil // the cycle's own /compact
 	}
 	r := &d.cycle.rec
-	r.State, r.Error, r.Ended = state, errText, time.Now().UTC()
+	r.State, r.Error, r.Ended = state, errText, d.now().UTC()
 	d.writeCycle()
 	if err := d.S.Write(filepath.Join(d.S.ArtifactsDir(), "compact-"+r.ID+".toml"), *r); err != nil {
 		d.logf("cycle artifact: %v", err)

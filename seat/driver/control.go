@@ -48,7 +48,7 @@ func (d *Driver) drainControl() {
 }
 
 func (d *Driver) answer(r seat.Request, err error, detail string) {
-	res := seat.Result{ID: r.ID, OK: err == nil, Detail: detail, At: time.Now().UTC()}
+	res := seat.Result{ID: r.ID, OK: err == nil, Detail: detail, At: d.now().UTC()}
 	if err != nil {
 		res.Error, res.Unknown = err.Error(), errors.Is(err, seat.ErrUnobservable)
 	}
@@ -174,8 +174,8 @@ func (d *Driver) Run(c guard.Command) error {
 		Command string    `toml:"command"`
 		Author  string    `toml:"author"`
 		At      time.Time `toml:"at"`
-	}{c.Text(), "adapter", time.Now().UTC()}
-	path := filepath.Join(d.S.ArtifactsDir(), fmt.Sprintf("command-%d.toml", time.Now().UnixNano()))
+	}{c.Text(), "adapter", d.now().UTC()}
+	path := filepath.Join(d.S.ArtifactsDir(), fmt.Sprintf("command-%d.toml", d.now().UnixNano()))
 	if err := d.S.Write(path, rec); err != nil {
 		d.logf("command record: %v", err)
 	}

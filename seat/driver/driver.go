@@ -55,7 +55,8 @@ type Driver struct {
 	Log    *log.Logger // driver.log
 	Report func(seat.Progress)
 
-	tm       server // the seat's tmux server (tmux.New); a scripted one in tests
+	tm       server           // the seat's tmux server (tmux.New); a scripted one in tests
+	clock    func() time.Time // nil: the wall clock; a test's own in transcripts
 	sess     seat.Session
 	phase    machine.Phase
 	waiting  string
@@ -177,7 +178,7 @@ func (d *Driver) Loop() int {
 			}
 			d.checkForeignTurn()
 			d.checkLostTurnEnd()
-			if time.Since(d.pruned) > pruneEvery && d.flight == nil {
+			if d.now().Sub(d.pruned) > pruneEvery && d.flight == nil {
 				d.prune()
 				d.entries, d.order = nil, nil
 				d.rescan()
@@ -323,12 +324,12 @@ const pruneEvery = 24 * time.Hour
 
 // prune applies the retention rule (seat.Prune) behind the current cursor.
 func (d *Driver) prune() {
-	d.pruned = time.Now()
+	d.pruned = d.now()
 	c, err := d.S.ReadCursor()
 	if err != nil {
 		return // no cursor yet (or unreadable): nothing is known to be behind it
 	}
-	if n := d.S.Prune(time.Now(), c); n > 0 {
+	if n := d.S.Prune(d.now(), c); n > 0 {
 		d.logf("retention: removed %d old files", n)
 	}
 }
@@ -346,7 +347,7 @@ func (d *Driver) teardown() {
 
 // beat writes heartbeat.toml; only the loop calls it.
 func (d *Driver) beat() {
-	hb := seat.Heartbeat{At: time.Now().UTC(), Phase: string(d.phase), Interval: d.Cfg.HeartbeatInterval,
+	hb := seat.Heartbeat{At: d.now().UTC(), Phase: string(d.phase), Interval: d.Cfg.HeartbeatInterval,
 		PID: os.Getpid(), Holder: d.Lock.Owner.Holder, Waiting: d.waiting}
 	if o := d.outage; o != nil {
 		hb.Fault, hb.FaultCause, hb.FaultSince = o.class, o.cause, o.since.UTC()
@@ -361,6 +362,15 @@ func (d *Driver) beat() {
 func (d *Driver) begin(p machine.Phase, waiting string) {
 	d.phase, d.waiting = p, waiting
 	d.beat()
+}
+
+// now is the driver's clock: the wall clock, or a transcript test's. The
+// timers it arms and the pane watches still run in real time.
+func (d *Driver) now() time.Time {
+	if d.clock != nil {
+		return d.clock()
+	}
+	return time.Now()
 }
 
 // to moves the driver by one event of machine.Rules and records the phase and

@@ -3,7 +3,6 @@ package driver
 import (
 	"os"
 	"path/filepath"
-	"time"
 
 	"github.com/pantty/pantty/internal/fsatomic"
 	"github.com/pantty/pantty/seat"
@@ -17,7 +16,7 @@ func (d *Driver) writeSettings() (seat.Authority, error) {
 	if err != nil {
 		return seat.Authority{}, err
 	}
-	a, err := seat.ResolveAuthority(d.Ad, d.S, d.Cfg, env, time.Now())
+	a, err := seat.ResolveAuthority(d.Ad, d.S, d.Cfg, env, d.now())
 	if err != nil {
 		return a, err
 	}
@@ -55,7 +54,7 @@ func (d *Driver) drainDrop() {
 		path := filepath.Join(d.drop, name)
 		r, err := seat.ReadDrop(path)
 		os.Remove(path)
-		ans := seat.DropAnswer{At: time.Now().UTC()}
+		ans := seat.DropAnswer{At: d.now().UTC()}
 		if err == nil {
 			ans.Detail, err = d.onDrop(r)
 		}
@@ -75,7 +74,7 @@ func (d *Driver) onDrop(r seat.DropRequest) (string, error) {
 	if r.Kind == seat.DropRefresh {
 		return d.requestRefresh()
 	}
-	path, err := d.S.Handoff().AddNote(r.Text, time.Now())
+	path, err := d.S.Handoff().AddNote(r.Text, d.now())
 	if err != nil {
 		return "", err
 	}

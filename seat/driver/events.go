@@ -142,7 +142,7 @@ func (d *Driver) onPromptSubmit(ev seat.Event) {
 // as an event. Run from the heartbeat tick; a turn younger than foreignSettle is
 // left alone, since the harness may not show it as running yet.
 func (d *Driver) checkForeignTurn() {
-	if d.foreignTurn == "" || !d.ready || time.Since(d.foreignAt) < foreignSettle || !d.paneShowsNoTurn() {
+	if d.foreignTurn == "" || !d.ready || d.now().Sub(d.foreignAt) < foreignSettle || !d.paneShowsNoTurn() {
 		return
 	}
 	d.logf("prompt %s: no turn runs any more and its end never came (interrupted?): no longer waiting", d.foreignTurn)
@@ -163,7 +163,7 @@ func (d *Driver) paneShowsNoTurn() bool {
 const foreignSettle = 2 * time.Second
 
 func (d *Driver) armCeiling(e *inbox.Entry) {
-	left := d.Cfg.TurnCeiling.Duration - time.Since(e.Status.SubmittedAt)
+	left := d.Cfg.TurnCeiling.Duration - d.now().Sub(e.Status.SubmittedAt)
 	if left < 0 {
 		left = 0
 	}

@@ -96,13 +96,13 @@ func (d *Driver) launch(pane *tmux.Pane) error {
 		// A step seat's first session also starts from the handoff, if there is one.
 		if text, err := d.S.Handoff().Current(); err == nil {
 			if in, err := d.S.ReadInject(); err != nil || in.SessionID != d.sess.ID {
-				d.S.Write(d.S.InjectPath(), seat.Inject{SessionID: d.sess.ID, Hash: handoff.StableHash(text), Why: "first session of this step seat", At: time.Now().UTC()})
+				d.S.Write(d.S.InjectPath(), seat.Inject{SessionID: d.sess.ID, Hash: handoff.StableHash(text), Why: "first session of this step seat", At: d.now().UTC()})
 			}
 		}
 	}
 	paneArgv := seat.PaneArgv(d.Pantty, d.S)
 	d.ready, d.readying, d.adopted = false, false, false
-	d.launchAt = time.Now()
+	d.launchAt = d.now()
 	ctx, cancel := d.ctx()
 	defer cancel()
 	var p tmux.Pane
@@ -272,7 +272,7 @@ func (d *Driver) harnessGone(why string, pane *tmux.Pane) {
 	}
 	// A harness that keeps exiting right after launch (a broken binary, a
 	// session it refuses) must not spin the pane: back off exponentially.
-	if time.Since(d.launchAt) < quickExit {
+	if d.now().Sub(d.launchAt) < quickExit {
 		d.quickExits++
 	} else {
 		d.quickExits = 0
@@ -326,7 +326,7 @@ func (d *Driver) relaunchNow() {
 		// A launch that cannot even be made (no binary, an unreadable env_file)
 		// counts as a launch that ended before the harness came up.
 		d.launchFailures++
-		d.lastExit = seat.HarnessExit{At: time.Now().UTC(), Why: "relaunch failed", BeforeReady: true,
+		d.lastExit = seat.HarnessExit{At: d.now().UTC(), Why: "relaunch failed", BeforeReady: true,
 			InARow: d.launchFailures, Lines: []string{err.Error()}, GaveUp: d.launchFailures >= seat.MaxLaunchFailures}
 		if err := d.S.Write(d.S.HarnessExitPath(), d.lastExit); err != nil {
 			d.logf("harness-exit.toml: %v", err)

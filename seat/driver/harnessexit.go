@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/pantty/pantty/internal/machine"
 	"github.com/pantty/pantty/seat"
@@ -84,7 +83,7 @@ func (d *Driver) noteExit(why string, pane *tmux.Pane, wasReady bool) bool {
 	} else {
 		d.launchFailures++
 	}
-	h := seat.HarnessExit{At: time.Now().UTC(), Why: why, Launch: d.sess.Launches, BeforeReady: !wasReady,
+	h := seat.HarnessExit{At: d.now().UTC(), Why: why, Launch: d.sess.Launches, BeforeReady: !wasReady,
 		InARow: d.launchFailures, Lines: d.lastWords(pane)}
 	if pane != nil {
 		h.Status = pane.DeadStatus

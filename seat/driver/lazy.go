@@ -36,7 +36,7 @@ func (d *Driver) armReadyPoll() {
 // ready timeout applies).
 func (d *Driver) pollReady() bool {
 	ls, ok := d.lazyStart()
-	if !ok || d.ready || time.Since(d.launchAt) >= d.Cfg.ReadyTimeout.Duration {
+	if !ok || d.ready || d.now().Sub(d.launchAt) >= d.Cfg.ReadyTimeout.Duration {
 		return false
 	}
 	ctx, cancel := d.ctx()
@@ -156,5 +156,5 @@ func (d *Driver) onContextReading(ev seat.Event) {
 		src = "adapter context reading"
 	}
 	d.applyReading(seat.StatusReading{SessionID: p.SessionID, Input: p.Added, Occupancy: p.Occupancy, Window: p.Window, Model: p.Model},
-		src, time.Now().UTC())
+		src, d.now().UTC())
 }

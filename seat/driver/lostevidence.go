@@ -1,8 +1,6 @@
 package driver
 
 import (
-	"time"
-
 	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/internal/inbox"
 )
@@ -36,7 +34,7 @@ func (d *Driver) closedByTranscript(e *inbox.Entry, why string) bool {
 func (d *Driver) checkLostTurnEnd() {
 	fl := d.flight
 	if fl == nil || fl.e.Status.State != inbox.StateSubmitted || !d.ready || d.Cfg.Shape == config.ShapeTurn || d.cancel != nil ||
-		time.Since(fl.e.Status.SubmittedAt) < foreignSettle || !d.paneShowsNoTurn() {
+		d.now().Sub(fl.e.Status.SubmittedAt) < foreignSettle || !d.paneShowsNoTurn() {
 		return
 	}
 	d.closedByTranscript(fl.e, "its turn end never arrived as an event")

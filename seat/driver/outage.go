@@ -52,7 +52,7 @@ func (d *Driver) onTurnFailed(e *inbox.Entry, errName, text string) bool {
 // is the probe. A means failure makes the seat report itself dead (heartbeat
 // fault, read by recover); a transient one is only a visible wait.
 func (d *Driver) outageFailed(e *inbox.Entry, class, cause string) {
-	now := time.Now()
+	now := d.now()
 	o := d.outage
 	if o == nil || o.class != class {
 		o = &outage{class: class, since: now}
@@ -136,7 +136,7 @@ func (d *Driver) onRequestFailed(ev seat.Event) {
 	if class != seat.FailMeans {
 		return
 	}
-	now := time.Now()
+	now := d.now()
 	if d.outage == nil || d.outage.class != class {
 		d.outage = &outage{class: class, since: now}
 	}

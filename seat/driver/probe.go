@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/seat"
@@ -19,7 +18,7 @@ func (d *Driver) startProbe(r seat.Request) {
 	rand.Read(b)
 	id := "probe-" + hex.EncodeToString(b)
 	text := "pantty liveness probe. Reply with the token " + id + " and nothing else; do not run tools."
-	if err := d.S.EnqueueInternal(id, text, time.Now()); err != nil {
+	if err := d.S.EnqueueInternal(id, text, d.now()); err != nil {
 		d.answer(r, fmt.Errorf("probe: %v", err), "")
 		return
 	}

@@ -22,7 +22,7 @@ func (d *Driver) refreshBefore(next *inbox.Entry) bool {
 	if d.Cfg.Shape == config.ShapeTurn {
 		return false // each turn resumes the session in a new process: nothing to refresh
 	}
-	dec := seat.RefreshDecision{Policy: rc.Policy, Next: next.Msg.ID, Processed: d.sinceRefresh, At: time.Now().UTC()}
+	dec := seat.RefreshDecision{Policy: rc.Policy, Next: next.Msg.ID, Processed: d.sinceRefresh, At: d.now().UTC()}
 	switch rc.Policy {
 	case config.RefreshFixed:
 		if d.sinceRefresh < rc.Every {
@@ -38,8 +38,8 @@ func (d *Driver) refreshBefore(next *inbox.Entry) bool {
 		dec.Decision, dec.Reason = "refresh", "the seat asked (pantty handoff request)"
 	case config.RefreshContext:
 		c := d.ctxr
-		if c.Stale() && time.Since(c.LastTurnEnd) < freshReadingWait {
-			d.waitT.set(freshReadingWait - time.Since(c.LastTurnEnd))
+		if c.Stale() && d.now().Sub(c.LastTurnEnd) < freshReadingWait {
+			d.waitT.set(freshReadingWait - d.now().Sub(c.LastTurnEnd))
 			return true // not yet: the reading of the last turn is still coming
 		}
 		if c.FloorSource == "" || c.Window <= c.Floor || !c.ReadAt.After(d.lastCycleEnd) {
@@ -64,7 +64,7 @@ func (d *Driver) refreshBefore(next *inbox.Entry) bool {
 	default:
 		return false
 	}
-	path := filepath.Join(d.S.ArtifactsDir(), fmt.Sprintf("refresh-%d.toml", time.Now().UnixNano()))
+	path := filepath.Join(d.S.ArtifactsDir(), fmt.Sprintf("refresh-%d.toml", d.now().UnixNano()))
 	if err := d.S.Write(path, dec); err != nil {
 		d.logf("refresh decision: %v", err)
 	}

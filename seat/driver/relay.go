@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io/fs"
 	"strings"
-	"time"
 
 	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/internal/machine"
@@ -45,7 +44,7 @@ func (d *Driver) observeClients(why string) {
 
 // setMode records a mode switch atomically (mode.toml, latest wins).
 func (d *Driver) setMode(mode, why string, clients []string) {
-	d.mode = seat.Mode{Mode: mode, Since: time.Now().UTC(), Why: why, Clients: clients}
+	d.mode = seat.Mode{Mode: mode, Since: d.now().UTC(), Why: why, Clients: clients}
 	if err := d.S.Write(d.S.ModePath(), d.mode); err != nil {
 		d.logf("mode: %v", err)
 	}
@@ -62,7 +61,7 @@ func (d *Driver) setMode(mode, why string, clients []string) {
 // submits or clears it), and mode.toml and the heartbeat say so.
 func (d *Driver) leaveRelay(why string) {
 	if draft := d.draft(); draft != "" {
-		d.mode = seat.Mode{Mode: seat.ModeDirect, Since: time.Now().UTC(), Why: why, Draft: draft}
+		d.mode = seat.Mode{Mode: seat.ModeDirect, Since: d.now().UTC(), Why: why, Draft: draft}
 		d.S.Write(d.S.ModePath(), d.mode)
 		d.logf("relay ended but a draft is in the input box: holding the queue (%q)", seat.Truncate(draft, 80))
 		d.to(machine.DraftHeld, "a draft is in the input box: submit or clear it; pantty will not wipe it")

@@ -2,7 +2,6 @@ package driver
 
 import (
 	"fmt"
-	"time"
 
 	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/internal/machine"
@@ -15,7 +14,7 @@ import (
 // SessionStart hook injects the handoff. A crash anywhere re-reads the state
 // files and continues from the last completed step.
 func (d *Driver) recycleStep(next *inbox.Entry) {
-	now := time.Now()
+	now := d.now()
 	n, err := d.S.BuildNote("step boundary: before "+next.Msg.ID, now)
 	if err != nil {
 		d.logf("step: %v", err)

@@ -180,7 +180,7 @@ func (d *Driver) finish(e *inbox.Entry, state, reason, detail, turnEnd string) {
 	e.Status.Reason = reason
 	e.Status.Detail = detail
 	e.Status.TurnEnd = turnEnd
-	e.Status.EndedAt = time.Now().UTC()
+	e.Status.EndedAt = d.now().UTC()
 	d.writeStatus(e)
 	d.logf("message %s %s %s", e.Msg.ID, state, reason)
 	if state == inbox.StateProcessed {
@@ -207,7 +207,7 @@ func (d *Driver) updateCursor() {
 	if !ok {
 		return
 	}
-	c.Updated = time.Now().UTC()
+	c.Updated = d.now().UTC()
 	if err := d.S.Write(d.S.CursorPath(), c); err != nil {
 		d.logf("cursor: %v", err)
 	}
@@ -227,7 +227,7 @@ func (d *Driver) maybeSubmit() {
 	if d.relayHolds() {
 		return // a person owns the input: board messages wait in the queue
 	}
-	now := time.Now()
+	now := d.now()
 	// The running rung (demotion floor and provider blocks) is derived here, at
 	// every boundary, even before the harness is ready: a rung whose harness
 	// cannot start is left as soon as recover lowers the floor.
@@ -388,7 +388,7 @@ func (d *Driver) writeArtifact(e *inbox.Entry, sub guard.Submission) {
 	sum := sha256.Sum256([]byte(sub.Text()))
 	a := seat.Artifact{ID: e.Msg.ID, Attempt: e.Status.Attempts, Resubmit: e.Status.Resubmits, Nonce: sub.Nonce(),
 		Header: sub.Header(), SHA256: hex.EncodeToString(sum[:]), Bytes: len(sub.Text()), Mentions: sub.Mentions(),
-		SentAt: time.Now().UTC(), Text: sub.Text()}
+		SentAt: d.now().UTC(), Text: sub.Text()}
 	path := filepath.Join(d.S.ArtifactsDir(), fmt.Sprintf("%s.%d.toml", e.Msg.ID, e.Status.Attempts))
 	if err := d.S.Write(path, a); err != nil {
 		d.logf("artifact: %v", err)

@@ -193,3 +193,32 @@ func TestAPersonsTurnHoldsTheQueue(t *testing.T) {
 		t.Fatalf("after the person's turn: %q, %+v", pane.actions, status(t, d, "m1"))
 	}
 }
+
+// TestAMessageWaitsForItsTimeOnTheDriversClock: a message put back with a
+// not-before time (a turn to retry after a pause, a provider's reset) is not
+// pasted before that time on the driver's clock, and is at the next boundary
+// after it. The clock is the transcript's own: no wait in the test.
+func TestAMessageWaitsForItsTimeOnTheDriversClock(t *testing.T) {
+	t.Parallel()
+	d, pane := idleDriver(t)
+	now := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
+	d.clock = func() time.Time { return now }
+	if _, err := d.S.Enqueue(guard.Message{ID: "m1", From: "board", Text: "try again later"}, guard.DefaultMaxMessageBytes, now); err != nil {
+		t.Fatal(err)
+	}
+	d.addMessage("m1")
+	d.entries["m1"].Status.NotBefore = now.Add(time.Minute)
+	t.Cleanup(d.waitT.stop)
+
+	d.maybeSubmit()
+	now = now.Add(59 * time.Second)
+	d.maybeSubmit()
+	if len(pane.actions) != 0 || status(t, d, "m1").State != inbox.StateQueued {
+		t.Fatalf("pasted before its time: %q", pane.actions)
+	}
+	now = now.Add(2 * time.Second)
+	d.maybeSubmit()
+	if len(pane.actions) != 3 || status(t, d, "m1").State != inbox.StateSubmitting {
+		t.Fatalf("not pasted once its time had come: %q, %+v", pane.actions, status(t, d, "m1"))
+	}
+}

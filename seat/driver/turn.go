@@ -96,14 +96,14 @@ func (d *Driver) deliverTurn(e *inbox.Entry, sub guard.Submission) {
 	p := &turnProc{e: e, cmd: cmd}
 	d.turn = p
 	d.sess.Launches++
-	d.sess.LaunchedAt = time.Now().UTC()
+	d.sess.LaunchedAt = d.now().UTC()
 	d.sess.Resumed = resume
 	d.saveSession()
 	go func() {
 		err := cmd.Wait()
 		d.turnDone <- turnDone{p: p, stdout: out.Bytes(), stderr: errb.Bytes(), err: err}
 	}()
-	e.Status.SubmittedAt = time.Now().UTC()
+	e.Status.SubmittedAt = d.now().UTC()
 	d.armCeiling(e)
 	d.to(machine.Spawned, e.Msg.ID)
 }
@@ -114,7 +114,7 @@ func (d *Driver) deliverTurn(e *inbox.Entry, sub guard.Submission) {
 func (d *Driver) turnStartFailed(e *inbox.Entry, err error) {
 	d.logf("turn process for %s did not start: %v", e.Msg.ID, err)
 	d.flight = nil
-	e.Status.NotBefore = time.Now().Add(turnRetryPause).UTC()
+	e.Status.NotBefore = d.now().Add(turnRetryPause).UTC()
 	d.requeue(e, "the harness process did not start: "+err.Error())
 	d.waitT.set(turnRetryPause)
 }
@@ -201,7 +201,7 @@ func (l *limitWriter) Write(p []byte) (int, error) {
 // block: a wait shared by every seat on that provider (providers.toml), never a
 // failure of the seat or its work; maybeSubmit honours it.
 func (d *Driver) providerRefused(e *inbox.Entry, errName, text string) {
-	now := time.Now()
+	now := d.now()
 	rc := d.Cfg.Recovery
 	b := seat.RefusalBlock(d.S.Name, errName, text, now, rc.ProviderReprobe.Duration, rc.ProviderMaxWait.Duration)
 	if err := seat.RecordBlock(d.S.Home, d.Cfg.Provider, b, now); err != nil {
