@@ -222,3 +222,37 @@ func TestAMessageWaitsForItsTimeOnTheDriversClock(t *testing.T) {
 		t.Fatalf("not pasted once its time had come: %q, %+v", pane.actions, status(t, d, "m1"))
 	}
 }
+
+// TestSilenceRetriesEnterNeverThePaste: a paste whose UserPromptSubmit never
+// comes (the Enter was lost, or became a newline) gets Enter again, up to
+// submit_retries times, and then fails undelivered with the box cleared. The
+// text itself is never pasted a second time: once the harness may have it, a
+// second paste could run the message twice.
+func TestSilenceRetriesEnterNeverThePaste(t *testing.T) {
+	t.Parallel()
+	d, pane := idleDriver(t)
+	if _, err := d.S.Enqueue(guard.Message{ID: "m1", From: "board", Text: "fix the build"}, guard.DefaultMaxMessageBytes, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	d.addMessage("m1")
+	d.maybeSubmit()
+	for i := 0; i < d.Cfg.SubmitRetries; i++ {
+		d.onEvidenceTimeout()
+		if st := status(t, d, "m1"); st.State != inbox.StateSubmitting {
+			t.Fatalf("after silence %d: %+v", i+1, st)
+		}
+	}
+	d.onEvidenceTimeout()
+	st := status(t, d, "m1")
+	if st.State != inbox.StateFailed || st.Reason != inbox.ReasonUndelivered {
+		t.Fatalf("after %d Enter retries: %+v", d.Cfg.SubmitRetries, st)
+	}
+	want := []string{"keys C-u", "paste", "keys Enter", "keys Enter", "keys Enter", "keys Enter", "keys C-u"}
+	got := make([]string, len(pane.actions))
+	for i, a := range pane.actions {
+		got[i], _, _ = strings.Cut(a, " [pantty]") // the paste's text is the delivery transcript's business
+	}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Fatalf("pane actions:\n got %q\nwant %q", got, want)
+	}
+}
