@@ -256,3 +256,73 @@ func TestSilenceRetriesEnterNeverThePaste(t *testing.T) {
 		t.Fatalf("pane actions:\n got %q\nwant %q", got, want)
 	}
 }
+
+// deliverAndTake pastes the next message and feeds the UserPromptSubmit its
+// paste carries: the message is then in its turn. It returns the prompt id.
+func deliverAndTake(t *testing.T, d *Driver, pane *fakeServer, promptID string) {
+	t.Helper()
+	n := len(pane.actions)
+	d.maybeSubmit()
+	if len(pane.actions) != n+3 {
+		t.Fatalf("no delivery: %q", pane.actions[n:])
+	}
+	d.onHookEvent(seat.Event{Kind: seat.EvUserPromptSubmit, ReceivedAt: d.now(),
+		Fields: seat.HookFields{SessionID: d.sess.ID, Prompt: strings.TrimPrefix(pane.actions[n+1], "paste "), PromptID: promptID}})
+}
+
+// TestATransientFailureHoldsTheQueueUntilItsProbe: a turn the provider failed
+// (StopFailure, a 5xx in Claude Code's words) is not the message's fault: it
+// goes back to the head of the queue with its reason, the heartbeat names the
+// outage, the queue behind it is held until the probe time on the driver's
+// clock ([recovery] backoff), and the probe is the same message. Its Stop
+// ends the outage.
+func TestATransientFailureHoldsTheQueueUntilItsProbe(t *testing.T) {
+	t.Parallel()
+	d, pane := idleDriver(t)
+	now := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
+	d.clock = func() time.Time { return now }
+	d.Cfg.Recovery = config.RecoveryConfig{Backoff: config.Duration{Duration: time.Minute},
+		BackoffMax: config.Duration{Duration: time.Hour}, TransientAttempts: 5}
+	t.Cleanup(d.waitT.stop)
+	for _, id := range []string{"m1", "m2"} {
+		if _, err := d.S.Enqueue(guard.Message{ID: id, From: "board", Text: "work " + id}, guard.DefaultMaxMessageBytes, now); err != nil {
+			t.Fatal(err)
+		}
+		d.addMessage(id)
+	}
+	deliverAndTake(t, d, pane, "p1")
+	d.onHookEvent(seat.Event{Kind: seat.EvStopFailure, ReceivedAt: now, Fields: seat.HookFields{SessionID: d.sess.ID, PromptID: "p1",
+		Error: "server_error", LastAssistantMessage: "API Error: 500 Internal server error. This is a server-side issue, usually temporary — try again in a moment."}})
+	st := status(t, d, "m1")
+	if st.State != inbox.StateQueued || st.Reason != seat.ReasonTransient || st.Transients != 1 || !st.NotBefore.Equal(now.Add(time.Minute)) {
+		t.Fatalf("m1 after a 5xx: %+v", st)
+	}
+	hb, err := d.S.ReadHeartbeat()
+	if err != nil || hb.Fault != seat.FailTransient || !strings.Contains(hb.FaultCause, "500 Internal server error") || hb.Phase != seat.PhaseRetry {
+		t.Fatalf("heartbeat during the outage: %+v (%v)", hb, err)
+	}
+
+	pasted := len(pane.actions)
+	now = now.Add(59 * time.Second)
+	d.maybeSubmit()
+	if len(pane.actions) != pasted || status(t, d, "m2").State != inbox.StateQueued {
+		t.Fatalf("the queue moved before the probe: %q", pane.actions[pasted:])
+	}
+
+	now = now.Add(2 * time.Second)
+	deliverAndTake(t, d, pane, "p2")
+	if !strings.Contains(pane.actions[pasted+1], "msg=m1 ") {
+		t.Fatalf("the probe is not the held message: %q", pane.actions[pasted+1])
+	}
+	d.onHookEvent(seat.Event{Kind: seat.EvStop, ReceivedAt: now, Fields: seat.HookFields{SessionID: d.sess.ID, PromptID: "p2"}})
+	if st := status(t, d, "m1"); st.State != inbox.StateProcessed {
+		t.Fatalf("m1 after its probe went through: %+v", st)
+	}
+	if hb, _ := d.S.ReadHeartbeat(); hb.Fault != "" {
+		t.Fatalf("the outage outlived a turn that went through: %+v", hb)
+	}
+	deliverAndTake(t, d, pane, "p3")
+	if st := status(t, d, "m2"); st.State != inbox.StateSubmitted {
+		t.Fatalf("m2 after the outage: %+v", st)
+	}
+}
