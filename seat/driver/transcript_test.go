@@ -5,7 +5,9 @@ import (
 	"errors"
 	"io"
 	"log"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -17,22 +19,46 @@ import (
 	"github.com/pantty/pantty/tmux"
 )
 
-// fakeServer is a scripted pane: it shows a fixed screen and records what the
-// driver does to it, in order. Operations a transcript does not expect fail.
+// fakeServer is a scripted pane: it shows a screen, changes it when a key it
+// was told about is sent (react), and records what the driver does to it, in
+// order. Pane watches capture it from their own goroutine, hence the lock.
+// Operations a transcript does not expect fail.
 type fakeServer struct {
+	mu      sync.Mutex
 	screen  string
+	react   map[string]string // key sent → the screen after it
 	actions []string
 }
 
-func (f *fakeServer) Capture(context.Context, string) (string, error) { return f.screen, nil }
-func (f *fakeServer) CaptureWithHistory(context.Context, string, int) (string, error) {
+func (f *fakeServer) show(screen string) { f.mu.Lock(); f.screen = screen; f.mu.Unlock() }
+
+func (f *fakeServer) did() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.actions)
+}
+
+func (f *fakeServer) Capture(context.Context, string) (string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	return f.screen, nil
 }
+func (f *fakeServer) CaptureWithHistory(ctx context.Context, pane string, _ int) (string, error) {
+	return f.Capture(ctx, pane)
+}
 func (f *fakeServer) SendKeys(_ context.Context, _ string, keys ...string) error {
-	f.actions = append(f.actions, "keys "+strings.Join(keys, " "))
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	k := strings.Join(keys, " ")
+	f.actions = append(f.actions, "keys "+k)
+	if s, ok := f.react[k]; ok {
+		f.screen = s
+	}
 	return nil
 }
 func (f *fakeServer) Paste(_ context.Context, _ string, text []byte) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	f.actions = append(f.actions, "paste "+string(text))
 	return nil
 }
@@ -54,6 +80,13 @@ func (f *fakeServer) RespawnPane(context.Context, string, []string, string) (tmu
 func (f *fakeServer) KillSession(context.Context, string) error { return errNotScripted }
 func (f *fakeServer) Reap(context.Context) error                { return errNotScripted }
 
+// The two screens the scripted pane shows: an empty input box, and a turn
+// running as Claude Code draws it.
+const (
+	idleScreen = "──────\n> \n──────"
+	busyScreen = "✻ Thinking… (esc to interrupt)"
+)
+
 // idleDriver is a driver whose harness is up and idle on a scripted pane: no
 // tmux server, no harness process, no loop — the decisions and what they
 // write, called directly with the events a harness would send.
@@ -63,7 +96,7 @@ func idleDriver(t *testing.T) (*Driver, *fakeServer) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pane := &fakeServer{screen: "──────\n> \n──────"}
+	pane := &fakeServer{screen: idleScreen}
 	d := &Driver{S: s, Ad: bareAdapter{}, Lock: &seat.Lock{Owner: seat.Owner{Holder: "h-test"}},
 		Log: log.New(io.Discard, "", 0), tm: pane, facts: guard.DefaultDispatchFacts,
 		Cfg: config.Config{Name: "tr", Harness: "bare", Shape: config.ShapeResident,
@@ -179,7 +212,7 @@ func TestAPersonsTurnHoldsTheQueue(t *testing.T) {
 
 	// Its own Stop does, but the pane shows a turn (the person typed again,
 	// its UserPromptSubmit not consumed yet): the delivery waits for the pane.
-	pane.screen = "✻ Thinking… (esc to interrupt)"
+	pane.show(busyScreen)
 	d.onHookEvent(seat.Event{Kind: seat.EvStop, ReceivedAt: time.Now(),
 		Fields: seat.HookFields{SessionID: d.sess.ID, PromptID: "person-1"}})
 	d.maybeSubmit()
@@ -187,7 +220,7 @@ func TestAPersonsTurnHoldsTheQueue(t *testing.T) {
 		t.Fatalf("pasted into a pane that shows a running turn: %q", pane.actions)
 	}
 
-	pane.screen = "──────\n> \n──────"
+	pane.show(idleScreen)
 	d.maybeSubmit()
 	if len(pane.actions) != 3 || !strings.Contains(pane.actions[1], "fix the build") || status(t, d, "m1").State != inbox.StateSubmitting {
 		t.Fatalf("after the person's turn: %q, %+v", pane.actions, status(t, d, "m1"))
@@ -324,5 +357,62 @@ func TestATransientFailureHoldsTheQueueUntilItsProbe(t *testing.T) {
 	deliverAndTake(t, d, pane, "p3")
 	if st := status(t, d, "m2"); st.State != inbox.StateSubmitted {
 		t.Fatalf("m2 after the outage: %+v", st)
+	}
+}
+
+// loopAnswers plays the loop's part for pane watches until settled says the
+// driver is done with them: each watch's answer runs its continuation.
+func loopAnswers(t *testing.T, d *Driver, settled func() bool) {
+	t.Helper()
+	for !settled() {
+		select {
+		case a := <-d.paneDone:
+			d.onPaneAnswer(a)
+		case <-time.After(30 * time.Second): // a watch's own limit is 10 s at most
+			t.Fatal("no pane watch answered")
+		}
+	}
+}
+
+// TestACancelEscapesTheTurnOnce: `seat cancel` on a running turn sends one
+// Escape (never C-c, which quits on a second press; never two, which open
+// the rewind menu), watches the pane go idle, clears the box, fails the
+// message as cancelled and answers the request; the queue then moves on. A
+// turn end that arrives later for the cancelled prompt changes nothing.
+func TestACancelEscapesTheTurnOnce(t *testing.T) {
+	t.Parallel()
+	d, pane := idleDriver(t)
+	d.Ad = busyAdapter{}
+	for _, id := range []string{"m1", "m2"} {
+		if _, err := d.S.Enqueue(guard.Message{ID: id, From: "board", Text: "work " + id}, guard.DefaultMaxMessageBytes, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		d.addMessage(id)
+	}
+	deliverAndTake(t, d, pane, "p1")
+	pane.show(busyScreen)
+	pane.react = map[string]string{"Escape": idleScreen}
+	before := len(pane.did())
+
+	answered, answer := false, error(nil)
+	d.cancelTurn(inbox.ReasonCancelled, func(err error) { answered, answer = true, err })
+	loopAnswers(t, d, func() bool { return answered })
+	if answer != nil {
+		t.Fatalf("cancel answered %v", answer)
+	}
+	if got := pane.did()[before:]; strings.Join(got, "|") != "keys Escape|keys C-u" {
+		t.Fatalf("cancel's pane actions: %q, want one Escape and the box cleared", got)
+	}
+	if st := status(t, d, "m1"); st.State != inbox.StateFailed || st.Reason != inbox.ReasonCancelled {
+		t.Fatalf("m1 after the cancel: %+v", st)
+	}
+
+	d.onHookEvent(seat.Event{Kind: seat.EvStop, ReceivedAt: time.Now(), Fields: seat.HookFields{SessionID: d.sess.ID, PromptID: "p1"}})
+	if st := status(t, d, "m1"); st.State != inbox.StateFailed {
+		t.Fatalf("a late Stop changed the cancelled message: %+v", st)
+	}
+	deliverAndTake(t, d, pane, "p2")
+	if st := status(t, d, "m2"); st.State != inbox.StateSubmitted {
+		t.Fatalf("m2 after the cancel: %+v", st)
 	}
 }
