@@ -26,6 +26,7 @@ type RawPaster struct {
 	tm     *tmux.Client
 	pane   string
 	settle time.Duration
+	busy   func(screen string) bool // the harness's running-turn reading of its pane
 }
 
 // NewRawPaster opens the raw path to a throwaway seat, after checking its marker
@@ -39,13 +40,53 @@ func NewRawPaster(s seat.Seat, token string) (*RawPaster, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &RawPaster{tm: tmux.New(sess.Socket), pane: sess.PaneID, settle: 150 * time.Millisecond}, nil
+	cfg, err := s.LoadConfig()
+	if err != nil {
+		return nil, err
+	}
+	ad, err := seat.AdapterFor(cfg.Harness)
+	if err != nil {
+		return nil, err
+	}
+	return &RawPaster{tm: tmux.New(sess.Socket), pane: sess.PaneID, settle: 150 * time.Millisecond, busy: ad.Busy}, nil
 }
 
-// Submit clears the composer, pastes text (bracketed) and sends Enter.
+// idleWait bounds the wait for the previous input's turn to end before the
+// next paste.
+const idleWait = 30 * time.Second
+
+// waitIdle waits until the pane shows no running turn. An input that reached
+// the model starts a turn, and a harness ignores Enter while one runs (Claude
+// Code, and the simulator after it): without this the next raw input could be
+// pasted into a busy harness and its Enter lost — the measurement's control
+// then "did not dispatch" under load (seen twice in CI, 2026-12-04). The raw
+// path bypasses the driver, so no turn-end event reaches it: the pane is what
+// it can look at, every 50 ms.
+func (p *RawPaster) waitIdle(ctx context.Context) error {
+	deadline := time.Now().Add(idleWait)
+	for {
+		screen, err := p.tm.Capture(ctx, p.pane)
+		if err != nil {
+			return err
+		}
+		if !p.busy(screen) {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("raw paster: the harness still shows a running turn after %s", idleWait)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// Submit waits for the harness to be done with the previous input, then clears
+// the composer, pastes text (bracketed) and sends Enter.
 func (p *RawPaster) Submit(text string) error {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), idleWait+10*time.Second)
 	defer cancel()
+	if err := p.waitIdle(ctx); err != nil {
+		return err
+	}
 	if err := p.tm.SendKeys(ctx, p.pane, "C-u"); err != nil {
 		return err
 	}

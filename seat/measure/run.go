@@ -31,10 +31,6 @@ type Options struct {
 	PanttyVersion string
 }
 
-// controlWait bounds the wait for the raw control's dispatch (Options.Wait
-// bounds every other input, most of which must be seen not to dispatch).
-const controlWait = 20 * time.Second
-
 // Run measures target's dispatch predicate and writes the facts file under home
 // (home/facts/<harness>-resident.toml, artifacts beside it). The throwaway seat
 // lives in its own temporary PANTTY_HOME on its own tmux socket and is removed.
@@ -114,15 +110,7 @@ func Run(home string, t seat.MeasureRig, o Options) (seat.FactsFile, error) {
 		if err := paster.Submit(it.Input); err != nil {
 			return seat.FactsFile{}, err
 		}
-		wait := o.Wait
-		if it.Control {
-			// The control must dispatch or nothing is written, and a dispatch
-			// answers as soon as it is seen: give it room on a loaded machine
-			// (the simulator's "#clear" took longer than 4 s once under the
-			// full suite on 2 cores, 2026-12-04) at no cost when it works.
-			wait = max(controlWait, o.Wait)
-		}
-		seen := det.Observe(it.Input, since, wait)
+		seen := det.Observe(it.Input, since, o.Wait)
 		o1.Dispatched, o1.ReachedModel = seen.Dispatched, seen.ReachedModel
 		o1.SideEffect = exists(it.Effect)
 		o1.Dispatched = o1.Dispatched || o1.SideEffect
