@@ -16,6 +16,7 @@ type Activity struct {
 	At    time.Time `toml:"at"`
 }
 
+// ActivityPath is activity.toml: the last tool call the seat's hooks recorded.
 func (s Seat) ActivityPath() string { return s.path("activity.toml") }
 
 // ReadActivity reads activity.toml.

@@ -30,7 +30,7 @@ func paneDescendants(pid int) []int {
 	return out
 }
 
-// childrenOf lists the live children of pid.
+// ChildrenOf lists the live children of pid.
 func ChildrenOf(pid int) []int { return procChildren()[pid] }
 
 // procChildren maps each process to its children, from one pass over /proc

@@ -86,6 +86,7 @@ type Cycle struct {
 	Ended        time.Time `toml:"ended,omitempty"`
 }
 
+// CyclePath is handoff/cycle.toml: the compaction cycle under way or last run.
 func (s Seat) CyclePath() string { return s.path("handoff", "cycle.toml") }
 
 // ReadCycle reads handoff/cycle.toml.
@@ -94,7 +95,7 @@ func (s Seat) ReadCycle() (Cycle, error) {
 	return c, ReadState(s.CyclePath(), &c)
 }
 
-// cycleFresh bounds how long a requested cycle vouches for a PreCompact.
+// CycleFresh bounds how long a requested cycle vouches for a PreCompact.
 const CycleFresh = 10 * time.Minute
 
 // ValidateNote refuses a procedure note that is not clean text: it will be
@@ -116,6 +117,7 @@ type Inject struct {
 	At        time.Time `toml:"at"`
 }
 
+// InjectPath is handoff/inject.toml: what the next session start injects.
 func (s Seat) InjectPath() string { return s.path("handoff", "inject.toml") }
 
 // ReadInject reads handoff/inject.toml.

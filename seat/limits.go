@@ -49,7 +49,7 @@ func maxFor(path string) int64 {
 	return FileKinds[len(FileKinds)-1].Max
 }
 
-// readRegular reads a state file: no symlink followed, no FIFO waited on,
+// ReadRegular reads a state file: no symlink followed, no FIFO waited on,
 // nothing but a regular file, at most its kind's maximum (fsafe.ReadBounded).
 func ReadRegular(path string) ([]byte, error) {
 	data, err := fsafe.ReadBounded(path, maxFor(path))

@@ -21,6 +21,8 @@ type Mode struct {
 	Draft   string    `toml:"draft,omitempty"`   // a draft left in the input box that holds the queue
 }
 
+// ModePath is mode.toml: whether the driver feeds the pane (direct) or a
+// person has it (relay).
 func (s Seat) ModePath() string { return s.path("mode.toml") }
 
 // ReadMode reads mode.toml; a seat that never had a person at it has none

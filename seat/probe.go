@@ -13,6 +13,8 @@ import (
 // MaxReply bounds the assistant reply kept in a message's status.
 const MaxReply = 1024
 
+// Truncate keeps the first n bytes of s and marks the cut with "…" (records
+// that keep a bounded excerpt).
 func Truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
