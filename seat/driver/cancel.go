@@ -33,11 +33,16 @@ type cancelRun struct {
 }
 
 // cancelVerify bounds how long a cancel watches for the pane to go idle;
-// cancelSubmitWait how long it watches for a just-entered paste's turn to show.
+// cancelSubmitWait how long it watches for a just-entered paste's turn to show;
+// cancelIdleHold how long the pane must look idle, look after look, to count:
+// under load Claude Code 2.1.328 drew one idle-looking frame about 100 ms after
+// the Escape and showed the turn running again until 475 ms (measured
+// 2026-12-04 with six CPU-burning loops beside it).
 const (
 	cancelVerify     = 10 * time.Second
 	cancelSubmitWait = 3 * time.Second
 	cancelLook       = 100 * time.Millisecond
+	cancelIdleHold   = 2 * cancelLook
 )
 
 // cancelTurn stops the in-flight turn with one Escape (never C-c, which quits on
@@ -118,7 +123,7 @@ func (d *Driver) cancelEscape(c *cancelRun, escape bool) {
 		d.cancelEnd(c, err)
 		return
 	}
-	d.watchPane(paneLook{every: cancelLook, limit: cancelVerify, cond: func(s string) bool { return !d.Ad.Busy(s) }},
+	d.watchPane(paneLook{every: cancelLook, limit: cancelVerify, hold: cancelIdleHold, cond: func(s string) bool { return !d.Ad.Busy(s) }},
 		func(idle bool) {
 			if !d.cancelCurrent(c) {
 				return
@@ -133,18 +138,26 @@ func (d *Driver) cancelEscape(c *cancelRun, escape bool) {
 }
 
 // composerQuiet and composerSettle: after a cancel the input box must stay
-// empty for composerQuiet, watched for at most composerSettle.
+// empty for composerQuiet, watched for at most composerSettle. Claude Code
+// 2.1.328 puts an interrupted prompt back ("[Pasted text #3 +3 lines]") in the
+// frame that shows it idle on a quiet machine, and up to 174 ms after that
+// frame with six CPU-burning loops beside it (measured 2026-12-04); a CI run
+// under the full suite's load once had the put-back arrive after a 300 ms
+// quiet time, and the next message was pasted behind it. One second is
+// three times the worst lag seen. A put-back that arrives before the next
+// delivery is cleared by its C-u; one later than that joins the next message
+// (not seen with these bounds).
 const (
-	composerQuiet  = 300 * time.Millisecond
-	composerSettle = time.Second
+	composerQuiet  = time.Second
+	composerSettle = 3 * time.Second
 )
 
 // cancelClear empties the input box and watches it: the harness may put the
-// interrupted prompt back after the first clear (seen on Claude Code 2.1.328
-// under load), so it is cleared again whenever it holds text, until it has
-// stayed empty for composerQuiet (at most composerSettle). Only adapters that
-// can read their input box (Capabilities.Composer) are watched. Then the
-// message fails with the cancel's reason.
+// interrupted prompt back after the first clear (see composerQuiet), so it is
+// cleared again whenever it holds text, until it has stayed empty for
+// composerQuiet (at most composerSettle). Only adapters that can read their
+// input box (Capabilities.Composer) are watched. Then the message fails with
+// the cancel's reason.
 func (d *Driver) cancelClear(c *cancelRun) {
 	d.clearComposer()
 	d.cancelSettle(c, d.now().Add(composerSettle))

@@ -12,6 +12,7 @@ type paneLook struct {
 	quiet time.Duration // before the first look (the harness redraws and says nothing)
 	every time.Duration // between looks: a pane announces no change
 	limit time.Duration // after quiet: past it the answer is false
+	hold  time.Duration // how long cond must stay true, look after look, to count (0: one look)
 	cond  func(screen string) bool
 }
 
@@ -34,14 +35,21 @@ func (d *Driver) watchPane(l paneLook, then func(ok bool)) {
 		time.Sleep(l.quiet) // the watcher's own wait, not the loop's
 		deadline := time.Now().Add(l.limit)
 		ok := false
+		var since time.Time // when cond began to hold, look after look
 		// No look after the limit: what the pane shows then is not an
 		// answer within it (a turn that ends on its own just after a
 		// cancel's limit did not stop for the Escape).
-		for time.Now().Before(deadline) {
+		for now := time.Now(); now.Before(deadline); now = time.Now() {
 			ctx, cancel := d.ctx()
 			screen, err := tm.Capture(ctx, pane)
 			cancel()
-			if ok = err == nil && l.cond(screen); ok {
+			switch {
+			case err != nil || !l.cond(screen):
+				since = time.Time{}
+			case since.IsZero():
+				since = now
+			}
+			if ok = !since.IsZero() && now.Sub(since) >= l.hold; ok {
 				break
 			}
 			time.Sleep(l.every)

@@ -21,13 +21,18 @@ import (
 
 // fakeServer is a scripted pane: it shows a screen, changes it when a key it
 // was told about is sent (react), and records what the driver does to it, in
-// order. Pane watches capture it from their own goroutine, hence the lock.
-// Operations a transcript does not expect fail.
+// order, with the screen shown at that moment. A key can also start a
+// sequence of frames (then: one frame per capture, the last one stays), as a
+// harness redraws after a key. Pane watches capture it from their own
+// goroutine, hence the lock. Operations a transcript does not expect fail.
 type fakeServer struct {
 	mu      sync.Mutex
 	screen  string
-	react   map[string]string // key sent → the screen after it
+	react   map[string]string   // key sent → the screen after it
+	then    map[string][]string // key sent → the frames the next captures show (once)
+	frames  []string
 	actions []string
+	shown   []string // the screen shown when each action was taken
 }
 
 func (f *fakeServer) show(screen string) { f.mu.Lock(); f.screen = screen; f.mu.Unlock() }
@@ -41,6 +46,9 @@ func (f *fakeServer) did() []string {
 func (f *fakeServer) Capture(context.Context, string) (string, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if len(f.frames) > 0 {
+		f.screen, f.frames = f.frames[0], f.frames[1:]
+	}
 	return f.screen, nil
 }
 func (f *fakeServer) CaptureWithHistory(ctx context.Context, pane string, _ int) (string, error) {
@@ -50,16 +58,20 @@ func (f *fakeServer) SendKeys(_ context.Context, _ string, keys ...string) error
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	k := strings.Join(keys, " ")
-	f.actions = append(f.actions, "keys "+k)
+	f.actions, f.shown = append(f.actions, "keys "+k), append(f.shown, f.screen)
 	if s, ok := f.react[k]; ok {
 		f.screen = s
+	}
+	if fr, ok := f.then[k]; ok {
+		f.frames = append(f.frames, fr...)
+		delete(f.then, k)
 	}
 	return nil
 }
 func (f *fakeServer) Paste(_ context.Context, _ string, text []byte) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.actions = append(f.actions, "paste "+string(text))
+	f.actions, f.shown = append(f.actions, "paste "+string(text)), append(f.shown, f.screen)
 	return nil
 }
 
@@ -374,6 +386,18 @@ func loopAnswers(t *testing.T, d *Driver, settled func() bool) {
 	}
 }
 
+// cancelAndWait runs `seat cancel` on the turn in flight, plays the loop's
+// part for its pane watches, and fails unless the cancel answered it held.
+func cancelAndWait(t *testing.T, d *Driver) {
+	t.Helper()
+	answered, answer := false, error(nil)
+	d.cancelTurn(inbox.ReasonCancelled, func(err error) { answered, answer = true, err })
+	loopAnswers(t, d, func() bool { return answered })
+	if answer != nil {
+		t.Fatalf("cancel answered %v", answer)
+	}
+}
+
 // TestACancelEscapesTheTurnOnce: `seat cancel` on a running turn sends one
 // Escape (never C-c, which quits on a second press; never two, which open
 // the rewind menu), watches the pane go idle, clears the box, fails the
@@ -394,12 +418,7 @@ func TestACancelEscapesTheTurnOnce(t *testing.T) {
 	pane.react = map[string]string{"Escape": idleScreen}
 	before := len(pane.did())
 
-	answered, answer := false, error(nil)
-	d.cancelTurn(inbox.ReasonCancelled, func(err error) { answered, answer = true, err })
-	loopAnswers(t, d, func() bool { return answered })
-	if answer != nil {
-		t.Fatalf("cancel answered %v", answer)
-	}
+	cancelAndWait(t, d)
 	if got := pane.did()[before:]; strings.Join(got, "|") != "keys Escape|keys C-u" {
 		t.Fatalf("cancel's pane actions: %q, want one Escape and the box cleared", got)
 	}
@@ -414,5 +433,68 @@ func TestACancelEscapesTheTurnOnce(t *testing.T) {
 	deliverAndTake(t, d, pane, "p2")
 	if st := status(t, d, "m2"); st.State != inbox.StateSubmitted {
 		t.Fatalf("m2 after the cancel: %+v", st)
+	}
+}
+
+// boxAdapter is busyAdapter that can read its input box (the text after "> "
+// between the rules), as Claude Code's adapter can.
+type boxAdapter struct{ busyAdapter }
+
+func (boxAdapter) Caps() seat.Capabilities {
+	return seat.Capabilities{Composer: func(screen string) (string, bool) {
+		box, ok := seat.BetweenLastRules(screen, seat.IsRule)
+		return strings.TrimSpace(seat.BoxText(box, ">")), ok
+	}}
+}
+
+// TestACancelWaitsOutTheHarnessRedrawing pins what a loaded machine showed
+// on Claude Code 2.1.328 (2026-12-04, six CPU-burning loops): after the
+// Escape one frame looked idle while the turn ran on, and the interrupted
+// prompt came back into the input box a few hundred milliseconds after the
+// pane went idle. The cancel must not take the stray frame for the turn's
+// end (no key while the turn still runs), and must clear the put-back prompt
+// before it answers: a prompt left there joins the next message's paste.
+func TestACancelWaitsOutTheHarnessRedrawing(t *testing.T) {
+	t.Parallel()
+	d, pane := idleDriver(t)
+	d.Ad = boxAdapter{}
+	if _, err := d.S.Enqueue(guard.Message{ID: "m1", From: "board", Text: "slow work"}, guard.DefaultMaxMessageBytes, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	d.addMessage("m1")
+	deliverAndTake(t, d, pane, "p1")
+	const stray = "──────\n> \n──────\n(redrawing)"
+	putBack := strings.Replace(idleScreen, "> ", "> [Pasted text #3 +3 lines]", 1)
+	pane.show(busyScreen)
+	// One capture per look (every 100 ms): the stray frame, the turn still
+	// running, then idle; and once the box is first cleared, four more looks
+	// of an empty box before the prompt comes back (≈ 400 ms).
+	pane.then = map[string][]string{
+		"Escape": {stray, busyScreen, busyScreen, idleScreen},
+		"C-u":    {idleScreen, idleScreen, idleScreen, idleScreen, putBack},
+	}
+	pane.react = map[string]string{"C-u": idleScreen}
+	before := len(pane.did())
+
+	cancelAndWait(t, d)
+	pane.mu.Lock()
+	acts, shown, last := pane.actions[before:], pane.shown[before:], pane.screen
+	if n := len(pane.frames); n > 0 {
+		last = pane.frames[n-1] // what the pane goes on to show: the harness's redraw was not looked at
+	}
+	pane.mu.Unlock()
+	for i, a := range acts {
+		if a != "keys Escape" && (shown[i] == stray || shown[i] == busyScreen) {
+			t.Errorf("%q sent while the turn still ran (the pane showed %q): the cancel took a stray frame for the turn's end", a, shown[i])
+		}
+	}
+	if strings.Count(strings.Join(acts, "|"), "Escape") != 1 {
+		t.Errorf("cancel's pane actions %q: want exactly one Escape", acts)
+	}
+	if last != idleScreen {
+		t.Errorf("the cancel answered with the input box showing %q: the put-back prompt would join the next paste", last)
+	}
+	if st := status(t, d, "m1"); st.State != inbox.StateFailed || st.Reason != inbox.ReasonCancelled {
+		t.Fatalf("m1 after the cancel: %+v", st)
 	}
 }
