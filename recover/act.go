@@ -150,7 +150,7 @@ func (sw *sweeper) removeDriver(o *observation, responsive bool) (string, error)
 // pins the process between the check and the signal, so a recycled pid can
 // never be hit.
 func killIdentified(s seat.Seat, seen seat.Owner) error {
-	cur, err := s.ReadOwner()
+	cur, err := s.OwnerFile().Read()
 	if err != nil {
 		return fmt.Errorf("%w: re-read owner.toml before killing: %v", seat.ErrUnobservable, err)
 	}
@@ -301,11 +301,11 @@ func (sw *sweeper) verify(o *observation, after time.Time, exited <-chan error) 
 // every file already says revived.
 func (sw *sweeper) revived(o *observation, after time.Time) (bool, string) {
 	s := o.s
-	owner, err := s.ReadOwner()
+	owner, err := s.OwnerFile().Read()
 	if err != nil || !owner.Live() {
 		return false, "no live driver yet"
 	}
-	hb, err := s.ReadHeartbeat()
+	hb, err := s.HeartbeatFile().Read()
 	switch {
 	case err != nil:
 		return false, "no heartbeat yet"
@@ -316,7 +316,7 @@ func (sw *sweeper) revived(o *observation, after time.Time) (bool, string) {
 	case hb.Phase == seat.PhaseStarting || hb.Phase == seat.PhaseRelaunching:
 		return false, fmt.Sprintf("the harness is not up yet (phase %s%s)", hb.Phase, suffix(hb.Waiting))
 	}
-	sess, err := s.ReadSession()
+	sess, err := s.SessionFile().Read()
 	if err != nil {
 		return false, "no session.toml"
 	}

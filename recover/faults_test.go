@@ -45,7 +45,7 @@ func TestDriverKilled(t *testing.T) {
 	if dr.Verdict != recover.Dead || dr.Cause != recover.CauseDriverGone || !strings.Contains(dr.Action, "start a driver") || rep.Code != 1 {
 		t.Fatalf("dry run: %+v (exit %d)", dr, rep.Code)
 	}
-	if o2, _ := h.Seat().ReadOwner(); o2.Holder != o.Holder {
+	if o2, _ := h.Seat().OwnerFile().Read(); o2.Holder != o.Holder {
 		t.Fatalf("the dry run changed owner.toml: %s", o2)
 	}
 	if _, err := os.Stat(recover.HealthPath(h.Seat())); !os.IsNotExist(err) {
@@ -61,7 +61,7 @@ func TestDriverKilled(t *testing.T) {
 		t.Fatalf("session changed: before %+v, after %+v (the new driver must adopt the live harness)", before, after)
 	}
 	exactlyOnce(t, h, "m1", "m2")
-	if r, err := h.Seat().ReadRecovery(); err != nil || r.Failures != 0 || r.Revived != 1 || r.LastCause != recover.CauseDriverGone {
+	if r, err := h.Seat().RecoveryFile().Read(); err != nil || r.Failures != 0 || r.Revived != 1 || r.LastCause != recover.CauseDriverGone {
 		t.Fatalf("recovery.toml: %+v %v", r, err)
 	}
 	if hl, err := recover.ReadHealth(h.Seat()); err != nil || hl.Verdict != recover.OK {
@@ -116,12 +116,12 @@ func TestStoppedDriverKilledOnlyOnIdentity(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.WaitFor("a stale heartbeat", wait, func() bool {
-		hb, err := s.ReadHeartbeat()
+		hb, err := s.HeartbeatFile().Read()
 		return err == nil && time.Since(hb.At) > 3500*time.Millisecond
 	})
 	forged := o
 	forged.PIDStart++
-	if err := s.Write(s.OwnerPath(), forged); err != nil {
+	if err := s.OwnerFile().Write(forged); err != nil {
 		t.Fatal(err)
 	}
 	rep, res := sweep(t, h)
@@ -135,7 +135,7 @@ func TestStoppedDriverKilledOnlyOnIdentity(t *testing.T) {
 	if hl, err := recover.ReadHealth(s); err != nil || hl.Verdict != recover.Unknown {
 		t.Fatalf("unknown was not recorded: %+v %v", hl, err)
 	}
-	if err := s.Write(s.OwnerPath(), o); err != nil {
+	if err := s.OwnerFile().Write(o); err != nil {
 		t.Fatal(err)
 	}
 	seen := sweepUntil(t, h, "revived", okVerdict)
@@ -272,7 +272,7 @@ func TestUnreadableStateIsUnknown(t *testing.T) {
 	if o2, sess2 := h.Owner(), h.Session(); o2 != o || sess2.PanePID != sess.PanePID || !alive(o.PID) {
 		t.Fatalf("recover acted on an unknown seat: owner %s → %s, pane pid %d → %d", o, o2, sess.PanePID, sess2.PanePID)
 	}
-	if _, err := s.ReadRecovery(); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := s.RecoveryFile().Read(); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("recovery.toml: %v", err)
 	}
 	os.Remove(hbPath)

@@ -31,7 +31,7 @@ const gitTimeout = 10 * time.Second
 // remove the marker. A failed check or stop leaves the marker with the reason;
 // the next sweep tries again. It reports nil when there is no marker.
 func (sw *sweeper) finalize(s seat.Seat) *CleanupReport {
-	m, err := s.ReadCleanup()
+	m, err := s.CleanupFile().Read()
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
@@ -85,7 +85,7 @@ func (sw *sweeper) failCleanup(s seat.Seat, m seat.Cleanup, r *CleanupReport) {
 	m.LastError = r.Reason
 	m.LastChecked = r.Checks
 	r.Attempts = m.Attempts
-	if err := s.Write(s.CleanupPath(), m); err != nil {
+	if err := s.CleanupFile().Write(m); err != nil {
 		r.Reason += " (and recording it on cleanup.toml failed: " + err.Error() + ")"
 	}
 }

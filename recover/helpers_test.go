@@ -63,7 +63,7 @@ func siblingEnv(t *testing.T, h *seattest.Harness, name string, env map[string]s
 		if _, live, _ := s.LiveOwner(); live {
 			h2.Run("seat", "stop", name)
 		}
-		if sess, err := s.ReadSession(); err == nil {
+		if sess, err := s.SessionFile().Read(); err == nil {
 			seat.KillGroup(sess.PanePID)
 		}
 	})
@@ -232,7 +232,7 @@ func exactlyOnce(t *testing.T, h *seattest.Harness, ids ...string) {
 	// The cursor is written right after the last status: wait for it.
 	last := ids[len(ids)-1]
 	h.WaitFor("the cursor at "+last, wait, func() bool {
-		c, err := h.Seat().ReadCursor()
+		c, err := h.Seat().CursorFile().Read()
 		return err == nil && c.ID == last && c.Closed == len(ids)
 	})
 }

@@ -300,7 +300,7 @@ func TestCheckNamesASeatThatCannotLaunchUnderCron(t *testing.T) {
 		// The live driver keeps the seat: the record is refreshed for its next launch.
 		t.Fatalf("seat start --refresh-env on a running seat: %s", r)
 	}
-	rec, err := h.Seat().ReadLaunchEnv()
+	rec, err := h.Seat().LaunchEnvFile().Read()
 	if err != nil || rec.Vars["PANTTY_TEST_KEY"] != "k1" || rec.By != "seat start --refresh-env" {
 		t.Fatalf("launch-env.toml after --refresh-env: %+v (%v)", rec, err)
 	}

@@ -61,7 +61,7 @@ func readFiles(s seat.Seat, now time.Time, blocks seat.Blocks) *observation {
 		o.unreadable = append(o.unreadable, fmt.Sprintf("%s: %v", what, err))
 	}
 	var err error
-	switch o.intent, err = s.ReadIntent(); {
+	switch o.intent, err = s.IntentFile().Read(); {
 	case errors.Is(err, fs.ErrNotExist):
 		return o
 	case err != nil:

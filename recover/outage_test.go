@@ -32,7 +32,7 @@ func TestCredentialOutageHoldsTheQueueAndIsDead(t *testing.T) {
 	var hb seat.Heartbeat
 	h.WaitFor("the heartbeat to publish the means fault", wait, func() bool {
 		var err error
-		hb, err = h.Seat().ReadHeartbeat()
+		hb, err = h.Seat().HeartbeatFile().Read()
 		return err == nil && hb.Fault == seat.FailMeans
 	})
 	const words = "cannot authenticate: Invalid API key · Fix external API key"
@@ -61,7 +61,7 @@ func TestCredentialOutageHoldsTheQueueAndIsDead(t *testing.T) {
 	if r := seatIn(t, rep, "nokey"); r.Verdict != recover.OK {
 		t.Fatalf("after the outage: %+v", r)
 	}
-	if hb, err := h.Seat().ReadHeartbeat(); err != nil || hb.Fault != "" {
+	if hb, err := h.Seat().HeartbeatFile().Read(); err != nil || hb.Fault != "" {
 		t.Fatalf("heartbeat after the outage: %+v %v", hb, err)
 	}
 	if s := h.Session(); s.ID != sess.ID || s.Launches != sess.Launches {
@@ -85,7 +85,7 @@ func TestCredentialOutageDescendsTheLadder(t *testing.T) {
 	h.Send("m1", fmt.Sprintf("[sim:auth][sim:until=%d] refused on every rung for a while", until))
 	h.Send("m2", "behind it")
 	h.WaitFor("the means fault", wait, func() bool {
-		hb, err := h.Seat().ReadHeartbeat()
+		hb, err := h.Seat().HeartbeatFile().Read()
 		return err == nil && hb.Fault == seat.FailMeans
 	})
 	rep, _ := sweep(t, h)

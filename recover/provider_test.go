@@ -85,7 +85,7 @@ func TestProviderRefusalIsAVisibleSharedWait(t *testing.T) {
 	if text := a.Run("recover", "--dry-run"); !strings.Contains(text.Stdout, "provider sim: rate_limit until") {
 		t.Fatalf("the wait is not printed: %s", text)
 	}
-	if hb, err := a.Seat().ReadHeartbeat(); err != nil || hb.Phase != seat.PhaseProvider {
+	if hb, err := a.Seat().HeartbeatFile().Read(); err != nil || hb.Phase != seat.PhaseProvider {
 		t.Fatalf("refused seat's heartbeat: %+v %v", hb, err)
 	}
 
@@ -106,7 +106,7 @@ func TestProviderRefusalIsAVisibleSharedWait(t *testing.T) {
 		t.Fatalf("the refusal touched the session: %+v → %+v", sessBefore, s)
 	}
 	for _, h := range []*seattest.Harness{a, b} {
-		if _, err := h.Seat().ReadRecovery(); !errors.Is(err, fs.ErrNotExist) {
+		if _, err := h.Seat().RecoveryFile().Read(); !errors.Is(err, fs.ErrNotExist) {
 			t.Fatalf("seat %s has recovery.toml (%v): a refusal is never a means failure", h.Name, err)
 		}
 	}
@@ -178,7 +178,7 @@ func TestBlockedRungRunsBelowAndComesBack(t *testing.T) {
 	if after := h.Session(); after.ID != before.ID || after.Generation != before.Generation+2 {
 		t.Fatalf("session after the return: %+v", after)
 	}
-	if _, err := s.ReadRecovery(); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := s.RecoveryFile().Read(); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("recovery.toml was written (%v): the running rung is derived, never persisted", err)
 	}
 	exactlyOnce(t, h, "m1", "m2", "m3")
@@ -214,7 +214,7 @@ func TestFailingResumePathDescendsAndClimbsBack(t *testing.T) {
 	if c := causes(seen); !c[recover.CauseNotReady] && !c[recover.CauseLaunchFails] {
 		t.Fatalf("the failing resume path was not seen:\n%s", describe(seen))
 	}
-	rec, err := s.ReadRecovery()
+	rec, err := s.RecoveryFile().Read()
 	if err != nil || rec.Floor != "b" || rec.Failures != 0 || !strings.Contains(rec.FloorWhy, "on rung a") {
 		t.Fatalf("recovery.toml after the descent: %+v %v", rec, err)
 	}
@@ -236,7 +236,7 @@ func TestFailingResumePathDescendsAndClimbsBack(t *testing.T) {
 	if r := seatIn(t, rep, "ladder"); r.Verdict != recover.OK || !strings.Contains(r.Action, "raised the demotion floor from rung b to a") {
 		t.Fatalf("after 2 good turns on b: %+v", r)
 	}
-	if rec, err := s.ReadRecovery(); err != nil || rec.Floor != "" {
+	if rec, err := s.RecoveryFile().Read(); err != nil || rec.Floor != "" {
 		t.Fatalf("recovery.toml after the climb: %+v %v", rec, err)
 	}
 	h.WaitFor("the harness back on rung a", wait, func() bool { r, _ := s.LaunchedRung(); return r == "a" })

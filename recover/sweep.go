@@ -284,7 +284,7 @@ func (sw *sweeper) handle(o *observation) SeatReport {
 		return r
 	}
 	if recChanged {
-		if err := o.s.Write(o.s.RecoveryPath(), rec); err != nil {
+		if err := o.s.RecoveryFile().Write(rec); err != nil {
 			r.Result += "; recording recovery.toml failed: " + err.Error()
 		}
 	}
@@ -355,7 +355,7 @@ func (sw *sweeper) act(o *observation, v verdict, rec *seat.Recovery) (action, r
 	did = append(did, fmt.Sprintf("lowered the demotion floor to rung %s", rec.Floor))
 	// Persist the floor before acting on it: a new driver starts on the rung it
 	// derives from recovery.toml, and a live one follows it at its next boundary.
-	if err := o.s.Write(o.s.RecoveryPath(), *rec); err != nil {
+	if err := o.s.RecoveryFile().Write(*rec); err != nil {
 		return strings.Join(did, "; "), "not verified: recording the new floor failed: " + err.Error()
 	}
 	// The seat is read again: the first attempt changed the driver. A live,

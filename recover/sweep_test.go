@@ -243,7 +243,7 @@ func TestFinalizer(t *testing.T) {
 	if c := cleanup(); c.State != "pending" || !strings.Contains(c.Reason, "git-clean") || !strings.Contains(c.Reason, "notes.txt") {
 		t.Fatalf("dirty workdir: %+v", c)
 	}
-	if m, err := s.ReadCleanup(); err != nil || m.Attempts != 1 || !strings.Contains(m.LastError, "notes.txt") {
+	if m, err := s.CleanupFile().Read(); err != nil || m.Attempts != 1 || !strings.Contains(m.LastError, "notes.txt") {
 		t.Fatalf("marker after a failed check: %+v %v", m, err)
 	}
 	if !h.Owner().Live() {
@@ -258,10 +258,10 @@ func TestFinalizer(t *testing.T) {
 	if c := cleanup(); c.State != "done" {
 		t.Fatalf("clean and pushed: %+v", c)
 	}
-	if _, err := s.ReadCleanup(); err == nil {
+	if _, err := s.CleanupFile().Read(); err == nil {
 		t.Fatal("the marker is still there")
 	}
-	if in, err := s.ReadIntent(); err != nil || in.Want != seat.IntentStopped {
+	if in, err := s.IntentFile().Read(); err != nil || in.Want != seat.IntentStopped {
 		t.Fatalf("intent after the finalizer: %+v %v", in, err)
 	}
 	if _, live, _ := s.LiveOwner(); live || h.ServerRunning() && len(h.HarnessPIDs()) > 0 {

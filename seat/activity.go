@@ -19,12 +19,6 @@ type Activity struct {
 // ActivityPath is activity.toml: the last tool call the seat's hooks recorded.
 func (s Seat) ActivityPath() string { return s.path("activity.toml") }
 
-// ReadActivity reads activity.toml.
-func (s Seat) ReadActivity() (Activity, error) {
-	var a Activity
-	return a, ReadState(s.ActivityPath(), &a)
-}
-
 // ActivityQuiet is how long after its last event an activity is still shown.
 const ActivityQuiet = 30 * time.Second
 

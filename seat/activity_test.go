@@ -39,7 +39,7 @@ func TestActivityStreamRecordsRedactedToolCalls(t *testing.T) {
 	h.Start()
 	h.Send("m1", "[sim:tool=Bash:API_KEY=abc123secretvalue make deploy] please deploy")
 	h.WaitFinal(30*time.Second, "m1")
-	a, err := h.Seat().ReadActivity()
+	a, err := h.Seat().ActivityFile().Read()
 	if err != nil {
 		t.Fatalf("no activity recorded: %v", err)
 	}

@@ -86,7 +86,7 @@ func TestADriverAdoptsAnInboxAnOlderPanttyWrote(t *testing.T) {
 	}
 	// The cursor is written just after the final status that moves it.
 	h.WaitFor("the cursor at new with 5 closed", 10*time.Second, func() bool {
-		c, err := s.ReadCursor()
+		c, err := s.CursorFile().Read()
 		return err == nil && c.ID == "new" && c.Closed == 5
 	})
 	r := h.Run("status", h.Name, "--json")

@@ -44,13 +44,6 @@ func (a Authority) On() bool { return a.Isolation == config.IsolationOn }
 // AuthorityPath is authority.toml in the seat's directory.
 func (s Seat) AuthorityPath() string { return s.path("authority.toml") }
 
-// ReadAuthority reads authority.toml (fs.ErrNotExist before the first launch).
-func (s Seat) ReadAuthority() (Authority, error) {
-	var a Authority
-	err := ReadState(s.AuthorityPath(), &a)
-	return a, err
-}
-
 // DropDir is the seat's drop directory: beside $PANTTY_HOME, never inside it,
 // because the sandbox hides $PANTTY_HOME from the shell entirely (a read deny
 // is a tmpfs over it, measured on Claude Code 2.1.328) and a write grant inside

@@ -42,7 +42,7 @@ func TestCompactRightAfterCompactIsRefusedInTheHarnessWords(t *testing.T) {
 	if r.Code != 1 || !strings.Contains(r.Stderr, "Not enough messages to compact.") {
 		t.Fatalf("second seat compact: want exit 1 with the harness's words, got %s\n%s", r, h.DriverLog())
 	}
-	if c, err := h.Seat().ReadCycle(); err != nil || c.State != "failed" || !strings.Contains(c.Error, "Not enough messages") || c.PostCompact != "" {
+	if c, err := h.Seat().CycleFile().Read(); err != nil || c.State != "failed" || !strings.Contains(c.Error, "Not enough messages") || c.PostCompact != "" {
 		t.Fatalf("cycle record %+v %v: want failed with the harness's words and no PostCompact", c, err)
 	}
 	r = h.Run("seat", "command", "twice", "--", "/compact")

@@ -25,7 +25,7 @@ func TestCompactionCycleReinjectsTheMaterializedHandoff(t *testing.T) {
 	if r.Code != 0 {
 		t.Fatalf("seat compact: %s\n%s", r, h.DriverLog())
 	}
-	cyc, err := h.Seat().ReadCycle()
+	cyc, err := h.Seat().CycleFile().Read()
 	if err != nil || cyc.State != "done" || cyc.PreCompact == "" || cyc.PostCompact == "" || cyc.InjectedHash != cyc.Hash {
 		t.Fatalf("cycle record: %+v %v", cyc, err)
 	}
@@ -84,7 +84,7 @@ func TestProbeProvesCapabilityWithoutMovingTheCursor(t *testing.T) {
 	h.WaitFinal(30*time.Second, "m1")
 	var before inbox.Cursor
 	h.WaitFor("the cursor at m1", 10*time.Second, func() bool {
-		c, err := h.Seat().ReadCursor()
+		c, err := h.Seat().CursorFile().Read()
 		before = c
 		return err == nil && c.ID == "m1"
 	})
@@ -92,7 +92,7 @@ func TestProbeProvesCapabilityWithoutMovingTheCursor(t *testing.T) {
 	if r.Code != 0 || !strings.Contains(r.Stdout, "reply carried the token") {
 		t.Fatalf("probe: %s", r)
 	}
-	after, _ := h.Seat().ReadCursor()
+	after, _ := h.Seat().CursorFile().Read()
 	if after.ID != before.ID || after.Closed != before.Closed {
 		t.Fatalf("probe moved the cursor: %+v → %+v", before, after)
 	}
@@ -109,7 +109,7 @@ func TestContextSplitsFloorAndReclaimable(t *testing.T) {
 	var c1 seat.Context
 	h.WaitFor("a context reading", 10*time.Second, func() bool {
 		var err error
-		c1, err = h.Seat().ReadContext()
+		c1, err = h.Seat().ContextFile().Read()
 		return err == nil && c1.FloorSource != ""
 	})
 	if c1.Floor != 9000 {
@@ -118,7 +118,7 @@ func TestContextSplitsFloorAndReclaimable(t *testing.T) {
 	h.Send("m2", strings.Repeat("a long message ", 400))
 	h.WaitFinal(30*time.Second, "m2")
 	h.WaitFor("a larger reading", 10*time.Second, func() bool {
-		c2, err := h.Seat().ReadContext()
+		c2, err := h.Seat().ContextFile().Read()
 		return err == nil && c2.Floor == 9000 && c2.Reclaimable > c1.Reclaimable+1000
 	})
 }

@@ -82,12 +82,6 @@ type Context struct {
 // ContextPath is context.toml.
 func (s Seat) ContextPath() string { return s.path("context.toml") }
 
-// ReadContext reads context.toml.
-func (s Seat) ReadContext() (Context, error) {
-	var c Context
-	return c, ReadState(s.ContextPath(), &c)
-}
-
 // Stale reports whether the reading predates the last turn end (the status line
 // refreshes only on redraws, so age alone says little).
 func (c Context) Stale() bool { return !c.LastTurnEnd.IsZero() && c.ReadAt.Before(c.LastTurnEnd) }

@@ -27,17 +27,11 @@ type Cleanup struct {
 // CleanupPath is cleanup.toml.
 func (s Seat) CleanupPath() string { return s.path("cleanup.toml") }
 
-// ReadCleanup reads the marker; a missing one wraps fs.ErrNotExist (nothing pending).
-func (s Seat) ReadCleanup() (Cleanup, error) {
-	var c Cleanup
-	return c, ReadState(s.CleanupPath(), &c)
-}
-
 // MarkDone leaves the cleanup marker for a seat that finished its work. A marker
 // already there is kept as it is (its history is the retry record): done is
 // idempotent. It reports whether a new marker was written.
 func MarkDone(s Seat, by string, now time.Time) (bool, error) {
-	if _, err := s.ReadCleanup(); err == nil {
+	if _, err := s.CleanupFile().Read(); err == nil {
 		return false, nil
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return false, fmt.Errorf("seat %q: %w", s.Name, err)
@@ -46,7 +40,7 @@ func MarkDone(s Seat, by string, now time.Time) (bool, error) {
 		return false, err
 	}
 	m := Cleanup{RequestedAt: now.UTC(), By: by}
-	if err := s.Write(s.CleanupPath(), m); err != nil {
+	if err := s.CleanupFile().Write(m); err != nil {
 		return false, err
 	}
 	return true, nil

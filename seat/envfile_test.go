@@ -115,7 +115,7 @@ func TestEnvFileReachesTheHarnessAndIsProtected(t *testing.T) {
 	h.Start()
 	var a seat.Authority
 	h.WaitFor("authority.toml", 30*time.Second, func() bool {
-		a, err = s.ReadAuthority()
+		a, err = s.AuthorityFile().Read()
 		return err == nil
 	})
 	for _, p := range []string{link, secret} {

@@ -30,7 +30,7 @@ func TestLocalFactsOfAnUnimplementedFormBlockSubmission(t *testing.T) {
 	h.Start()
 	h.Send("m1", "hello")
 	h.WaitFor("the driver to say it is blocked", 15*time.Second, func() bool {
-		hb, err := h.Seat().ReadHeartbeat()
+		hb, err := h.Seat().HeartbeatFile().Read()
 		return err == nil && strings.Contains(hb.Waiting, "blocked")
 	})
 	if st := h.Status("m1"); st.State != inbox.StateQueued {

@@ -22,7 +22,7 @@ const maxPendingInNote = 50
 // procedure notes. It reads only; the hook process and the driver both use it.
 func (s Seat) BuildNote(reason string, now time.Time) (handoff.Note, error) {
 	n := handoff.Note{Seat: s.Name, Reason: reason, At: now}
-	sess, err := s.ReadSession()
+	sess, err := s.SessionFile().Read()
 	if err != nil {
 		return n, fmt.Errorf("handoff: %w", err)
 	}
@@ -31,7 +31,7 @@ func (s Seat) BuildNote(reason string, now time.Time) (handoff.Note, error) {
 	if err != nil {
 		return n, fmt.Errorf("handoff: %w", err)
 	}
-	if c, err := s.ReadCursor(); err == nil {
+	if c, err := s.CursorFile().Read(); err == nil {
 		n.Cursor = fmt.Sprintf("%s (%s; %d closed)", c.ID, c.State, c.Closed)
 	}
 	for _, e := range v.Open {
@@ -89,12 +89,6 @@ type Cycle struct {
 // CyclePath is handoff/cycle.toml: the compaction cycle under way or last run.
 func (s Seat) CyclePath() string { return s.path("handoff", "cycle.toml") }
 
-// ReadCycle reads handoff/cycle.toml.
-func (s Seat) ReadCycle() (Cycle, error) {
-	var c Cycle
-	return c, ReadState(s.CyclePath(), &c)
-}
-
 // CycleFresh bounds how long a requested cycle vouches for a PreCompact.
 const CycleFresh = 10 * time.Minute
 
@@ -119,9 +113,3 @@ type Inject struct {
 
 // InjectPath is handoff/inject.toml: what the next session start injects.
 func (s Seat) InjectPath() string { return s.path("handoff", "inject.toml") }
-
-// ReadInject reads handoff/inject.toml.
-func (s Seat) ReadInject() (Inject, error) {
-	var v Inject
-	return v, ReadState(s.InjectPath(), &v)
-}

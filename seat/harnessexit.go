@@ -24,13 +24,6 @@ type HarnessExit struct {
 // HarnessExitPath is harness-exit.toml.
 func (s Seat) HarnessExitPath() string { return s.path("harness-exit.toml") }
 
-// ReadHarnessExit reads harness-exit.toml; fs.ErrNotExist when the harness has
-// never been seen to exit.
-func (s Seat) ReadHarnessExit() (HarnessExit, error) {
-	var v HarnessExit
-	return v, ReadState(s.HarnessExitPath(), &v)
-}
-
 // Words is the exit's last lines as one line for a log, status or a report.
 func (h HarnessExit) Words() string {
 	if len(h.Lines) == 0 {

@@ -128,7 +128,7 @@ func paneProcess(pid int) (Where, bool) {
 	if err != nil {
 		return Where{}, false
 	}
-	if sess, err := s.ReadSession(); err != nil || sess.PanePID != pid {
+	if sess, err := s.SessionFile().Read(); err != nil || sess.PanePID != pid {
 		return Where{}, false
 	}
 	return w, true

@@ -63,7 +63,7 @@ func recordPane(t *testing.T, s Seat, pid int) {
 	if err := s.Ensure(); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Write(s.SessionPath(), Session{Harness: "sim", PanePID: pid}); err != nil {
+	if err := s.SessionFile().Write(Session{Harness: "sim", PanePID: pid}); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -204,7 +204,7 @@ func TestProviderRefusalLeavesMessageQueued(t *testing.T) {
 		t.Fatalf("not_before is %s away, want the 2s reset", wait)
 	}
 	h.WaitFor("the heartbeat to show the provider wait", 5*time.Second, func() bool {
-		hb, err := h.Seat().ReadHeartbeat()
+		hb, err := h.Seat().HeartbeatFile().Read()
 		return err == nil && hb.Phase == seat.PhaseProvider
 	})
 
@@ -256,7 +256,7 @@ func waitCursor(h *seattest.Harness, id string, closed int) {
 	var c inbox.Cursor
 	h.WaitFor(fmt.Sprintf("cursor.toml at %s (%d closed)", id, closed), 10*time.Second, func() bool {
 		var err error
-		c, err = h.Seat().ReadCursor()
+		c, err = h.Seat().CursorFile().Read()
 		return err == nil && c.ID == id && c.Closed == closed
 	})
 }
@@ -351,7 +351,7 @@ func TestCursorCaughtUpAtStart(t *testing.T) {
 	stale.ID, stale.Closed = "m1", 1
 	es, _ := h.Seat().Entries()
 	stale.Seq = es[0].Msg.Seq
-	if err := h.Seat().Write(h.Seat().CursorPath(), stale); err != nil {
+	if err := h.Seat().CursorFile().Write(stale); err != nil {
 		t.Fatal(err)
 	}
 	h.Start()

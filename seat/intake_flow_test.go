@@ -72,7 +72,7 @@ func TestIdleSeatDeliversOnEvent(t *testing.T) {
 	h := seattest.New(t, "idle", seattest.TOML(`heartbeat_interval = "1h"`))
 	h.Start()
 	h.WaitFor("the driver to be idle", 10*time.Second, func() bool {
-		hb, err := h.Seat().ReadHeartbeat()
+		hb, err := h.Seat().HeartbeatFile().Read()
 		return err == nil && hb.Phase == seat.PhaseIdle
 	})
 	for i := range 3 {

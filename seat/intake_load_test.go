@@ -85,7 +85,7 @@ func checkExactlyOnce(t *testing.T, got []string, senders [][]string) {
 func waitAllClosed(h *seattest.Harness, n int, stall time.Duration) {
 	h.T.Helper()
 	closed := func() int {
-		c, err := h.Seat().ReadCursor()
+		c, err := h.Seat().CursorFile().Read()
 		if err != nil {
 			return -1
 		}

@@ -32,13 +32,6 @@ type Recovery struct {
 // RecoveryPath is recovery.toml.
 func (s Seat) RecoveryPath() string { return s.path("recovery.toml") }
 
-// ReadRecovery reads recovery.toml; a missing file wraps fs.ErrNotExist (a seat
-// recover never had to act on).
-func (s Seat) ReadRecovery() (Recovery, error) {
-	var r Recovery
-	return r, ReadState(s.RecoveryPath(), &r)
-}
-
 // Plan is which rung a seat runs now and whether it must wait for a provider.
 type Plan struct {
 	Config   config.Config // the seat's config on the running rung
@@ -97,7 +90,7 @@ func PlanFor(c config.Config, floor string, blocks Blocks, now time.Time) Plan {
 func (s Seat) Plan(c config.Config, now time.Time) (Plan, error) {
 	floor := ""
 	if c.HasLadder() {
-		r, err := s.ReadRecovery()
+		r, err := s.RecoveryFile().Read()
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return Plan{}, err
 		}
@@ -122,8 +115,8 @@ func (s Seat) RunningConfig(c config.Config, now time.Time) (config.Config, erro
 
 // LaunchedRung is the rung the pane was last launched on, from launch.toml.
 func (s Seat) LaunchedRung() (string, error) {
-	var lf LaunchFile
-	if err := ReadState(s.LaunchPath(), &lf); err != nil {
+	lf, err := s.LaunchFile().Read()
+	if err != nil {
 		return "", err
 	}
 	return lf.Env[config.RungEnv], nil

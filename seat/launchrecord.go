@@ -36,12 +36,6 @@ type LaunchEnv struct {
 // LaunchEnvPath is launch-env.toml.
 func (s Seat) LaunchEnvPath() string { return s.path("launch-env.toml") }
 
-// ReadLaunchEnv reads launch-env.toml; fs.ErrNotExist when no start recorded one.
-func (s Seat) ReadLaunchEnv() (LaunchEnv, error) {
-	var v LaunchEnv
-	return v, ReadState(s.LaunchEnvPath(), &v)
-}
-
 // RecordLaunchEnv takes what the harness needs from the caller's environment
 // and stores it as launch-env.toml. With refresh false an existing record is
 // kept (a second `seat start` from another shell must not drop the key the
@@ -51,7 +45,7 @@ func (s Seat) ReadLaunchEnv() (LaunchEnv, error) {
 // line saying what it did.
 func RecordLaunchEnv(s Seat, c config.Config, caller []string, by string, refresh bool) (LaunchEnv, string, error) {
 	from := envMap(caller)
-	old, err := s.ReadLaunchEnv()
+	old, err := s.LaunchEnvFile().Read()
 	switch {
 	case err == nil && !refresh:
 		added := []string{}
@@ -70,7 +64,7 @@ func RecordLaunchEnv(s Seat, c config.Config, caller []string, by string, refres
 		if len(added) == 0 {
 			return old, "kept the recorded environment from " + old.RecordedAt.Format(time.RFC3339) + " (--refresh-env takes this shell's)", nil
 		}
-		if err := s.Write(s.LaunchEnvPath(), old); err != nil {
+		if err := s.LaunchEnvFile().Write(old); err != nil {
 			return old, "", err
 		}
 		return old, "added " + strings.Join(added, ", ") + " to the recorded environment", nil
@@ -79,7 +73,7 @@ func RecordLaunchEnv(s Seat, c config.Config, caller []string, by string, refres
 	}
 	rec := LaunchEnv{RecordedAt: time.Now().UTC(), By: by, Vars: callerVars(from, c), Command: old.Command, Binary: old.Binary}
 	rec.Missing = missingPass(c, rec.Vars)
-	if err := s.Write(s.LaunchEnvPath(), rec); err != nil {
+	if err := s.LaunchEnvFile().Write(rec); err != nil {
 		return rec, "", err
 	}
 	return rec, fmt.Sprintf("recorded the harness environment (%d variables) in %s", len(rec.Vars), s.LaunchEnvPath()), nil
@@ -351,7 +345,7 @@ func envValue(v string) (string, error) {
 // harness binary resolves on the recorded PATH. nil means launchable.
 func LaunchProblems(s Seat, c config.Config) []string {
 	var out []string
-	rec, err := s.ReadLaunchEnv()
+	rec, err := s.LaunchEnvFile().Read()
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return []string{fmt.Sprintf("seat %s: no launch-env.toml, so a launch by recover gets the scheduler's environment (cron: PATH=/usr/bin:/bin, no API key); run 'pantty seat start --refresh-env %s' from your shell", s.Name, s.Name)}

@@ -212,7 +212,7 @@ func Stop(s Seat) error {
 			return err
 		}
 	}
-	sess, err := s.ReadSession()
+	sess, err := s.SessionFile().Read()
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}

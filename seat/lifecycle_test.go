@@ -107,8 +107,8 @@ func sessionStarts(t *testing.T, s seat.Seat) int {
 // --resume of session id (never --session-id, which would start afresh).
 func lastLaunchResumed(t *testing.T, s seat.Seat, id string) {
 	t.Helper()
-	var lf seat.LaunchFile
-	if err := seat.ReadState(s.LaunchPath(), &lf); err != nil {
+	lf, err := s.LaunchFile().Read()
+	if err != nil {
 		t.Fatal(err)
 	}
 	argv := strings.Join(lf.Argv, " ")
@@ -407,7 +407,7 @@ func TestTmuxServerKilledSessionRecreatedOnSameSession(t *testing.T) {
 	s := h.Seat()
 	var after seat.Session
 	h.WaitFor("the driver to relaunch the harness", wait, func() bool {
-		v, err := s.ReadSession()
+		v, err := s.SessionFile().Read()
 		after = v
 		return err == nil && v.Launches > sess.Launches && alive(v.PanePID)
 	})
@@ -452,7 +452,7 @@ func TestKilledHarnessIsRespawnedWithResume(t *testing.T) {
 	s := h.Seat()
 	var after seat.Session
 	h.WaitFor("the harness to be respawned", wait, func() bool {
-		v, err := s.ReadSession()
+		v, err := s.SessionFile().Read()
 		after = v
 		return err == nil && v.Launches > sess.Launches && v.PanePID != sess.PanePID && alive(v.PanePID)
 	})
@@ -480,7 +480,7 @@ func TestStopThenStartKeepsIdentityAndLeavesNothingRunning(t *testing.T) {
 	h := seattest.New(t, "cycle")
 	s := h.Seat()
 	h.Start()
-	if in, err := s.ReadIntent(); err != nil || in.Want != seat.IntentRunning {
+	if in, err := s.IntentFile().Read(); err != nil || in.Want != seat.IntentRunning {
 		t.Fatalf("intent after start: %+v %v", in, err)
 	}
 	h.Send("m1", "one")
@@ -488,7 +488,7 @@ func TestStopThenStartKeepsIdentityAndLeavesNothingRunning(t *testing.T) {
 	h.WaitFinal(wait, "m1", "m2")
 	// The status is written before the cursor moves: wait for the cursor too.
 	h.WaitFor("the cursor to pass m2", wait, func() bool {
-		c, err := s.ReadCursor()
+		c, err := s.CursorFile().Read()
 		return err == nil && c.Closed == 2
 	})
 	sess := h.Session()
@@ -503,7 +503,7 @@ func TestStopThenStartKeepsIdentityAndLeavesNothingRunning(t *testing.T) {
 	waitGone(h, "the harness", sess.PanePID)
 	h.WaitFor("the harness's process group to be gone", wait, func() bool { return len(groupMembers(sess.PanePID)) == 0 })
 	h.WaitFor("every process of the seat to be gone", wait, func() bool { return len(procsMentioning(h.Home, h.Socket)) == 0 })
-	if in, err := s.ReadIntent(); err != nil || in.Want != seat.IntentStopped {
+	if in, err := s.IntentFile().Read(); err != nil || in.Want != seat.IntentStopped {
 		t.Fatalf("intent after stop: %+v %v", in, err)
 	}
 	for _, p := range []string{s.ConfigPath(), s.SessionPath(), s.CursorPath(), s.OwnerPath(), s.HeartbeatPath()} {
@@ -517,7 +517,7 @@ func TestStopThenStartKeepsIdentityAndLeavesNothingRunning(t *testing.T) {
 	checkPrivate(t, s.Dir)
 
 	h.Start()
-	if in, err := s.ReadIntent(); err != nil || in.Want != seat.IntentRunning {
+	if in, err := s.IntentFile().Read(); err != nil || in.Want != seat.IntentRunning {
 		t.Fatalf("intent after the second start: %+v %v", in, err)
 	}
 	again := h.Session()
@@ -543,7 +543,7 @@ func TestStopThenStartKeepsIdentityAndLeavesNothingRunning(t *testing.T) {
 		}
 	}
 	h.WaitFor("the cursor to pass m3", wait, func() bool {
-		c, err := s.ReadCursor()
+		c, err := s.CursorFile().Read()
 		return err == nil && c.ID == "m3" && c.Closed == 3
 	})
 }
@@ -587,7 +587,7 @@ func TestNoPasteBeforeHarnessIsReady(t *testing.T) {
 		go func() { started <- h.RunEnv(nil, "", "seat", "start", "rawpaste") }()
 		var sess seat.Session
 		h.WaitFor("the pane to exist", wait, func() bool {
-			v, err := s.ReadSession()
+			v, err := s.SessionFile().Read()
 			sess = v
 			return err == nil && v.PaneID != ""
 		})
@@ -682,7 +682,7 @@ func TestSteeringCommandsRefusedInsideSeat(t *testing.T) {
 	if s2 := h.Session(); s2.PanePID != sess.PanePID || !alive(s2.PanePID) {
 		t.Fatalf("a refused command disturbed the harness: %+v -> %+v", sess, s2)
 	}
-	if in, _ := h.Seat().ReadIntent(); in.Want != seat.IntentRunning {
+	if in, _ := h.Seat().IntentFile().Read(); in.Want != seat.IntentRunning {
 		t.Fatalf("a refused stop recorded intent %q", in.Want)
 	}
 }
@@ -704,7 +704,7 @@ func TestStopWithoutDriverEndsTheHarness(t *testing.T) {
 	}
 	waitGone(h, "the orphaned harness", sess.PanePID)
 	h.WaitFor("every process of the seat to be gone", wait, func() bool { return len(procsMentioning(h.Home, h.Socket)) == 0 })
-	if in, _ := h.Seat().ReadIntent(); in.Want != seat.IntentStopped {
+	if in, _ := h.Seat().IntentFile().Read(); in.Want != seat.IntentStopped {
 		t.Fatalf("intent after stop: %q", in.Want)
 	}
 	if got := h.Session(); got.ID != sess.ID {

@@ -24,10 +24,3 @@ type Mode struct {
 // ModePath is mode.toml: whether the driver feeds the pane (direct) or a
 // person has it (relay).
 func (s Seat) ModePath() string { return s.path("mode.toml") }
-
-// ReadMode reads mode.toml; a seat that never had a person at it has none
-// (direct is then the driver's state, and readers say unknown).
-func (s Seat) ReadMode() (Mode, error) {
-	var m Mode
-	return m, ReadState(s.ModePath(), &m)
-}

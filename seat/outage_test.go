@@ -56,12 +56,12 @@ func TestAnOutageIsNamedWhileTheHeldMessageIsTriedAgain(t *testing.T) {
 	h.Send("m1", "[sim:5xx][sim:slow=5s] the provider fails this request")
 	words := "500 Internal server error"
 	h.WaitFor("a probe of the held message while the outage is recorded", 30*time.Second, func() bool {
-		hb, err := h.Seat().ReadHeartbeat()
+		hb, err := h.Seat().HeartbeatFile().Read()
 		return err == nil && hb.Fault == seat.FailTransient && hb.Phase == seat.PhaseInTurn
 	})
 	status := h.Run("status", h.Name)
 	sweep := h.Run("recover", "--json")
-	if hb, _ := h.Seat().ReadHeartbeat(); hb.Phase != seat.PhaseInTurn {
+	if hb, _ := h.Seat().HeartbeatFile().Read(); hb.Phase != seat.PhaseInTurn {
 		t.Skipf("the probe ended before both looked (phase %s): nothing to judge", hb.Phase)
 	}
 	if !strings.Contains(status.Stdout, words) {

@@ -39,21 +39,9 @@ func (o Owner) Live() bool {
 	return o.PID > 0 && o.Host == host && ProcAlive(o.PID, o.PIDStart)
 }
 
-// ReadOwner reads owner.toml; a missing file wraps fs.ErrNotExist.
-func (s Seat) ReadOwner() (Owner, error) {
-	var o Owner
-	err := ReadState(s.OwnerPath(), &o)
-	if err == nil && o.PIDStart > 1<<63-1 {
-		// BurntSushi/toml decodes a negative integer into a uint64 by wrapping it
-		// (found by FuzzReadState): a corrupt record, not a start time.
-		return o, fmt.Errorf("%s: pid_start is out of range (negative in the file?)", s.OwnerPath())
-	}
-	return o, err
-}
-
 // LiveOwner returns the recorded holder if it is live. It never touches the lock.
 func (s Seat) LiveOwner() (Owner, bool, error) {
-	o, err := s.ReadOwner()
+	o, err := s.OwnerFile().Read()
 	if errors.Is(err, fs.ErrNotExist) {
 		return o, false, nil
 	}
@@ -109,7 +97,7 @@ func (s Seat) Acquire() (*Lock, error) {
 	}
 	host, _ := os.Hostname()
 	o := Owner{Holder: NewHolderID(), PID: os.Getpid(), PIDStart: start, Host: host, Started: time.Now().UTC().Truncate(time.Second)}
-	if err := s.Write(s.OwnerPath(), o); err != nil {
+	if err := s.OwnerFile().Write(o); err != nil {
 		fl.Unlock()
 		return nil, err
 	}

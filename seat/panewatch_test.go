@@ -37,7 +37,7 @@ func TestTheLoopRunsWhileTheInputBoxIsLookedFor(t *testing.T) {
 		t.Fatalf("seat start returned before the driver consumed an event that came while it looked for the box: %s", r)
 	default:
 	}
-	if hb, err := s.ReadHeartbeat(); err != nil || hb.Phase != seat.PhaseStarting {
+	if hb, err := s.HeartbeatFile().Read(); err != nil || hb.Phase != seat.PhaseStarting {
 		t.Errorf("heartbeat %+v, %v while the box is not drawn; want phase %s", hb, err, seat.PhaseStarting)
 	}
 	if r := <-started; r.Code != 0 {
@@ -70,7 +70,7 @@ func TestTheLoopRunsWhileACancelWatchesThePane(t *testing.T) {
 	go func() { answered <- h.Run("seat", "cancel", h.Name) }()
 	s := h.Seat()
 	h.WaitFor("the cancel's Escape", 20*time.Second, func() bool {
-		hb, err := s.ReadHeartbeat()
+		hb, err := s.HeartbeatFile().Read()
 		return err == nil && hb.Phase == string(machine.Cancelling)
 	})
 	notifyAndWaitConsumed(t, h)

@@ -56,7 +56,7 @@ func fuzzSeat(t *testing.T) seat.Seat {
 		t.Fatal(err)
 	}
 	sess := seat.Session{Harness: "sim", ID: "4f8d2c1e-5b6a-4c3d-9e8f-7a6b5c4d3e2f", Generation: 1, PaneID: "%1", PanePID: 1}
-	if err := s.Write(s.SessionPath(), sess); err != nil {
+	if err := s.SessionFile().Write(sess); err != nil {
 		t.Fatal(err)
 	}
 	return s
@@ -133,19 +133,19 @@ var stateKinds = []struct {
 	read func(s seat.Seat) (any, error)
 }{
 	{"status", seatPath("inbox/status/m1.toml"), func(s seat.Seat) (any, error) { return s.ReadStatus("m1") }},
-	{"cursor", seatPath("cursor.toml"), func(s seat.Seat) (any, error) { return s.ReadCursor() }},
-	{"session", seatPath("session.toml"), func(s seat.Seat) (any, error) { return s.ReadSession() }},
-	{"owner", seatPath("owner.toml"), func(s seat.Seat) (any, error) { return s.ReadOwner() }},
-	{"intent", seatPath("intent.toml"), func(s seat.Seat) (any, error) { return s.ReadIntent() }},
-	{"heartbeat", seatPath("heartbeat.toml"), func(s seat.Seat) (any, error) { return s.ReadHeartbeat() }},
-	{"context", seatPath("context.toml"), func(s seat.Seat) (any, error) { return s.ReadContext() }},
-	{"cycle", seatPath("handoff/cycle.toml"), func(s seat.Seat) (any, error) { return s.ReadCycle() }},
-	{"mode", seatPath("mode.toml"), func(s seat.Seat) (any, error) { return s.ReadMode() }},
-	{"inject", seatPath("handoff/inject.toml"), func(s seat.Seat) (any, error) { return s.ReadInject() }},
-	{"recovery", seatPath("recovery.toml"), func(s seat.Seat) (any, error) { return s.ReadRecovery() }},
-	{"cleanup", seatPath("cleanup.toml"), func(s seat.Seat) (any, error) { return s.ReadCleanup() }},
-	{"activity", seatPath("activity.toml"), func(s seat.Seat) (any, error) { return s.ReadActivity() }},
-	{"launch", seatPath("launch.toml"), readAs[seat.LaunchFile]("launch.toml")},
+	{"cursor", seatPath("cursor.toml"), func(s seat.Seat) (any, error) { return s.CursorFile().Read() }},
+	{"session", seatPath("session.toml"), func(s seat.Seat) (any, error) { return s.SessionFile().Read() }},
+	{"owner", seatPath("owner.toml"), func(s seat.Seat) (any, error) { return s.OwnerFile().Read() }},
+	{"intent", seatPath("intent.toml"), func(s seat.Seat) (any, error) { return s.IntentFile().Read() }},
+	{"heartbeat", seatPath("heartbeat.toml"), func(s seat.Seat) (any, error) { return s.HeartbeatFile().Read() }},
+	{"context", seatPath("context.toml"), func(s seat.Seat) (any, error) { return s.ContextFile().Read() }},
+	{"cycle", seatPath("handoff/cycle.toml"), func(s seat.Seat) (any, error) { return s.CycleFile().Read() }},
+	{"mode", seatPath("mode.toml"), func(s seat.Seat) (any, error) { return s.ModeFile().Read() }},
+	{"inject", seatPath("handoff/inject.toml"), func(s seat.Seat) (any, error) { return s.InjectFile().Read() }},
+	{"recovery", seatPath("recovery.toml"), func(s seat.Seat) (any, error) { return s.RecoveryFile().Read() }},
+	{"cleanup", seatPath("cleanup.toml"), func(s seat.Seat) (any, error) { return s.CleanupFile().Read() }},
+	{"activity", seatPath("activity.toml"), func(s seat.Seat) (any, error) { return s.ActivityFile().Read() }},
+	{"launch", seatPath("launch.toml"), func(s seat.Seat) (any, error) { return s.LaunchFile().Read() }},
 	{"request", seatPath("control/c1.toml"), readAs[seat.Request]("control/c1.toml")},
 	{"result", seatPath("control/done/c1.toml"), readAs[seat.Result]("control/done/c1.toml")},
 	{"providers", func(s seat.Seat) string { return seat.ProvidersPath(s.Home) },

@@ -49,7 +49,7 @@ func TestNegativePIDStartIsACorruptOwnerRecord(t *testing.T) {
 	if err := os.WriteFile(s.OwnerPath(), []byte("holder = \"h-1\"\npid = 5\npid_start = -1\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	o, err := s.ReadOwner()
+	o, err := s.OwnerFile().Read()
 	if err == nil || errors.Is(err, os.ErrNotExist) || !strings.Contains(err.Error(), s.OwnerPath()) {
 		t.Fatalf("want a corrupt-record error naming the file, got %v (pid_start %d)", err, o.PIDStart)
 	}

@@ -23,12 +23,6 @@ type Session struct {
 	Resumed    bool      `toml:"resumed"` // the last launch resumed an existing harness session
 }
 
-// ReadSession reads session.toml; missing wraps fs.ErrNotExist.
-func (s Seat) ReadSession() (Session, error) {
-	var v Session
-	return v, ReadState(s.SessionPath(), &v)
-}
-
 // Intent values: what the person wants, recorded by start and stop. recover acts
 // only on seats meant to run.
 const (
@@ -43,15 +37,9 @@ type Intent struct {
 	By   string    `toml:"by"` // the command that recorded it
 }
 
-// ReadIntent reads intent.toml.
-func (s Seat) ReadIntent() (Intent, error) {
-	var v Intent
-	return v, ReadState(s.IntentPath(), &v)
-}
-
 // SetIntent records the person's intent.
 func (s Seat) SetIntent(want, by string) error {
-	return s.Write(s.IntentPath(), Intent{Want: want, At: time.Now().UTC(), By: by})
+	return s.IntentFile().Write(Intent{Want: want, At: time.Now().UTC(), By: by})
 }
 
 // Heartbeat is written only by the driver's work loop, on each tick of the
@@ -71,12 +59,6 @@ type Heartbeat struct {
 	Fault      string    `toml:"fault,omitempty"`
 	FaultCause string    `toml:"fault_cause,omitempty"`
 	FaultSince time.Time `toml:"fault_since,omitempty"`
-}
-
-// ReadHeartbeat reads heartbeat.toml.
-func (s Seat) ReadHeartbeat() (Heartbeat, error) {
-	var v Heartbeat
-	return v, ReadState(s.HeartbeatPath(), &v)
 }
 
 // Stale reports whether the heartbeat is older than twice its declared interval.

@@ -53,17 +53,17 @@ func (p *person) typeText(s string) {
 }
 
 func mode(h *seattest.Harness) seat.Mode {
-	m, _ := h.Seat().ReadMode()
+	m, _ := h.Seat().ModeFile().Read()
 	return m
 }
 
 // beats waits for n more heartbeats: a bounded, event-driven way to give the
 // driver time to (not) act.
 func beats(h *seattest.Harness, n int) {
-	start, _ := h.Seat().ReadHeartbeat()
+	start, _ := h.Seat().HeartbeatFile().Read()
 	seen, last := 0, start.At
 	h.WaitFor("heartbeats", 20*time.Second, func() bool {
-		hb, err := h.Seat().ReadHeartbeat()
+		hb, err := h.Seat().HeartbeatFile().Read()
 		if err == nil && hb.At.After(last) {
 			seen++
 			last = hb.At

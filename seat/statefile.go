@@ -1,8 +1,11 @@
 package seat
 
 import (
+	"fmt"
+
 	"github.com/pantty/pantty/internal/fsatomic"
 	"github.com/pantty/pantty/internal/inbox"
+	"github.com/pantty/pantty/internal/statedir"
 )
 
 // ReadState decodes a TOML state file strictly into v: a key v does not know is an
@@ -16,8 +19,68 @@ func ReadState(path string, v any) error {
 	return fsatomic.DecodeStrict(path, data, v)
 }
 
-// ReadCursor reads cursor.toml.
-func (s Seat) ReadCursor() (inbox.Cursor, error) {
-	var c inbox.Cursor
-	return c, ReadState(s.CursorPath(), &c)
+// The state files' bindings (statedir.File): each file with the one record
+// it holds, read bounded and strict (ReadRegular, the limits table), written
+// atomically through the seat's tmp/. docs/state.md describes each file.
+func bind[T any](s Seat, path string) statedir.File[T] {
+	return statedir.Bind[T](s.TmpDir(), path, ReadRegular)
+}
+
+// SessionFile is session.toml: the harness session the seat is bound to (its id, pane, launches).
+func (s Seat) SessionFile() statedir.File[Session] { return bind[Session](s, s.SessionPath()) }
+
+// IntentFile is intent.toml: what the person wants (running or stopped); recover acts only on seats meant to run.
+func (s Seat) IntentFile() statedir.File[Intent] { return bind[Intent](s, s.IntentPath()) }
+
+// HeartbeatFile is heartbeat.toml: the driver's phase and liveness, written on each tick and phase change.
+func (s Seat) HeartbeatFile() statedir.File[Heartbeat] { return bind[Heartbeat](s, s.HeartbeatPath()) }
+
+// CursorFile is cursor.toml: the last message closed in queue order and how many are closed.
+func (s Seat) CursorFile() statedir.File[inbox.Cursor] { return bind[inbox.Cursor](s, s.CursorPath()) }
+
+// ModeFile is mode.toml: direct or relay. A seat that never had a person at it has none (direct is then the driver's state, and readers say unknown).
+func (s Seat) ModeFile() statedir.File[Mode] { return bind[Mode](s, s.ModePath()) }
+
+// CycleFile is handoff/cycle.toml: the compaction cycle under way or last run.
+func (s Seat) CycleFile() statedir.File[Cycle] { return bind[Cycle](s, s.CyclePath()) }
+
+// InjectFile is handoff/inject.toml: the session whose start must be given the current handoff.
+func (s Seat) InjectFile() statedir.File[Inject] { return bind[Inject](s, s.InjectPath()) }
+
+// ActivityFile is activity.toml: what the seat is doing now, from its own tool calls (telemetry only).
+func (s Seat) ActivityFile() statedir.File[Activity] { return bind[Activity](s, s.ActivityPath()) }
+
+// AuthorityFile is authority.toml: what the last launch let the seat's model reach.
+func (s Seat) AuthorityFile() statedir.File[Authority] { return bind[Authority](s, s.AuthorityPath()) }
+
+// ContextFile is context.toml: the latest context reading, split into fixed floor and reclaimable part.
+func (s Seat) ContextFile() statedir.File[Context] { return bind[Context](s, s.ContextPath()) }
+
+// CleanupFile is cleanup.toml: the marker of a seat that finished its work; its existence is the pending cleanup.
+func (s Seat) CleanupFile() statedir.File[Cleanup] { return bind[Cleanup](s, s.CleanupPath()) }
+
+// HarnessExitFile is harness-exit.toml: how the harness last ended, with the words its pane showed.
+func (s Seat) HarnessExitFile() statedir.File[HarnessExit] {
+	return bind[HarnessExit](s, s.HarnessExitPath())
+}
+
+// RecoveryFile is recovery.toml: the ladder's floor and failure bookkeeping (the running rung is derived, never stored).
+func (s Seat) RecoveryFile() statedir.File[Recovery] { return bind[Recovery](s, s.RecoveryPath()) }
+
+// LaunchEnvFile is launch-env.toml: what the harness needs from the starting shell's environment (secrets: private).
+func (s Seat) LaunchEnvFile() statedir.File[LaunchEnv] { return bind[LaunchEnv](s, s.LaunchEnvPath()) }
+
+// LaunchFile is launch.toml: exactly what the pane was last launched with; `pantty __exec` starts it.
+func (s Seat) LaunchFile() statedir.File[LaunchFile] { return bind[LaunchFile](s, s.LaunchPath()) }
+
+// OwnerFile is owner.toml. A pid_start out of range is refused: BurntSushi/toml
+// decodes a negative integer into a uint64 by wrapping it (found by
+// FuzzReadState), a corrupt record, not a start time.
+func (s Seat) OwnerFile() statedir.File[Owner] {
+	return bind[Owner](s, s.OwnerPath()).Checked(func(path string, o Owner) error {
+		if o.PIDStart > 1<<63-1 {
+			return fmt.Errorf("%s: pid_start is out of range (negative in the file?)", path)
+		}
+		return nil
+	})
 }

@@ -189,7 +189,7 @@ func TestReadStateMissingIsNotExist(t *testing.T) {
 		t.Fatalf("want fs.ErrNotExist, got %v", err)
 	}
 	s, _ := seat.Open(dir, "never-started")
-	if _, err := s.ReadSession(); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := s.SessionFile().Read(); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("ReadSession of a seat never started: want fs.ErrNotExist, got %v", err)
 	}
 	if _, live, err := s.LiveOwner(); live || err != nil {

@@ -85,7 +85,7 @@ func TestInSeatCallersAreRefusedByAncestry(t *testing.T) {
 	t.Parallel()
 	h := seattest.New(t, "a")
 	b := simSeat(t, h, "b")
-	if err := b.Write(b.LaunchPath(), seat.LaunchFile{Argv: []string{"/bin/true"}}); err != nil {
+	if err := b.LaunchFile().Write(seat.LaunchFile{Argv: []string{"/bin/true"}}); err != nil {
 		t.Fatal(err)
 	}
 	before := tree(t, b.Dir)

@@ -158,7 +158,7 @@ func (t *tour) run() error {
 	t.status()
 
 	t.stage("kill the harness (SIGKILL): the driver relaunches it on the same session")
-	before, err := t.s.ReadSession()
+	before, err := t.s.SessionFile().Read()
 	if err != nil {
 		return err
 	}
@@ -166,7 +166,7 @@ func (t *tour) run() error {
 	if err := t.waitRelaunch(before, 60*time.Second); err != nil {
 		return err
 	}
-	after, _ := t.s.ReadSession()
+	after, _ := t.s.SessionFile().Read()
 	t.say("harness pid %d → %d, session %s → %s (resumed: %v)", before.PanePID, after.PanePID, before.ID, after.ID, after.Resumed)
 	if out, err := exec.Command(t.pantty, "--home", t.home, "recover", "--dry-run").CombinedOutput(); err == nil {
 		t.say("pantty recover --dry-run: %s", firstLine(string(out)))
@@ -203,8 +203,8 @@ func (t *tour) settle(ids ...string) error {
 	w.Add(t.s.Dir)
 	deadline := time.After(10 * time.Second)
 	for {
-		c, err1 := t.s.ReadCursor()
-		hb, err2 := t.s.ReadHeartbeat()
+		c, err1 := t.s.CursorFile().Read()
+		hb, err2 := t.s.HeartbeatFile().Read()
 		if err1 == nil && err2 == nil && c.ID == ids[len(ids)-1] && hb.Phase == seat.PhaseIdle {
 			return nil
 		}
@@ -227,8 +227,8 @@ func (t *tour) waitRelaunch(before seat.Session, limit time.Duration) error {
 	w.Add(t.s.Dir)
 	deadline := time.After(limit)
 	for {
-		s, err1 := t.s.ReadSession()
-		hb, err2 := t.s.ReadHeartbeat()
+		s, err1 := t.s.SessionFile().Read()
+		hb, err2 := t.s.HeartbeatFile().Read()
 		if err1 == nil && err2 == nil && s.PanePID != before.PanePID && s.ID == before.ID && hb.Phase == seat.PhaseIdle {
 			return nil
 		}

@@ -39,13 +39,13 @@ func seatListJSON(home string, names []string) error {
 		} else {
 			r.ConfigError = err.Error()
 		}
-		if in, err := s.ReadIntent(); err == nil {
+		if in, err := s.IntentFile().Read(); err == nil {
 			r.Intent = &in.Want
 		}
 		if o, live, err := s.LiveOwner(); err == nil && live {
 			r.Owner = &o.Holder
 		}
-		if hb, err := s.ReadHeartbeat(); err == nil {
+		if hb, err := s.HeartbeatFile().Read(); err == nil {
 			r.Phase, r.PhaseStale = &hb.Phase, hb.Stale(now)
 		}
 		if v, err := s.View(); err == nil {
@@ -57,7 +57,7 @@ func seatListJSON(home string, names []string) error {
 			}
 			r.Queued = &q
 		}
-		if sess, err := s.ReadSession(); err == nil {
+		if sess, err := s.SessionFile().Read(); err == nil {
 			r.Session = &sess.ID
 		}
 		out.Seats = append(out.Seats, r)

@@ -34,7 +34,7 @@ func progress(s seat.Seat) (stop func()) {
 		defer close(finished)
 		last := ""
 		show := func() {
-			hb, err := s.ReadHeartbeat()
+			hb, err := s.HeartbeatFile().Read()
 			if err != nil {
 				return
 			}

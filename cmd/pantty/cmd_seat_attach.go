@@ -18,7 +18,7 @@ func attachable(c *cli.Context) (seat.Seat, seat.Session, error) {
 	if err != nil {
 		return s, seat.Session{}, err
 	}
-	sess, err := s.ReadSession()
+	sess, err := s.SessionFile().Read()
 	if err != nil {
 		return s, sess, fmt.Errorf("seat %s has no session yet (start it first): %w", s.Name, err)
 	}

@@ -39,7 +39,7 @@ func seatList(c *cli.Context) error {
 		} else {
 			row[1] = "bad seat.toml"
 		}
-		if in, err := s.ReadIntent(); err == nil {
+		if in, err := s.IntentFile().Read(); err == nil {
 			row[2] = in.Want
 		}
 		if o, live, err := s.LiveOwner(); err != nil {
@@ -47,7 +47,7 @@ func seatList(c *cli.Context) error {
 		} else if live {
 			row[3] = o.Holder
 		}
-		if hb, err := s.ReadHeartbeat(); err == nil {
+		if hb, err := s.HeartbeatFile().Read(); err == nil {
 			row[4] = hb.Phase
 			if hb.Stale(now) {
 				row[4] += " (stale)"
@@ -62,7 +62,7 @@ func seatList(c *cli.Context) error {
 			}
 			row[5] = fmt.Sprint(q)
 		}
-		if sess, err := s.ReadSession(); err == nil {
+		if sess, err := s.SessionFile().Read(); err == nil {
 			row[6] = sess.ID
 		}
 		for i := range row {

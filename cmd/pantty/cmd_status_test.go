@@ -63,7 +63,7 @@ func TestStatusOnATerminalFitsAndShowsAStoppedSeat(t *testing.T) {
 	if r := h.Run("seat", "stop", h.Name); r.Code != 0 {
 		t.Fatal(r)
 	}
-	if o, err := h.Seat().ReadOwner(); err == nil {
+	if o, err := h.Seat().OwnerFile().Read(); err == nil {
 		stopHolder = o.Holder // what seat stop itself recorded while tearing down
 	}
 	if r := h.Run("seat", "done", h.Name); r.Code != 0 {

@@ -25,7 +25,7 @@ func startPane(t *testing.T, h *seattest.Harness, script string, env map[string]
 	t.Helper()
 	a := h.Seat()
 	env["PATH"], env["HOME"] = os.Getenv("PATH"), os.Getenv("HOME")
-	if err := a.Write(a.LaunchPath(), seat.LaunchFile{Argv: []string{"/bin/sh", "-c", script}, Dir: h.Work, Env: env}); err != nil {
+	if err := a.LaunchFile().Write(seat.LaunchFile{Argv: []string{"/bin/sh", "-c", script}, Dir: h.Work, Env: env}); err != nil {
 		t.Fatal(err)
 	}
 	pane := exec.Command(h.Bin, "__exec", a.LaunchPath())
@@ -37,7 +37,7 @@ func startPane(t *testing.T, h *seattest.Harness, script string, env map[string]
 	if err := pane.Start(); err != nil {
 		t.Fatal(err)
 	}
-	if err := a.Write(a.SessionPath(), seat.Session{Harness: "sim", PanePID: pane.Process.Pid}); err != nil {
+	if err := a.SessionFile().Write(seat.Session{Harness: "sim", PanePID: pane.Process.Pid}); err != nil {
 		t.Fatal(err)
 	}
 	stdin.Write([]byte("recorded\n"))

@@ -235,7 +235,7 @@ func (b *bench) cleanup(keep bool) {
 				syscall.Kill(o.PID, syscall.SIGKILL)
 			}
 		}
-		if sess, err := s.ReadSession(); err == nil && sess.PanePID > 0 {
+		if sess, err := s.SessionFile().Read(); err == nil && sess.PanePID > 0 {
 			seat.KillGroup(sess.PanePID)
 		}
 	}

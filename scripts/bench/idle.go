@@ -56,7 +56,7 @@ func (b *bench) idle() error {
 		if err != nil {
 			return err
 		}
-		sess, err := rs.s.ReadSession()
+		sess, err := rs.s.SessionFile().Read()
 		if err != nil {
 			return err
 		}

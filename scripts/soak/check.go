@@ -162,7 +162,7 @@ func (w *world) judge(l *ledger, v modelView) verdict {
 			}
 		}
 		s := w.seat(r)
-		if cur, err := s.ReadSession(); err != nil || cur.ID != r.session {
+		if cur, err := s.SessionFile().Read(); err != nil || cur.ID != r.session {
 			out.sessionsChanged = append(out.sessionsChanged, fmt.Sprintf("%s: session.toml says %s (%v), not the original %s", r.name, cur.ID, err, r.session))
 		}
 	}

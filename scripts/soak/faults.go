@@ -134,12 +134,12 @@ func (w *world) fault(rec *faultRec, r *seatRig, rng *rand.Rand, l *ledger, n in
 		// Mid-turn when the seat has one running within a few seconds.
 		midTurn := false
 		for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-			if hb, err := s.ReadHeartbeat(); err == nil && hb.Phase == "in-turn" {
+			if hb, err := s.HeartbeatFile().Read(); err == nil && hb.Phase == "in-turn" {
 				midTurn = true
 				break
 			}
 		}
-		sess, err := s.ReadSession()
+		sess, err := s.SessionFile().Read()
 		if err != nil {
 			rec.note = "no session: " + err.Error()
 			return

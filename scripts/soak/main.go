@@ -113,7 +113,7 @@ func (w *world) soak(seed int64, nSeats, nSenders, maxMsgs int, duration, settle
 			w.teardown()
 			return 1
 		}
-		sess, err := w.seat(r).ReadSession()
+		sess, err := w.seat(r).SessionFile().Read()
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "soak:", err)
 			w.teardown()
@@ -320,7 +320,7 @@ func (w *world) settle(l *ledger, rl *recoverLog, limit time.Duration) (bool, ti
 		syscall.Kill(p.pid, syscall.SIGCONT)
 	}
 	for _, r := range w.seats {
-		if in, err := w.seat(r).ReadIntent(); err == nil && in.Want != seat.IntentRunning {
+		if in, err := w.seat(r).IntentFile().Read(); err == nil && in.Want != seat.IntentRunning {
 			res := w.pantty(time.Minute, "", "seat", "start", r.name)
 			w.log.printf("settle: %s was left stopped; start: %s", r.name, res)
 		}

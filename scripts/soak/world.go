@@ -256,7 +256,7 @@ func (w *world) revived(r *seatRig, since time.Time) (bool, string) {
 	if err != nil || !live {
 		return false, fmt.Sprintf("no live driver (%v)", err)
 	}
-	hb, err := s.ReadHeartbeat()
+	hb, err := s.HeartbeatFile().Read()
 	switch {
 	case err != nil:
 		return false, "heartbeat: " + err.Error()
@@ -271,7 +271,7 @@ func (w *world) revived(r *seatRig, since time.Time) (bool, string) {
 	case "starting", "relaunching", "stopping", "":
 		return false, "phase " + hb.Phase
 	}
-	sess, err := s.ReadSession()
+	sess, err := s.SessionFile().Read()
 	if err != nil {
 		return false, "session: " + err.Error()
 	}

@@ -49,7 +49,7 @@ func TestActivityFromARealToolCall(t *testing.T) {
 		t.Fatalf("%d requests carried a tool result back, want 1: the model's tool call was not run once", results)
 	}
 
-	a, err := r.Seat().ReadActivity()
+	a, err := r.Seat().ActivityFile().Read()
 	if err != nil {
 		t.Fatalf("no activity recorded from the real tool call: %v", err)
 	}
@@ -79,7 +79,7 @@ func TestAQuestionMidTurnIsShown(t *testing.T) {
 	var hb seat.Heartbeat
 	r.WaitFor("the heartbeat to name the harness's question", 60*time.Second, func() bool {
 		var err error
-		hb, err = r.Seat().ReadHeartbeat()
+		hb, err = r.Seat().HeartbeatFile().Read()
 		return err == nil && strings.Contains(hb.Waiting, "asks for a person")
 	})
 	if hb.Phase != seat.PhaseInTurn || !strings.Contains(hb.Waiting, "agent_needs_input") || !strings.HasPrefix(hb.Waiting, "q: ") {

@@ -167,7 +167,7 @@ func TestIsolationRefusesForgedStateAndKeepsHandoffNote(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.Start()
-	a, err := r.Seat().ReadAuthority()
+	a, err := r.Seat().AuthorityFile().Read()
 	if err != nil || !a.On() || a.Drop == "" {
 		t.Fatalf("authority.toml %+v (%v): want isolation on with a drop directory", a, err)
 	}

@@ -122,7 +122,7 @@ func TestInSeatEscapesRefusedOnRealClaude(t *testing.T) {
 	if !live {
 		t.Fatal("seat other has no live driver")
 	}
-	otherSess, err := other.ReadSession()
+	otherSess, err := other.SessionFile().Read()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,10 +184,10 @@ func TestInSeatEscapesRefusedOnRealClaude(t *testing.T) {
 	if o, live, _ := other.LiveOwner(); !live || o.Holder != owner.Holder {
 		t.Errorf("seat other's driver changed: live=%v holder %s, want %s", live, o.Holder, owner.Holder)
 	}
-	if s, err := other.ReadSession(); err != nil || s.PanePID != otherSess.PanePID {
+	if s, err := other.SessionFile().Read(); err != nil || s.PanePID != otherSess.PanePID {
 		t.Errorf("seat other's harness changed: %+v (%v), want pane pid %d", s, err, otherSess.PanePID)
 	}
-	if in, err := other.ReadIntent(); err != nil || in.Want != "running" {
+	if in, err := other.IntentFile().Read(); err != nil || in.Want != "running" {
 		t.Errorf("seat other's intent: %+v (%v), want running", in, err)
 	}
 	if after := listDir(filepath.Join(other.Dir, "handoff", "notes")); after != notesBefore {

@@ -20,7 +20,7 @@ func TestCompactionCycleReinjectsTheHandoffOnRealClaude(t *testing.T) {
 	r.WaitFinal(60*time.Second, "c1")
 	var before seat.Context
 	r.WaitFor("a context reading with a floor", 30*time.Second, func() bool {
-		c, err := r.Seat().ReadContext()
+		c, err := r.Seat().ContextFile().Read()
 		before = c
 		return err == nil && c.FloorSource != "" && c.Window > 0
 	})
@@ -34,7 +34,7 @@ func TestCompactionCycleReinjectsTheHandoffOnRealClaude(t *testing.T) {
 	if res := r.Run("seat", "compact", "cycle", "--", "keep the procedure notes"); res.Code != 0 {
 		t.Fatalf("seat compact: %s\n%s", res, r.DriverLog())
 	}
-	cyc, err := r.Seat().ReadCycle()
+	cyc, err := r.Seat().CycleFile().Read()
 	if err != nil || cyc.State != "done" || cyc.PreCompact == "" || cyc.PostCompact == "" || cyc.InjectedHash != cyc.Hash {
 		t.Fatalf("cycle record: %+v %v", cyc, err)
 	}
@@ -55,7 +55,7 @@ func TestCompactionCycleReinjectsTheHandoffOnRealClaude(t *testing.T) {
 	if !strings.Contains(body, note) || !strings.Contains(body, "pantty handoff for seat cycle") {
 		t.Fatalf("the first request after compaction did not carry the handoff:\nbody=%s", body)
 	}
-	after, _ := r.Seat().ReadContext()
+	after, _ := r.Seat().ContextFile().Read()
 	t.Logf("context before the cycle: occupancy %d, floor %d (%s), reclaimable %d, window %d; after: occupancy %d, reclaimable %d; cycle context_before %d after %d",
 		before.Occupancy, before.Floor, before.FloorSource, before.Reclaimable, before.Window, after.Occupancy, after.Reclaimable, cyc.Before, cyc.After)
 }

@@ -228,7 +228,7 @@ func (Adapter) PasteSettle() config.Duration {
 // none before the first launch: every launch prepares the home again with the
 // authority it resolves, so this only answers the first-run questions ahead.
 func (Adapter) PrepareSeatHome(s seat.Seat, c config.Config, pantty string) ([]string, error) {
-	a, _ := s.ReadAuthority()
+	a, _ := s.AuthorityFile().Read()
 	if err := PrepareHome(s, c, pantty, a); err != nil {
 		return nil, err
 	}

@@ -79,7 +79,7 @@ func TestCodexProfileKeepsPanttyHomeOutOfReach(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.Start()
-	a, err := s.ReadAuthority()
+	a, err := s.AuthorityFile().Read()
 	if err != nil || !a.On() {
 		t.Fatalf("authority.toml %+v (%v): want isolation on", a, err)
 	}

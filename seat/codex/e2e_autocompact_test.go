@@ -30,10 +30,10 @@ func TestAutoCompactionAtTheWindowEdge(t *testing.T) {
 		t.Fatalf("handoff note: %s", res)
 	}
 	r.WaitFor("a context reading with the window", 10*time.Second, func() bool {
-		c, err := r.Seat().ReadContext()
+		c, err := r.Seat().ContextFile().Read()
 		return err == nil && c.Window > 0
 	})
-	c, _ := r.Seat().ReadContext()
+	c, _ := r.Seat().ContextFile().Read()
 	below, above := c.Window*94/100, c.Window*96/100
 	t.Logf("window %d (Codex's, 95%% of the model's): %d tokens is below 90%% of the model's window, %d above", c.Window, below, above)
 

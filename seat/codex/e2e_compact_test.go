@@ -22,7 +22,7 @@ func TestCompactTakesNoInstructions(t *testing.T) {
 	if res := r.Run("seat", "compact", r.Name); res.Code != 0 {
 		t.Fatalf("seat compact with seat.toml instructions: %s\n%s", res, r.DriverLog())
 	}
-	if c, err := r.Seat().ReadCycle(); err != nil || c.State != "done" {
+	if c, err := r.Seat().CycleFile().Read(); err != nil || c.State != "done" {
 		t.Fatalf("cycle %+v %v, want done", c, err)
 	}
 	if !strings.Contains(r.DriverLog(), "compaction.instructions not passed") {

@@ -202,7 +202,7 @@ func seatThread(s seat.Seat, thread string) bool {
 	if thread == "" {
 		return false
 	}
-	if sess, err := s.ReadSession(); err == nil && sess.ID != "" {
+	if sess, err := s.SessionFile().Read(); err == nil && sess.ID != "" {
 		return sess.ID == thread
 	}
 	c, err := s.LoadConfig()

@@ -44,7 +44,7 @@ func TestNotifyFiltersTheTitleThreadAndHookEndedTurns(t *testing.T) {
 	t.Parallel()
 	h := seattest.New(t, "notify")
 	s := h.Seat()
-	if err := s.Write(s.SessionPath(), seat.Session{Harness: "sim", ID: "01a237bc-dcb1-7042-8b96-e42ff21a4e27", Generation: 1}); err != nil {
+	if err := s.SessionFile().Write(seat.Session{Harness: "sim", ID: "01a237bc-dcb1-7042-8b96-e42ff21a4e27", Generation: 1}); err != nil {
 		t.Fatal(err)
 	}
 	note := func(thread, turn string) string {

@@ -74,7 +74,7 @@ func unrecognized(s seat.Seat, input string) string {
 	if !strings.HasPrefix(name, "/") {
 		return ""
 	}
-	sess, err := s.ReadSession()
+	sess, err := s.SessionFile().Read()
 	if err != nil {
 		return ""
 	}

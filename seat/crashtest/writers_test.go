@@ -95,27 +95,27 @@ var writers = []writer{
 		return version(st.Attempts, err)
 	}},
 	{name: "cursor.toml", write: func(s seat.Seat, v int) error {
-		return s.Write(s.CursorPath(), inbox.Cursor{Seq: int64(v), ID: "m" + strconv.Itoa(v), State: inbox.StateProcessed, ClosedBy: pad, Closed: v})
+		return s.CursorFile().Write(inbox.Cursor{Seq: int64(v), ID: "m" + strconv.Itoa(v), State: inbox.StateProcessed, ClosedBy: pad, Closed: v})
 	}, read: func(s seat.Seat) (int, error) {
-		c, err := s.ReadCursor()
+		c, err := s.CursorFile().Read()
 		if err == nil && (c.ID != "m"+strconv.Itoa(c.Closed) || c.ClosedBy != pad) {
 			return 0, fmt.Errorf("cursor mixes versions: %+v", c)
 		}
 		return version(c.Closed, err)
 	}},
 	{name: "session.toml", write: func(s seat.Seat, v int) error {
-		return s.Write(s.SessionPath(), seat.Session{Harness: "sim", ID: "6f1b0c7e-0000-4000-8000-000000000001", Generation: 1, Why: pad, Launches: v})
+		return s.SessionFile().Write(seat.Session{Harness: "sim", ID: "6f1b0c7e-0000-4000-8000-000000000001", Generation: 1, Why: pad, Launches: v})
 	}, read: func(s seat.Seat) (int, error) {
-		x, err := s.ReadSession()
+		x, err := s.SessionFile().Read()
 		if err == nil && x.Why != pad {
 			return 0, errors.New("why torn")
 		}
 		return version(x.Launches, err)
 	}},
 	{name: "owner.toml", write: func(s seat.Seat, v int) error {
-		return s.Write(s.OwnerPath(), seat.Owner{Holder: "h-" + strconv.Itoa(v) + pad, PID: v, Started: t0})
+		return s.OwnerFile().Write(seat.Owner{Holder: "h-" + strconv.Itoa(v) + pad, PID: v, Started: t0})
 	}, read: func(s seat.Seat) (int, error) {
-		o, err := s.ReadOwner()
+		o, err := s.OwnerFile().Read()
 		if err == nil && o.Holder != "h-"+strconv.Itoa(o.PID)+pad {
 			return 0, errors.New("holder torn")
 		}
@@ -124,16 +124,16 @@ var writers = []writer{
 	{name: "intent.toml", write: func(s seat.Seat, v int) error {
 		return s.SetIntent(map[int]string{1: seat.IntentStopped, 2: seat.IntentRunning}[v], strconv.Itoa(v)+pad)
 	}, read: func(s seat.Seat) (int, error) {
-		in, err := s.ReadIntent()
+		in, err := s.IntentFile().Read()
 		if err == nil && in.Want != map[int]string{1: seat.IntentStopped, 2: seat.IntentRunning}[atoi(in.By)] {
 			return 0, fmt.Errorf("intent mixes versions: %+v", in)
 		}
 		return version(atoi(in.By), err)
 	}},
 	{name: "heartbeat.toml", write: func(s seat.Seat, v int) error {
-		return s.Write(s.HeartbeatPath(), seat.Heartbeat{At: t0, Phase: seat.PhaseIdle, Interval: config.Duration{Duration: time.Second}, PID: v, Waiting: pad})
+		return s.HeartbeatFile().Write(seat.Heartbeat{At: t0, Phase: seat.PhaseIdle, Interval: config.Duration{Duration: time.Second}, PID: v, Waiting: pad})
 	}, read: func(s seat.Seat) (int, error) {
-		h, err := s.ReadHeartbeat()
+		h, err := s.HeartbeatFile().Read()
 		if err == nil && h.Waiting != pad {
 			return 0, errors.New("waiting torn")
 		}
@@ -142,7 +142,7 @@ var writers = []writer{
 	{name: "context.toml", write: func(s seat.Seat, v int) error {
 		return s.Write(seatFile(s, "context.toml"), seat.Context{Occupancy: v, Source: pad, ReadAt: t0})
 	}, read: func(s seat.Seat) (int, error) {
-		c, err := s.ReadContext()
+		c, err := s.ContextFile().Read()
 		if err == nil && c.Source != pad {
 			return 0, errors.New("source torn")
 		}
@@ -151,7 +151,7 @@ var writers = []writer{
 	{name: "handoff/cycle.toml", write: func(s seat.Seat, v int) error {
 		return s.Write(seatFile(s, "handoff", "cycle.toml"), seat.Cycle{ID: strconv.Itoa(v), State: "requested", Reason: pad, Requested: t0})
 	}, read: func(s seat.Seat) (int, error) {
-		c, err := s.ReadCycle()
+		c, err := s.CycleFile().Read()
 		if err == nil && c.Reason != pad {
 			return 0, errors.New("reason torn")
 		}
@@ -160,7 +160,7 @@ var writers = []writer{
 	{name: "handoff/inject.toml", write: func(s seat.Seat, v int) error {
 		return s.Write(seatFile(s, "handoff", "inject.toml"), seat.Inject{SessionID: strconv.Itoa(v), Why: pad, At: t0})
 	}, read: func(s seat.Seat) (int, error) {
-		in, err := s.ReadInject()
+		in, err := s.InjectFile().Read()
 		if err == nil && in.Why != pad {
 			return 0, errors.New("why torn")
 		}
@@ -169,38 +169,37 @@ var writers = []writer{
 	{name: "mode.toml", write: func(s seat.Seat, v int) error {
 		return s.Write(seatFile(s, "mode.toml"), seat.Mode{Mode: "direct", Since: t0, Why: strconv.Itoa(v) + pad})
 	}, read: func(s seat.Seat) (int, error) {
-		m, err := s.ReadMode()
+		m, err := s.ModeFile().Read()
 		return version(atoi(m.Why), err)
 	}},
 	{name: "activity.toml", write: func(s seat.Seat, v int) error {
 		return s.Write(seatFile(s, "activity.toml"), seat.Activity{Tool: "Bash", What: strconv.Itoa(v) + pad, Phase: "pre", At: t0})
 	}, read: func(s seat.Seat) (int, error) {
-		a, err := s.ReadActivity()
+		a, err := s.ActivityFile().Read()
 		return version(atoi(a.What), err)
 	}},
 	{name: "recovery.toml", write: func(s seat.Seat, v int) error {
-		return s.Write(s.RecoveryPath(), seat.Recovery{Revived: v, LastResult: pad})
+		return s.RecoveryFile().Write(seat.Recovery{Revived: v, LastResult: pad})
 	}, read: func(s seat.Seat) (int, error) {
-		r, err := s.ReadRecovery()
+		r, err := s.RecoveryFile().Read()
 		if err == nil && r.LastResult != pad {
 			return 0, errors.New("last result torn")
 		}
 		return version(r.Revived, err)
 	}},
 	{name: "cleanup.toml", write: func(s seat.Seat, v int) error {
-		return s.Write(s.CleanupPath(), seat.Cleanup{RequestedAt: t0, By: pad, Attempts: v})
+		return s.CleanupFile().Write(seat.Cleanup{RequestedAt: t0, By: pad, Attempts: v})
 	}, read: func(s seat.Seat) (int, error) {
-		c, err := s.ReadCleanup()
+		c, err := s.CleanupFile().Read()
 		if err == nil && c.By != pad {
 			return 0, errors.New("by torn")
 		}
 		return version(c.Attempts, err)
 	}},
 	{name: "launch.toml", write: func(s seat.Seat, v int) error {
-		return s.Write(s.LaunchPath(), seat.LaunchFile{Argv: []string{"pantty", "sim", pad}, Dir: strconv.Itoa(v)})
+		return s.LaunchFile().Write(seat.LaunchFile{Argv: []string{"pantty", "sim", pad}, Dir: strconv.Itoa(v)})
 	}, read: func(s seat.Seat) (int, error) {
-		var lf seat.LaunchFile
-		err := seat.ReadState(s.LaunchPath(), &lf)
+		lf, err := s.LaunchFile().Read()
 		if err == nil && (len(lf.Argv) != 3 || lf.Argv[2] != pad) {
 			return 0, errors.New("argv torn")
 		}

@@ -65,7 +65,7 @@ func (d *Driver) startCycle(req *seat.Request, reason, instructions string) {
 }
 
 func (d *Driver) writeCycle() {
-	if err := d.S.Write(d.S.CyclePath(), d.cycle.rec); err != nil {
+	if err := d.S.CycleFile().Write(d.cycle.rec); err != nil {
 		d.logf("cycle: %v", err)
 	}
 }
@@ -211,7 +211,7 @@ func (d *Driver) recordAfter(occ int) {
 	if err := seat.ReadState(path, &r); err == nil && r.After == 0 {
 		r.After = occ
 		d.S.Write(path, r)
-		d.S.Write(d.S.CyclePath(), r)
+		d.S.CycleFile().Write(r)
 	}
 	d.lastCycle = ""
 }
@@ -220,7 +220,7 @@ func (d *Driver) writeContext() {
 	if d.ctxr.SessionID == "" {
 		return
 	}
-	if err := d.S.Write(d.S.ContextPath(), d.ctxr); err != nil {
+	if err := d.S.ContextFile().Write(d.ctxr); err != nil {
 		d.logf("context: %v", err)
 	}
 }

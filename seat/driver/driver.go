@@ -253,7 +253,7 @@ func (d *Driver) setup() error {
 	if d.Cfg.PasteSettle.Duration == 0 {
 		d.Cfg.PasteSettle = d.Ad.PasteSettle()
 	}
-	sess, err := d.S.ReadSession()
+	sess, err := d.S.SessionFile().Read()
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		sess = seat.Session{Harness: d.Cfg.Harness, ID: seat.NewSessionID(), Generation: 1, Why: "first start"}
@@ -293,7 +293,7 @@ func (d *Driver) setup() error {
 		d.logf("inbox: moved %d final statuses of an older layout into inbox/processed and inbox/failed", n)
 	}
 	d.prune()
-	if c, err := d.S.ReadContext(); err == nil && c.SessionID == d.sess.ID {
+	if c, err := d.S.ContextFile().Read(); err == nil && c.SessionID == d.sess.ID {
 		d.ctxr = c // the floor measured earlier in this session still holds
 	}
 	if err := d.loadInbox(); err != nil {
@@ -325,7 +325,7 @@ const pruneEvery = 24 * time.Hour
 // prune applies the retention rule (seat.Prune) behind the current cursor.
 func (d *Driver) prune() {
 	d.pruned = d.now()
-	c, err := d.S.ReadCursor()
+	c, err := d.S.CursorFile().Read()
 	if err != nil {
 		return // no cursor yet (or unreadable): nothing is known to be behind it
 	}
@@ -352,7 +352,7 @@ func (d *Driver) beat() {
 	if o := d.outage; o != nil {
 		hb.Fault, hb.FaultCause, hb.FaultSince = o.class, o.cause, o.since.UTC()
 	}
-	if err := d.S.Write(d.S.HeartbeatPath(), hb); err != nil {
+	if err := d.S.HeartbeatFile().Write(hb); err != nil {
 		d.logf("heartbeat: %v", err)
 	}
 }

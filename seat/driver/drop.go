@@ -20,7 +20,7 @@ func (d *Driver) writeSettings() (seat.Authority, error) {
 	if err != nil {
 		return a, err
 	}
-	if err := d.S.Write(d.S.AuthorityPath(), a); err != nil {
+	if err := d.S.AuthorityFile().Write(a); err != nil {
 		return a, err
 	}
 	d.logf("authority: isolation %s (%s)", a.Isolation, a.Why)

@@ -89,14 +89,14 @@ func (d *Driver) launch(pane *tmux.Pane) error {
 	if argv[0], err = d.resolveBinary(argv[0], env["PATH"]); err != nil {
 		return err
 	}
-	if err := d.S.Write(d.S.LaunchPath(), seat.LaunchFile{Argv: argv, Dir: d.Cfg.Workdir, Env: env}); err != nil {
+	if err := d.S.LaunchFile().Write(seat.LaunchFile{Argv: argv, Dir: d.Cfg.Workdir, Env: env}); err != nil {
 		return err
 	}
 	if d.Cfg.Shape == config.ShapeStep && !resume {
 		// A step seat's first session also starts from the handoff, if there is one.
 		if text, err := d.S.Handoff().Current(); err == nil {
-			if in, err := d.S.ReadInject(); err != nil || in.SessionID != d.sess.ID {
-				d.S.Write(d.S.InjectPath(), seat.Inject{SessionID: d.sess.ID, Hash: handoff.StableHash(text), Why: "first session of this step seat", At: d.now().UTC()})
+			if in, err := d.S.InjectFile().Read(); err != nil || in.SessionID != d.sess.ID {
+				d.S.InjectFile().Write(seat.Inject{SessionID: d.sess.ID, Hash: handoff.StableHash(text), Why: "first session of this step seat", At: d.now().UTC()})
 			}
 		}
 	}
@@ -155,21 +155,21 @@ func (d *Driver) resolveBinary(command, path string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if rec, rerr := d.S.ReadLaunchEnv(); rerr == nil && (rec.Binary != bin || rec.Command != command) {
+	if rec, rerr := d.S.LaunchEnvFile().Read(); rerr == nil && (rec.Binary != bin || rec.Command != command) {
 		if rec.Binary != "" && rec.Binary != bin {
 			// Not refused: an update or a PATH edit moves it too. Said, so a
 			// binary planted earlier on the PATH is visible in driver.log.
 			d.logf("harness binary changed since the last launch: %s -> %s", rec.Binary, bin)
 		}
 		rec.Binary, rec.Command = bin, command
-		if werr := d.S.Write(d.S.LaunchEnvPath(), rec); werr != nil {
+		if werr := d.S.LaunchEnvFile().Write(rec); werr != nil {
 			d.logf("launch-env.toml: %v", werr)
 		}
 	}
 	return bin, nil
 }
 
-func (d *Driver) saveSession() error { return d.S.Write(d.S.SessionPath(), d.sess) }
+func (d *Driver) saveSession() error { return d.S.SessionFile().Write(d.sess) }
 
 // setTmuxHooks asks tmux to tell the driver (through `pantty hook`) when the
 // pane dies and when a client attaches or detaches (relay mode). Each is also
@@ -328,7 +328,7 @@ func (d *Driver) relaunchNow() {
 		d.launchFailures++
 		d.lastExit = seat.HarnessExit{At: d.now().UTC(), Why: "relaunch failed", BeforeReady: true,
 			InARow: d.launchFailures, Lines: []string{err.Error()}, GaveUp: d.launchFailures >= seat.MaxLaunchFailures}
-		if err := d.S.Write(d.S.HarnessExitPath(), d.lastExit); err != nil {
+		if err := d.S.HarnessExitFile().Write(d.lastExit); err != nil {
 			d.logf("harness-exit.toml: %v", err)
 		}
 		if d.lastExit.GaveUp {

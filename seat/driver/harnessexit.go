@@ -90,7 +90,7 @@ func (d *Driver) noteExit(why string, pane *tmux.Pane, wasReady bool) bool {
 	}
 	h.GaveUp = d.launchFailures >= seat.MaxLaunchFailures
 	d.logf("harness exited (%s); its last words: %s", why, h.Words())
-	if err := d.S.Write(d.S.HarnessExitPath(), h); err != nil {
+	if err := d.S.HarnessExitFile().Write(h); err != nil {
 		d.logf("harness-exit.toml: %v", err)
 	}
 	d.lastExit = h

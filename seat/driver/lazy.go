@@ -100,8 +100,8 @@ func (d *Driver) injectsLater() bool {
 // first request after the compaction is recorded in that cycle's record, and
 // checked against the one materialized. It reports whether a cycle was waiting.
 func (d *Driver) recordLateInjection(ev seat.Event) bool {
-	var r seat.Cycle
-	if err := seat.ReadState(d.S.CyclePath(), &r); err != nil || r.State != "done" || r.Injected != "" || r.PostCompact == "" {
+	r, err := d.S.CycleFile().Read()
+	if err != nil || r.State != "done" || r.Injected != "" || r.PostCompact == "" {
 		return false
 	}
 	r.Injected, r.InjectedHash = ev.File, ev.Pantty["injected_hash"]
@@ -111,7 +111,7 @@ func (d *Driver) recordLateInjection(ev seat.Event) bool {
 	} else {
 		d.logf("compaction cycle %s: handoff %s re-injected with the first turn after it (%s)", r.ID, r.Hash, ev.File)
 	}
-	d.S.Write(d.S.CyclePath(), r)
+	d.S.CycleFile().Write(r)
 	d.S.Write(filepath.Join(d.S.ArtifactsDir(), "compact-"+r.ID+".toml"), r)
 	return true
 }

@@ -45,7 +45,7 @@ func (d *Driver) observeClients(why string) {
 // setMode records a mode switch atomically (mode.toml, latest wins).
 func (d *Driver) setMode(mode, why string, clients []string) {
 	d.mode = seat.Mode{Mode: mode, Since: d.now().UTC(), Why: why, Clients: clients}
-	if err := d.S.Write(d.S.ModePath(), d.mode); err != nil {
+	if err := d.S.ModeFile().Write(d.mode); err != nil {
 		d.logf("mode: %v", err)
 	}
 	d.logf("mode %s: %s", mode, why)
@@ -62,7 +62,7 @@ func (d *Driver) setMode(mode, why string, clients []string) {
 func (d *Driver) leaveRelay(why string) {
 	if draft := d.draft(); draft != "" {
 		d.mode = seat.Mode{Mode: seat.ModeDirect, Since: d.now().UTC(), Why: why, Draft: draft}
-		d.S.Write(d.S.ModePath(), d.mode)
+		d.S.ModeFile().Write(d.mode)
 		d.logf("relay ended but a draft is in the input box: holding the queue (%q)", seat.Truncate(draft, 80))
 		d.to(machine.DraftHeld, "a draft is in the input box: submit or clear it; pantty will not wipe it")
 		return
@@ -106,7 +106,7 @@ func (d *Driver) relayHolds() bool {
 
 // loadMode restores the recorded mode at driver start, then observes.
 func (d *Driver) loadMode() {
-	m, err := d.S.ReadMode()
+	m, err := d.S.ModeFile().Read()
 	if err == nil {
 		d.mode = m
 	} else if !errors.Is(err, fs.ErrNotExist) {

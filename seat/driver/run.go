@@ -53,7 +53,7 @@ func Run(home, name, pantty string) int {
 	}
 	// Launch the way the person's `seat start` recorded, whoever started this
 	// driver (cron's PATH=/usr/bin:/bin and no key must not reach the harness).
-	switch rec, err := s.ReadLaunchEnv(); {
+	switch rec, err := s.LaunchEnvFile().Read(); {
 	case err == nil:
 		seat.AdoptLaunchEnv(rec, cfg)
 		logger.Printf("driver: harness environment from launch-env.toml (recorded %s by %s)", rec.RecordedAt.Format(time.RFC3339), rec.By)

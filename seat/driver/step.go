@@ -33,7 +33,7 @@ func (d *Driver) recycleStep(next *inbox.Entry) {
 	d.sess.Generation++
 	d.sess.Why = fmt.Sprintf("step: a fresh session for %s (the previous step ran on %s)", next.Msg.ID, old)
 	d.sess.PaneID, d.sess.PanePID = "", 0
-	if err := d.S.Write(d.S.InjectPath(), seat.Inject{SessionID: d.sess.ID, Hash: rec.Hash, Why: d.sess.Why, At: now.UTC()}); err != nil {
+	if err := d.S.InjectFile().Write(seat.Inject{SessionID: d.sess.ID, Hash: rec.Hash, Why: d.sess.Why, At: now.UTC()}); err != nil {
 		d.logf("step inject: %v", err)
 	}
 	if err := d.saveSession(); err != nil {

@@ -208,7 +208,7 @@ func (d *Driver) updateCursor() {
 		return
 	}
 	c.Updated = d.now().UTC()
-	if err := d.S.Write(d.S.CursorPath(), c); err != nil {
+	if err := d.S.CursorFile().Write(c); err != nil {
 		d.logf("cursor: %v", err)
 	}
 }

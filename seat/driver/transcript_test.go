@@ -168,7 +168,7 @@ func TestADeliveryTranscript(t *testing.T) {
 	if st.State != inbox.StateProcessed || st.TurnEnd != "events/e2.json" || d.phase != machine.Idle {
 		t.Fatalf("after Stop: %+v, phase %s", st, d.phase)
 	}
-	c, err := d.S.ReadCursor()
+	c, err := d.S.CursorFile().Read()
 	if err != nil || c.ID != "m1" || c.State != inbox.StateProcessed || c.Closed != 1 {
 		t.Fatalf("cursor after m1: %+v (%v)", c, err)
 	}
@@ -342,7 +342,7 @@ func TestATransientFailureHoldsTheQueueUntilItsProbe(t *testing.T) {
 	if st.State != inbox.StateQueued || st.Reason != seat.ReasonTransient || st.Transients != 1 || !st.NotBefore.Equal(now.Add(time.Minute)) {
 		t.Fatalf("m1 after a 5xx: %+v", st)
 	}
-	hb, err := d.S.ReadHeartbeat()
+	hb, err := d.S.HeartbeatFile().Read()
 	if err != nil || hb.Fault != seat.FailTransient || !strings.Contains(hb.FaultCause, "500 Internal server error") || hb.Phase != seat.PhaseRetry {
 		t.Fatalf("heartbeat during the outage: %+v (%v)", hb, err)
 	}
@@ -363,7 +363,7 @@ func TestATransientFailureHoldsTheQueueUntilItsProbe(t *testing.T) {
 	if st := status(t, d, "m1"); st.State != inbox.StateProcessed {
 		t.Fatalf("m1 after its probe went through: %+v", st)
 	}
-	if hb, _ := d.S.ReadHeartbeat(); hb.Fault != "" {
+	if hb, _ := d.S.HeartbeatFile().Read(); hb.Fault != "" {
 		t.Fatalf("the outage outlived a turn that went through: %+v", hb)
 	}
 	deliverAndTake(t, d, pane, "p3")

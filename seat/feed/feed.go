@@ -154,11 +154,11 @@ func resubmittedAt(s seat.Seat, id string) (time.Time, bool) {
 // time of its last change, so each change is one event with a stable time.
 func SeatEvents(s seat.Seat) []Event {
 	var out []Event
-	if m, err := s.ReadMode(); err == nil && !m.Since.IsZero() {
+	if m, err := s.ModeFile().Read(); err == nil && !m.Since.IsZero() {
 		out = append(out, Event{V: Version, At: m.Since.UTC(), Seat: s.Name, Type: TypeMode, Mode: m.Mode, Why: m.Why,
 			key: s.Name + "/-/mode/" + m.Mode})
 	}
-	if in, err := s.ReadIntent(); err == nil && !in.At.IsZero() {
+	if in, err := s.IntentFile().Read(); err == nil && !in.At.IsZero() {
 		out = append(out, Event{V: Version, At: in.At.UTC(), Seat: s.Name, Type: TypeIntent, Want: in.Want, By: in.By,
 			key: s.Name + "/-/intent/" + in.Want})
 	}

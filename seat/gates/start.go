@@ -128,7 +128,7 @@ func automated(policy string) bool {
 // command resolved on this process's PATH; "" when there is none to ask.
 func seatBinary(home string, cfg config.Config) string {
 	if s, err := seat.Existing(home, cfg.Name); err == nil {
-		if rec, err := s.ReadLaunchEnv(); err == nil && rec.Binary != "" {
+		if rec, err := s.LaunchEnvFile().Read(); err == nil && rec.Binary != "" {
 			return rec.Binary
 		}
 	}

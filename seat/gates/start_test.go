@@ -30,10 +30,10 @@ func TestSeatStartRefusesResidentWhereCompactionGateFails(t *testing.T) {
 			t.Errorf("stderr does not say %q:\n%s", want, r.Stderr)
 		}
 	}
-	if _, err := h.Seat().ReadIntent(); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := h.Seat().IntentFile().Read(); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("a refused start wrote intent.toml (%v)", err)
 	}
-	if _, err := h.Seat().ReadOwner(); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := h.Seat().OwnerFile().Read(); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("a refused start left an owner (%v)", err)
 	}
 	if h.ServerRunning() {

@@ -35,7 +35,7 @@ func hookSeat(t *testing.T) seat.Seat {
 	if err := seat.InitConfig(s, "gemini-cli", work, map[string]string{"GEMINI_CLI_HOME": home}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Write(s.SessionPath(), seat.Session{Harness: "gemini-cli", ID: recorded}); err != nil {
+	if err := s.SessionFile().Write(seat.Session{Harness: "gemini-cli", ID: recorded}); err != nil {
 		t.Fatal(err)
 	}
 	return s

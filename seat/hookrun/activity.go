@@ -32,5 +32,5 @@ func activityHook(s seat.Seat, kind string, payload []byte, now time.Time) {
 	case p.Input["pattern"] != nil:
 		a.What = seat.Cut(seat.Redact(fmt.Sprint(p.Input["pattern"])), 80)
 	}
-	_ = s.Write(s.ActivityPath(), a)
+	_ = s.ActivityFile().Write(a)
 }

@@ -64,7 +64,7 @@ func Run(home, name string, statusLine bool, tmuxEvent string, stdin io.Reader, 
 	case kind == seat.EvSessionStart && f.Source == "startup":
 		// A step's fresh session starts with the handoff (handoff/inject.toml
 		// names the session that must get it).
-		if in, err := s.ReadInject(); err == nil && in.SessionID == f.SessionID {
+		if in, err := s.InjectFile().Read(); err == nil && in.SessionID == f.SessionID {
 			if text, err := s.Handoff().Current(); err == nil {
 				fmt.Fprint(stdout, text)
 				note["injected_hash"] = handoff.StableHash(text)
@@ -94,7 +94,7 @@ func Run(home, name string, statusLine bool, tmuxEvent string, stdin io.Reader, 
 // exit 2 blocks the compaction: losing the procedure detail is worse than a
 // full context.
 func preCompact(s seat.Seat, f seat.HookFields, now time.Time, note map[string]string, stderr io.Writer) int {
-	if c, err := s.ReadCycle(); err == nil && c.State == "requested" && now.Sub(c.Requested) < seat.CycleFresh {
+	if c, err := s.CycleFile().Read(); err == nil && c.State == "requested" && now.Sub(c.Requested) < seat.CycleFresh {
 		note["materialized_by"] = "cycle " + c.ID
 		return 0
 	}

@@ -184,7 +184,7 @@ func (r *contractRun) freshReading(since time.Time) (seat.Context, error) {
 	var c seat.Context
 	err := r.th.s.WaitUntil(opLimit/4, func() bool {
 		var err error
-		c, err = r.th.s.ReadContext()
+		c, err = r.th.s.ContextFile().Read()
 		return err == nil && c.FloorSource != "" && c.ReadAt.After(since)
 	})
 	if err != nil {
@@ -255,7 +255,7 @@ func (r *contractRun) compaction() (seat.ContractRow, string, error) {
 	if err != nil {
 		res = seat.Result{Error: err.Error()} // the driver's answer: the cycle failed
 	}
-	cyc, _ := s.ReadCycle()
+	cyc, _ := s.CycleFile().Read()
 	cycleEnd := time.Now()
 	const after = "contract-after-compact"
 	next, err := r.send(after, "pantty contract: the first message after a compaction")
@@ -281,7 +281,7 @@ func (r *contractRun) compaction() (seat.ContractRow, string, error) {
 // and the next message is processed in it.
 func (r *contractRun) resume() (seat.ContractRow, string, error) {
 	s := r.th.s
-	before, err := s.ReadSession()
+	before, err := s.SessionFile().Read()
 	if err != nil {
 		return seat.ContractRow{}, "", err
 	}
@@ -289,8 +289,8 @@ func (r *contractRun) resume() (seat.ContractRow, string, error) {
 	var now seat.Session
 	if err := s.WaitUntil(opLimit, func() bool {
 		var err error
-		now, err = s.ReadSession()
-		hb, herr := s.ReadHeartbeat()
+		now, err = s.SessionFile().Read()
+		hb, herr := s.HeartbeatFile().Read()
 		return err == nil && herr == nil && now.PanePID != before.PanePID && hb.Phase == seat.PhaseIdle
 	}); err != nil {
 		return seat.ContractRow{}, "", fmt.Errorf("no relaunch after the harness was killed: %w", err)
@@ -348,7 +348,7 @@ func (r *contractRun) liveness() (seat.ContractRow, string, error) {
 			return true
 		default:
 		}
-		hb, _ = s.ReadHeartbeat()
+		hb, _ = s.HeartbeatFile().Read()
 		return hb.Fault != ""
 	})
 	detected := time.Since(began)

@@ -36,7 +36,7 @@ func NewRawPaster(s seat.Seat, token string) (*RawPaster, error) {
 	if err := seat.ReadState(markerPath(s), &m); err != nil || m.Token == "" || m.Token != token {
 		return nil, fmt.Errorf("raw paster refuses seat %q: it was not created by this measurement", s.Name)
 	}
-	sess, err := s.ReadSession()
+	sess, err := s.SessionFile().Read()
 	if err != nil {
 		return nil, err
 	}

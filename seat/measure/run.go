@@ -187,7 +187,7 @@ func (th *throwaway) close() {
 		if _, live, _ := th.s.LiveOwner(); live {
 			th.s.Ask(seat.Request{Kind: seat.CtlStop}, 20*time.Second)
 		}
-		if sess, err := th.s.ReadSession(); err == nil {
+		if sess, err := th.s.SessionFile().Read(); err == nil {
 			seat.KillGroup(sess.PanePID)
 		}
 	}

@@ -192,7 +192,7 @@ func (r *E2ERig) CursorAt(id, state string) inbox.Cursor {
 	var c inbox.Cursor
 	r.WaitFor(fmt.Sprintf("the cursor at %s (%s)", id, state), 5*time.Second, func() bool {
 		var err error
-		c, err = r.Seat().ReadCursor()
+		c, err = r.Seat().CursorFile().Read()
 		return err == nil && c.ID == id && c.State == state
 	})
 	return c
@@ -259,10 +259,10 @@ func (s E2E) exactlyOnce(t *testing.T) {
 	first, _ := r.Request("m01")
 	end, _ := r.Request(last)
 	r.WaitFor("a context reading of the last turn", 10*time.Second, func() bool {
-		c, err := r.Seat().ReadContext()
+		c, err := r.Seat().ContextFile().Read()
 		return err == nil && c.Occupancy == end.Input
 	})
-	c, _ := r.Seat().ReadContext()
+	c, _ := r.Seat().ContextFile().Read()
 	if c.SessionID != sess.ID || c.Floor != first.Input || c.Reclaimable != end.Input-first.Input || c.Window <= 0 ||
 		!strings.Contains(c.Source, s.ContextSource) {
 		t.Fatalf("context.toml %+v: want occupancy %d, floor %d (the first request), a window, source %q", c, end.Input, first.Input, s.ContextSource)
@@ -421,7 +421,7 @@ func (s E2E) resume(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.WaitFor("the harness relaunched", 90*time.Second, func() bool {
-		s, err := r.Seat().ReadSession()
+		s, err := r.Seat().SessionFile().Read()
 		return err == nil && s.Launches > before.Launches && s.PanePID != before.PanePID
 	})
 	r.Send("k2", "what did I say?")
@@ -430,8 +430,8 @@ func (s E2E) resume(t *testing.T) {
 	if after.ID != before.ID || after.Generation != before.Generation || !after.Resumed {
 		t.Fatalf("session before %+v, after %+v: want the same session and generation, resumed", before, after)
 	}
-	var lf seat.LaunchFile
-	if err := seat.ReadState(r.Seat().LaunchPath(), &lf); err != nil {
+	lf, err := r.Seat().LaunchFile().Read()
+	if err != nil {
 		t.Fatal(err)
 	}
 	if err := s.ResumeArgv(r.Harness, before.ID, strings.Join(lf.Argv, " ")); err != nil {
@@ -467,7 +467,7 @@ func (s E2E) cycle(t *testing.T) {
 	if res := r.Run("seat", "compact", r.Name); res.Code != 0 {
 		t.Fatalf("seat compact: %s\n%s", res, r.DriverLog())
 	}
-	cyc, err := r.Seat().ReadCycle()
+	cyc, err := r.Seat().CycleFile().Read()
 	if err != nil || cyc.State != "done" || cyc.PreCompact == "" || cyc.PostCompact == "" || cyc.Hash == "" {
 		t.Fatalf("cycle record: %+v %v", cyc, err)
 	}
@@ -489,7 +489,7 @@ func (s E2E) cycle(t *testing.T) {
 		t.Fatalf("the first request after the compaction did not carry the handoff: context=%q", c)
 	}
 	r.WaitFor("the injection recorded in the cycle", 10*time.Second, func() bool {
-		c, err := r.Seat().ReadCycle()
+		c, err := r.Seat().CycleFile().Read()
 		return err == nil && c.Injected != "" && c.InjectedHash == c.Hash && c.Error == ""
 	})
 	starts := 0

@@ -78,7 +78,7 @@ func (s E2E) cron(t *testing.T) {
 		// next run looks again and must find the seat ok, untouched.
 		t.Logf("first sweep: %s; sweeping again as cron's next run would", sr.Result)
 		r.WaitFor("the revived harness to come up", 60*time.Second, func() bool {
-			hb, err := r.Seat().ReadHeartbeat()
+			hb, err := r.Seat().HeartbeatFile().Read()
 			return err == nil && hb.Phase == seat.PhaseIdle
 		})
 		rep, res = r.BareSweep(t)
@@ -91,8 +91,8 @@ func (s E2E) cron(t *testing.T) {
 	if got := r.Session().ID; got != sess.ID {
 		t.Fatalf("revived on session %s, want the same session %s", got, sess.ID)
 	}
-	var lf seat.LaunchFile
-	if err := seat.ReadState(r.Seat().LaunchPath(), &lf); err != nil {
+	lf, err := r.Seat().LaunchFile().Read()
+	if err != nil {
 		t.Fatal(err)
 	}
 	if lf.Argv[0] != cs.Binary || !strings.HasPrefix(lf.Env["PATH"], cs.Shell["PATH"]) {
@@ -141,7 +141,7 @@ func (s E2E) cannotStart(t *testing.T) {
 	if res.Code != 1 || !strings.Contains(res.Stderr, s.BadWords) {
 		t.Fatalf("seat start of a harness that exits at launch: want exit 1 with %q, got %s\ndriver.log:\n%s", s.BadWords, res, r.DriverLog())
 	}
-	ex, err := r.Seat().ReadHarnessExit()
+	ex, err := r.Seat().HarnessExitFile().Read()
 	if err != nil || !ex.GaveUp || ex.InARow != seat.MaxLaunchFailures || !strings.Contains(ex.Words(), s.BadWords) {
 		t.Fatalf("harness-exit.toml: %+v (%v)", ex, err)
 	}

@@ -136,7 +136,7 @@ func (h *Harness) RunOutage(o Outage, ids ...string) {
 		}
 	}
 	h.WaitFor("the seat to report the outage over", outageWait, func() bool {
-		hb, err := h.Seat().ReadHeartbeat()
+		hb, err := h.Seat().HeartbeatFile().Read()
 		return err == nil && hb.Fault == ""
 	})
 }
@@ -144,7 +144,7 @@ func (h *Harness) RunOutage(o Outage, ids ...string) {
 // reportsOutage reports whether the seat's records show the outage: the
 // heartbeat's fault for means and transient, the provider block for a refusal.
 func (h *Harness) reportsOutage(o Outage) bool {
-	hb, err := h.Seat().ReadHeartbeat()
+	hb, err := h.Seat().HeartbeatFile().Read()
 	if err != nil {
 		return false
 	}

@@ -223,7 +223,7 @@ func (h *Harness) DriverLog() string {
 
 // Owner returns owner.toml.
 func (h *Harness) Owner() seat.Owner {
-	o, err := h.Seat().ReadOwner()
+	o, err := h.Seat().OwnerFile().Read()
 	if err != nil {
 		h.T.Fatalf("owner.toml: %v", err)
 	}
@@ -232,7 +232,7 @@ func (h *Harness) Owner() seat.Owner {
 
 // Session returns session.toml.
 func (h *Harness) Session() seat.Session {
-	s, err := h.Seat().ReadSession()
+	s, err := h.Seat().SessionFile().Read()
 	if err != nil {
 		h.T.Fatalf("session.toml: %v", err)
 	}
@@ -300,7 +300,7 @@ func (h *Harness) cleanup() {
 			syscall.Kill(o.PID, syscall.SIGKILL)
 		}
 	}
-	if sess, err := s.ReadSession(); err == nil {
+	if sess, err := s.SessionFile().Read(); err == nil {
 		seat.KillGroup(sess.PanePID)
 	}
 	h.killServer()
@@ -458,7 +458,7 @@ func (h *Harness) WaitState(id, state string, limit time.Duration) inbox.Status 
 // Cursor reads cursor.toml.
 func (h *Harness) Cursor() inbox.Cursor {
 	h.T.Helper()
-	c, err := h.Seat().ReadCursor()
+	c, err := h.Seat().CursorFile().Read()
 	if err != nil {
 		h.T.Fatalf("cursor.toml: %v", err)
 	}

@@ -142,7 +142,7 @@ func TestStatusOfARunningSimSeat(t *testing.T) {
 	h.WaitFinal(30*time.Second, "m1")
 	s := h.Seat()
 	h.WaitFor("a context reading with a floor", 30*time.Second, func() bool {
-		c, err := s.ReadContext()
+		c, err := s.ContextFile().Read()
 		return err == nil && c.FloorSource != ""
 	})
 

@@ -92,7 +92,7 @@ func (r Reader) row(s seat.Seat, now time.Time) Row {
 	var cfg config.Config
 	cfgErr := seat.ReadState(s.ConfigPath(), &cfg)
 
-	sess, sessErr := s.ReadSession()
+	sess, sessErr := s.SessionFile().Read()
 	haveSess := sessErr == nil && sess.ID != ""
 	evs := newEvents(s)
 	row.Session = readSession(s, evs, sess, sessErr, now)
@@ -100,7 +100,7 @@ func (r Reader) row(s seat.Seat, now time.Time) Row {
 	row.Shape = readShape(cfg, cfgErr)
 	row.Intent = readIntent(s, now)
 
-	owner, ownerErr := s.ReadOwner()
+	owner, ownerErr := s.OwnerFile().Read()
 	row.Driver = readDriver(owner, ownerErr, now)
 	row.Heartbeat = readHeartbeat(s, owner, ownerErr, now)
 
@@ -110,7 +110,7 @@ func (r Reader) row(s seat.Seat, now time.Time) Row {
 	row.InFlight = readInFlight(inbox.Open, entErr, now)
 	row.Cursor = readCursor(s, inbox, entErr, now)
 
-	ctx, ctxErr := s.ReadContext()
+	ctx, ctxErr := s.ContextFile().Read()
 	turnEnd := readLastTurnEnd(evs, sess, haveSess, s, inbox, ctx, ctxErr, now)
 	row.LastTurnEnd = turnEnd
 	row.Context = readContext(ctx, ctxErr, sess, haveSess, turnEnd, now)
@@ -129,7 +129,7 @@ func (r Reader) row(s seat.Seat, now time.Time) Row {
 }
 
 func readDone(s seat.Seat, now time.Time) Done {
-	c, err := s.ReadCleanup()
+	c, err := s.CleanupFile().Read()
 	if errors.Is(err, fs.ErrNotExist) {
 		return Done{Meta: Meta{State: Known, Bound: "cleanup.toml absent: no seat done pending"}, Pending: ptr(false), Attempts: ptr(0), LastError: ptr("")}
 	}
@@ -184,7 +184,7 @@ func readShape(cfg config.Config, cfgErr error) Text {
 }
 
 func readIntent(s seat.Seat, now time.Time) Text {
-	in, err := s.ReadIntent()
+	in, err := s.IntentFile().Read()
 	if err != nil {
 		return Text{Meta: missing(err, "no intent.toml: the seat was never started or stopped")}
 	}
@@ -224,8 +224,8 @@ func readSession(s seat.Seat, evs *events, sess seat.Session, err error, now tim
 // pantty-chosen id is on the launch argv; an id the harness assigned itself is
 // not, and the driver recorded it from the harness's first turn end.
 func howBound(s seat.Seat, id string) string {
-	var l seat.LaunchFile
-	if err := seat.ReadState(s.LaunchPath(), &l); err != nil {
+	l, err := s.LaunchFile().Read()
+	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return "no launch.toml shows how the harness got it"
 		}
@@ -270,7 +270,7 @@ func readDriver(o seat.Owner, err error, now time.Time) Driver {
 }
 
 func readHeartbeat(s seat.Seat, o seat.Owner, ownerErr error, now time.Time) Heartbeat {
-	hb, err := s.ReadHeartbeat()
+	hb, err := s.HeartbeatFile().Read()
 	if err != nil {
 		return Heartbeat{Meta: missing(err, "no heartbeat.toml: no driver loop has beaten")}
 	}

@@ -23,7 +23,7 @@ func readLadder(s seat.Seat, now time.Time) Ladder {
 	bound := "launch.toml env " + config.RungEnv + " (the rung the pane was last launched on)"
 	why := ""
 	var at time.Time
-	rec, err := s.ReadRecovery()
+	rec, err := s.RecoveryFile().Read()
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		why = "floor: no recover record (recovery.toml absent: recover has never had to act on this seat)"
@@ -127,7 +127,7 @@ func readWaits(s seat.Seat, cfg config.Config, cfgErr error, es []inbox.Entry, e
 }
 
 func readCompaction(s seat.Seat, now time.Time) Compaction {
-	c, err := s.ReadCycle()
+	c, err := s.CycleFile().Read()
 	if err != nil {
 		return Compaction{Meta: missing(err, "no handoff/cycle.toml: no compaction cycle has run")}
 	}
@@ -159,7 +159,7 @@ func readMode(s seat.Seat, cfg config.Config, cfgErr error, now time.Time) Text 
 	if cfgErr == nil && cfg.Relay == config.RelayIgnore {
 		return Text{Meta: Meta{State: Known, Bound: "seat.toml relay = \"ignore\": people attach only to watch"}, Value: ptr(seat.ModeDirect)}
 	}
-	m, err := s.ReadMode()
+	m, err := s.ModeFile().Read()
 	if err != nil {
 		return Text{Meta: missing(err, "no mode.toml: no person has been observed at the pane")}
 	}
@@ -174,7 +174,7 @@ func readMode(s seat.Seat, cfg config.Config, cfgErr error, now time.Time) Text 
 // captured from the pane before any respawn): stale once the harness was
 // launched again after it, because the words then describe an earlier launch.
 func readLastExit(s seat.Seat, sess seat.Session, haveSess bool, now time.Time) Text {
-	x, err := s.ReadHarnessExit()
+	x, err := s.HarnessExitFile().Read()
 	if err != nil {
 		return Text{Meta: missing(err, "no harness-exit.toml: the harness has not been seen to exit")}
 	}
@@ -192,7 +192,7 @@ func readLastExit(s seat.Seat, sess seat.Session, haveSess bool, now time.Time) 
 // readIsolation reports what the last launch recorded in authority.toml: the
 // sandbox as it was probed then, not what seat.toml asks for.
 func readIsolation(s seat.Seat, now time.Time) Text {
-	a, err := s.ReadAuthority()
+	a, err := s.AuthorityFile().Read()
 	if err != nil {
 		return Text{Meta: missing(err, "no authority.toml: the harness was not launched by this version of pantty")}
 	}
@@ -205,7 +205,7 @@ func readActivity(s seat.Seat, cfg config.Config, cfgErr error, sess seat.Sessio
 	if cfgErr == nil && !cfg.Activity {
 		return Activity{Meta: Meta{State: Unknown, Why: "activity is off in seat.toml (turning it on takes effect at the harness's next launch)"}}
 	}
-	a, err := s.ReadActivity()
+	a, err := s.ActivityFile().Read()
 	if err != nil {
 		why := "no activity.toml: no tool call recorded"
 		if haveSess && !sess.LaunchedAt.IsZero() {

@@ -117,7 +117,7 @@ func readInFlight(es []inbox.Entry, err error, now time.Time) InFlight {
 }
 
 func readCursor(s seat.Seat, v inbox.View, entErr error, now time.Time) Cursor {
-	c, err := s.ReadCursor()
+	c, err := s.CursorFile().Read()
 	if err != nil {
 		return Cursor{Meta: missing(err, "no cursor.toml: no message has been closed yet")}
 	}

@@ -128,7 +128,7 @@ func (set *Set) Beat() error {
 	for i, s := range set.seats {
 		hb := set.hb[i]
 		hb.At = now
-		if err := s.Write(s.HeartbeatPath(), hb); err != nil {
+		if err := s.HeartbeatFile().Write(hb); err != nil {
 			return err
 		}
 	}
