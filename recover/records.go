@@ -10,6 +10,7 @@ import (
 
 	"github.com/gofrs/flock"
 	"github.com/pantty/pantty/internal/fsatomic"
+	"github.com/pantty/pantty/internal/statedir"
 	"github.com/pantty/pantty/seat"
 )
 
@@ -37,11 +38,14 @@ type Health struct {
 // HealthPath is health.toml of s.
 func HealthPath(s seat.Seat) string { return filepath.Join(s.Dir, "health.toml") }
 
-// ReadHealth reads health.toml; a missing file wraps fs.ErrNotExist.
-func ReadHealth(s seat.Seat) (Health, error) {
-	var h Health
-	return h, seat.ReadState(HealthPath(s), &h)
+// HealthFile is health.toml of s bound to its record (statedir): recover
+// alone writes it.
+func HealthFile(s seat.Seat) statedir.File[Health] {
+	return statedir.Bind[Health](s.TmpDir(), HealthPath(s), seat.ReadRegular)
 }
+
+// ReadHealth reads health.toml; a missing file wraps fs.ErrNotExist.
+func ReadHealth(s seat.Seat) (Health, error) { return HealthFile(s).Read() }
 
 // LastSweepPath is $PANTTY_HOME/recover-last.toml.
 func LastSweepPath(home string) string { return filepath.Join(home, "recover-last.toml") }

@@ -300,7 +300,7 @@ func (sw *sweeper) handle(o *observation) SeatReport {
 			h.Since = sw.now.UTC()
 		}
 	}
-	if err := o.s.Write(HealthPath(o.s), h); err != nil {
+	if err := HealthFile(o.s).Write(h); err != nil {
 		r.Result = strings.TrimPrefix(r.Result+"; recording health.toml failed: "+err.Error(), "; ")
 	}
 	return r

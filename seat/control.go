@@ -14,6 +14,7 @@ import (
 	"github.com/fsnotify/fsnotify"
 	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/internal/guard"
+	"github.com/pantty/pantty/internal/statedir"
 )
 
 // Control request kinds: every command other than the driver that wants something
@@ -102,13 +103,10 @@ func (s Seat) Ask(r Request, timeout time.Duration) (Result, error) {
 	if err := s.Ensure(); err != nil {
 		return Result{}, err
 	}
-	donePath := filepath.Join(s.ControlDoneDir(), r.ID+".toml")
-	var res Result
-	err := awaitFile(donePath, timeout, &res, func() error {
-		return s.Write(filepath.Join(s.ControlDir(), r.ID+".toml"), r)
-	})
+	req := s.RequestFile(r.ID)
+	res, err := awaitFile(s.ResultFile(r.ID), timeout, func() error { return req.Write(r) })
 	if errors.Is(err, errNoAnswer) {
-		os.Remove(filepath.Join(s.ControlDir(), r.ID+".toml"))
+		os.Remove(req.Path())
 		return Result{}, fmt.Errorf("%w: seat %q: the driver did not answer the %s request within %s", ErrUnobservable, s.Name, r.Kind, timeout)
 	}
 	if err == nil && !res.OK && res.Unknown {
@@ -123,36 +121,37 @@ func (s Seat) Ask(r Request, timeout time.Duration) (Result, error) {
 // errNoAnswer is awaitFile's timeout.
 var errNoAnswer = errors.New("no answer")
 
-// awaitFile runs send, then waits up to timeout for the state file at path and
-// decodes it into v. It watches path's directory before sending and checks
-// after, so an answer written in between is not missed.
-func awaitFile(path string, timeout time.Duration, v any, send func() error) error {
+// awaitFile runs send, then waits up to timeout for the answer file f and
+// reads it. It watches f's directory before sending and checks after, so an
+// answer written in between is not missed.
+func awaitFile[T any](f statedir.File[T], timeout time.Duration, send func() error) (T, error) {
+	var zero T
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
-		return err
+		return zero, err
 	}
 	defer w.Close()
-	if err := w.Add(filepath.Dir(path)); err != nil {
-		return err
+	if err := w.Add(filepath.Dir(f.Path())); err != nil {
+		return zero, err
 	}
 	if err := send(); err != nil {
-		return err
+		return zero, err
 	}
 	deadline := time.NewTimer(timeout)
 	defer deadline.Stop()
 	for {
-		err := ReadState(path, v)
+		v, err := f.Read()
 		if !errors.Is(err, fs.ErrNotExist) {
-			return err
+			return v, err
 		}
 		select {
 		case <-w.Events:
 		case err := <-w.Errors:
 			if err != nil && !errors.Is(err, fsnotify.ErrEventOverflow) {
-				return err
+				return zero, err
 			}
 		case <-deadline.C:
-			return errNoAnswer
+			return zero, errNoAnswer
 		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/pantty/pantty/handoff"
 	"github.com/pantty/pantty/internal/fsafe"
 	"github.com/pantty/pantty/internal/fsatomic"
+	"github.com/pantty/pantty/internal/statedir"
 )
 
 // The drop directory is how a seat's own model reaches its driver when OS
@@ -66,8 +67,8 @@ func SendDrop(dir string, r DropRequest) (DropAnswer, error) {
 	if err := toml.NewEncoder(&b).Encode(r); err != nil {
 		return DropAnswer{}, err
 	}
-	var ans DropAnswer
-	err := awaitFile(filepath.Join(dir, id+".done"), dropTimeout, &ans, func() error {
+	done := statedir.Bind[DropAnswer](dir, filepath.Join(dir, id+".done"), ReadRegular)
+	ans, err := awaitFile(done, dropTimeout, func() error {
 		// Written under a dot name and renamed: the driver takes only whole .req files.
 		return fsatomic.WriteFile(dir, filepath.Join(dir, id+".req"), b.Bytes())
 	})

@@ -149,9 +149,6 @@ func (s Seat) Ensure() error {
 	return nil
 }
 
-// Write writes one of the seat's state files atomically (temp file in tmp/).
-func (s Seat) Write(path string, v any) error { return fsatomic.WriteState(s.TmpDir(), path, v) }
-
 // WriteRaw writes bytes atomically (for JSON and text state).
 func (s Seat) WriteRaw(path string, data []byte) error {
 	return fsatomic.WriteFile(s.TmpDir(), path, data)

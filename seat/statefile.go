@@ -2,6 +2,7 @@ package seat
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/pantty/pantty/internal/fsatomic"
 	"github.com/pantty/pantty/internal/inbox"
@@ -83,4 +84,48 @@ func (s Seat) OwnerFile() statedir.File[Owner] {
 		}
 		return nil
 	})
+}
+
+// The files a seat keeps one of per request, message attempt or event. Their
+// names are the file format: readers glob them (`seat show`, the feed, prune).
+
+// RequestFile is control/<id>.toml: a control request waiting for the driver.
+func (s Seat) RequestFile(id string) statedir.File[Request] {
+	return bind[Request](s, s.path("control", id+".toml"))
+}
+
+// ResultFile is control/done/<id>.toml: the driver's answer to request id.
+func (s Seat) ResultFile(id string) statedir.File[Result] {
+	return bind[Result](s, s.path("control", "done", id+".toml"))
+}
+
+// ArtifactFile is artifacts/<id>.<attempt>.toml: exactly what one attempt of
+// message id pasted.
+func (s Seat) ArtifactFile(id string, attempt int) statedir.File[Artifact] {
+	return bind[Artifact](s, s.path("artifacts", fmt.Sprintf("%s.%d.toml", id, attempt)))
+}
+
+// CompactRecordFile is artifacts/compact-<cycle>.toml: one compaction cycle's
+// record, kept after handoff/cycle.toml moves on to the next.
+func (s Seat) CompactRecordFile(cycle string) statedir.File[Cycle] {
+	return bind[Cycle](s, s.path("artifacts", "compact-"+cycle+".toml"))
+}
+
+// RefreshFile is artifacts/refresh-<unix ns>.toml: one refresh decision.
+func (s Seat) RefreshFile(at time.Time) statedir.File[RefreshDecision] {
+	return bind[RefreshDecision](s, s.path("artifacts", fmt.Sprintf("refresh-%d.toml", at.UnixNano())))
+}
+
+// CommandFile is artifacts/command-<unix ns>.toml: one command the command
+// door ran.
+func (s Seat) CommandFile(at time.Time) statedir.File[CommandRecord] {
+	return bind[CommandRecord](s, s.path("artifacts", fmt.Sprintf("command-%d.toml", at.UnixNano())))
+}
+
+// CommandRecord is what the command door records of each command it runs
+// (CommandFile): only an adapter authors one.
+type CommandRecord struct {
+	Command string    `toml:"command"`
+	Author  string    `toml:"author"`
+	At      time.Time `toml:"at"`
 }

@@ -76,10 +76,6 @@ func absent(n int, err error) (int, error) {
 
 func atoi(s string) int { n, _ := strconv.Atoi(strings.TrimSuffix(s, pad)); return n }
 
-func seatFile(s seat.Seat, p ...string) string {
-	return filepath.Join(append([]string{s.Dir}, p...)...)
-}
-
 var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 
 // writers lists every state file pantty writes (docs/state.md), each with the
@@ -140,7 +136,7 @@ var writers = []writer{
 		return version(h.PID, err)
 	}},
 	{name: "context.toml", write: func(s seat.Seat, v int) error {
-		return s.Write(seatFile(s, "context.toml"), seat.Context{Occupancy: v, Source: pad, ReadAt: t0})
+		return s.ContextFile().Write(seat.Context{Occupancy: v, Source: pad, ReadAt: t0})
 	}, read: func(s seat.Seat) (int, error) {
 		c, err := s.ContextFile().Read()
 		if err == nil && c.Source != pad {
@@ -149,7 +145,7 @@ var writers = []writer{
 		return version(c.Occupancy, err)
 	}},
 	{name: "handoff/cycle.toml", write: func(s seat.Seat, v int) error {
-		return s.Write(seatFile(s, "handoff", "cycle.toml"), seat.Cycle{ID: strconv.Itoa(v), State: "requested", Reason: pad, Requested: t0})
+		return s.CycleFile().Write(seat.Cycle{ID: strconv.Itoa(v), State: "requested", Reason: pad, Requested: t0})
 	}, read: func(s seat.Seat) (int, error) {
 		c, err := s.CycleFile().Read()
 		if err == nil && c.Reason != pad {
@@ -158,7 +154,7 @@ var writers = []writer{
 		return version(atoi(c.ID), err)
 	}},
 	{name: "handoff/inject.toml", write: func(s seat.Seat, v int) error {
-		return s.Write(seatFile(s, "handoff", "inject.toml"), seat.Inject{SessionID: strconv.Itoa(v), Why: pad, At: t0})
+		return s.InjectFile().Write(seat.Inject{SessionID: strconv.Itoa(v), Why: pad, At: t0})
 	}, read: func(s seat.Seat) (int, error) {
 		in, err := s.InjectFile().Read()
 		if err == nil && in.Why != pad {
@@ -167,13 +163,13 @@ var writers = []writer{
 		return version(atoi(in.SessionID), err)
 	}},
 	{name: "mode.toml", write: func(s seat.Seat, v int) error {
-		return s.Write(seatFile(s, "mode.toml"), seat.Mode{Mode: "direct", Since: t0, Why: strconv.Itoa(v) + pad})
+		return s.ModeFile().Write(seat.Mode{Mode: "direct", Since: t0, Why: strconv.Itoa(v) + pad})
 	}, read: func(s seat.Seat) (int, error) {
 		m, err := s.ModeFile().Read()
 		return version(atoi(m.Why), err)
 	}},
 	{name: "activity.toml", write: func(s seat.Seat, v int) error {
-		return s.Write(seatFile(s, "activity.toml"), seat.Activity{Tool: "Bash", What: strconv.Itoa(v) + pad, Phase: "pre", At: t0})
+		return s.ActivityFile().Write(seat.Activity{Tool: "Bash", What: strconv.Itoa(v) + pad, Phase: "pre", At: t0})
 	}, read: func(s seat.Seat) (int, error) {
 		a, err := s.ActivityFile().Read()
 		return version(atoi(a.What), err)
@@ -206,7 +202,7 @@ var writers = []writer{
 		return version(atoi(lf.Dir), err)
 	}},
 	{name: "health.toml (recover)", write: func(s seat.Seat, v int) error {
-		return s.Write(recover.HealthPath(s), recover.Health{At: t0, Verdict: "ok", Reason: pad, Launches: v})
+		return recover.HealthFile(s).Write(recover.Health{At: t0, Verdict: "ok", Reason: pad, Launches: v})
 	}, read: func(s seat.Seat) (int, error) {
 		h, err := recover.ReadHealth(s)
 		if err == nil && h.Reason != pad {
@@ -314,7 +310,7 @@ var writers = []writer{
 		return absent(atoi(m.Text), err)
 	}},
 	{name: "control/<id>.toml", create: true, write: func(s seat.Seat, v int) error {
-		return s.Write(filepath.Join(s.ControlDir(), "c1.toml"), seat.Request{ID: "c1", Kind: seat.CtlStop, Args: pad, FromPID: v, At: t0})
+		return s.RequestFile("c1").Write(seat.Request{ID: "c1", Kind: seat.CtlStop, Args: pad, FromPID: v, At: t0})
 	}, read: func(s seat.Seat) (int, error) {
 		var r seat.Request
 		err := seat.ReadState(filepath.Join(s.ControlDir(), "c1.toml"), &r)

@@ -141,7 +141,7 @@ func (d *Driver) endCycle(state, errText string) {
 	r := &d.cycle.rec
 	r.State, r.Error, r.Ended = state, errText, d.now().UTC()
 	d.writeCycle()
-	if err := d.S.Write(filepath.Join(d.S.ArtifactsDir(), "compact-"+r.ID+".toml"), *r); err != nil {
+	if err := d.S.CompactRecordFile(r.ID).Write(*r); err != nil {
 		d.logf("cycle artifact: %v", err)
 	}
 	d.logf("compaction cycle %s %s %s", r.ID, state, errText)
@@ -206,11 +206,10 @@ func (d *Driver) applyReading(r seat.StatusReading, source string, at time.Time)
 
 // recordAfter stores the first occupancy read after a finished cycle in its record.
 func (d *Driver) recordAfter(occ int) {
-	path := filepath.Join(d.S.ArtifactsDir(), "compact-"+d.lastCycle+".toml")
-	var r seat.Cycle
-	if err := seat.ReadState(path, &r); err == nil && r.After == 0 {
+	rec := d.S.CompactRecordFile(d.lastCycle)
+	if r, err := rec.Read(); err == nil && r.After == 0 {
 		r.After = occ
-		d.S.Write(path, r)
+		rec.Write(r)
 		d.S.CycleFile().Write(r)
 	}
 	d.lastCycle = ""

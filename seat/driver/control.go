@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/pantty/pantty/internal/config"
@@ -24,19 +24,18 @@ func (d *Driver) drainControl() {
 		return
 	}
 	for _, name := range names {
-		path := filepath.Join(d.S.ControlDir(), name)
-		var r seat.Request
-		err := seat.ReadState(path, &r)
+		id := strings.TrimSuffix(name, ".toml")
+		f := d.S.RequestFile(id)
+		r, err := f.Read()
 		if err == nil {
 			err = r.Validate()
 		}
-		if err == nil && r.ID+".toml" != name {
+		if err == nil && r.ID != id {
 			err = fmt.Errorf("request id %q does not match its file name", r.ID)
 		}
-		os.Remove(path)
+		os.Remove(f.Path())
 		if err != nil {
 			d.logf("control %s refused: %v", name, err)
-			id := name[:len(name)-len(".toml")]
 			d.answer(seat.Request{ID: id}, err, "")
 			continue
 		}
@@ -52,7 +51,7 @@ func (d *Driver) answer(r seat.Request, err error, detail string) {
 	if err != nil {
 		res.Error, res.Unknown = err.Error(), errors.Is(err, seat.ErrUnobservable)
 	}
-	if werr := d.S.Write(filepath.Join(d.S.ControlDoneDir(), r.ID+".toml"), res); werr != nil {
+	if werr := d.S.ResultFile(r.ID).Write(res); werr != nil {
 		d.logf("control answer %s: %v", r.ID, werr)
 	}
 }
@@ -170,13 +169,8 @@ func (d *Driver) runCommand() {
 // Only Command values reach it; board text cannot (it is a Submission).
 func (d *Driver) Run(c guard.Command) error {
 	d.logf("command door: %s (adapter-authored)", c.Text())
-	rec := struct {
-		Command string    `toml:"command"`
-		Author  string    `toml:"author"`
-		At      time.Time `toml:"at"`
-	}{c.Text(), "adapter", d.now().UTC()}
-	path := filepath.Join(d.S.ArtifactsDir(), fmt.Sprintf("command-%d.toml", d.now().UnixNano()))
-	if err := d.S.Write(path, rec); err != nil {
+	now := d.now()
+	if err := d.S.CommandFile(now).Write(seat.CommandRecord{Command: c.Text(), Author: "adapter", At: now.UTC()}); err != nil {
 		d.logf("command record: %v", err)
 	}
 	settled := d.Ad.Caps().CommandSettled

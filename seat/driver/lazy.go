@@ -3,7 +3,6 @@ package driver
 import (
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"time"
 
 	"github.com/pantty/pantty/internal/machine"
@@ -112,7 +111,7 @@ func (d *Driver) recordLateInjection(ev seat.Event) bool {
 		d.logf("compaction cycle %s: handoff %s re-injected with the first turn after it (%s)", r.ID, r.Hash, ev.File)
 	}
 	d.S.CycleFile().Write(r)
-	d.S.Write(filepath.Join(d.S.ArtifactsDir(), "compact-"+r.ID+".toml"), r)
+	d.S.CompactRecordFile(r.ID).Write(r)
 	return true
 }
 

@@ -2,7 +2,6 @@ package driver
 
 import (
 	"fmt"
-	"path/filepath"
 	"time"
 
 	"github.com/pantty/pantty/internal/config"
@@ -64,8 +63,7 @@ func (d *Driver) refreshBefore(next *inbox.Entry) bool {
 	default:
 		return false
 	}
-	path := filepath.Join(d.S.ArtifactsDir(), fmt.Sprintf("refresh-%d.toml", d.now().UnixNano()))
-	if err := d.S.Write(path, dec); err != nil {
+	if err := d.S.RefreshFile(d.now()).Write(dec); err != nil {
 		d.logf("refresh decision: %v", err)
 	}
 	if dec.Decision != "refresh" {

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"sort"
 	"time"
 
@@ -389,8 +388,7 @@ func (d *Driver) writeArtifact(e *inbox.Entry, sub guard.Submission) {
 	a := seat.Artifact{ID: e.Msg.ID, Attempt: e.Status.Attempts, Resubmit: e.Status.Resubmits, Nonce: sub.Nonce(),
 		Header: sub.Header(), SHA256: hex.EncodeToString(sum[:]), Bytes: len(sub.Text()), Mentions: sub.Mentions(),
 		SentAt: d.now().UTC(), Text: sub.Text()}
-	path := filepath.Join(d.S.ArtifactsDir(), fmt.Sprintf("%s.%d.toml", e.Msg.ID, e.Status.Attempts))
-	if err := d.S.Write(path, a); err != nil {
+	if err := d.S.ArtifactFile(e.Msg.ID, e.Status.Attempts).Write(a); err != nil {
 		d.logf("artifact: %v", err)
 	}
 }

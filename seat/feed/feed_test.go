@@ -58,7 +58,7 @@ func TestMessageEventsFollowTheEpochs(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			art := filepath.Join(s.ArtifactsDir(), "m1.2.toml")
 			if c.artifact {
-				if err := s.Write(art, seat.Artifact{ID: "m1", Attempt: 2, Resubmit: 1, SentAt: at(3)}); err != nil {
+				if err := s.ArtifactFile("m1", 2).Write(seat.Artifact{ID: "m1", Attempt: 2, Resubmit: 1, SentAt: at(3)}); err != nil {
 					t.Fatal(err)
 				}
 				t.Cleanup(func() { removeFile(t, art) })

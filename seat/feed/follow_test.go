@@ -2,7 +2,6 @@ package feed
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -30,7 +29,7 @@ func TestFollowPrintsSeatChangesFromRecords(t *testing.T) {
 	}
 	health := func(verdict, cause string) {
 		t.Helper()
-		if err := s.Write(recover.HealthPath(s), recover.Health{At: time.Now().UTC(), Verdict: verdict, Cause: cause, Reason: "test"}); err != nil {
+		if err := recover.HealthFile(s).Write(recover.Health{At: time.Now().UTC(), Verdict: verdict, Cause: cause, Reason: "test"}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -56,7 +55,7 @@ func TestFollowPrintsSeatChangesFromRecords(t *testing.T) {
 		t.Fatalf("first line %+v, want the health snapshot without a cursor", e)
 	}
 	// The follower watches before it scans; a write now is seen by one or the other.
-	if err := s.Write(filepath.Join(s.Dir, "mode.toml"), seat.Mode{Mode: seat.ModeRelay, Since: time.Now().UTC(), Why: "a person attached"}); err != nil {
+	if err := s.ModeFile().Write(seat.Mode{Mode: seat.ModeRelay, Since: time.Now().UTC(), Why: "a person attached"}); err != nil {
 		t.Fatal(err)
 	}
 	if e := next("the mode change"); e.Type != TypeMode || e.Mode != seat.ModeRelay || e.Cursor == "" {

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/pantty/pantty/internal/statedir"
 	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/tmux"
 )
@@ -18,6 +19,12 @@ type marker struct {
 }
 
 func markerPath(s seat.Seat) string { return filepath.Join(s.Dir, "measure.toml") }
+
+// markerFile is measure.toml bound to its record: the token that marks a
+// throwaway seat as this measurement's own.
+func markerFile(s seat.Seat) statedir.File[marker] {
+	return statedir.Bind[marker](s.TmpDir(), markerPath(s), seat.ReadRegular)
+}
 
 // RawPaster is the unguarded control path: the same paste the driver does, with
 // board text as it came. It exists only so a measurement can show a control that
@@ -32,8 +39,7 @@ type RawPaster struct {
 // NewRawPaster opens the raw path to a throwaway seat, after checking its marker
 // carries this run's token.
 func NewRawPaster(s seat.Seat, token string) (*RawPaster, error) {
-	var m marker
-	if err := seat.ReadState(markerPath(s), &m); err != nil || m.Token == "" || m.Token != token {
+	if m, err := markerFile(s).Read(); err != nil || m.Token == "" || m.Token != token {
 		return nil, fmt.Errorf("raw paster refuses seat %q: it was not created by this measurement", s.Name)
 	}
 	sess, err := s.SessionFile().Read()

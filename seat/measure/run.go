@@ -233,7 +233,7 @@ func throwawaySeat(home string, t seat.MeasureRig, work, socket string) (seat.Se
 	tok := make([]byte, 8)
 	rand.Read(tok)
 	token := hex.EncodeToString(tok)
-	return s, token, s.Write(markerPath(s), marker{Token: token})
+	return s, token, markerFile(s).Write(marker{Token: token})
 }
 
 func tmuxVersion() string {
