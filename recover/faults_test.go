@@ -1,12 +1,14 @@
 package recover_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -279,6 +281,34 @@ func TestUnreadableStateIsUnknown(t *testing.T) {
 	sweepUntil(t, h, "ok again", okVerdict)
 	if h.Owner() != o {
 		t.Fatal("the driver was replaced")
+	}
+
+	// A corrupt owner.toml that still decodes: a negative pid_start wraps
+	// into a uint64 (BurntSushi/toml). Before recover read owner.toml through
+	// its binding it took the wrapped number for a start time (the verdict was
+	// unknown only because the lock's holder then matched no record: "it
+	// records pid N, start 18446744073709551615"); now the record itself is
+	// reported unreadable, naming the field.
+	orig, err := os.ReadFile(s.OwnerPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := regexp.MustCompile(`(?m)^pid_start = \d+$`).ReplaceAll(orig, []byte("pid_start = -1"))
+	if bytes.Equal(bad, orig) {
+		t.Fatalf("owner.toml has no pid_start line:\n%s", orig)
+	}
+	if err := os.WriteFile(s.OwnerPath(), bad, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rep, res = sweep(t, h)
+	if sr := seatIn(t, rep, "unread"); sr.Verdict != recover.Unknown || !strings.Contains(sr.Reason, "pid_start") || res.Code != 4 {
+		t.Fatalf("owner.toml with a negative pid_start: %+v (exit %d)", sr, res.Code)
+	}
+	if err := os.WriteFile(s.OwnerPath(), orig, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if o2 := h.Owner(); o2 != o || !alive(o.PID) {
+		t.Fatalf("recover acted on a seat whose owner.toml it could not believe: %s → %s", o, o2)
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/internal/fsatomic"
+	"github.com/pantty/pantty/internal/statedir"
 	"github.com/pantty/pantty/seat"
 )
 
@@ -74,10 +75,15 @@ type InstallRecord struct {
 
 func installPath(home string) string { return filepath.Join(home, "recover-install.toml") }
 
+// installFile is recover-install.toml bound to its record.
+func installFile(home string) statedir.File[InstallRecord] {
+	return statedir.Bind[InstallRecord](seat.HomeTmpDir(home), installPath(home), seat.ReadRegular)
+}
+
 // ReadInstall reads the install record; a missing one is an empty record.
 func ReadInstall(home string) (InstallRecord, error) {
 	var r InstallRecord
-	if _, err := readOptional(installPath(home), &r); err != nil {
+	if _, err := readOptional(installFile(home), &r); err != nil {
 		return r, err
 	}
 	return r, nil
@@ -91,7 +97,7 @@ func writeInstall(home string, r InstallRecord) error {
 		}
 		return err
 	}
-	return fsatomic.WriteState(seat.HomeTmpDir(home), installPath(home), r)
+	return installFile(home).Write(r)
 }
 
 // ---- programs and directories ----

@@ -75,27 +75,27 @@ func readFiles(s seat.Seat, now time.Time, blocks seat.Blocks) *observation {
 	if o.cfg, err = s.LoadConfig(); err != nil {
 		bad("seat.toml", err)
 	}
-	if o.hasOwner, err = readOptional(s.OwnerPath(), &o.owner); err != nil {
+	if o.hasOwner, err = readOptional(s.OwnerFile(), &o.owner); err != nil {
 		bad("owner.toml", err)
 	}
 	o.ownerLive = o.hasOwner && o.owner.Live()
 	o.lockFree = s.WaitFree(0)
-	if o.hasHB, err = readOptional(s.HeartbeatPath(), &o.hb); err != nil {
+	if o.hasHB, err = readOptional(s.HeartbeatFile(), &o.hb); err != nil {
 		bad("heartbeat.toml", err)
 	}
-	if o.hasSess, err = readOptional(s.SessionPath(), &o.sess); err != nil {
+	if o.hasSess, err = readOptional(s.SessionFile(), &o.sess); err != nil {
 		bad("session.toml", err)
 	}
-	if _, err = readOptional(s.RecoveryPath(), &o.rec); err != nil {
+	if _, err = readOptional(s.RecoveryFile(), &o.rec); err != nil {
 		bad("recovery.toml", err)
 	}
-	if o.hasPrev, err = readOptional(HealthPath(s), &o.prev); err != nil {
+	if o.hasPrev, err = readOptional(HealthFile(s), &o.prev); err != nil {
 		bad("health.toml", err)
 	}
 	if o.inbox, err = s.View(); err != nil {
 		bad("inbox", err)
 	}
-	if o.hasExit, err = readOptional(s.HarnessExitPath(), &o.exit); err != nil {
+	if o.hasExit, err = readOptional(s.HarnessExitFile(), &o.exit); err != nil {
 		bad("harness-exit.toml", err)
 	}
 	if r, err := s.LaunchedRung(); err == nil {

@@ -50,11 +50,13 @@ func ReadHealth(s seat.Seat) (Health, error) { return HealthFile(s).Read() }
 // LastSweepPath is $PANTTY_HOME/recover-last.toml.
 func LastSweepPath(home string) string { return filepath.Join(home, "recover-last.toml") }
 
-// ReadLastSweep reads the last-sweep record.
-func ReadLastSweep(home string) (seat.LastSweep, error) {
-	var l seat.LastSweep
-	return l, seat.ReadState(LastSweepPath(home), &l)
+// LastSweepFile is recover-last.toml bound to its record.
+func LastSweepFile(home string) statedir.File[seat.LastSweep] {
+	return statedir.Bind[seat.LastSweep](seat.HomeTmpDir(home), LastSweepPath(home), seat.ReadRegular)
 }
+
+// ReadLastSweep reads the last-sweep record.
+func ReadLastSweep(home string) (seat.LastSweep, error) { return LastSweepFile(home).Read() }
 
 // Holder is $PANTTY_HOME/recover-owner.toml: the run holding recover.lock,
 // named by pid and start time like a seat's owner, so a second run can say who
@@ -71,7 +73,12 @@ func (h Holder) String() string {
 }
 
 func holderPath(home string) string { return filepath.Join(home, "recover-owner.toml") }
-func lockPath(home string) string   { return filepath.Join(home, "recover.lock") }
+
+// holderFile is recover-owner.toml bound to its record.
+func holderFile(home string) statedir.File[Holder] {
+	return statedir.Bind[Holder](seat.HomeTmpDir(home), holderPath(home), seat.ReadRegular)
+}
+func lockPath(home string) string { return filepath.Join(home, "recover.lock") }
 
 // sweepLock is the one global lock: one sweep at a time per state root.
 type sweepLock struct{ fl *flock.Flock }
@@ -108,9 +115,8 @@ func lockSweep(home string, interval time.Duration, now time.Time) (*sweepLock, 
 		return nil, fmt.Errorf("lock %s: %w", lockPath(home), err)
 	}
 	if !ok {
-		var h Holder
 		name := "an unknown process (recover-owner.toml unreadable)"
-		herr := seat.ReadState(holderPath(home), &h)
+		h, herr := holderFile(home).Read()
 		if herr == nil {
 			name = h.String()
 		}
@@ -122,7 +128,7 @@ func lockSweep(home string, interval time.Duration, now time.Time) (*sweepLock, 
 	start, _ := seat.ProcStart(os.Getpid())
 	host, _ := os.Hostname()
 	h := Holder{PID: os.Getpid(), PIDStart: start, Host: host, Started: now.UTC()}
-	if err := fsatomic.WriteState(seat.HomeTmpDir(home), holderPath(home), h); err != nil {
+	if err := holderFile(home).Write(h); err != nil {
 		fl.Unlock()
 		return nil, err
 	}
@@ -136,8 +142,9 @@ func (l *sweepLock) release() {
 }
 
 // readOptional reads a state file into v; a missing file is (false, nil).
-func readOptional(path string, v any) (bool, error) {
-	err := seat.ReadState(path, v)
+func readOptional[T any](f statedir.File[T], v *T) (bool, error) {
+	var err error
+	*v, err = f.Read()
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, nil
 	}

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/pantty/pantty/internal/config"
-	"github.com/pantty/pantty/internal/fsatomic"
 	"github.com/pantty/pantty/seat"
 )
 
@@ -199,7 +198,7 @@ func Sweep(opts Options) (Report, error) {
 				last.Revived++
 			}
 		}
-		if err := fsatomic.WriteState(seat.HomeTmpDir(opts.Home), LastSweepPath(opts.Home), last); err != nil {
+		if err := LastSweepFile(opts.Home).Write(last); err != nil {
 			return rep, err
 		}
 	}

@@ -12,9 +12,9 @@ import (
 // are errors naming the file and line; nothing is silently defaulted except the
 // documented optional fields.
 func (s Seat) LoadConfig() (config.Config, error) {
-	var c config.Config
 	path := s.ConfigPath()
-	if err := ReadState(path, &c); err != nil {
+	c, err := s.ConfigFile().Read()
+	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return c, fmt.Errorf("%w %q (no %s)", ErrUnknownSeat, s.Name, path)
 		}

@@ -56,10 +56,8 @@ func ContractPath(home, harness, version string) string {
 
 // LoadContract reads a measured contract; missing wraps fs.ErrNotExist.
 func LoadContract(home, harness, version string) (Contract, error) {
-	var c Contract
 	if version == "" {
-		return c, fmt.Errorf("no version to look up a measured contract for %s", harness)
+		return Contract{}, fmt.Errorf("no version to look up a measured contract for %s", harness)
 	}
-	err := ReadState(ContractPath(home, harness, version), &c)
-	return c, err
+	return ContractFile(home, harness, version).Read()
 }

@@ -13,7 +13,6 @@ import (
 	"github.com/pantty/pantty/handoff"
 	"github.com/pantty/pantty/internal/fsafe"
 	"github.com/pantty/pantty/internal/fsatomic"
-	"github.com/pantty/pantty/internal/statedir"
 )
 
 // The drop directory is how a seat's own model reaches its driver when OS
@@ -67,7 +66,7 @@ func SendDrop(dir string, r DropRequest) (DropAnswer, error) {
 	if err := toml.NewEncoder(&b).Encode(r); err != nil {
 		return DropAnswer{}, err
 	}
-	done := statedir.Bind[DropAnswer](dir, filepath.Join(dir, id+".done"), ReadRegular)
+	done := DropAnswerFile(dir, id)
 	ans, err := awaitFile(done, dropTimeout, func() error {
 		// Written under a dot name and renamed: the driver takes only whole .req files.
 		return fsatomic.WriteFile(dir, filepath.Join(dir, id+".req"), b.Bytes())

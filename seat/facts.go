@@ -47,9 +47,7 @@ func FactsPath(home, harness, shape string) string {
 
 // LoadFacts reads a local facts file; missing wraps fs.ErrNotExist.
 func LoadFacts(home, harness, shape string) (FactsFile, error) {
-	var f FactsFile
-	err := ReadState(FactsPath(home, harness, shape), &f)
-	return f, err
+	return LocalFactsFile(home, harness, shape).Read()
 }
 
 // FactsFor returns the dispatch predicate the guard must use for a seat: a local

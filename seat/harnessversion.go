@@ -10,8 +10,6 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
-
-	"github.com/pantty/pantty/internal/fsatomic"
 )
 
 // VersionCachePath is $PANTTY_HOME/cache/harness-versions.toml: what each
@@ -49,8 +47,9 @@ func InstalledVersion(home, bin string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	var c versionCache
-	if err := ReadState(VersionCachePath(home), &c); err != nil && !errors.Is(err, os.ErrNotExist) {
+	cache := versionCacheFile(home)
+	c, err := cache.Read()
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		c = versionCache{} // a damaged cache is asked again, never trusted
 	}
 	if e, ok := c.Binary[bin]; ok && e.Size == fi.Size() && e.ModTime.Equal(fi.ModTime()) {
@@ -65,9 +64,8 @@ func InstalledVersion(home, bin string) (string, error) {
 		c.Binary = map[string]versionEntry{}
 	}
 	c.Binary[bin] = e
-	dir := filepath.Dir(VersionCachePath(home))
-	if err := os.MkdirAll(dir, 0o700); err == nil {
-		fsatomic.WriteState(dir, VersionCachePath(home), c) // a cache: a failed write only means asking again
+	if err := os.MkdirAll(filepath.Dir(cache.Path()), 0o700); err == nil {
+		cache.Write(c) // a cache: a failed write only means asking again
 	}
 	return said, askErr
 }

@@ -59,10 +59,12 @@ var (
 // ReadBlocks reads providers.toml (a missing file is no block) merged with the
 // blocks this process could not write. An unreadable or corrupt file is an error.
 func ReadBlocks(home string) (Blocks, error) {
-	b := Blocks{}
-	err := ReadState(ProvidersPath(home), &b)
+	b, err := ProvidersFile(home).Read()
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
+	}
+	if b == nil {
+		b = Blocks{}
 	}
 	localMu.Lock()
 	defer localMu.Unlock()
@@ -98,10 +100,14 @@ func RecordBlock(home, provider string, b Block, now time.Time) error {
 		return fmt.Errorf("lock %s: %v", fl.Path(), err)
 	}
 	defer fl.Unlock()
-	cur := Blocks{}
-	if err := ReadState(ProvidersPath(home), &cur); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	f := ProvidersFile(home)
+	cur, err := f.Read()
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		// Never replace a file we cannot read: a person has to look at it.
 		return err
+	}
+	if cur == nil {
+		cur = Blocks{}
 	}
 	for p, x := range cur {
 		if !now.Before(x.Until) {
@@ -112,7 +118,7 @@ func RecordBlock(home, provider string, b Block, now time.Time) error {
 		b.Until = old.Until
 	}
 	cur[provider] = b
-	if err := fsatomic.WriteState(HomeTmpDir(home), ProvidersPath(home), cur); err != nil {
+	if err := f.Write(cur); err != nil {
 		return err
 	}
 	localMu.Lock()

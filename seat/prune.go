@@ -69,9 +69,8 @@ func (s Seat) Prune(now time.Time, cursor inbox.Cursor) int {
 		if os.Remove(s.ReplyPath(e.Msg.ID)) == nil {
 			n++
 		}
-		arts, _ := filepath.Glob(filepath.Join(s.ArtifactsDir(), e.Msg.ID+".*.toml"))
-		for _, a := range arts {
-			if os.Remove(a) == nil {
+		for _, a := range s.ArtifactFiles(e.Msg.ID) {
+			if os.Remove(a.Path()) == nil {
 				n++
 			}
 		}

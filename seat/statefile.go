@@ -2,8 +2,10 @@ package seat
 
 import (
 	"fmt"
+	"path/filepath"
 	"time"
 
+	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/internal/fsatomic"
 	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/internal/statedir"
@@ -11,7 +13,9 @@ import (
 
 // ReadState decodes a TOML state file strictly into v: a key v does not know is an
 // error naming the file and line, a type error names the line, and a missing file
-// is returned as fs.ErrNotExist (wrapped) so the caller can say "unknown".
+// is returned as fs.ErrNotExist (wrapped) so the caller can say "unknown". It is
+// for tests and tools that hold only a path (the parser fuzzers); pantty's own
+// reads go through the files' bindings below, which use the same decode.
 func ReadState(path string, v any) error {
 	data, err := ReadRegular(path)
 	if err != nil {
@@ -128,4 +132,61 @@ type CommandRecord struct {
 	Command string    `toml:"command"`
 	Author  string    `toml:"author"`
 	At      time.Time `toml:"at"`
+}
+
+// ConfigFile is seat.toml as decoded (strict). The person writes it, never
+// pantty once it exists; LoadConfig validates what this reads.
+func (s Seat) ConfigFile() statedir.File[config.Config] {
+	return bind[config.Config](s, s.ConfigPath())
+}
+
+// ArtifactFiles binds every attempt's artifact of message id, oldest attempt
+// first by name (artifacts/<id>.<attempt>.toml).
+func (s Seat) ArtifactFiles(id string) []statedir.File[Artifact] {
+	paths, _ := filepath.Glob(filepath.Join(s.ArtifactsDir(), id+".*.toml"))
+	out := make([]statedir.File[Artifact], len(paths))
+	for i, p := range paths {
+		out[i] = bind[Artifact](s, p)
+	}
+	return out
+}
+
+// LaunchFileAt is launch.toml at path, for `pantty __exec`, which is given
+// the path (its seat's directory, with tmp/ beside it).
+func LaunchFileAt(path string) statedir.File[LaunchFile] {
+	return statedir.Bind[LaunchFile](filepath.Join(filepath.Dir(path), "tmp"), path, ReadRegular)
+}
+
+// DropAnswerFile is <drop>/<id>.done: the driver's answer to drop request id
+// (written in the drop directory itself, which the sandbox can write).
+func DropAnswerFile(dir, id string) statedir.File[DropAnswer] {
+	return statedir.Bind[DropAnswer](dir, filepath.Join(dir, id+".done"), ReadRegular)
+}
+
+// The files of the state root, shared by every seat: temp files in home/tmp.
+func homeBind[T any](home, path string) statedir.File[T] {
+	return statedir.Bind[T](HomeTmpDir(home), path, ReadRegular)
+}
+
+// ProvidersFile is providers.toml: the provider waits every seat honours.
+func ProvidersFile(home string) statedir.File[Blocks] {
+	return homeBind[Blocks](home, ProvidersPath(home))
+}
+
+// LocalFactsFile is facts/<harness>-<shape>.toml: dispatch facts measured here.
+func LocalFactsFile(home, harness, shape string) statedir.File[FactsFile] {
+	return homeBind[FactsFile](home, FactsPath(home, harness, shape))
+}
+
+// ContractFile is facts/<harness>/<version>/contract.toml: the contract
+// battery as measured here on one harness version.
+func ContractFile(home, harness, version string) statedir.File[Contract] {
+	return homeBind[Contract](home, ContractPath(home, harness, version))
+}
+
+// versionCacheFile is cache/harness-versions.toml (temp files beside it: the
+// cache directory is made on first write).
+func versionCacheFile(home string) statedir.File[versionCache] {
+	p := VersionCachePath(home)
+	return statedir.Bind[versionCache](filepath.Dir(p), p, ReadRegular)
 }

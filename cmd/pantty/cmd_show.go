@@ -134,17 +134,16 @@ func showMessage(s seat.Seat, id string) (shownMessage, error) {
 	if rep.FromFile {
 		m.Reply.File = rel(s, s.ReplyPath(id))
 	}
-	arts, _ := filepath.Glob(filepath.Join(s.ArtifactsDir(), id+".*.toml"))
-	for _, p := range arts {
-		var a seat.Artifact
-		if err := seat.ReadState(p, &a); err != nil {
+	for _, f := range s.ArtifactFiles(id) {
+		a, err := f.Read()
+		if err != nil {
 			return m, fmt.Errorf("%w: %v", seat.ErrUnobservable, err)
 		}
 		if a.ID != id { // another message whose id extends this one ("a" and "a.b")
 			continue
 		}
 		m.Submissions = append(m.Submissions, shownSub{Attempt: a.Attempt, Resubmit: a.Resubmit, SentAt: a.SentAt, Bytes: a.Bytes,
-			Mentions: a.Mentions, SHA256: a.SHA256, Nonce: a.Nonce, Artifact: rel(s, p)})
+			Mentions: a.Mentions, SHA256: a.SHA256, Nonce: a.Nonce, Artifact: rel(s, f.Path())})
 	}
 	sort.Slice(m.Submissions, func(i, j int) bool { return m.Submissions[i].Attempt < m.Submissions[j].Attempt })
 	return m, nil

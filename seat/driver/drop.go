@@ -4,7 +4,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/pantty/pantty/internal/fsatomic"
 	"github.com/pantty/pantty/seat"
 )
 
@@ -64,7 +63,7 @@ func (d *Driver) drainDrop() {
 		}
 		d.logf("drop %s: %s ok=%v %s%s", name, r.Kind, ans.OK, ans.Detail, ans.Error)
 		id := name[:len(name)-len(".req")]
-		if werr := fsatomic.WriteState(d.drop, filepath.Join(d.drop, id+".done"), ans); werr != nil {
+		if werr := seat.DropAnswerFile(d.drop, id).Write(ans); werr != nil {
 			d.logf("drop answer %s: %v", id, werr)
 		}
 	}

@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -139,11 +138,9 @@ func MessageEvents(s seat.Seat, m inbox.Stored, st inbox.Status) []Event {
 
 // resubmittedAt is when the marked resubmission was pasted (its artifact).
 func resubmittedAt(s seat.Seat, id string) (time.Time, bool) {
-	paths, _ := filepath.Glob(filepath.Join(s.ArtifactsDir(), id+".*.toml"))
 	var at time.Time
-	for _, p := range paths {
-		var a seat.Artifact
-		if seat.ReadState(p, &a) == nil && a.ID == id && a.Resubmit > 0 && (at.IsZero() || a.SentAt.Before(at)) {
+	for _, f := range s.ArtifactFiles(id) {
+		if a, err := f.Read(); err == nil && a.ID == id && a.Resubmit > 0 && (at.IsZero() || a.SentAt.Before(at)) {
 			at = a.SentAt
 		}
 	}

@@ -83,7 +83,7 @@ func Contract(home string, t seat.MeasureRig, o Options) (seat.Contract, error) 
 		c.Rows = append(c.Rows, row)
 		say("  %s: met %v: %s", step.name, row.Met, row.Value)
 	}
-	if err := fsatomic.WriteState(filepath.Join(home, "tmp"), seat.ContractPath(home, t.Harness, version), c); err != nil {
+	if err := seat.ContractFile(home, t.Harness, version).Write(c); err != nil {
 		return c, err
 	}
 	return c, nil

@@ -129,7 +129,7 @@ func Run(home string, t seat.MeasureRig, o Options) (seat.FactsFile, error) {
 	if !controlOK {
 		return f, fmt.Errorf("measure: the control (raw %q) did not dispatch: the instrument cannot tell safe from broken; no facts written", items[len(items)-1].Input)
 	}
-	if err := fsatomic.WriteState(filepath.Join(home, "tmp"), seat.FactsPath(home, t.Harness, config.ShapeResident), f); err != nil {
+	if err := seat.LocalFactsFile(home, t.Harness, config.ShapeResident).Write(f); err != nil {
 		return f, err
 	}
 	return f, nil

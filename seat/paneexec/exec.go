@@ -39,8 +39,8 @@ import (
 //     when the harness has exited, what is left of its tree is killed (SIGKILL) and
 //     reaped before this process exits: a seat's processes do not outlive its harness.
 func Run(launchPath string) error {
-	var lf seat.LaunchFile
-	if err := seat.ReadState(launchPath, &lf); err != nil {
+	lf, err := seat.LaunchFileAt(launchPath).Read()
+	if err != nil {
 		return err
 	}
 	if len(lf.Argv) == 0 {

@@ -89,8 +89,7 @@ func (r Reader) ReadSeat(home, name string, now time.Time) (Row, error) {
 // binds another: the session id binds context, model and turn ends.
 func (r Reader) row(s seat.Seat, now time.Time) Row {
 	row := Row{Seat: s.Name}
-	var cfg config.Config
-	cfgErr := seat.ReadState(s.ConfigPath(), &cfg)
+	cfg, cfgErr := s.ConfigFile().Read()
 
 	sess, sessErr := s.SessionFile().Read()
 	haveSess := sessErr == nil && sess.ID != ""
