@@ -278,6 +278,14 @@ func TestUnreadableStateIsUnknown(t *testing.T) {
 		t.Fatalf("recovery.toml: %v", err)
 	}
 	os.Remove(hbPath)
+	// The driver writes heartbeat.toml again on its next tick. A sweep before
+	// that finds no heartbeat from a driver that took the seat long ago and
+	// rightly calls it wedged (CI once replaced the driver so): the test is
+	// about a readable file, so it waits for one.
+	h.WaitFor("the driver's next heartbeat", wait, func() bool {
+		hb, err := s.HeartbeatFile().Read()
+		return err == nil && hb.Holder == o.Holder
+	})
 	sweepUntil(t, h, "ok again", okVerdict)
 	if h.Owner() != o {
 		t.Fatal("the driver was replaced")

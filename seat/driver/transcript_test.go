@@ -33,6 +33,7 @@ type fakeServer struct {
 	frames  []string
 	actions []string
 	shown   []string // the screen shown when each action was taken
+	clients []tmux.ClientInfo
 }
 
 func (f *fakeServer) show(screen string) { f.mu.Lock(); f.screen = screen; f.mu.Unlock() }
@@ -77,8 +78,12 @@ func (f *fakeServer) Paste(_ context.Context, _ string, text []byte) error {
 
 var errNotScripted = errors.New("not scripted in this transcript")
 
-func (f *fakeServer) ListPanes(context.Context) ([]tmux.Pane, error)     { return nil, errNotScripted }
-func (f *fakeServer) Clients(context.Context) ([]tmux.ClientInfo, error) { return nil, nil }
+func (f *fakeServer) ListPanes(context.Context) ([]tmux.Pane, error) { return nil, errNotScripted }
+func (f *fakeServer) Clients(context.Context) ([]tmux.ClientInfo, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.clients), nil
+}
 func (f *fakeServer) WatchSession(context.Context, string) (*tmux.Watch, error) {
 	return nil, errNotScripted
 }
