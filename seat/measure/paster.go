@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/pantty/pantty/internal/statedir"
@@ -34,6 +35,9 @@ type RawPaster struct {
 	pane   string
 	settle time.Duration
 	busy   func(screen string) bool // the harness's running-turn reading of its pane
+	// box reads the harness's input box (Capabilities.Composer), nil when it
+	// cannot: the paste is then given only the settle time.
+	box func(screen string) (string, bool)
 }
 
 // NewRawPaster opens the raw path to a throwaway seat, after checking its marker
@@ -54,7 +58,8 @@ func NewRawPaster(s seat.Seat, token string) (*RawPaster, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &RawPaster{tm: tmux.New(sess.Socket), pane: sess.PaneID, settle: 150 * time.Millisecond, busy: ad.Busy}, nil
+	return &RawPaster{tm: tmux.New(sess.Socket), pane: sess.PaneID, settle: 150 * time.Millisecond, busy: ad.Busy,
+		box: ad.Caps().Composer}, nil
 }
 
 // idleWait bounds the wait for the previous input's turn to end before the
@@ -100,7 +105,35 @@ func (p *RawPaster) Submit(text string) error {
 		return err
 	}
 	time.Sleep(p.settle) // the same quiet time the driver leaves before Enter
+	p.waitShown(ctx)
 	return p.tm.SendKeys(ctx, p.pane, "Enter")
+}
+
+// shownWait bounds the look for the pasted text in the input box.
+const shownWait = 5 * time.Second
+
+// waitShown waits, where the harness's input box can be read, until it holds
+// text: the paste has been taken in. An Enter that arrives while the harness
+// still takes the paste in becomes a newline in it, and the input is never
+// submitted — the simulator's '#' input "did not dispatch" so once in CI under
+// load (2026-12-04), where it takes 10 ms alone. The raw path has no event for
+// it; the pane is looked at every 20 ms. Past the bound Enter goes anyway, as
+// before: the observation then says what happened.
+func (p *RawPaster) waitShown(ctx context.Context) {
+	if p.box == nil {
+		return
+	}
+	deadline := time.Now().Add(shownWait)
+	for time.Now().Before(deadline) {
+		screen, err := p.tm.Capture(ctx, p.pane)
+		if err != nil {
+			return
+		}
+		if text, ok := p.box(screen); ok && strings.TrimSpace(text) != "" {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 func execOutput(name string, args ...string) (string, error) {
