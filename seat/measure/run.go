@@ -208,7 +208,11 @@ func throwawaySeat(home string, t seat.MeasureRig, work, socket string) (seat.Se
 		return s, "", err
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "name = \"measure\"\nharness = %q\nworkdir = %q\nsubmit_retries = 1\nsubmit_timeout = \"3s\"\n", t.Harness, work)
+	// Delivery keeps pantty's defaults (submit_timeout, submit_retries): the
+	// measurement is of the path a seat runs. With 3 s and one retry, the
+	// battery's first message on a fresh Claude Code seat was failed
+	// undelivered under CI's load (2026-12-04) where a default seat waits.
+	fmt.Fprintf(&b, "name = \"measure\"\nharness = %q\nworkdir = %q\n", t.Harness, work)
 	if t.Command != "" {
 		fmt.Fprintf(&b, "command = %q\n", t.Command)
 	}
