@@ -25,7 +25,11 @@ func TestCredentialOutageHoldsTheQueueAndIsDead(t *testing.T) {
 	h.Send("m0", "before the outage")
 	h.WaitFinal(wait, "m0")
 	sess := h.Session()
-	until := time.Now().Add(6 * time.Second).Unix()
+	// The outage lasts a fixed time from now (the simulator reads it from the
+	// text). It must outlast m1's delivery even under load: CI once took 6 s
+	// to deliver m1 (a lost Enter, retried after submit_timeout), and the
+	// 6 s outage was over before m1 reached the model.
+	until := time.Now().Add(outageFor).Unix()
 	h.Send("m1", fmt.Sprintf("[sim:auth][sim:until=%d] the first message of the outage", until))
 	h.Send("m2", "second")
 	h.Send("m3", "third")
@@ -81,7 +85,7 @@ func TestCredentialOutageDescendsTheLadder(t *testing.T) {
 		`[[ladder]]`, `name = "b"`, `model = "sim-b"`, `provider = "spare"`)
 	h.Start()
 	sess := h.Session()
-	until := time.Now().Add(8 * time.Second).Unix()
+	until := time.Now().Add(outageFor).Unix() // see TestCredentialOutageHoldsTheQueueAndIsDead
 	h.Send("m1", fmt.Sprintf("[sim:auth][sim:until=%d] refused on every rung for a while", until))
 	h.Send("m2", "behind it")
 	h.WaitFor("the means fault", wait, func() bool {
@@ -101,6 +105,9 @@ func TestCredentialOutageDescendsTheLadder(t *testing.T) {
 		t.Fatalf("the descent changed the session: %s → %s", sess.ID, s.ID)
 	}
 }
+
+// outageFor is how long a scripted credential outage lasts from the send.
+const outageFor = 20 * time.Second
 
 // onceAfterOutage asserts that every message in ids was processed by exactly
 // one model turn that the model answered (the turns refused during the outage
