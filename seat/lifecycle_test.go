@@ -578,7 +578,10 @@ func TestNoPasteBeforeHarnessIsReady(t *testing.T) {
 	t.Parallel()
 	// Not parallel: the control depends on pasting within the simulator's start-up.
 	const text = "first line of the message\nsecond line of the message"
-	slow := seattest.Env(map[string]string{"PANTTY_SIM_STARTUP": "1500ms"})
+	// The simulator takes 4 s to come up: the control's paste must land before
+	// that, and under CI's load pasting took 1.24 s from the launch once (with
+	// a 1.5 s start-up that left too little room to tell).
+	slow := seattest.Env(map[string]string{"PANTTY_SIM_STARTUP": "4s"})
 
 	t.Run("control: raw paste before ready", func(t *testing.T) {
 		h := seattest.New(t, "rawpaste", slow)
@@ -592,8 +595,10 @@ func TestNoPasteBeforeHarnessIsReady(t *testing.T) {
 			return err == nil && v.PaneID != ""
 		})
 		h.PasteRaw(text)
-		if n := sessionStarts(t, s); n != 0 || time.Since(sess.LaunchedAt) > time.Second {
-			t.Fatalf("control invalid: the raw paste arrived %s after launch (%d SessionStart events)", time.Since(sess.LaunchedAt), n)
+		if n := sessionStarts(t, s); n != 0 || time.Since(sess.LaunchedAt) > 3*time.Second {
+			// The control could not be performed (the machine was too slow to
+			// paste before the harness was up): it proves nothing either way.
+			t.Skipf("control not performed: the raw paste arrived %s after launch (%d SessionStart events)", time.Since(sess.LaunchedAt), n)
 		}
 		if r := <-started; r.Code != 0 {
 			t.Fatalf("start: %s", r)
