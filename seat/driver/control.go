@@ -187,11 +187,13 @@ func (d *Driver) Run(c guard.Command) error {
 // completion list before its key handler used it — Enter 50–100 ms after
 // the list showed ran /clear in 3 of 3 tries, Enter after the list had held
 // 300 ms ran /compress in 5 of 5 under two CPU-burning loops (measured
-// 2026-12-04).
+// 2026-12-04). Under CI's full load (2026-12-04) a 300 ms hold still ran
+// /clear once (SessionStart source clear, a new session): the hold is 1 s,
+// and the limit leaves room for it.
 const (
-	commandSettleLimit = 3 * time.Second
+	commandSettleLimit = 5 * time.Second
 	commandSettlePoll  = 50 * time.Millisecond
-	commandSettleHold  = 300 * time.Millisecond
+	commandSettleHold  = time.Second
 )
 
 // pasteSettled pastes a command and sends Enter only once the pane shows it
