@@ -3,9 +3,7 @@ package driver
 import (
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/pantty/pantty/internal/guard"
 	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/internal/machine"
 	"github.com/pantty/pantty/seat"
@@ -25,10 +23,7 @@ func TestAPersonAtThePaneHoldsTheQueueAndKeepsTheirDraft(t *testing.T) {
 	d.Ad = boxAdapter{}
 	d.sess.TmuxName = "pantty-tr"
 	d.relayIgnored = map[int]bool{}
-	if _, err := d.S.Enqueue(guard.Message{ID: "m1", From: "board", Text: "work m1"}, guard.DefaultMaxMessageBytes, time.Now()); err != nil {
-		t.Fatal(err)
-	}
-	d.addMessage("m1")
+	queue(t, d, "m1", "work m1")
 	mode := func() seat.Mode {
 		t.Helper()
 		m, err := d.S.ModeFile().Read()

@@ -126,6 +126,16 @@ func idleDriver(t *testing.T) (*Driver, *fakeServer) {
 	return d, pane
 }
 
+// queue stores a board message in the inbox and tells the driver, as the
+// inbox watch does.
+func queue(t *testing.T, d *Driver, id, text string) {
+	t.Helper()
+	if _, err := d.S.Enqueue(guard.Message{ID: id, From: "board", Text: text}, guard.DefaultMaxMessageBytes, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	d.addMessage(id)
+}
+
 // TestADeliveryTranscript pins the board door's path through the driver as
 // events in and pane actions and state files out, without tmux: a queued
 // message is pasted (guard header and delimiters) after the input box is
@@ -135,10 +145,7 @@ func idleDriver(t *testing.T) (*Driver, *fakeServer) {
 func TestADeliveryTranscript(t *testing.T) {
 	t.Parallel()
 	d, pane := idleDriver(t)
-	if _, err := d.S.Enqueue(guard.Message{ID: "m1", From: "board", Text: "fix the build"}, guard.DefaultMaxMessageBytes, time.Now()); err != nil {
-		t.Fatal(err)
-	}
-	d.addMessage("m1")
+	queue(t, d, "m1", "fix the build")
 	d.maybeSubmit()
 
 	if len(pane.actions) != 3 || pane.actions[0] != "keys C-u" || !strings.HasPrefix(pane.actions[1], "paste ") || pane.actions[2] != "keys Enter" {
@@ -209,10 +216,7 @@ func TestAPersonsTurnHoldsTheQueue(t *testing.T) {
 	d.Ad = busyAdapter{}
 	d.onHookEvent(seat.Event{Kind: seat.EvUserPromptSubmit, ReceivedAt: time.Now(),
 		Fields: seat.HookFields{SessionID: d.sess.ID, Prompt: "what does this function do?", PromptID: "person-1"}})
-	if _, err := d.S.Enqueue(guard.Message{ID: "m1", From: "board", Text: "fix the build"}, guard.DefaultMaxMessageBytes, time.Now()); err != nil {
-		t.Fatal(err)
-	}
-	d.addMessage("m1")
+	queue(t, d, "m1", "fix the build")
 	// The pane does not show the person's turn yet: the prompt alone holds.
 	d.maybeSubmit()
 	if len(pane.actions) != 0 || status(t, d, "m1").State != inbox.StateQueued {
@@ -281,10 +285,7 @@ func TestAMessageWaitsForItsTimeOnTheDriversClock(t *testing.T) {
 func TestSilenceRetriesEnterNeverThePaste(t *testing.T) {
 	t.Parallel()
 	d, pane := idleDriver(t)
-	if _, err := d.S.Enqueue(guard.Message{ID: "m1", From: "board", Text: "fix the build"}, guard.DefaultMaxMessageBytes, time.Now()); err != nil {
-		t.Fatal(err)
-	}
-	d.addMessage("m1")
+	queue(t, d, "m1", "fix the build")
 	d.maybeSubmit()
 	for i := 0; i < d.Cfg.SubmitRetries; i++ {
 		d.onEvidenceTimeout()
@@ -412,12 +413,8 @@ func TestACancelEscapesTheTurnOnce(t *testing.T) {
 	t.Parallel()
 	d, pane := idleDriver(t)
 	d.Ad = busyAdapter{}
-	for _, id := range []string{"m1", "m2"} {
-		if _, err := d.S.Enqueue(guard.Message{ID: id, From: "board", Text: "work " + id}, guard.DefaultMaxMessageBytes, time.Now()); err != nil {
-			t.Fatal(err)
-		}
-		d.addMessage(id)
-	}
+	queue(t, d, "m1", "work m1")
+	queue(t, d, "m2", "work m2")
 	deliverAndTake(t, d, pane, "p1")
 	pane.show(busyScreen)
 	pane.react = map[string]string{"Escape": idleScreen}
@@ -463,10 +460,7 @@ func TestACancelWaitsOutTheHarnessRedrawing(t *testing.T) {
 	t.Parallel()
 	d, pane := idleDriver(t)
 	d.Ad = boxAdapter{}
-	if _, err := d.S.Enqueue(guard.Message{ID: "m1", From: "board", Text: "slow work"}, guard.DefaultMaxMessageBytes, time.Now()); err != nil {
-		t.Fatal(err)
-	}
-	d.addMessage("m1")
+	queue(t, d, "m1", "slow work")
 	deliverAndTake(t, d, pane, "p1")
 	const stray = "──────\n> \n──────\n(redrawing)"
 	putBack := strings.Replace(idleScreen, "> ", "> [Pasted text #3 +3 lines]", 1)
