@@ -24,13 +24,18 @@ const commandPoll = 250 * time.Millisecond
 var commandHooks = map[string]struct{ start, done string }{"compact": {seat.EvPreCompact, seat.EvPostCompact}}
 
 // cmdFlight is the command the door pasted and whose acceptance the driver
-// awaits; nothing else is pasted meanwhile.
+// awaits; nothing else is pasted meanwhile. Until the harness is given its
+// Enter (entering: a harness whose box must first show the command settled),
+// the flight belongs to the pane watch that will send it.
 type cmdFlight struct {
-	cmd     guard.Command
-	req     *seat.Request // the request to answer; nil when a compaction cycle sent it (the cycle answers)
-	sent    time.Time
-	until   time.Time
-	started string // the start hook's event file, once it fired
+	cmd      guard.Command
+	req      *seat.Request // the request to answer; nil when a compaction cycle sent it (the cycle answers)
+	sent     time.Time     // when the door began to paste it: the harness's answers are looked for from here
+	until    time.Time
+	started  string // the start hook's event file, once it fired
+	entering bool
+	launch   time.Time   // Driver.launchAt when it was pasted
+	failed   func(error) // what the sender does when it could not be entered
 }
 
 // commandBusyCap bounds how long a command the harness is visibly busy with
@@ -127,18 +132,32 @@ func (d *Driver) expireCommands() {
 	d.cmds = keep
 }
 
-// sendCommand pastes c through the command door and waits for the harness to
-// take it; req is the request to answer (nil for a cycle's own /compact).
-func (d *Driver) sendCommand(c guard.Command, req *seat.Request) error {
+// sendCommand pastes c through the command door; req is the request to
+// answer (nil for a cycle's own /compact). failed runs, on the loop, if c
+// could not be entered; from then on the flight is the harness's answer to
+// wait for. The loop is not held while the box settles (Run).
+func (d *Driver) sendCommand(c guard.Command, req *seat.Request, failed func(error)) {
 	// Transcript times have millisecond precision.
 	sent := d.now().Truncate(time.Millisecond)
-	if err := d.Run(c); err != nil {
-		return err
+	f := &cmdFlight{cmd: c, req: req, sent: sent, entering: true, launch: d.launchAt, failed: failed}
+	d.cmdRun, d.cmdHeld = f, ""
+	d.Run(c, func() bool { return d.cmdRun == f }, func(err error) { d.commandEntered(f, err) })
+}
+
+// commandEntered is the end of the door's paste: Enter went (err nil) and the
+// accept window starts, or the command never reached the harness.
+func (d *Driver) commandEntered(f *cmdFlight, err error) {
+	if d.cmdRun != f {
+		return // ended meanwhile (its cycle ended)
 	}
-	d.cmdRun = &cmdFlight{cmd: c, req: req, sent: sent, until: sent.Add(seat.CommandAcceptWindow)}
-	d.cmdHeld = ""
+	if err != nil {
+		d.cmdRun = nil
+		f.failed(err)
+		return
+	}
+	f.entering = false
+	f.until = d.now().Add(seat.CommandAcceptWindow)
 	d.cmdT.set(commandPoll)
-	return nil
 }
 
 // armCommandTimer keeps the command timer running while a command waits.
@@ -161,6 +180,14 @@ func (d *Driver) onCommandTick() {
 	d.drainEvents()
 	f := d.cmdRun
 	if f == nil {
+		return
+	}
+	if f.entering {
+		if !f.launch.Equal(d.launchAt) {
+			// The pane watch that was to send Enter answers no more: it
+			// watched a pane that is gone.
+			d.commandEntered(f, fmt.Errorf("the harness was launched again before %s was entered", f.cmd.Text()))
+		}
 		return
 	}
 	hooks, hooked := commandHooks[f.cmd.Name()]

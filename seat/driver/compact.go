@@ -59,9 +59,7 @@ func (d *Driver) startCycle(req *seat.Request, reason, instructions string) {
 	d.writeCycle()
 	d.to(machine.CompactBegun, c.ID)
 	d.cycleT.set(d.Cfg.Compaction.Timeout.Duration)
-	if err := d.sendCommand(cmd, nil); err != nil {
-		d.endCycle("failed", "send /compact: "+err.Error())
-	}
+	d.sendCommand(cmd, nil, func(err error) { d.endCycle("failed", "send /compact: "+err.Error()) })
 }
 
 func (d *Driver) writeCycle() {

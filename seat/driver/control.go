@@ -159,15 +159,18 @@ func (d *Driver) runCommand() {
 		d.answer(r, err, "")
 		return
 	}
-	if err := d.sendCommand(c, &r); err != nil {
+	d.sendCommand(c, &r, func(err error) {
 		d.answer(r, fmt.Errorf("%w: paste %s: %v", seat.ErrUnobservable, c.Text(), err), "")
 		d.checkHarness("paste failed")
-	}
+	})
 }
 
-// Run is the command door: it types an adapter-authored command into the pane.
+// Run is the command door: it types an adapter-authored command into the
+// pane and calls entered, on the loop, once Enter went or with why it did
+// not; live says whether the command is still wanted when Enter is due (a
+// cycle can end while the box settles: then the box is cleared instead).
 // Only Command values reach it; board text cannot (it is a Submission).
-func (d *Driver) Run(c guard.Command) error {
+func (d *Driver) Run(c guard.Command, live func() bool, entered func(error)) {
 	d.logf("command door: %s (adapter-authored)", c.Text())
 	now := d.now()
 	if err := d.S.CommandFile(now).Write(seat.CommandRecord{Command: c.Text(), Author: "adapter", At: now.UTC()}); err != nil {
@@ -175,9 +178,10 @@ func (d *Driver) Run(c guard.Command) error {
 	}
 	settled := d.Ad.Caps().CommandSettled
 	if settled == nil {
-		return d.paste(c.Text())
+		entered(d.paste(c.Text()))
+		return
 	}
-	return d.pasteSettled(c.Text(), settled)
+	d.pasteSettled(c.Text(), settled, live, entered)
 }
 
 // commandSettleLimit bounds the wait for a pasted command to settle in the
@@ -199,28 +203,29 @@ const (
 // pasteSettled pastes a command and sends Enter only once the pane shows it
 // settled: the box holding exactly text and no other completion Enter could
 // take. If it does not settle, the box is cleared and nothing is entered.
-func (d *Driver) pasteSettled(text string, settled func(screen, text string) bool) error {
+// The looks run in a pane watch: the loop goes on meanwhile (up to
+// commandSettleLimit), and the boundary holds, since a command is in flight.
+func (d *Driver) pasteSettled(text string, settled func(screen, text string) bool, live func() bool, entered func(error)) {
 	ctx, cancel := d.ctx()
 	defer cancel()
 	if err := d.fillBox(ctx, text); err != nil {
-		return err
+		entered(err)
+		return
 	}
-	deadline := time.Now().Add(commandSettleLimit)
-	var since time.Time // when the settled screen was first seen
-	for {
-		time.Sleep(commandSettlePoll)
-		screen, err := d.tm.Capture(ctx, d.sess.PaneID)
-		switch {
-		case err != nil || !settled(screen, text):
-			since = time.Time{}
-		case since.IsZero():
-			since = time.Now()
-		case time.Since(since) >= commandSettleHold:
-			return d.tm.SendKeys(ctx, d.sess.PaneID, "Enter")
-		}
-		if time.Now().After(deadline) {
+	look := paneLook{quiet: commandSettlePoll, every: commandSettlePoll, limit: commandSettleLimit, hold: commandSettleHold,
+		cond: func(screen string) bool { return settled(screen, text) }}
+	d.watchPane(look, func(ok bool) {
+		if !live() {
 			d.clearComposer()
-			return fmt.Errorf("the pane did not show %s settled in the input box within %s (a completion Enter would take instead): not entered", text, commandSettleLimit)
+			return
 		}
-	}
+		if !ok {
+			d.clearComposer()
+			entered(fmt.Errorf("the pane did not show %s settled in the input box within %s (a completion Enter would take instead): not entered", text, commandSettleLimit))
+			return
+		}
+		ctx, cancel := d.ctx()
+		defer cancel()
+		entered(d.tm.SendKeys(ctx, d.sess.PaneID, "Enter"))
+	})
 }

@@ -70,10 +70,12 @@ func (d *Driver) leaveRelay(why string) {
 	d.setMode(seat.ModeDirect, why, nil)
 }
 
-// draft reads the input box, or "" when it is empty or cannot be read.
+// draft reads the input box, or "" when it is empty or cannot be read. While
+// the command door waits for its pasted command to settle, the box holds
+// pantty's own text, not a person's draft.
 func (d *Driver) draft() string {
 	composer := d.Ad.Caps().Composer
-	if composer == nil || d.sess.PaneID == "" {
+	if composer == nil || d.sess.PaneID == "" || d.cmdRun != nil && d.cmdRun.entering {
 		return ""
 	}
 	ctx, cancel := d.ctx()

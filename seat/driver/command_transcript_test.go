@@ -1,0 +1,110 @@
+package driver
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pantty/pantty/seat"
+)
+
+// settleAdapter is bareAdapter with a completion list under its input box,
+// as Gemini CLI 0.61.0 draws one: a pasted command is settled only once the
+// list shows that command alone (Capabilities.CommandSettled).
+type settleAdapter struct{ bareAdapter }
+
+func (settleAdapter) Caps() seat.Capabilities {
+	return seat.Capabilities{CommandSettled: func(screen, text string) bool { return screen == settledBox(text) }}
+}
+
+// The box holding a pasted command with the whole command list below it
+// (Enter would take the selected entry, /clear), and settled.
+const listedBox = "> /compact\n  /about\n▶ /clear\n  /compact"
+
+func settledBox(text string) string { return "> " + text + "\n▶ " + text }
+
+// TestACommandWaitsForItsBoxToSettleOffTheLoop pins the command door on a
+// harness whose completion list Enter would take: /compact is pasted and the
+// door returns at once — the loop goes on, and the boundary holds the queue
+// (nothing pasted while a command is in flight) — and Enter goes only once
+// the box has shown the command settled for commandSettleHold, with the
+// settled box on screen. Before, the driver slept in the loop for up to
+// commandSettleLimit (5 s) between the paste and Enter.
+func TestACommandWaitsForItsBoxToSettleOffTheLoop(t *testing.T) {
+	t.Parallel()
+	d, pane := cycleDriver(t)
+	d.Ad = settleAdapter{}
+	settled := settledBox("/compact")
+	// One frame a look (every 50 ms): the full list twice, settled, the list
+	// again (the harness redraws), then settled for good.
+	pane.then = map[string][]string{"C-u": {listedBox, listedBox, settled, listedBox, settled}}
+	queue(t, d, "m1", "board work")
+
+	start := time.Now()
+	d.startCycle(nil, "test: a boundary pantty chose", "")
+	if got := strings.Join(pane.did(), "|"); got != "keys C-u|paste /compact" {
+		t.Fatalf("pane actions as the door returned: %q, want the paste and no Enter yet", got)
+	}
+	d.maybeSubmit()
+	if got := strings.Join(pane.did(), "|"); got != "keys C-u|paste /compact" {
+		t.Fatalf("the queue moved while a command settles: %q", got)
+	}
+
+	loopAnswers(t, d, func() bool { return d.cmdRun == nil || !d.cmdRun.entering })
+	took := time.Since(start)
+	pane.mu.Lock()
+	acts, shown := pane.actions, pane.shown
+	pane.mu.Unlock()
+	if got := strings.Join(acts, "|"); got != "keys C-u|paste /compact|keys Enter" {
+		t.Fatalf("pane actions: %q, want Enter after the paste", got)
+	}
+	if shown[2] != settled {
+		t.Errorf("Enter went with the pane showing %q, not the settled box", shown[2])
+	}
+	if took < commandSettleHold {
+		t.Errorf("Enter went %s after the paste: the settled box must hold %s first", took, commandSettleHold)
+	}
+	if d.cycle == nil || d.cmdRun == nil {
+		t.Fatalf("the cycle's /compact is no longer awaited after its Enter: cycle %v, command %v", d.cycle, d.cmdRun)
+	}
+}
+
+// TestACommandThatNeverSettlesIsNotEntered: the box never shows the command
+// settled within commandSettleLimit: no Enter, the box is cleared (it holds
+// pantty's own paste), and the cycle that sent it fails saying so.
+func TestACommandThatNeverSettlesIsNotEntered(t *testing.T) {
+	t.Parallel()
+	d, pane := cycleDriver(t)
+	d.Ad = settleAdapter{}
+	pane.then = map[string][]string{"C-u": {listedBox}}
+	d.startCycle(nil, "test", "")
+	loopAnswers(t, d, func() bool { return d.cmdRun == nil })
+	if got := strings.Join(pane.did(), "|"); got != "keys C-u|paste /compact|keys C-u" {
+		t.Fatalf("pane actions: %q, want the paste cleared and no Enter", got)
+	}
+	c, err := d.S.CycleFile().Read()
+	if err != nil || c.State != "failed" || !strings.Contains(c.Error, "not entered") {
+		t.Fatalf("cycle.toml: %+v, %v", c, err)
+	}
+}
+
+// TestACommandSettlingWhenTheHarnessIsRelaunchedFails: the pane watch that
+// was to send Enter watched a pane that is gone (its answer is dropped); the
+// command timer's next tick fails the command instead of leaving it in flight,
+// which would hold the queue for good.
+func TestACommandSettlingWhenTheHarnessIsRelaunchedFails(t *testing.T) {
+	t.Parallel()
+	d, pane := cycleDriver(t)
+	d.Ad = settleAdapter{}
+	pane.then = map[string][]string{"C-u": {listedBox}}
+	d.startCycle(nil, "test", "")
+	d.launchAt = time.Now() // as launch() records a new harness
+	d.onCommandTick()
+	if d.cmdRun != nil {
+		t.Fatal("the command is still in flight after a relaunch")
+	}
+	c, err := d.S.CycleFile().Read()
+	if err != nil || c.State != "failed" || !strings.Contains(c.Error, "launched again") {
+		t.Fatalf("cycle.toml: %+v, %v", c, err)
+	}
+}
