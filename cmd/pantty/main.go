@@ -9,22 +9,13 @@ import (
 	"os"
 
 	"github.com/pantty/pantty/internal/config"
-	"github.com/pantty/pantty/seat"
-	"github.com/pantty/pantty/seat/claudecode"
-	"github.com/pantty/pantty/seat/codex"
-	"github.com/pantty/pantty/seat/gemini"
-	"github.com/pantty/pantty/seat/sim"
+	"github.com/pantty/pantty/seat/harnesses"
 	"github.com/urfave/cli/v2"
 )
 
-// init registers the harnesses this binary drives, one line each: the
-// commands built from them (hook flags) and the tests see the same registry.
-func init() {
-	seat.Register(sim.Adapter{})
-	seat.Register(claudecode.Adapter{})
-	seat.Register(codex.Adapter{})
-	seat.Register(gemini.Adapter{})
-}
+// init registers the harnesses this binary drives (seat/harnesses: the
+// commands built from them, hook flags, and the tests see the same registry).
+func init() { harnesses.Register() }
 
 func main() {
 	os.Exit(run(os.Args))

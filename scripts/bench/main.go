@@ -25,10 +25,17 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/pantty/pantty/seat/harnesses"
 )
 
 // sections in the order they run; idle runs last so nothing else is running.
 var sections = []string{"enqueue", "hook", "delivery", "turnend", "recover", "status", "idle"}
+
+// init registers the harnesses: the seats this program makes in-process
+// (newRealSeat, synth) name one, and seat.toml's validation knows only the
+// registered names.
+func init() { harnesses.Register() }
 
 func main() {
 	pantty := flag.String("pantty", "", "the pantty binary to measure (required)")

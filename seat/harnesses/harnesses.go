@@ -1,0 +1,29 @@
+// Package harnesses is the one list of the harnesses pantty drives. Every
+// program that reads seat.toml in-process — the pantty binary, the tests, the
+// benchmarks and the soak's synthetic seats — registers them through
+// Register, so seat.toml's harness key, `pantty hook`'s flags and the
+// measure targets are the same everywhere, and a new harness is added to the
+// list here once. (Before, the list was written out in cmd/pantty and again
+// in seat/seattest, and scripts/bench had none: its seats failed seat.toml's
+// validation with "want one of" and nothing after it.)
+package harnesses
+
+import (
+	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/claudecode"
+	"github.com/pantty/pantty/seat/codex"
+	"github.com/pantty/pantty/seat/gemini"
+	"github.com/pantty/pantty/seat/sim"
+)
+
+// All returns every adapter, in the order pantty documents them.
+func All() []seat.Adapter {
+	return []seat.Adapter{sim.Adapter{}, claudecode.Adapter{}, codex.Adapter{}, gemini.Adapter{}}
+}
+
+// Register makes every adapter of All available by name (seat.Register).
+func Register() {
+	for _, a := range All() {
+		seat.Register(a)
+	}
+}
