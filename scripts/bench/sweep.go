@@ -23,7 +23,11 @@ func (b *bench) recoverSweep() error {
 	if err := os.MkdirAll(wrap, 0o700); err != nil {
 		return err
 	}
-	script := fmt.Sprintf("#!/bin/sh\nprintf '%%s\\n' \"$*\" >> \"$PANTTY_BENCH_TMUX_LOG\"\nexec %s \"$@\"\n", b.realTmux)
+	// The log's path is written into the wrapper: pantty runs tmux clients
+	// with a minimal environment (PATH HOME USER …), so a variable naming it
+	// would not reach the wrapper (every sweep counted 0 calls that way).
+	calls := filepath.Join(wrap, "calls.log")
+	script := fmt.Sprintf("#!/bin/sh\nprintf '%%s\\n' \"$*\" >> '%s'\nexec %s \"$@\"\n", calls, b.realTmux)
 	if err := os.WriteFile(filepath.Join(wrap, "tmux"), []byte(script), 0o755); err != nil {
 		return err
 	}
@@ -165,8 +169,11 @@ func (b *bench) sweepCase(wrap, label, home string, n int, target time.Duration,
 			before, beforeCPU = append(before, r.Wall), append(beforeCPU, r.CPU)
 		}
 	}
-	log := filepath.Join(b.root, "tmux-calls-"+strings.ReplaceAll(label, " ", "_")+".log")
-	counted := b.runIn(b.env(home, "", "PATH="+wrap+":"+os.Getenv("PATH"), "PANTTY_BENCH_TMUX_LOG="+log), "", "recover", "--json")
+	log := filepath.Join(wrap, "calls.log") // the wrapper's (recoverSweep)
+	if err := os.Remove(log); err != nil && !os.IsNotExist(err) {
+		return err
+	}
+	counted := b.runIn(b.env(home, "", "PATH="+wrap+":"+os.Getenv("PATH")), "", "recover", "--json")
 	if counted.Code != 0 {
 		return fmt.Errorf("%s: counted recover: %s", label, counted)
 	}
