@@ -12,8 +12,12 @@ import (
 )
 
 // OutageTOML makes an outage's waits short in seat.toml: the driver re-probes
-// after 1s, 2s, 2s, …, and a provider refusal without a reset after 2s.
-var OutageTOML = []string{`[recovery]`, `backoff = "1s"`, `backoff_max = "2s"`, `provider_reprobe = "2s"`}
+// after 1s, 2s, 2s, …, and a provider refusal without a reset after 15s. The
+// refusal's wait is what the test's recover sweep must see: with 2s, a CI run
+// under the full suite's load (2026-12-04, Codex billing) swept after the
+// re-probe had begun and found the seat in-turn on its probe — rightly ok, but
+// not the wait the test judges.
+var OutageTOML = []string{`[recovery]`, `backoff = "1s"`, `backoff_max = "2s"`, `provider_reprobe = "15s"`}
 
 // FaultyAPI is a loopback stand-in with fault modes (standinkit.Switch).
 type FaultyAPI interface {
