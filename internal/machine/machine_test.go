@@ -198,3 +198,31 @@ func TestAfterSilence(t *testing.T) {
 		}
 	}
 }
+
+// TestDeadlines pins which of the flight's timers runs in which state, and
+// from when.
+func TestDeadlines(t *testing.T) {
+	t0 := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
+	look, sub := t0.Add(time.Second), t0.Add(2*time.Second)
+	const timeout, ceiling = 5 * time.Second, time.Hour
+	cases := []struct {
+		name                string
+		f                   Flight
+		evidence, turnLimit time.Time
+	}{
+		{"nothing in flight", Flight{}, time.Time{}, time.Time{}},
+		{"pasted: evidence from the Enter", Flight{Submitting: true, LookFrom: look}, look.Add(timeout), time.Time{}},
+		{"turn shape: no Enter to retry", Flight{Submitting: true, TurnShape: true, LookFrom: look}, time.Time{}, time.Time{}},
+		{"evidenced: the ceiling from the turn's start", Flight{Submitted: true, LookFrom: look, SubmittedAt: sub}, time.Time{}, sub.Add(ceiling)},
+		{"turn shape in turn: the ceiling", Flight{Submitted: true, TurnShape: true, SubmittedAt: sub}, time.Time{}, sub.Add(ceiling)},
+		{"cancelling a paste: no timer", Flight{Submitting: true, Cancelling: true, LookFrom: look}, time.Time{}, time.Time{}},
+		{"cancelling a turn: no timer", Flight{Submitted: true, Cancelling: true, SubmittedAt: sub}, time.Time{}, time.Time{}},
+		{"a ceiling cancel that did not hold", Flight{Submitted: true, SubmittedAt: sub, CeilingSpent: true}, time.Time{}, time.Time{}},
+	}
+	for _, c := range cases {
+		ev, tl := Deadlines(c.f, timeout, ceiling)
+		if !ev.Equal(c.evidence) || !tl.Equal(c.turnLimit) {
+			t.Errorf("%s: Deadlines = (%v, %v), want (%v, %v)", c.name, ev, tl, c.evidence, c.turnLimit)
+		}
+	}
+}

@@ -62,8 +62,6 @@ func (d *Driver) cancelTurn(reason string, done func(error)) {
 		return
 	}
 	d.to(machine.CancelBegun, fl.e.Msg.ID)
-	d.evidenceT.stop()
-	d.ceilingT.stop()
 	if d.Cfg.Shape == config.ShapeTurn {
 		d.killTurn(reason)
 		d.finish(fl.e, inbox.StateFailed, reason, "the turn process was killed; 'pantty seat retry "+fl.e.Msg.ID+"' re-queues it", "")
@@ -230,12 +228,12 @@ func (d *Driver) cancelEnd(c *cancelRun, err error) {
 	if d.flight == c.fl {
 		switch {
 		case c.fl.e.Status.State == inbox.StateSubmitting:
-			d.evidenceT.set(d.Cfg.SubmitTimeout.Duration)
-		case c.reason != inbox.ReasonCeiling:
+			c.fl.lookFrom = d.now()
+		case c.reason == inbox.ReasonCeiling:
 			// A cancel at the ceiling that did not hold is not tried again
 			// at once (as before the cancel was a pane watch): the turn runs
 			// on, its message in flight, until its turn end or a person.
-			d.armCeiling(c.fl.e)
+			c.fl.ceilingSpent = true
 		}
 	}
 	c.done(err)

@@ -124,6 +124,12 @@ type flight struct {
 	sub        guard.Submission
 	enterTries int
 	recovered  bool // inherited from a driver that died mid-delivery (no Submission)
+	// lookFrom is when Enter last went, or the silent pane was last looked
+	// at: the evidence timer runs submit_timeout from it (syncTimers).
+	lookFrom time.Time
+	// ceilingSpent: a cancel at the turn ceiling did not hold; the ceiling is
+	// not armed again for this turn.
+	ceilingSpent bool
 }
 
 func (d *Driver) logf(format string, a ...any) {
@@ -161,6 +167,7 @@ func (d *Driver) Loop() int {
 	d.beat()
 	d.pump()
 	for d.exit == nil {
+		d.syncTimers()
 		select {
 		case ev, ok := <-d.w.Events:
 			if !ok {
@@ -449,27 +456,6 @@ func (d *Driver) paneTail() string {
 
 // timer is a stoppable one-shot whose channel is nil while it is not armed, so a
 // select on it waits forever instead of firing a stale tick.
-type timer struct{ t *time.Timer }
-
-func (t *timer) C() <-chan time.Time {
-	if t.t == nil {
-		return nil
-	}
-	return t.t.C
-}
-
-func (t *timer) set(d time.Duration) {
-	t.stop()
-	t.t = time.NewTimer(d)
-}
-
-func (t *timer) stop() {
-	if t.t != nil {
-		t.t.Stop()
-		t.t = nil
-	}
-}
-
 // selfNaming reports whether the harness chooses its own session id.
 func (d *Driver) selfNaming() bool {
 	return d.Ad.Caps().NamesOwnSession

@@ -105,7 +105,6 @@ func (d *Driver) onPromptSubmit(ev seat.Event) {
 		if fl.e.Status.State == inbox.StateSubmitted {
 			return
 		}
-		d.evidenceT.stop()
 		st := &fl.e.Status
 		st.State = inbox.StateSubmitted
 		st.PromptID = f.PromptID
@@ -113,7 +112,6 @@ func (d *Driver) onPromptSubmit(ev seat.Event) {
 		st.Evidence = ev.File
 		st.SubmittedAt = ev.ReceivedAt
 		d.writeStatus(fl.e)
-		d.armCeiling(fl.e)
 		d.to(machine.Evidenced, fl.e.Msg.ID)
 		return
 	}
@@ -162,14 +160,6 @@ func (d *Driver) paneShowsNoTurn() bool {
 // as its end.
 const foreignSettle = 2 * time.Second
 
-func (d *Driver) armCeiling(e *inbox.Entry) {
-	left := d.Cfg.TurnCeiling.Duration - d.now().Sub(e.Status.SubmittedAt)
-	if left < 0 {
-		left = 0
-	}
-	d.ceilingT.set(left)
-}
-
 // onTurnEnd closes the flight on a Stop or StopFailure tied to it by prompt_id
 // and session_id.
 func (d *Driver) onTurnEnd(ev seat.Event) {
@@ -197,7 +187,6 @@ func (d *Driver) onTurnEnd(ev seat.Event) {
 		}
 		return
 	}
-	d.ceilingT.stop()
 	e := fl.e
 	d.flight = nil
 	d.keepReply(e, f.LastAssistantMessage)

@@ -262,8 +262,6 @@ func (d *Driver) harnessGone(why string, pane *tmux.Pane) {
 	d.ready, d.readying = false, false
 	d.abandonCancel("the harness went away (" + why + ")")
 	d.foreignTurn = ""
-	d.evidenceT.stop()
-	d.ceilingT.stop()
 	d.to(machine.HarnessGone, why)
 	d.settleLostFlight()
 	if giveUp {

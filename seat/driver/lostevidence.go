@@ -21,8 +21,6 @@ func (d *Driver) closedByTranscript(e *inbox.Entry, why string) bool {
 		return false
 	}
 	d.logf("message %s: %s, but its turn is in the harness transcript: processed", e.Msg.ID, why)
-	d.evidenceT.stop()
-	d.ceilingT.stop()
 	d.finish(e, inbox.StateProcessed, "", "turn found in the harness transcript ("+why+")", "transcript:"+where)
 	return true
 }

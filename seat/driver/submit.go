@@ -119,10 +119,9 @@ func (d *Driver) recoverFlight() {
 			// Evidence may still be on its way (the hook runs on its own); wait
 			// for it as if just sent, then inspect the pane.
 			d.flight.enterTries = 0
-			d.evidenceT.set(d.Cfg.SubmitTimeout.Duration)
+			d.flight.lookFrom = d.now()
 			d.to(machine.Inherited, "evidence for "+e.Msg.ID)
 		} else {
-			d.armCeiling(e)
 			d.to(machine.InheritedInTurn, e.Msg.ID)
 		}
 	}
@@ -293,7 +292,10 @@ func (d *Driver) deliver(e *inbox.Entry) {
 	e.Status.Nonce = sub.Nonce()
 	e.Status.NotBefore = time.Time{}
 	d.writeStatus(e)
-	d.flight = &flight{e: e, sub: sub}
+	// The evidence window starts now, and again once Enter went: a paste
+	// that failed with the harness still there is looked at after
+	// submit_timeout like a silent one (before, nothing looked again).
+	d.flight = &flight{e: e, sub: sub, lookFrom: d.now()}
 	d.to(machine.Pasted, e.Msg.ID)
 	d.writeArtifact(e, sub)
 	if d.Cfg.Shape == config.ShapeTurn {
@@ -305,7 +307,7 @@ func (d *Driver) deliver(e *inbox.Entry) {
 		d.checkHarness("paste failed")
 		return
 	}
-	d.evidenceT.set(d.Cfg.SubmitTimeout.Duration)
+	d.flight.lookFrom = d.now()
 }
 
 // Submit is the board door: the only way board text reaches the pane, and it
@@ -344,6 +346,10 @@ func (d *Driver) onEvidenceTimeout() {
 	if fl == nil || fl.e.Status.State != inbox.StateSubmitting {
 		return
 	}
+	// This look starts the next window: whatever is decided below that
+	// leaves the message waiting (a busy pane, a failed capture) looks again
+	// after submit_timeout, as an Enter retry does from its Enter.
+	fl.lookFrom = d.now()
 	ctx, cancel := d.ctx()
 	screen, err := d.tm.Capture(ctx, d.sess.PaneID)
 	cancel()
@@ -355,8 +361,7 @@ func (d *Driver) onEvidenceTimeout() {
 	closed := !busy && d.closedByTranscript(fl.e, "no submission evidence")
 	switch machine.AfterSilence(machine.Silence{Busy: busy, Closed: closed, Tries: fl.enterTries,
 		MaxTries: d.Cfg.SubmitRetries, Recovered: fl.recovered}) {
-	case machine.WaitLonger:
-		d.evidenceT.set(d.Cfg.SubmitTimeout.Duration)
+	case machine.WaitLonger: // a turn runs: its evidence is late (lookFrom moved above)
 	case machine.ClosedByRecord:
 	case machine.RetryEnter:
 		fl.enterTries++
@@ -368,7 +373,7 @@ func (d *Driver) onEvidenceTimeout() {
 			d.checkHarness("send Enter failed")
 			return
 		}
-		d.evidenceT.set(d.Cfg.SubmitTimeout.Duration)
+		fl.lookFrom = d.now()
 	case machine.Requeue:
 		// Inherited from a driver killed mid-delivery, possibly before it pasted:
 		// with no evidence after the Enter retries, the text never reached the

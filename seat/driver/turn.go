@@ -104,7 +104,6 @@ func (d *Driver) deliverTurn(e *inbox.Entry, sub guard.Submission) {
 		d.turnDone <- turnDone{p: p, stdout: out.Bytes(), stderr: errb.Bytes(), err: err}
 	}()
 	e.Status.SubmittedAt = d.now().UTC()
-	d.armCeiling(e)
 	d.to(machine.Spawned, e.Msg.ID)
 }
 
@@ -131,7 +130,6 @@ func (d *Driver) onTurnDone(r turnDone) {
 	if r.p.killed != "" || d.flight == nil || d.flight.e != r.p.e {
 		return // cancelled or cut off at the ceiling: already settled
 	}
-	d.ceilingT.stop()
 	e := r.p.e
 	d.flight = nil
 	var env Envelope

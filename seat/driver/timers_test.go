@@ -1,0 +1,69 @@
+package driver
+
+import (
+	"testing"
+	"time"
+
+	"github.com/pantty/pantty/internal/inbox"
+	"github.com/pantty/pantty/seat"
+)
+
+// TestTheFlightsTimersFollowItsState pins syncTimers on the driver: after a
+// paste the evidence timer runs submit_timeout from the Enter, the evidence
+// stops it and starts the turn ceiling from the turn's start, a cancel stops
+// both while its pane watches decide, and a cancel that did not hold gives
+// the turn its ceiling back; once the message is final neither runs. Each
+// line is checked after the loop's own call, as the loop makes it before it
+// waits.
+func TestTheFlightsTimersFollowItsState(t *testing.T) {
+	t.Parallel()
+	d, pane := idleDriver(t)
+	d.Ad = busyAdapter{}
+	now := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
+	d.clock = func() time.Time { return now }
+	d.Cfg.SubmitTimeout.Duration, d.Cfg.TurnCeiling.Duration = 5*time.Second, time.Hour
+	t.Cleanup(func() { d.evidenceT.stop(); d.ceilingT.stop() })
+	check := func(step string, evidence, ceiling time.Time) {
+		t.Helper()
+		d.syncTimers()
+		if (d.evidenceT.C() != nil) != !evidence.IsZero() || !d.evidenceT.at.Equal(evidence) {
+			t.Errorf("%s: evidence timer at %v (armed %v), want %v", step, d.evidenceT.at, d.evidenceT.C() != nil, evidence)
+		}
+		if (d.ceilingT.C() != nil) != !ceiling.IsZero() || !d.ceilingT.at.Equal(ceiling) {
+			t.Errorf("%s: ceiling at %v (armed %v), want %v", step, d.ceilingT.at, d.ceilingT.C() != nil, ceiling)
+		}
+	}
+	check("idle", time.Time{}, time.Time{})
+
+	queue(t, d, "m1", "work")
+	d.maybeSubmit()
+	check("pasted", now.Add(5*time.Second), time.Time{})
+
+	now = now.Add(5 * time.Second)
+	pane.show(busyScreen)
+	d.onEvidenceTimeout() // silent, but the pane shows a turn: wait longer
+	check("silent and busy", now.Add(5*time.Second), time.Time{})
+
+	now = now.Add(time.Second)
+	started := now
+	d.onHookEvent(seat.Event{Kind: seat.EvUserPromptSubmit, ReceivedAt: started,
+		Fields: seat.HookFields{SessionID: d.sess.ID, Prompt: pane.did()[1][len("paste "):], PromptID: "p1"}})
+	if st := status(t, d, "m1"); st.State != inbox.StateSubmitted {
+		t.Fatalf("m1 after its evidence: %+v", st)
+	}
+	check("in its turn", time.Time{}, started.Add(time.Hour))
+
+	// A cancel whose Escape the turn does not stop: no timer while its pane
+	// watch decides, the ceiling back once it answered it did not hold.
+	answered := false
+	d.cancelTurn(inbox.ReasonCancelled, func(error) { answered = true })
+	check("cancelling", time.Time{}, time.Time{})
+	loopAnswers(t, d, func() bool { return answered })
+	check("the cancel did not hold", time.Time{}, started.Add(time.Hour))
+
+	d.onHookEvent(seat.Event{Kind: seat.EvStop, ReceivedAt: now, Fields: seat.HookFields{SessionID: d.sess.ID, PromptID: "p1"}})
+	if st := status(t, d, "m1"); st.State != inbox.StateProcessed {
+		t.Fatalf("m1 after its Stop: %+v", st)
+	}
+	check("final", time.Time{}, time.Time{})
+}
