@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/pantty/pantty/internal/fsatomic"
+	"github.com/pantty/pantty/internal/machine"
 )
 
 // Failure classes of a turn the harness ended on an error (StopFailure). They
@@ -15,18 +16,18 @@ const (
 	// login, connection). The message stays queued, the driver re-probes with
 	// backoff, the seat reports itself dead (class means) and the ladder may
 	// descend.
-	FailMeans = "means"
+	FailMeans = string(machine.ClassMeans)
 	// FailProvider: the provider refuses this account for now (rate limit,
 	// usage limit, credit balance). A wait shared by every seat on the
 	// provider (providers.toml), re-probed.
-	FailProvider = "provider-refusal"
+	FailProvider = string(machine.ClassProvider)
 	// FailTransient: the provider failed this request after the harness's own
 	// retries (5xx, overloaded). The message goes back to the queue with a
 	// per-seat backoff.
-	FailTransient = "transient"
+	FailTransient = string(machine.ClassTransient)
 	// FailWork: anything else — an error about the message itself. The message
 	// fails (work-error).
-	FailWork = "work"
+	FailWork = string(machine.ClassWork)
 )
 
 // failRule is one row of the classifier's table: a StopFailure error value,

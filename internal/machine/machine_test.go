@@ -226,3 +226,25 @@ func TestDeadlines(t *testing.T) {
 		}
 	}
 }
+
+// TestAfterFailure pins what a failed turn does to its message, by class.
+func TestAfterFailure(t *testing.T) {
+	cases := []struct {
+		f    Failure
+		want Outcome
+	}{
+		{Failure{Class: ClassWork, Attempts: 5}, FailMessage},
+		{Failure{Class: "", Attempts: 5}, FailMessage},
+		{Failure{Class: ClassMeans, Transients: 40, Attempts: 5}, HoldForOutage}, // a means outage has no budget: it waits
+		{Failure{Class: ClassProvider, Attempts: 5}, WaitForProvider},
+		{Failure{Class: ClassTransient, Transients: 0, Attempts: 5}, HoldForOutage},
+		{Failure{Class: ClassTransient, Transients: 3, Attempts: 5}, HoldForOutage},
+		{Failure{Class: ClassTransient, Transients: 4, Attempts: 5}, GiveUpTransient}, // the fifth in a row
+		{Failure{Class: ClassTransient, Transients: 0, Attempts: 1}, GiveUpTransient},
+	}
+	for _, c := range cases {
+		if got := AfterFailure(c.f); got != c.want {
+			t.Errorf("AfterFailure(%+v) = %d, want %d", c.f, got, c.want)
+		}
+	}
+}

@@ -26,14 +26,19 @@ type outage struct {
 }
 
 // onTurnFailed decides a turn the harness ended on an error by the error's class
-// (ClassifyFailure): only a work failure fails the message; an outage puts it
-// back in the queue. It reports whether the message was re-queued.
+// (ClassifyFailure, then machine.AfterFailure): an outage or a refusal holds
+// the message (or, its transient attempts spent, fails it and keeps the
+// outage). It reports false for a work failure, which the caller fails as the
+// message's own.
 func (d *Driver) onTurnFailed(e *inbox.Entry, errName, text string) bool {
 	class, cause := seat.ClassifyFailure(errName, seat.Redact(text))
-	switch class {
-	case seat.FailMeans, seat.FailTransient:
-		d.outageFailed(e, class, cause)
-	case seat.FailProvider:
+	switch machine.AfterFailure(machine.Failure{Class: machine.Class(class), Transients: e.Status.Transients,
+		Attempts: d.Cfg.Recovery.TransientAttempts}) {
+	case machine.HoldForOutage:
+		d.outageFailed(e, class, cause, false)
+	case machine.GiveUpTransient:
+		d.outageFailed(e, class, cause, true)
+	case machine.WaitForProvider:
 		// The provider answered, refusing the account: the means work.
 		d.outage = nil
 		d.providerRefused(e, errName, text)
@@ -46,12 +51,15 @@ func (d *Driver) onTurnFailed(e *inbox.Entry, errName, text string) bool {
 	return true
 }
 
-// outageFailed puts the message back at the head of the queue and holds the
-// queue until the next probe: the backoff of [recovery] (backoff, doubling per
-// failed probe, capped by backoff_max and maxReprobe). The held message itself
-// is the probe. A means failure makes the seat report itself dead (heartbeat
-// fault, read by recover); a transient one is only a visible wait.
-func (d *Driver) outageFailed(e *inbox.Entry, class, cause string) {
+// outageFailed records the outage and its next probe: the backoff of
+// [recovery] (backoff, doubling per failed probe, capped by backoff_max and
+// maxReprobe). The message goes back to the head of the queue and is itself
+// the probe, unless it has spent its transient attempts (machine.AfterFailure):
+// then it fails and the outage stays, so the next message waits for the probe
+// time as this one would have. A means failure makes the seat report itself
+// dead (heartbeat fault, read by recover); a transient one is only a visible
+// wait.
+func (d *Driver) outageFailed(e *inbox.Entry, class, cause string, spent bool) {
 	now := d.now()
 	o := d.outage
 	if o == nil || o.class != class {
@@ -64,9 +72,10 @@ func (d *Driver) outageFailed(e *inbox.Entry, class, cause string) {
 	reason, ev := seat.ReasonTransient, machine.RequestFailed
 	if class == seat.FailMeans {
 		reason, ev = seat.ReasonMeansFault, machine.MeansLost
-	} else if e.Status.Transients++; e.Status.Transients >= d.Cfg.Recovery.TransientAttempts {
-		// The queue moves on; the outage stays, so the next message waits for
-		// the probe time like this one would have.
+	} else {
+		e.Status.Transients++
+	}
+	if spent {
 		d.logf("message %s: %d provider errors in a row, the last: %s", e.Msg.ID, e.Status.Transients, cause)
 		d.finish(e, inbox.StateFailed, seat.ReasonTransientExhausted,
 			fmt.Sprintf("%s (%d attempts; 'pantty seat retry' queues it again)", cause, e.Status.Transients), "")

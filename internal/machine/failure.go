@@ -1,0 +1,53 @@
+package machine
+
+// Class is whose problem a failed turn is, read from the harness's own
+// words (seat.ClassifyFailure). It decides what becomes of the message, so
+// an outage of the seat's means or of its provider never fails board work.
+// The values are the file format (heartbeat.toml's fault, recover's class).
+type Class string
+
+// The failure classes.
+const (
+	ClassMeans     Class = "means"            // the harness cannot reach or use the model (credentials, connection)
+	ClassProvider  Class = "provider-refusal" // the provider refuses this account for now (rate, usage, credit)
+	ClassTransient Class = "transient"        // the provider failed this request after the harness's own retries
+	ClassWork      Class = "work"             // an error about the message itself
+)
+
+// Failure is a turn the harness ended on an error, as the decision sees it.
+type Failure struct {
+	Class Class
+	// Transients is how many provider errors in a row the message had before
+	// this one; Attempts is [recovery] transient_attempts.
+	Transients, Attempts int
+}
+
+// Outcome is what becomes of a message whose turn failed.
+type Outcome int
+
+// The outcomes of a failed turn.
+const (
+	FailMessage     Outcome = iota // the message failed on its own merits (work-error)
+	HoldForOutage                  // back at the head of the queue; the seat waits for the outage's probe
+	GiveUpTransient                // one provider error too many: the message fails, the outage stays for the next
+	WaitForProvider                // back in the queue until the provider's time (shared by its seats)
+)
+
+// AfterFailure decides a failed turn by its class: only a failure of the
+// work fails the message; a means or transient outage holds the queue with
+// the message as its probe, until a message has had transient_attempts
+// provider errors in a row; a provider refusal waits for the provider.
+func AfterFailure(f Failure) Outcome {
+	switch f.Class {
+	case ClassMeans:
+		return HoldForOutage
+	case ClassTransient:
+		if f.Transients+1 >= f.Attempts {
+			return GiveUpTransient
+		}
+		return HoldForOutage
+	case ClassProvider:
+		return WaitForProvider
+	}
+	return FailMessage
+}
