@@ -49,7 +49,7 @@ func modelOf(t *testing.T, h *seattest.Harness, id string) string {
 
 // A provider refusal is a wait, not a failure: the block is recorded per
 // provider with the reset read from the refusal (the simulator's "resets in
-// 2s"), the seat shows waiting-provider, another seat on the same provider
+// 10s"), the seat shows waiting-provider, another seat on the same provider
 // waits too, recover reports the wait and counts nothing against either seat,
 // and after the reset both submit again. The session is untouched.
 func TestProviderRefusalIsAVisibleSharedWait(t *testing.T) {
@@ -61,7 +61,10 @@ func TestProviderRefusalIsAVisibleSharedWait(t *testing.T) {
 	a.Send("first", "before the limit")
 	a.WaitFinal(wait, "first")
 	sessBefore := a.Session()
-	a.Send("limited", "[sim:429 reset=in 2s] please")
+	// 10 s: the sweeps and the heartbeat check below must fall inside the
+	// wait. With 2 s, a CI run under the whole suite's load (2026-12-04) read
+	// the heartbeat after the wait had ended, on the re-probe (submitting).
+	a.Send("limited", "[sim:429 reset=in 10s] please")
 	var blk seat.Block
 	a.WaitFor("the provider block", wait, func() bool {
 		bs, err := seat.ReadBlocks(a.Home)
@@ -69,7 +72,7 @@ func TestProviderRefusalIsAVisibleSharedWait(t *testing.T) {
 		blk, ok = bs["sim"]
 		return err == nil && ok
 	})
-	if !blk.Parsed || blk.Seat != "refused" || blk.Error != "rate_limit" || time.Until(blk.Until) > 2*time.Second {
+	if !blk.Parsed || blk.Seat != "refused" || blk.Error != "rate_limit" || time.Until(blk.Until) > 10*time.Second {
 		t.Fatalf("block: %+v", blk)
 	}
 	b.Send("other", "the neighbour's message, on the same provider")

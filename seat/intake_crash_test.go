@@ -189,7 +189,9 @@ func TestProviderRefusalLeavesMessageQueued(t *testing.T) {
 	h.Start()
 	h.Send("first", "before the limit")
 	h.WaitFinal(10*time.Second, "first")
-	h.Send("limited", "[sim:429 reset=in 2s] please")
+	// 10 s, so that the heartbeat is read inside the wait even under load
+	// (recover's twin of this test read it after a 2 s wait had ended).
+	h.Send("limited", "[sim:429 reset=in 10s] please")
 	h.Send("behind", "waits its turn")
 
 	var st inbox.Status
@@ -200,8 +202,8 @@ func TestProviderRefusalLeavesMessageQueued(t *testing.T) {
 	if st.Reason != "provider-refusal" {
 		t.Fatalf("refused message: reason %q, want provider-refusal", st.Reason)
 	}
-	if wait := time.Until(st.NotBefore); wait > 2*time.Second || wait < -time.Second {
-		t.Fatalf("not_before is %s away, want the 2s reset", wait)
+	if wait := time.Until(st.NotBefore); wait > 10*time.Second || wait < -time.Second {
+		t.Fatalf("not_before is %s away, want the 10s reset", wait)
 	}
 	h.WaitFor("the heartbeat to show the provider wait", 5*time.Second, func() bool {
 		hb, err := h.Seat().HeartbeatFile().Read()
@@ -211,7 +213,7 @@ func TestProviderRefusalLeavesMessageQueued(t *testing.T) {
 	// After the wait it is delivered again, never before not_before.
 	// artifacts/<id>.<attempt>.toml records what each delivery sent, and when.
 	var second seat.Artifact
-	h.WaitFor("the second delivery after the wait", 10*time.Second, func() bool {
+	h.WaitFor("the second delivery after the wait", 20*time.Second, func() bool {
 		return seat.ReadState(filepath.Join(h.Seat().ArtifactsDir(), "limited.2.toml"), &second) == nil
 	})
 	if second.SentAt.Before(st.NotBefore) {
