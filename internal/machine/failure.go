@@ -51,3 +51,41 @@ func AfterFailure(f Failure) Outcome {
 	}
 	return FailMessage
 }
+
+// TurnResult is what a turn-spawned seat's process left behind, as the
+// decision sees it: the harness's result envelope, and whether an outage's
+// failure was reported during the turn (a StopFailure not of class work).
+type TurnResult struct {
+	Refused  bool // an outage or refusal was reported during the turn: it decides
+	Envelope bool // the process printed a result envelope that decodes
+	Success  bool // the envelope's subtype is success and is_error is false
+	Turns    int  // the model turns the envelope counts
+}
+
+// Verdict is what becomes of a turn-spawned message.
+type Verdict int
+
+// The verdicts on a turn-spawned message.
+const (
+	ByFailure  Verdict = iota // the reported failure decides (AfterFailure)
+	NoEnvelope                // failed (work-error): no result envelope
+	Processed                 // processed
+	NoTurn                    // failed: success with zero model turns is no processing
+	Failed                    // failed (work-error): the envelope says it failed
+)
+
+// AfterTurnResult judges a turn-spawned message: processed only when the
+// envelope says success, not an error, with at least one model turn.
+func AfterTurnResult(r TurnResult) Verdict {
+	switch {
+	case r.Refused:
+		return ByFailure
+	case !r.Envelope:
+		return NoEnvelope
+	case r.Success && r.Turns >= 1:
+		return Processed
+	case r.Success:
+		return NoTurn
+	}
+	return Failed
+}

@@ -248,3 +248,23 @@ func TestAfterFailure(t *testing.T) {
 		}
 	}
 }
+
+// TestAfterTurnResult pins the turn-spawned judgement: processed only on a
+// successful envelope with a model turn; a reported outage decides first.
+func TestAfterTurnResult(t *testing.T) {
+	cases := []struct {
+		r    TurnResult
+		want Verdict
+	}{
+		{TurnResult{Refused: true, Envelope: true, Success: true, Turns: 1}, ByFailure},
+		{TurnResult{}, NoEnvelope},
+		{TurnResult{Envelope: true, Success: true, Turns: 1}, Processed},
+		{TurnResult{Envelope: true, Success: true, Turns: 0}, NoTurn},
+		{TurnResult{Envelope: true, Success: false, Turns: 3}, Failed},
+	}
+	for _, c := range cases {
+		if got := AfterTurnResult(c.r); got != c.want {
+			t.Errorf("AfterTurnResult(%+v) = %d, want %d", c.r, got, c.want)
+		}
+	}
+}

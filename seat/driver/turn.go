@@ -121,8 +121,9 @@ func (d *Driver) turnStartFailed(e *inbox.Entry, err error) {
 // turnRetryPause is the pause after a turn process that did not start.
 const turnRetryPause = 10 * time.Second
 
-// onTurnDone reads the result envelope and decides: processed only when it says
-// success, not an error, and at least one model turn.
+// onTurnDone reads the result envelope and acts on machine.AfterTurnResult:
+// processed only when it says success, not an error, and at least one model
+// turn.
 func (d *Driver) onTurnDone(r turnDone) {
 	if d.turn == r.p {
 		d.turn = nil
@@ -134,18 +135,19 @@ func (d *Driver) onTurnDone(r turnDone) {
 	d.flight = nil
 	var env Envelope
 	perr := json.Unmarshal(lastJSON(r.stdout), &env)
-	switch {
-	case d.turnRefusal != "":
+	switch machine.AfterTurnResult(machine.TurnResult{Refused: d.turnRefusal != "", Envelope: perr == nil,
+		Success: env.Subtype == "success" && !env.IsError, Turns: env.NumTurns}) {
+	case machine.ByFailure:
 		name, text, _ := strings.Cut(d.turnRefusal, ": ")
 		d.onTurnFailed(e, name, text)
-	case perr != nil:
+	case machine.NoEnvelope:
 		d.finish(e, inbox.StateFailed, inbox.ReasonWorkError, fmt.Sprintf("no result envelope (%v; exit %v): %s", perr, r.err, seat.Truncate(string(r.stderr), 300)), "")
-	case env.Subtype == "success" && !env.IsError && env.NumTurns >= 1:
+	case machine.Processed:
 		d.keepReply(e, env.Result)
 		e.Status.SessionID = env.SessionID
 		d.learnSessionID(env.SessionID) // a self-naming harness names its session in the envelope
 		d.finish(e, inbox.StateProcessed, "", "", fmt.Sprintf("envelope: success, %d turn(s), session %s", env.NumTurns, env.SessionID))
-	case env.Subtype == "success" && !env.IsError:
+	case machine.NoTurn:
 		d.finish(e, inbox.StateFailed, seat.ReasonNoTurn, "the envelope says success with zero model turns: not processing", "")
 	default:
 		d.finish(e, inbox.StateFailed, inbox.ReasonWorkError, fmt.Sprintf("envelope %s is_error=%v: %s", env.Subtype, env.IsError, seat.Truncate(env.Result, 300)), "")
