@@ -315,7 +315,16 @@ func TestAdoptedFlightIsSettled(t *testing.T) {
 				}
 			}
 			if c.enter {
-				time.Sleep(50 * time.Millisecond) // the paste settle the driver would have waited
+				// Enter once the simulator shows the paste in its input box
+				// (the driver's paste settle stands for that). A fixed 50 ms
+				// was too short under CI's load (2026-12-04): the Enter went
+				// into the paste and no turn ever ran.
+				box := sim.Adapter{}.Composer
+				h.WaitFor("the paste in the simulator's input box", 5*time.Second, func() bool {
+					screen, err := h.Tmux().Capture(t.Context(), pane)
+					text, ok := box(screen)
+					return err == nil && ok && text != ""
+				})
 				if err := h.Tmux().SendKeys(t.Context(), pane, "Enter"); err != nil {
 					t.Fatal(err)
 				}

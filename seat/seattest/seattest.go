@@ -97,36 +97,12 @@ func TOML(lines ...string) Option {
 	return func(c *options) { c.extra = append(c.extra, lines...) }
 }
 
-// New makes a seat named name on the simulator, not yet started. Cleanup stops
-// it, kills its tmux server and any driver still recorded.
+// New makes a seat named name on the simulator, not yet started, with its
+// fast knobs (FastSim) under the options. Cleanup stops it, kills its tmux
+// server and any driver still recorded.
 func New(t testing.TB, name string, opts ...Option) *Harness {
 	t.Helper()
-	cfg := &options{env: map[string]string{}}
-	for k, v := range FastSim {
-		cfg.env[k] = v
-	}
-	for _, o := range opts {
-		o(cfg)
-	}
-	dir := tmuxtest.Dir(t)
-	h := &Harness{T: t, Name: name, Home: filepath.Join(dir, "home"), Socket: filepath.Join(dir, "tmux"),
-		Work: filepath.Join(dir, "work"), Bin: Binary(t)}
-	if err := os.MkdirAll(h.Work, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	s := h.Seat()
-	if err := seat.InitConfig(s, "sim", h.Work, cfg.env); err != nil {
-		t.Fatal(err)
-	}
-	if len(cfg.extra) > 0 {
-		data, _ := os.ReadFile(s.ConfigPath())
-		text := strings.Replace(string(data), "[tmux]", strings.Join(cfg.extra, "\n")+"\n\n[tmux]", 1)
-		if err := os.WriteFile(s.ConfigPath(), []byte(text), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	t.Cleanup(h.cleanup)
-	return h
+	return NewHarness(t, name, "sim", append([]Option{Env(FastSim)}, opts...)...)
 }
 
 // Seat names the seat's directory.
@@ -537,8 +513,9 @@ func (h *Harness) ServerRunning() bool {
 }
 
 // NewHarness makes a seat named name on the given harness (for example
-// "claude-code"), not yet started, with only the options' environment and lines:
-// unlike New it adds none of the simulator's knobs. Cleanup is New's.
+// "claude-code"), not yet started, with only the options' environment and
+// lines (New adds the simulator's knobs first). Cleanup stops it, kills its
+// tmux server and any driver still recorded.
 func NewHarness(t testing.TB, name, harness string, opts ...Option) *Harness {
 	t.Helper()
 	cfg := &options{env: map[string]string{}}
