@@ -454,8 +454,6 @@ func (d *Driver) paneTail() string {
 	return "; pane shows: " + seat.Redact(strings.Join(lines, " | "))
 }
 
-// timer is a stoppable one-shot whose channel is nil while it is not armed, so a
-// select on it waits forever instead of firing a stale tick.
 // selfNaming reports whether the harness chooses its own session id.
 func (d *Driver) selfNaming() bool {
 	return d.Ad.Caps().NamesOwnSession

@@ -29,6 +29,8 @@ func (d *Driver) syncTimers() {
 	d.ceilingT.setAt(ceiling, now)
 }
 
+// timer is a stoppable one-shot whose channel is nil while it is not armed, so a
+// select on it waits forever instead of firing a stale tick.
 type timer struct {
 	t  *time.Timer
 	at time.Time // the deadline setAt armed it for; zero after set or stop
