@@ -57,11 +57,22 @@ func dropRoot(home string) string {
 	return filepath.Join(filepath.Dir(home), "."+filepath.Base(home)+"-drop")
 }
 
-// ResolveAuthority decides what the next launch gives the model: isolation as
+// Sandbox is what a harness brings to the seat's authority: its name, its own
+// credential files (denied to the model like $PANTTY_HOME) and, when it has
+// an OS sandbox for the model's shell, the probe that checks the sandbox runs
+// here for this seat and names it (nil: it has none). harness.ResolveAuthority
+// builds it from the adapter's capabilities.
+type Sandbox struct {
+	Harness string
+	Secrets []string
+	Probe   func(env map[string]string) (mechanism string, err error)
+}
+
+// DecideAuthority decides what the next launch gives the model: isolation as
 // seat.toml asks and the harness and OS allow (probed now), the protected paths,
 // and the drop directory (created 0700 when isolation is on). With isolation =
 // "on" an unavailable sandbox is an error: the seat does not start unisolated.
-func ResolveAuthority(ad Adapter, s Seat, c config.Config, env map[string]string, now time.Time) (Authority, error) {
+func DecideAuthority(sb Sandbox, s Seat, c config.Config, env map[string]string, now time.Time) (Authority, error) {
 	a := Authority{Protected: []string{filepath.Clean(s.Home)}, At: now.UTC()}
 	if err := workdirApart(s, c.Workdir); err != nil { // seat.toml may have changed since the driver loaded it
 		return a, fmt.Errorf("%w: %v", ErrBadInput, err)
@@ -73,10 +84,7 @@ func ResolveAuthority(ad Adapter, s Seat, c config.Config, env map[string]string
 			secrets = append(secrets, real)
 		}
 	}
-	caps := ad.Caps()
-	if caps.Secrets != nil {
-		secrets = append(secrets, caps.Secrets(s, c)...)
-	}
+	secrets = append(secrets, sb.Secrets...)
 	for _, p := range secrets {
 		if p != "" && !within(p, a.Protected[0]) && !slices.Contains(a.Protected, filepath.Clean(p)) {
 			a.Protected = append(a.Protected, filepath.Clean(p))
@@ -86,10 +94,10 @@ func ResolveAuthority(ad Adapter, s Seat, c config.Config, env map[string]string
 	case c.Authority.Isolation == config.IsolationOff:
 		a.Isolation, a.Why = config.IsolationOff, "seat.toml [authority] isolation = \"off\""
 		return a, nil
-	case caps.ProbeIsolation == nil:
-		a.Isolation, a.Why = config.IsolationUnavailable, "harness "+ad.Name()+" has no OS sandbox pantty can use"
+	case sb.Probe == nil:
+		a.Isolation, a.Why = config.IsolationUnavailable, "harness "+sb.Harness+" has no OS sandbox pantty can use"
 	default:
-		mech, err := caps.ProbeIsolation(s, c, env)
+		mech, err := sb.Probe(env)
 		if err != nil {
 			a.Isolation, a.Why = config.IsolationUnavailable, err.Error()
 		} else {

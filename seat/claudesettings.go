@@ -13,7 +13,7 @@ var claudeCredentialEnv = []string{"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", 
 // With activity on, PreToolUse/PostToolUse hooks are added (bounded by a short
 // timeout); off, they are absent, so no process is spawned per tool call.
 //
-// It also carries the seat's authority (a, from ResolveAuthority), because a
+// It also carries the seat's authority (a, from harness.ResolveAuthority), because a
 // --settings file wins over a repository's settings (measured, DESIGN §10):
 //   - permissions.deny Read, Edit and Write of every protected path
 //     ($PANTTY_HOME, the harness's credentials) in the //absolute form: the Read

@@ -11,23 +11,7 @@ import (
 	"regexp"
 	"strings"
 	"time"
-
-	"github.com/pantty/pantty/internal/guard"
 )
-
-// NewCommand builds a command the adapter allows (guard.NewCommand with the
-// adapter's allow-list and bare commands), or refuses.
-func NewCommand(a Adapter, name, args string) (guard.Command, error) {
-	return guard.NewCommand(CommandRules(a), name, args)
-}
-
-// CommandRules is the adapter's part of the command door.
-func CommandRules(a Adapter) guard.CommandRules {
-	r := guard.CommandRules{Harness: a.Name(), Allowed: a.Commands()}
-	r.Bare = a.Caps().BareCommands
-	r.Words = a.Caps().CommandWords
-	return r
-}
 
 // answerTail bounds how much of a transcript's end LocalCommandAnswer reads: the
 // answer was written seconds ago, and transcripts grow to many megabytes.

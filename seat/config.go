@@ -4,9 +4,35 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"slices"
+	"sync"
 
 	"github.com/pantty/pantty/internal/config"
 )
+
+var (
+	harnessNamesMu sync.Mutex
+	harnessNames   []string // in registration order
+)
+
+// KnowHarness adds a harness name to those seat.toml's harness key accepts.
+// harness.Register calls it for every adapter it registers: seat holds the
+// names, the harness package the adapters behind them.
+func KnowHarness(name string) {
+	harnessNamesMu.Lock()
+	defer harnessNamesMu.Unlock()
+	if !slices.Contains(harnessNames, name) {
+		harnessNames = append(harnessNames, name)
+	}
+}
+
+// HarnessNames returns the registered harness names in registration order:
+// what seat.toml's harness key may name.
+func HarnessNames() []string {
+	harnessNamesMu.Lock()
+	defer harnessNamesMu.Unlock()
+	return append([]string(nil), harnessNames...)
+}
 
 // LoadConfig reads and validates a seat's seat.toml. Unknown keys and bad values
 // are errors naming the file and line; nothing is silently defaulted except the

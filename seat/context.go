@@ -96,7 +96,7 @@ func (c Context) Pressure() (float64, bool) {
 }
 
 // This file holds what the driver does for a harness whose SessionStart hook is
-// lazy (Capabilities.StartsLazily: Codex CLI) and for adapters that report context through a
+// lazy (harness.Capabilities.StartsLazily: Codex CLI) and for adapters that report context through a
 // ContextReading event instead of a Claude-shaped status line.
 
 // ContextReadingPayload is the payload of a ContextReading event: an adapter's

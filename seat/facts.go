@@ -1,13 +1,8 @@
 package seat
 
 import (
-	"errors"
-	"fmt"
-	"io/fs"
 	"path/filepath"
 	"time"
-
-	"github.com/pantty/pantty/internal/guard"
 )
 
 // FactsFile is a dated dispatch measurement ($PANTTY_HOME/facts/<harness>-<path>.toml),
@@ -48,20 +43,4 @@ func FactsPath(home, harness, shape string) string {
 // LoadFacts reads a local facts file; missing wraps fs.ErrNotExist.
 func LoadFacts(home, harness, shape string) (FactsFile, error) {
 	return LocalFactsFile(home, harness, shape).Read()
-}
-
-// FactsFor returns the dispatch predicate the guard must use for a seat: a local
-// measurement when one exists (it takes precedence), else the adapter's shipped
-// facts. A local file that is corrupt is an error, never silently skipped.
-func FactsFor(home string, a Adapter, shape string) (guard.DispatchFacts, string, error) {
-	f, err := LoadFacts(home, a.Name(), shape)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return a.Facts(), "shipped with pantty", nil
-	case err != nil:
-		return guard.DispatchFacts{}, "", fmt.Errorf("dispatch facts: %w", err)
-	case !f.ControlOK:
-		return guard.DispatchFacts{}, "", fmt.Errorf("dispatch facts %s: its control did not dispatch, so the measurement proves nothing; re-measure", FactsPath(home, a.Name(), shape))
-	}
-	return guard.DispatchFacts{Form: f.Form, Sigils: f.Sigils}, "measured " + f.AsOf.Format("2006-01-02") + " (" + FactsPath(home, a.Name(), shape) + ")", nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/gates"
+	"github.com/pantty/pantty/seat/harness"
 	"github.com/urfave/cli/v2"
 )
 
@@ -142,8 +143,8 @@ func gatesSummary(reg *gates.Registry, vs []gates.Verdict) error {
 // run on this machine now (the probe a launch runs; a seat's own verdict is in
 // status): available, unavailable, or none when the harness has no sandbox
 // pantty uses. Codex's probe needs the seat's CODEX_HOME, so it is per seat.
-func isolationCell(harness string) string {
-	ad, err := seat.AdapterFor(harness)
+func isolationCell(name string) string {
+	ad, err := harness.AdapterFor(name)
 	if err != nil {
 		return "none"
 	}

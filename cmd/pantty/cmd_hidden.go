@@ -6,6 +6,7 @@ import (
 
 	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/driver"
+	"github.com/pantty/pantty/seat/harness"
 	"github.com/pantty/pantty/seat/hookrun"
 	"github.com/pantty/pantty/seat/paneexec"
 	"github.com/pantty/pantty/seat/sim"
@@ -19,8 +20,8 @@ func hookCommand() *cli.Command {
 		&cli.BoolFlag{Name: "status-line"},
 		&cli.StringFlag{Name: "tmux", Usage: "a tmux hook name instead of a harness event"},
 	}
-	var doors []seat.HookFlag // the harnesses' own forms (Capabilities.HookFlags)
-	for _, a := range seat.Adapters() {
+	var doors []harness.HookFlag // the harnesses' own forms (Capabilities.HookFlags)
+	for _, a := range harness.Adapters() {
 		for _, h := range a.Caps().HookFlags {
 			doors = append(doors, h)
 			flags = append(flags, &cli.BoolFlag{Name: h.Name, Usage: h.Usage})

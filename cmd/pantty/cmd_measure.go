@@ -8,6 +8,7 @@ import (
 
 	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/gates"
+	"github.com/pantty/pantty/seat/harness"
 	"github.com/pantty/pantty/seat/measure"
 	"github.com/urfave/cli/v2"
 )
@@ -49,23 +50,23 @@ func measureCommand() *cli.Command {
 }
 
 // openRig makes the adapter's measure rig for the verb; close it when done.
-func openRig(c *cli.Context, verb string) (seat.MeasureRig, func(), error) {
-	ad, err := seat.AdapterFor(c.String("harness"))
+func openRig(c *cli.Context, verb string) (harness.MeasureRig, func(), error) {
+	ad, err := harness.AdapterFor(c.String("harness"))
 	if err != nil {
-		return seat.MeasureRig{}, nil, usageErr("measure %s: %v", verb, err)
+		return harness.MeasureRig{}, nil, usageErr("measure %s: %v", verb, err)
 	}
 	rigOf := ad.Caps().Measure
 	if rigOf == nil {
-		return seat.MeasureRig{}, nil, usageErr("measure %s: harness %q cannot be measured (its adapter has no stand-in rig)", verb, ad.Name())
+		return harness.MeasureRig{}, nil, usageErr("measure %s: harness %q cannot be measured (its adapter has no stand-in rig)", verb, ad.Name())
 	}
 	if c.IsSet("sigils") && ad.Name() != "sim" {
-		return seat.MeasureRig{}, nil, usageErr("measure %s: --sigils configures the simulator only", verb)
+		return harness.MeasureRig{}, nil, usageErr("measure %s: --sigils configures the simulator only", verb)
 	}
 	dir, err := os.MkdirTemp("", "pantty-measure-")
 	if err != nil {
-		return seat.MeasureRig{}, nil, err
+		return harness.MeasureRig{}, nil, err
 	}
-	spec := seat.MeasureSpec{Bin: c.String("bin"), Dir: dir}
+	spec := harness.MeasureSpec{Bin: c.String("bin"), Dir: dir}
 	if c.IsSet("sigils") {
 		v := c.String("sigils")
 		spec.Sigils = &v
@@ -73,7 +74,7 @@ func openRig(c *cli.Context, verb string) (seat.MeasureRig, func(), error) {
 	t, err := rigOf(spec)
 	if err != nil {
 		os.RemoveAll(dir)
-		return seat.MeasureRig{}, nil, fmt.Errorf("measure %s: %v (or pass --bin)", verb, err)
+		return harness.MeasureRig{}, nil, fmt.Errorf("measure %s: %v (or pass --bin)", verb, err)
 	}
 	return t, func() {
 		if t.Close != nil {
@@ -91,14 +92,14 @@ func measureOptions(c *cli.Context) (measure.Options, error) {
 
 // prepareMeasure is every measure verb's start: the state root, the options
 // from the flags and the harness's rig (call done when finished).
-func prepareMeasure(c *cli.Context, verb string) (string, measure.Options, seat.MeasureRig, func(), error) {
+func prepareMeasure(c *cli.Context, verb string) (string, measure.Options, harness.MeasureRig, func(), error) {
 	home, err := homeOf(c)
 	if err != nil {
-		return "", measure.Options{}, seat.MeasureRig{}, nil, err
+		return "", measure.Options{}, harness.MeasureRig{}, nil, err
 	}
 	o, err := measureOptions(c)
 	if err != nil {
-		return "", o, seat.MeasureRig{}, nil, err
+		return "", o, harness.MeasureRig{}, nil, err
 	}
 	t, done, err := openRig(c, verb)
 	return home, o, t, done, err

@@ -7,6 +7,7 @@ import (
 
 	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/harness"
 	"github.com/urfave/cli/v2"
 )
 
@@ -48,7 +49,7 @@ func seatCmd(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	cmd, err := seat.NewCommand(ad, rest[0], strings.Join(rest[1:], " "))
+	cmd, err := harness.NewCommand(ad, rest[0], strings.Join(rest[1:], " "))
 	if err != nil {
 		return err
 	}

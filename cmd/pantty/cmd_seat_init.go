@@ -6,6 +6,7 @@ import (
 
 	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/harness"
 	"github.com/urfave/cli/v2"
 )
 
@@ -33,12 +34,12 @@ func seatInit(c *cli.Context) error {
 }
 
 // seatAdapter loads the seat's config and the adapter of its harness.
-func seatAdapter(s seat.Seat) (config.Config, seat.Adapter, error) {
+func seatAdapter(s seat.Seat) (config.Config, harness.Adapter, error) {
 	cfg, err := s.LoadConfig()
 	if err != nil {
 		return cfg, nil, err
 	}
-	ad, err := seat.AdapterFor(cfg.Harness)
+	ad, err := harness.AdapterFor(cfg.Harness)
 	return cfg, ad, err
 }
 

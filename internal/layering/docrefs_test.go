@@ -17,7 +17,7 @@ import (
 // docPackages maps the package names the documents write (`seat.Config`,
 // `guard.Prefix`) to the module directories that hold them.
 var docPackages = map[string]string{
-	"seat": "seat", "driver": "seat/driver", "telemetry": "seat/telemetry", "gates": "seat/gates",
+	"seat": "seat", "harness": "seat/harness", "driver": "seat/driver", "telemetry": "seat/telemetry", "gates": "seat/gates",
 	"seattest": "seat/seattest", "standinkit": "seat/standinkit", "recover": "recover",
 	"config": "internal/config", "guard": "internal/guard", "inbox": "internal/inbox",
 	"machine": "internal/machine", "fsatomic": "internal/fsatomic", "fsafe": "internal/fsafe",
@@ -70,7 +70,7 @@ func TestDocumentsNameIdentifiersThatExist(t *testing.T) {
 
 // declared holds a package's top-level names, its methods (`seat.Acquire`
 // names Seat's method), and the names of the fields and methods declared in
-// it (`seat.Capabilities.InputReady`).
+// it (`harness.Capabilities.InputReady`).
 type declared struct{ top, method, member map[string]bool }
 
 func readDeclared(t *testing.T, dir string) declared {

@@ -21,6 +21,7 @@ import (
 	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/internal/guard"
 	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/harness"
 )
 
 // DefaultBinary is the harness command when seat.toml names none: `claude`,
@@ -45,11 +46,11 @@ var uuidRE = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4
 // same with `--resume ID` later: the whole flag set is given again on resume,
 // because Claude Code does not remember the settings, model or permission mode of
 // a resumed session. --session-id lets pantty choose the id before the launch.
-func (Adapter) Argv(l seat.Launch) ([]string, error) {
+func (Adapter) Argv(l harness.Launch) ([]string, error) {
 	if !uuidRE.MatchString(l.SessionID) {
 		return nil, fmt.Errorf("claude-code: session id %q is not a lowercase UUID (claude refuses it)", l.SessionID)
 	}
-	if err := seat.RefuseOwnArgs("claude-code", l.Config.Args, ownFlags, "the session and settings flags"); err != nil {
+	if err := harness.RefuseOwnArgs("claude-code", l.Config.Args, ownFlags, "the session and settings flags"); err != nil {
 		return nil, err
 	}
 	argv := append([]string{l.Binary(DefaultBinary), "--settings", l.Settings}, l.SessionArgs("--permission-mode")...)
@@ -253,7 +254,7 @@ func (Adapter) FindTurn(_ seat.Seat, c config.Config, sessionID, msgID, nonce st
 }
 
 // FindPrompt finds the submission's user row (matching id and nonce) whether
-// or not its turn finished (seat.Capabilities.FindPrompt).
+// or not its turn finished (harness.Capabilities.FindPrompt).
 func (Adapter) FindPrompt(_ seat.Seat, c config.Config, sessionID, msgID, nonce string) (bool, string, error) {
 	return scanTranscript(c, sessionID, msgID, nonce, true)
 }
@@ -348,7 +349,7 @@ func isRule(l string) bool {
 	return len(t) >= 3*len("─") && strings.Trim(t, "─") == ""
 }
 
-// InputReady (seat.Capabilities.InputReady) is the pane showing the input box: a "❯" line
+// InputReady (harness.Capabilities.InputReady) is the pane showing the input box: a "❯" line
 // between two rules. Claude Code fires SessionStart before that (measured about
 // 260 ms before the box, 170 ms before it enables bracketed paste), and a paste
 // sent in that window is not bracketed and lost its Enter.
@@ -357,7 +358,7 @@ func (Adapter) InputReady(screen string) bool {
 	return ok && len(box) > 0 && strings.HasPrefix(box[0], "❯")
 }
 
-// Composer (seat.Capabilities.Composer) is the input box's text; see Composer. The
+// Composer (harness.Capabilities.Composer) is the input box's text; see Composer. The
 // placeholder hint counts as empty.
 func (Adapter) Composer(screen string) (string, bool) {
 	text, ok := Composer(screen)
@@ -408,7 +409,7 @@ func (Adapter) PasteSettle() config.Duration {
 	return config.Duration{Duration: 150 * time.Millisecond}
 }
 
-// CommandAnswer (seat.Capabilities.CommandAnswer) reads the command's output from the
+// CommandAnswer (harness.Capabilities.CommandAnswer) reads the command's output from the
 // session's transcript: Claude Code 2.1.328 records a slash command as a row
 // naming it ("<command-name>/compact</command-name>") and its output as a
 // system "local_command" row ("<local-command-stdout>Not enough messages to
@@ -424,8 +425,8 @@ func (Adapter) CommandAnswer(_ seat.Seat, c config.Config, sessionID string, cmd
 }
 
 // Caps lists what Claude Code can do beyond the required methods.
-func (a Adapter) Caps() seat.Capabilities {
-	return seat.Capabilities{FindPrompt: a.FindPrompt, InputReady: a.InputReady, Composer: a.Composer,
+func (a Adapter) Caps() harness.Capabilities {
+	return harness.Capabilities{FindPrompt: a.FindPrompt, InputReady: a.InputReady, Composer: a.Composer,
 		CommandAnswer: a.CommandAnswer, ProbeIsolation: a.ProbeIsolation, Secrets: a.Secrets, PrepareSeatHome: a.PrepareSeatHome,
 		Measure: a.Measure, Binary: DefaultBinary}
 }

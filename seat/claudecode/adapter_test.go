@@ -12,6 +12,7 @@ import (
 	"github.com/pantty/pantty/internal/guard"
 	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/claudecode"
+	"github.com/pantty/pantty/seat/harness"
 )
 
 var ad claudecode.Adapter
@@ -19,7 +20,7 @@ var ad claudecode.Adapter
 const sid = "66666666-2222-4333-8444-555555555555"
 
 func TestArgvFirstLaunchAndResume(t *testing.T) {
-	l := seat.Launch{SessionID: sid, Settings: "/s/settings.json", Pantty: "/bin/pantty",
+	l := harness.Launch{SessionID: sid, Settings: "/s/settings.json", Pantty: "/bin/pantty",
 		Config: config.Config{Model: "opus", PermissionMode: "default", Args: []string{"--verbose"}}}
 	first, err := ad.Argv(l)
 	if err != nil {
@@ -40,12 +41,12 @@ func TestArgvFirstLaunchAndResume(t *testing.T) {
 
 func TestArgvRefusesFlagsPanttyOwns(t *testing.T) {
 	for _, a := range []string{"--resume", "-r", "--session-id=x", "--settings", "-c", "--continue", "-p", "--print", "--fork-session"} {
-		l := seat.Launch{SessionID: sid, Settings: "/s", Config: config.Config{Args: []string{a}}}
+		l := harness.Launch{SessionID: sid, Settings: "/s", Config: config.Config{Args: []string{a}}}
 		if _, err := ad.Argv(l); err == nil {
 			t.Errorf("args %q accepted", a)
 		}
 	}
-	if _, err := ad.Argv(seat.Launch{SessionID: "not-a-uuid", Settings: "/s"}); err == nil {
+	if _, err := ad.Argv(harness.Launch{SessionID: "not-a-uuid", Settings: "/s"}); err == nil {
 		t.Error("a session id claude refuses was accepted")
 	}
 }
@@ -230,7 +231,7 @@ func TestCommandsLeaveOutClear(t *testing.T) {
 	if !slices.Contains(cmds, "compact") || slices.Contains(cmds, "clear") {
 		t.Fatalf("Commands = %v: want compact, never clear (it changes the session id)", cmds)
 	}
-	if _, err := seat.NewCommand(ad, "clear", ""); err == nil {
+	if _, err := harness.NewCommand(ad, "clear", ""); err == nil {
 		t.Fatal("the command door accepts /clear")
 	}
 	if c := ad.Caps(); c.InputReady == nil || c.Composer == nil || c.CommandAnswer == nil || c.ProbeIsolation == nil || c.StartsLazily {

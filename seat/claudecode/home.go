@@ -113,7 +113,7 @@ func gitRoot(dir string) string {
 	}
 }
 
-// PrepareSeatHome (seat.Capabilities.PrepareSeatHome) runs PrepareHome for a seat: in the
+// PrepareSeatHome (harness.Capabilities.PrepareSeatHome) runs PrepareHome for a seat: in the
 // directory claude will read (.claude.json under $CLAUDE_CONFIG_DIR when the
 // seat sets or passes it, else under the seat's HOME), with the API key the
 // harness will see (ANTHROPIC_API_KEY from the seat's env or pass_env) and the

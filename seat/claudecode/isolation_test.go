@@ -11,6 +11,7 @@ import (
 	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/claudecode"
+	"github.com/pantty/pantty/seat/harness"
 	"github.com/pantty/pantty/tmux/tmuxtest"
 )
 
@@ -35,16 +36,16 @@ func TestIsolationProbeDetectsWhatIsMissing(t *testing.T) {
 		}
 	}
 	empty := map[string]string{"PATH": tmuxtest.Dir(t)}
-	a, err := seat.ResolveAuthority(ad, s, cfg, empty, time.Now())
+	a, err := harness.ResolveAuthority(ad, s, cfg, empty, time.Now())
 	if err != nil || a.Isolation != config.IsolationUnavailable || !strings.Contains(a.Why, "bubblewrap") || a.Drop != "" {
 		t.Fatalf("auto without bubblewrap: %+v (%v): want unavailable naming bubblewrap, no drop directory", a, err)
 	}
 	cfg.Authority.Isolation = config.IsolationOn
-	if _, err := seat.ResolveAuthority(ad, s, cfg, empty, time.Now()); !errors.Is(err, seat.ErrBadInput) {
+	if _, err := harness.ResolveAuthority(ad, s, cfg, empty, time.Now()); !errors.Is(err, seat.ErrBadInput) {
 		t.Fatalf("on without bubblewrap: %v, want a refusal (bad input)", err)
 	}
 	cfg.Authority.Isolation = config.IsolationOff
-	if a, err := seat.ResolveAuthority(ad, s, cfg, empty, time.Now()); err != nil || a.Isolation != config.IsolationOff ||
+	if a, err := harness.ResolveAuthority(ad, s, cfg, empty, time.Now()); err != nil || a.Isolation != config.IsolationOff ||
 		len(a.Protected) == 0 || a.Protected[0] != s.Home {
 		t.Fatalf("off: %+v (%v): want off, $PANTTY_HOME still protected from the read tools", a, err)
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/claudecode/standin"
+	"github.com/pantty/pantty/seat/harness"
 )
 
 // measureKey is the API key the throwaway claude uses against the stand-in.
@@ -16,17 +17,17 @@ const measureKey = "sk-ant-pantty-measure-0000000000000000"
 // for the Messages API that it starts itself: no network, no cost, and the
 // detector is exact (did the text reach the model; did the side effect
 // happen). The rig's Close stops the stand-in.
-func (Adapter) Measure(spec seat.MeasureSpec) (seat.MeasureRig, error) {
+func (Adapter) Measure(spec harness.MeasureSpec) (harness.MeasureRig, error) {
 	bin, err := spec.Binary(CachedBinary)
 	if err != nil {
-		return seat.MeasureRig{}, err
+		return harness.MeasureRig{}, err
 	}
 	api, err := standin.Start(standin.Options{LogPath: spec.StandinLog(), KeepBodies: true})
 	if err != nil {
-		return seat.MeasureRig{}, err
+		return harness.MeasureRig{}, err
 	}
 	home := filepath.Join(spec.Dir, "claude-home")
-	return seat.MeasureRig{
+	return harness.MeasureRig{
 		Harness: Adapter{}.Name(),
 		Command: bin,
 		Env: map[string]string{"HOME": home, "ANTHROPIC_BASE_URL": api.URL(), "ANTHROPIC_API_KEY": measureKey,
@@ -42,10 +43,10 @@ func (Adapter) Measure(spec seat.MeasureSpec) (seat.MeasureRig, error) {
 		// harness-side request that is not a model turn (count_tokens from
 		// /context, a compaction) as dispatch. Shell side effects are checked by
 		// the run itself (files).
-		Detector: func(s seat.Seat) (seat.Detector, error) {
-			return seat.StandinWatch{Version: seat.BuildOf("claude", bin, "--version"),
+		Detector: func(s seat.Seat) (harness.Detector, error) {
+			return harness.StandinWatch{Version: harness.BuildOf("claude", bin, "--version"),
 				Dirs:     []string{s.EventsDir(), s.SeenDir()},
-				Requests: seat.StandinRows(api.Requests),
+				Requests: harness.StandinRows(api.Requests),
 				SideKinds: map[string]string{
 					"count_tokens": "stand-in count_tokens request (the harness acted without a model turn)",
 					"compact":      "stand-in compact request (the harness acted without a model turn)",

@@ -19,6 +19,7 @@ import (
 	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/internal/guard"
 	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/harness"
 )
 
 // DefaultBinary is the harness command when seat.toml names none: `codex`,
@@ -43,8 +44,8 @@ var ownArgs = []string{"resume", "fork", "exec", "e", "--no-daemon", "--remote",
 // pane's own process: by default the TUI hands its turns to a shared background
 // server that outlives the pane (measured on 0.171.0), so a killed pane would
 // not stop a turn and a relaunch would not be the only owner of the session.
-func (Adapter) Argv(l seat.Launch) ([]string, error) {
-	if err := seat.RefuseOwnArgs("codex", l.Config.Args, ownArgs, "the session and the server mode"); err != nil {
+func (Adapter) Argv(l harness.Launch) ([]string, error) {
+	if err := harness.RefuseOwnArgs("codex", l.Config.Args, ownArgs, "the session and the server mode"); err != nil {
 		return nil, err
 	}
 	if err := PrepareHome(l.Seat, l.Config, l.Pantty, l.Authority); err != nil {
@@ -104,7 +105,7 @@ func (Adapter) FindTurn(s seat.Seat, c config.Config, sessionID, msgID, nonce st
 }
 
 // FindPrompt looks in the rollout for the submission's prompt, its turn
-// completed or not (seat.Capabilities.FindPrompt).
+// completed or not (harness.Capabilities.FindPrompt).
 func (Adapter) FindPrompt(s seat.Seat, c config.Config, sessionID, msgID, nonce string) (bool, string, error) {
 	return FindPrompt(Home(s, c), sessionID, msgID, nonce)
 }
@@ -140,9 +141,9 @@ func (Adapter) Busy(screen string) bool {
 	return strings.Contains(screen, "esc to interrupt")
 }
 
-// InputReady (seat.Capabilities.InputReady) is the footer saying Ready under the input box.
+// InputReady (harness.Capabilities.InputReady) is the footer saying Ready under the input box.
 // Codex fires SessionStart only with the first turn, so this is also how the
-// driver knows the harness started (seat.Capabilities.StartsLazily).
+// driver knows the harness started (harness.Capabilities.StartsLazily).
 func (Adapter) InputReady(screen string) bool {
 	state, _, line, ok := Status(screen)
 	if !ok || state != "Ready" {
@@ -152,10 +153,10 @@ func (Adapter) InputReady(screen string) bool {
 	return found
 }
 
-// StartsLazily (seat.Capabilities.StartsLazily): SessionStart fires as a turn begins.
+// StartsLazily (harness.Capabilities.StartsLazily): SessionStart fires as a turn begins.
 func (Adapter) StartsLazily() bool { return true }
 
-// NamesOwnSession (seat.Capabilities.NamesOwnSession): Codex chooses its thread id.
+// NamesOwnSession (harness.Capabilities.NamesOwnSession): Codex chooses its thread id.
 func (Adapter) NamesOwnSession() bool { return true }
 
 // placeholders are the input box's dimmed hints: not typed text.
@@ -177,7 +178,7 @@ func composerLines(screen string, status int) ([]string, int, bool) {
 	return nil, 0, false
 }
 
-// Composer (seat.Capabilities.Composer) returns the text in Codex's input box, read
+// Composer (harness.Capabilities.Composer) returns the text in Codex's input box, read
 // from the pane: the "›" line above the footer and its continuation lines. The
 // placeholder hint counts as empty. ok is false when no box is visible. Codex
 // does not put an interrupted prompt back into the box (measured), so after a
@@ -222,7 +223,7 @@ func (Adapter) PasteSettle() config.Duration {
 	return config.Duration{Duration: 150 * time.Millisecond}
 }
 
-// PrepareSeatHome (seat.Capabilities.PrepareSeatHome) runs PrepareHome and says what it set in
+// PrepareSeatHome (harness.Capabilities.PrepareSeatHome) runs PrepareHome and says what it set in
 // the seat's CODEX_HOME.
 // The isolation profile is the one the last launch recorded (authority.toml),
 // none before the first launch: every launch prepares the home again with the
@@ -242,11 +243,11 @@ func (Adapter) PrepareSeatHome(s seat.Seat, c config.Config, pantty string) ([]s
 }
 
 // Caps lists what Codex can do beyond the required methods.
-func (a Adapter) Caps() seat.Capabilities {
-	return seat.Capabilities{FindPrompt: a.FindPrompt, InputReady: a.InputReady, Composer: a.Composer,
+func (a Adapter) Caps() harness.Capabilities {
+	return harness.Capabilities{FindPrompt: a.FindPrompt, InputReady: a.InputReady, Composer: a.Composer,
 		NamesOwnSession: a.NamesOwnSession(), StartsLazily: a.StartsLazily(), BareCommands: a.BareCommands(),
 		ProbeIsolation: a.ProbeIsolation, Secrets: a.Secrets, PrepareSeatHome: a.PrepareSeatHome, Measure: a.Measure, Binary: DefaultBinary,
-		HookFlags: []seat.HookFlag{
+		HookFlags: []harness.HookFlag{
 			{Name: "codex-hook", Usage: "a Codex hook (turn_id named prompt_id; PostModelRequest translated)",
 				Run: func(home, name string, _ []string, stdin io.Reader, stdout, stderr io.Writer) int {
 					return RunHook(home, name, stdin, stdout, stderr)

@@ -11,6 +11,7 @@ import (
 	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/codex"
+	"github.com/pantty/pantty/seat/harness"
 )
 
 // codexHomeOutsideTmp is a private CODEX_HOME outside /tmp: Codex 0.171.0
@@ -183,13 +184,13 @@ func TestCodexSandboxUnderTmpIsDetected(t *testing.T) {
 		t.Skipf("CODEX_HOME %s is not under %s", codex.Home(s, cfg), os.TempDir())
 	}
 	env := map[string]string{"PATH": os.Getenv("PATH")}
-	a, err := seat.ResolveAuthority(codex.Adapter{}, s, cfg, env, time.Now())
+	a, err := harness.ResolveAuthority(codex.Adapter{}, s, cfg, env, time.Now())
 	if err != nil || a.Isolation != config.IsolationUnavailable || !strings.Contains(a.Why, "codex sandbox") {
 		t.Fatalf("auto: %+v (%v): want unavailable naming the failed probe", a, err)
 	}
 	t.Logf("why: %s", a.Why)
 	cfg.Authority.Isolation = config.IsolationOn
-	if _, err := seat.ResolveAuthority(codex.Adapter{}, s, cfg, env, time.Now()); err == nil {
+	if _, err := harness.ResolveAuthority(codex.Adapter{}, s, cfg, env, time.Now()); err == nil {
 		t.Fatal("isolation = \"on\" with no working sandbox did not refuse")
 	}
 }

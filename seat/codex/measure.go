@@ -8,6 +8,7 @@ import (
 
 	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/codex/standin"
+	"github.com/pantty/pantty/seat/harness"
 	"github.com/pantty/pantty/tmux"
 )
 
@@ -23,17 +24,17 @@ const MeasureControl = "/compact"
 // a loopback Responses-API stand-in that it starts itself: no network, no
 // cost. The throwaway seat's CODEX_HOME (under spec.Dir) names the stand-in
 // as its model provider. The rig's Close stops the stand-in.
-func (Adapter) Measure(spec seat.MeasureSpec) (seat.MeasureRig, error) {
+func (Adapter) Measure(spec harness.MeasureSpec) (harness.MeasureRig, error) {
 	bin, err := spec.Binary(CachedBinary)
 	if err != nil {
-		return seat.MeasureRig{}, err
+		return harness.MeasureRig{}, err
 	}
 	api, err := standin.Start(standin.Options{LogPath: spec.StandinLog(), KeepBodies: true})
 	if err != nil {
-		return seat.MeasureRig{}, err
+		return harness.MeasureRig{}, err
 	}
 	home := filepath.Join(spec.Dir, "codex-home")
-	return seat.MeasureRig{
+	return harness.MeasureRig{
 		Harness: Adapter{}.Name(),
 		Command: bin,
 		Control: MeasureControl,
@@ -47,10 +48,10 @@ func (Adapter) Measure(spec seat.MeasureSpec) (seat.MeasureRig, error) {
 		// answering an unknown slash command, "Unrecognized command", took the
 		// text before the model). Shell side effects are checked by the run
 		// itself (files).
-		Detector: func(s seat.Seat) (seat.Detector, error) {
-			return seat.StandinWatch{Version: seat.BuildOf("", bin, "--version"), // "codex-cli 0.171.0"
+		Detector: func(s seat.Seat) (harness.Detector, error) {
+			return harness.StandinWatch{Version: harness.BuildOf("", bin, "--version"), // "codex-cli 0.171.0"
 				Dirs:      []string{s.EventsDir()},
-				Requests:  seat.StandinRows(api.Requests),
+				Requests:  harness.StandinRows(api.Requests),
 				SideKinds: map[string]string{"compact": "stand-in compact request (the harness compacted without a model turn)"},
 				Extra: func(input string, _ time.Time) string {
 					if line := unrecognized(s, input); line != "" {

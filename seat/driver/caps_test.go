@@ -6,6 +6,7 @@ import (
 	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/internal/guard"
 	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/harness"
 )
 
 // bareAdapter has only the required methods and zero Capabilities: every
@@ -13,7 +14,7 @@ import (
 type bareAdapter struct{}
 
 func (bareAdapter) Name() string                                                 { return "bare" }
-func (bareAdapter) Argv(seat.Launch) ([]string, error)                           { return []string{"true"}, nil }
+func (bareAdapter) Argv(harness.Launch) ([]string, error)                        { return []string{"true"}, nil }
 func (bareAdapter) Env(seat.Seat, config.Config) map[string]string               { return nil }
 func (bareAdapter) SessionExists(seat.Seat, config.Config, string) (bool, error) { return false, nil }
 func (bareAdapter) FindTurn(seat.Seat, config.Config, string, string, string) (bool, string, error) {
@@ -23,7 +24,7 @@ func (bareAdapter) Busy(string) bool             { return false }
 func (bareAdapter) Commands() []string           { return []string{"compact"} }
 func (bareAdapter) Facts() guard.DispatchFacts   { return guard.DefaultDispatchFacts }
 func (bareAdapter) PasteSettle() config.Duration { return config.Duration{} }
-func (bareAdapter) Caps() seat.Capabilities      { return seat.Capabilities{} }
+func (bareAdapter) Caps() harness.Capabilities   { return harness.Capabilities{} }
 
 // TestZeroCapabilitiesMeanCannot: the driver treats a zero Capabilities field
 // as "this harness cannot" (seat's own readers are checked in seat/caps_test.go).

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/harness"
 )
 
 // settleAdapter is bareAdapter with a completion list under its input box,
@@ -13,8 +13,8 @@ import (
 // list shows that command alone (Capabilities.CommandSettled).
 type settleAdapter struct{ bareAdapter }
 
-func (settleAdapter) Caps() seat.Capabilities {
-	return seat.Capabilities{CommandSettled: func(screen, text string) bool { return screen == settledBox(text) }}
+func (settleAdapter) Caps() harness.Capabilities {
+	return harness.Capabilities{CommandSettled: func(screen, text string) bool { return screen == settledBox(text) }}
 }
 
 // The box holding a pasted command with the whole command list below it

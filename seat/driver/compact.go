@@ -9,6 +9,7 @@ import (
 
 	"github.com/pantty/pantty/internal/machine"
 	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/harness"
 )
 
 // cycleRun is the compaction cycle in progress and the request to answer.
@@ -44,14 +45,14 @@ func (d *Driver) startCycle(req *seat.Request, reason, instructions string) {
 	}
 	if instructions == "" {
 		instructions = d.Cfg.Compaction.Instructions
-		if instructions != "" && slices.Contains(seat.CommandRules(d.Ad).Bare, "compact") {
+		if instructions != "" && slices.Contains(harness.CommandRules(d.Ad).Bare, "compact") {
 			// The seat-wide setting cannot reach this harness; the cycle still
 			// runs. (Instructions asked for by one request are refused instead.)
 			d.logf("compaction cycle %s: seat.toml compaction.instructions not passed: the %s harness's /compact takes no arguments", c.ID, d.Ad.Name())
 			instructions = ""
 		}
 	}
-	cmd, err := seat.NewCommand(d.Ad, "compact", instructions)
+	cmd, err := harness.NewCommand(d.Ad, "compact", instructions)
 	if err != nil {
 		d.endCycle("failed", err.Error())
 		return

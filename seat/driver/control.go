@@ -12,6 +12,7 @@ import (
 	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/internal/machine"
 	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/harness"
 )
 
 // drainControl answers every request waiting in control/. Each is schema-checked
@@ -61,7 +62,7 @@ func (d *Driver) onRequest(r seat.Request) {
 	switch r.Kind {
 	case seat.CtlCommand:
 		// Re-check the allow-list here: the driver trusts no file.
-		if _, err := seat.NewCommand(d.Ad, r.Command, r.Args); err != nil {
+		if _, err := harness.NewCommand(d.Ad, r.Command, r.Args); err != nil {
 			d.answer(r, err, "")
 			return
 		}
@@ -154,7 +155,7 @@ func (d *Driver) runCommand() {
 		d.startCycle(&r, "requested by 'pantty seat compact'", r.Args)
 		return
 	}
-	c, err := seat.NewCommand(d.Ad, r.Command, r.Args)
+	c, err := harness.NewCommand(d.Ad, r.Command, r.Args)
 	if err != nil {
 		d.answer(r, err, "")
 		return

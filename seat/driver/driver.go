@@ -19,6 +19,7 @@ import (
 	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/internal/machine"
 	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/harness"
 	"github.com/pantty/pantty/tmux"
 )
 
@@ -49,7 +50,7 @@ type server interface {
 type Driver struct {
 	S      seat.Seat
 	Cfg    config.Config
-	Ad     seat.Adapter
+	Ad     harness.Adapter
 	Lock   *seat.Lock
 	Pantty string      // absolute path of this binary, for hooks and the pane's exec
 	Log    *log.Logger // driver.log
@@ -251,7 +252,7 @@ func (d *Driver) pump() {
 
 func (d *Driver) setup() error {
 	d.report(seat.Progress{State: "progress", Text: "holding owner.lock as " + d.Lock.Owner.Holder})
-	facts, from, err := seat.FactsFor(d.S.Home, d.Ad, d.Cfg.Shape)
+	facts, from, err := harness.FactsFor(d.S.Home, d.Ad, d.Cfg.Shape)
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 
 	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/harness"
 )
 
 // writeSettings resolves what this launch lets the model reach, records it in
@@ -15,7 +16,7 @@ func (d *Driver) writeSettings() (seat.Authority, error) {
 	if err != nil {
 		return seat.Authority{}, err
 	}
-	a, err := seat.ResolveAuthority(d.Ad, d.S, d.Cfg, env, d.now())
+	a, err := harness.ResolveAuthority(d.Ad, d.S, d.Cfg, env, d.now())
 	if err != nil {
 		return a, err
 	}

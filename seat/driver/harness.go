@@ -11,6 +11,7 @@ import (
 	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/internal/machine"
 	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/harness"
 	"github.com/pantty/pantty/tmux"
 )
 
@@ -79,7 +80,7 @@ func (d *Driver) launch(pane *tmux.Pane) error {
 			return err
 		}
 	}
-	argv, err := d.Ad.Argv(seat.Launch{Seat: d.S, Config: d.Cfg, SessionID: d.sess.ID, Resume: resume,
+	argv, err := d.Ad.Argv(harness.Launch{Seat: d.S, Config: d.Cfg, SessionID: d.sess.ID, Resume: resume,
 		Settings: d.S.SettingsPath(), Pantty: d.Pantty, Authority: auth})
 	if err != nil {
 		return err

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/harness"
 )
 
 // Run is the body of the hidden `pantty __drive` command: take the lock or
@@ -67,7 +68,7 @@ func Run(home, name, pantty string) int {
 	if cfg, err = s.RunningConfig(cfg, time.Now()); err != nil {
 		logger.Printf("driver: ladder: %v (starting on the top rung)", err)
 	}
-	ad, err := seat.AdapterFor(cfg.Harness)
+	ad, err := harness.AdapterFor(cfg.Harness)
 	if err != nil {
 		return fail(2, err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/internal/machine"
 	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/harness"
 	"github.com/pantty/pantty/tmux"
 )
 
@@ -442,8 +443,8 @@ func TestACancelEscapesTheTurnOnce(t *testing.T) {
 // between the rules), as Claude Code's adapter can.
 type boxAdapter struct{ busyAdapter }
 
-func (boxAdapter) Caps() seat.Capabilities {
-	return seat.Capabilities{Composer: func(screen string) (string, bool) {
+func (boxAdapter) Caps() harness.Capabilities {
+	return harness.Capabilities{Composer: func(screen string) (string, bool) {
 		box, ok := seat.BetweenLastRules(screen, seat.IsRule)
 		return strings.TrimSpace(seat.BoxText(box, ">")), ok
 	}}

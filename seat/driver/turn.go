@@ -14,6 +14,7 @@ import (
 	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/internal/machine"
 	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/harness"
 )
 
 // Envelope is the harness's result envelope (claude -p --output-format json).
@@ -67,7 +68,7 @@ func (d *Driver) deliverTurn(e *inbox.Entry, sub guard.Submission) {
 	}
 	var argv []string
 	if err == nil {
-		argv, err = d.Ad.Caps().TurnArgv(seat.Launch{Seat: d.S, Config: d.Cfg, SessionID: d.sess.ID, Resume: resume,
+		argv, err = d.Ad.Caps().TurnArgv(harness.Launch{Seat: d.S, Config: d.Cfg, SessionID: d.sess.ID, Resume: resume,
 			Settings: d.S.SettingsPath(), Pantty: d.Pantty, Authority: auth})
 	}
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/pantty/pantty/seat/claudecode"
 	"github.com/pantty/pantty/seat/codex"
 	"github.com/pantty/pantty/seat/gemini"
+	"github.com/pantty/pantty/seat/harness"
 	"github.com/pantty/pantty/seat/seattest"
 	"github.com/pantty/pantty/seat/sim"
 )
@@ -86,7 +87,7 @@ func TestShippedRegistryCoversEveryHarnessAndTheGuard(t *testing.T) {
 	if got, want := r.Harnesses(), []string{"sim", "claude-code", "codex", "gemini-cli"}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("registry harnesses %v, want %v", got, want)
 	}
-	for _, a := range []seat.Adapter{sim.Adapter{}, claudecode.Adapter{}, codex.Adapter{}, gemini.Adapter{}} {
+	for _, a := range []harness.Adapter{sim.Adapter{}, claudecode.Adapter{}, codex.Adapter{}, gemini.Adapter{}} {
 		entry(t, r, a.Name())
 		// The adapter's shipped predicate must close what the registry says
 		// dispatches.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/harness"
 )
 
 // Local evaluates harness with the local measurements under home: the dispatch
@@ -138,9 +139,9 @@ func seatBinary(home string, cfg config.Config) string {
 // HarnessBinary resolves command (or, when empty, the harness adapter's own
 // command) on this process's PATH; "" when the harness has no binary of its
 // own or it is not found.
-func HarnessBinary(harness, command string) string {
+func HarnessBinary(name, command string) string {
 	if command == "" {
-		ad, err := seat.AdapterFor(harness)
+		ad, err := harness.AdapterFor(name)
 		if err != nil || ad.Caps().Binary == "" {
 			return ""
 		}

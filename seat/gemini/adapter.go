@@ -18,6 +18,7 @@ import (
 	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/internal/guard"
 	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/harness"
 )
 
 // DefaultBinary is the harness command when seat.toml names none: `gemini`,
@@ -43,11 +44,11 @@ var uuidRE = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4
 // ID` later: pantty chooses the id (measured: the SessionStart payload and
 // the chat file carry it) and a resume by id keeps it (SessionStart source
 // "resume", same session_id, a new chat file).
-func (Adapter) Argv(l seat.Launch) ([]string, error) {
+func (Adapter) Argv(l harness.Launch) ([]string, error) {
 	if !uuidRE.MatchString(l.SessionID) {
 		return nil, fmt.Errorf("gemini-cli: session id %q is not a lowercase UUID", l.SessionID)
 	}
-	if err := seat.RefuseOwnArgs("gemini-cli", l.Config.Args, ownArgs, "the session and the mode"); err != nil {
+	if err := harness.RefuseOwnArgs("gemini-cli", l.Config.Args, ownArgs, "the session and the mode"); err != nil {
 		return nil, err
 	}
 	if err := PrepareHome(l.Seat, l.Config, l.Pantty); err != nil {
@@ -86,7 +87,7 @@ func (Adapter) FindTurn(s seat.Seat, c config.Config, sessionID, msgID, nonce st
 }
 
 // FindPrompt looks in the chat files for the submission's prompt, answered or
-// not (seat.Capabilities.FindPrompt).
+// not (harness.Capabilities.FindPrompt).
 func (Adapter) FindPrompt(s seat.Seat, c config.Config, sessionID, msgID, nonce string) (bool, string, error) {
 	return findSubmission(Home(s, c), sessionID, msgID, nonce, false)
 }
@@ -141,7 +142,7 @@ func box(screen string) (lines []string, start, end int, ok bool) {
 	return lines, start, end, true
 }
 
-// InputReady (seat.Capabilities.InputReady) is the input box under its rule
+// InputReady (harness.Capabilities.InputReady) is the input box under its rule
 // with no hook running above it. On a resume Gemini CLI 0.61.0 fires
 // SessionStart, then clears the screen and draws the resumed conversation
 // again (measured 2026-12-04: a blank pane 0–130 ms after the hook, the box
@@ -157,7 +158,7 @@ func (Adapter) InputReady(screen string) bool {
 }
 
 // RedrawAfterStart is the quiet time after SessionStart before the input box
-// counts (seat.Capabilities.RedrawAfterStart): a paste 1 s after a resume's
+// counts (harness.Capabilities.RedrawAfterStart): a paste 1 s after a resume's
 // SessionStart reached the CLI in 3 of 3 launches, at 0 s in 0 of 4; 1.5 s
 // leaves room for a loaded machine.
 const RedrawAfterStart = 1500 * time.Millisecond
@@ -165,7 +166,7 @@ const RedrawAfterStart = 1500 * time.Millisecond
 // Placeholder is the empty input box's dimmed hint.
 const Placeholder = "Type your message or @path/to/file"
 
-// Composer (seat.Capabilities.Composer) returns the text in the input box: the
+// Composer (harness.Capabilities.Composer) returns the text in the input box: the
 // " > " line and its continuation lines (indented three spaces). The
 // placeholder counts as empty. Gemini does not put a cancelled prompt back
 // into the box (measured).
@@ -200,7 +201,7 @@ func (Adapter) Commands() []string { return []string{"compact"} }
 // "compress"), so CommandSettled could never see /compact settled.
 var CommandWords = map[string]string{"compact": "compress"}
 
-// CommandSettled (seat.Capabilities.CommandSettled) is the pane showing the
+// CommandSettled (harness.Capabilities.CommandSettled) is the pane showing the
 // input box holding exactly text, and under it either no completion list or
 // one whose first entry is text's own command. For about 50 ms after a paste
 // of a slash command Gemini CLI 0.61.0 still shows the whole list (41
@@ -246,7 +247,7 @@ func (Adapter) PasteSettle() config.Duration {
 	return config.Duration{Duration: 300 * time.Millisecond}
 }
 
-// CompactionDone (seat.Capabilities.CompactionDone) reads the chat file for
+// CompactionDone (harness.Capabilities.CompactionDone) reads the chat file for
 // the end of a compression started at since: Gemini fires no hook after one
 // (measured), and records the history it kept with the summary as a user
 // message starting "<state_snapshot>".
@@ -254,7 +255,7 @@ func (Adapter) CompactionDone(s seat.Seat, c config.Config, sessionID string, si
 	return CompressedSince(Home(s, c), sessionID, since)
 }
 
-// PrepareSeatHome (seat.Capabilities.PrepareSeatHome) runs PrepareHome and
+// PrepareSeatHome (harness.Capabilities.PrepareSeatHome) runs PrepareHome and
 // says what it set.
 func (Adapter) PrepareSeatHome(s seat.Seat, c config.Config, pantty string) ([]string, error) {
 	if err := PrepareHome(s, c, pantty); err != nil {
@@ -266,11 +267,11 @@ func (Adapter) PrepareSeatHome(s seat.Seat, c config.Config, pantty string) ([]s
 }
 
 // Caps lists what Gemini CLI can do beyond the required methods.
-func (a Adapter) Caps() seat.Capabilities {
-	return seat.Capabilities{FindPrompt: a.FindPrompt, InputReady: a.InputReady, Composer: a.Composer,
+func (a Adapter) Caps() harness.Capabilities {
+	return harness.Capabilities{FindPrompt: a.FindPrompt, InputReady: a.InputReady, Composer: a.Composer,
 		BareCommands: a.BareCommands(), CommandWords: CommandWords, CommandSettled: a.CommandSettled, CompactionDone: a.CompactionDone, InjectsWithNextTurn: true, RedrawAfterStart: RedrawAfterStart,
 		PrepareSeatHome: a.PrepareSeatHome, Measure: a.Measure, Binary: DefaultBinary,
-		HookFlags: []seat.HookFlag{{Name: "gemini-hook", Usage: "a Gemini CLI hook (BeforeAgent, AfterAgent, PreCompress translated)",
+		HookFlags: []harness.HookFlag{{Name: "gemini-hook", Usage: "a Gemini CLI hook (BeforeAgent, AfterAgent, PreCompress translated)",
 			Run: func(home, name string, _ []string, stdin io.Reader, stdout, stderr io.Writer) int {
 				return RunHook(home, name, stdin, stdout, stderr)
 			}}}}

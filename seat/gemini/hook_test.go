@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/harness"
 )
 
 // hookSeat is a real seat directory whose GEMINI_CLI_HOME is a copy of the
@@ -18,7 +19,7 @@ import (
 // hook payloads against.
 func hookSeat(t *testing.T) seat.Seat {
 	t.Helper()
-	seat.Register(Adapter{})
+	harness.Register(Adapter{})
 	root := t.TempDir()
 	home := filepath.Join(root, "gemini-home")
 	if out, err := exec.Command("cp", "-r", "testdata/home", home).CombinedOutput(); err != nil {

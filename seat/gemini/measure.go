@@ -3,6 +3,7 @@ package gemini
 import (
 	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/gemini/standin"
+	"github.com/pantty/pantty/seat/harness"
 )
 
 // MeasureControl is the destructive control for Gemini CLI: /compress
@@ -14,16 +15,16 @@ const MeasureControl = "/compress"
 // against a loopback Gemini API stand-in that it starts itself: no network,
 // no cost. The throwaway seat's environment points the CLI at it
 // (GOOGLE_GEMINI_BASE_URL, any GEMINI_API_KEY). The rig's Close stops it.
-func (Adapter) Measure(spec seat.MeasureSpec) (seat.MeasureRig, error) {
+func (Adapter) Measure(spec harness.MeasureSpec) (harness.MeasureRig, error) {
 	bin, err := spec.Binary(CachedBinary)
 	if err != nil {
-		return seat.MeasureRig{}, err
+		return harness.MeasureRig{}, err
 	}
 	api, err := standin.Start(standin.Options{LogPath: spec.StandinLog(), KeepBodies: true})
 	if err != nil {
-		return seat.MeasureRig{}, err
+		return harness.MeasureRig{}, err
 	}
-	return seat.MeasureRig{
+	return harness.MeasureRig{
 		Harness: Adapter{}.Name(),
 		Command: bin,
 		Control: MeasureControl,
@@ -31,10 +32,10 @@ func (Adapter) Measure(spec seat.MeasureSpec) (seat.MeasureRig, error) {
 		// The detector reads the stand-in's log: a turn request that carried
 		// the input reached the model; summary requests are a compression
 		// that ran without a model turn.
-		Detector: func(s seat.Seat) (seat.Detector, error) {
-			return seat.StandinWatch{Version: seat.BuildOf("gemini-cli", bin, "--version"), // "gemini-cli 0.61.0"
+		Detector: func(s seat.Seat) (harness.Detector, error) {
+			return harness.StandinWatch{Version: harness.BuildOf("gemini-cli", bin, "--version"), // "gemini-cli 0.61.0"
 				Dirs:      []string{s.EventsDir()},
-				Requests:  seat.StandinRows(api.Requests),
+				Requests:  harness.StandinRows(api.Requests),
 				SideKinds: map[string]string{"compress": "stand-in compress request (the harness compressed without a model turn)"},
 			}, nil
 		},

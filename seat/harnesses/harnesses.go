@@ -9,21 +9,21 @@
 package harnesses
 
 import (
-	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/claudecode"
 	"github.com/pantty/pantty/seat/codex"
 	"github.com/pantty/pantty/seat/gemini"
+	"github.com/pantty/pantty/seat/harness"
 	"github.com/pantty/pantty/seat/sim"
 )
 
 // All returns every adapter, in the order pantty documents them.
-func All() []seat.Adapter {
-	return []seat.Adapter{sim.Adapter{}, claudecode.Adapter{}, codex.Adapter{}, gemini.Adapter{}}
+func All() []harness.Adapter {
+	return []harness.Adapter{sim.Adapter{}, claudecode.Adapter{}, codex.Adapter{}, gemini.Adapter{}}
 }
 
-// Register makes every adapter of All available by name (seat.Register).
+// Register makes every adapter of All available by name (harness.Register).
 func Register() {
 	for _, a := range All() {
-		seat.Register(a)
+		harness.Register(a)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/gates"
+	"github.com/pantty/pantty/seat/harness"
 )
 
 // opLimit bounds each step of a contract run that waits for the harness: a
@@ -20,7 +21,7 @@ const opLimit = 2 * time.Minute
 
 // contractRun is one battery over a started throwaway seat.
 type contractRun struct {
-	t      seat.MeasureRig
+	t      harness.MeasureRig
 	th     *throwaway
 	artDir string
 	say    func(string, ...any)
@@ -31,11 +32,11 @@ type contractRun struct {
 // path — a throwaway seat driven by the real driver, against the harness's
 // loopback stand-in — and writes facts/<harness>/<version>/contract.toml
 // under home with one artifact per row. It is written once, against
-// seat.MeasureRig: a harness is measurable when its adapter has a rig.
+// harness.MeasureRig: a harness is measurable when its adapter has a rig.
 //
 // A row that was measured and not met is written as unmet (that is a fact);
 // an error means the instrument itself failed and nothing is written.
-func Contract(home string, t seat.MeasureRig, o Options) (seat.Contract, error) {
+func Contract(home string, t harness.MeasureRig, o Options) (seat.Contract, error) {
 	if o.Now.IsZero() {
 		o.Now = time.Now()
 	}
@@ -103,8 +104,8 @@ func (r *contractRun) send(id, text string) (inbox.Status, error) {
 }
 
 // turnsFor returns the model turns whose new input carried message id's header.
-func (r *contractRun) turnsFor(id string) []seat.StandinRequest {
-	var out []seat.StandinRequest
+func (r *contractRun) turnsFor(id string) []harness.StandinRequest {
+	var out []harness.StandinRequest
 	for _, q := range r.th.det.ModelRequests() {
 		if q.Kind == "turn" && strings.Contains(q.NewInput, "msg="+id+" ") {
 			out = append(out, q)
@@ -113,7 +114,7 @@ func (r *contractRun) turnsFor(id string) []seat.StandinRequest {
 	return out
 }
 
-func describe(st inbox.Status, turns []seat.StandinRequest) string {
+func describe(st inbox.Status, turns []harness.StandinRequest) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "status: state=%s reason=%s evidence=%s turn_end=%s attempts=%d submitted_at=%s ended_at=%s detail=%q\n",
 		st.State, st.Reason, st.Evidence, st.TurnEnd, st.Attempts, st.SubmittedAt.Format(time.RFC3339Nano), st.EndedAt.Format(time.RFC3339Nano), st.Detail)

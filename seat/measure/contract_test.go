@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/harness"
 	"github.com/pantty/pantty/seat/measure"
 	"github.com/pantty/pantty/seat/seattest"
 	"github.com/pantty/pantty/seat/sim"
@@ -15,7 +16,7 @@ import (
 // switched off and returns what it wrote.
 func contract(t *testing.T, broken string) seat.Contract {
 	t.Helper()
-	rig, err := sim.Adapter{}.Measure(seat.MeasureSpec{Env: map[string]string{"PANTTY_SIM_BROKEN": broken}})
+	rig, err := sim.Adapter{}.Measure(harness.MeasureSpec{Env: map[string]string{"PANTTY_SIM_BROKEN": broken}})
 	if err != nil {
 		t.Fatal(err)
 	}

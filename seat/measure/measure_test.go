@@ -8,6 +8,7 @@ import (
 	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/internal/guard"
 	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/harness"
 	"github.com/pantty/pantty/seat/measure"
 	"github.com/pantty/pantty/seat/seattest"
 	"github.com/pantty/pantty/seat/sim"
@@ -19,7 +20,7 @@ func TestMain(m *testing.M) { os.Exit(seattest.Main(m)) }
 func run(t *testing.T, sigils *string) seat.FactsFile {
 	t.Helper()
 	home := tmuxtest.Dir(t)
-	rig, err := sim.Adapter{}.Measure(seat.MeasureSpec{Sigils: sigils})
+	rig, err := sim.Adapter{}.Measure(harness.MeasureSpec{Sigils: sigils})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/pantty/pantty/internal/statedir"
 	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/harness"
 	"github.com/pantty/pantty/tmux"
 )
 
@@ -54,7 +55,7 @@ func NewRawPaster(s seat.Seat, token string) (*RawPaster, error) {
 	if err != nil {
 		return nil, err
 	}
-	ad, err := seat.AdapterFor(cfg.Harness)
+	ad, err := harness.AdapterFor(cfg.Harness)
 	if err != nil {
 		return nil, err
 	}

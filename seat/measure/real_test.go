@@ -7,11 +7,11 @@ import (
 	"time"
 
 	"github.com/pantty/pantty/internal/guard"
-	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/claudecode"
 	"github.com/pantty/pantty/seat/codex"
 	"github.com/pantty/pantty/seat/gates"
 	"github.com/pantty/pantty/seat/gemini"
+	"github.com/pantty/pantty/seat/harness"
 	"github.com/pantty/pantty/seat/measure"
 	"github.com/pantty/pantty/seat/seattest"
 	"github.com/pantty/pantty/tmux/tmuxtest"
@@ -20,7 +20,7 @@ import (
 // realHarness is one real harness the measurements run against, with its
 // loopback stand-in: one table, so a new harness is one row.
 type realHarness struct {
-	ad      seat.Adapter
+	ad      harness.Adapter
 	version string
 	binary  func() (string, error)
 	// dispatch: the dispatch measurement completes on this harness today
@@ -62,7 +62,7 @@ func TestContractOnRealHarnesses(t *testing.T) {
 				t.Skipf("%v; run scripts/test.sh to install %s %s", err, h.ad.Name(), h.version)
 			}
 			home := tmuxtest.Dir(t)
-			rig, err := h.ad.Caps().Measure(seat.MeasureSpec{Bin: bin, Dir: tmuxtest.Dir(t)})
+			rig, err := h.ad.Caps().Measure(harness.MeasureSpec{Bin: bin, Dir: tmuxtest.Dir(t)})
 			if err != nil {
 				t.Fatal(err)
 			}

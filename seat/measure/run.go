@@ -16,6 +16,7 @@ import (
 	"github.com/pantty/pantty/internal/fsatomic"
 	"github.com/pantty/pantty/internal/guard"
 	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/harness"
 	"github.com/pantty/pantty/tmux"
 )
 
@@ -34,7 +35,7 @@ type Options struct {
 // Run measures target's dispatch predicate and writes the facts file under home
 // (home/facts/<harness>-resident.toml, artifacts beside it). The throwaway seat
 // lives in its own temporary PANTTY_HOME on its own tmux socket and is removed.
-func Run(home string, t seat.MeasureRig, o Options) (seat.FactsFile, error) {
+func Run(home string, t harness.MeasureRig, o Options) (seat.FactsFile, error) {
 	if o.Now.IsZero() {
 		o.Now = time.Now()
 	}
@@ -140,14 +141,14 @@ func Run(home string, t seat.MeasureRig, o Options) (seat.FactsFile, error) {
 type throwaway struct {
 	s      seat.Seat
 	token  string
-	det    seat.Detector
+	det    harness.Detector
 	work   string
 	tmp    string
 	socket string
 }
 
 // startThrowaway makes, prepares and starts the throwaway seat for t.
-func startThrowaway(t seat.MeasureRig, o Options) (*throwaway, error) {
+func startThrowaway(t harness.MeasureRig, o Options) (*throwaway, error) {
 	tmp, err := os.MkdirTemp("", "pm-")
 	if err != nil {
 		return nil, err
@@ -199,7 +200,7 @@ func (th *throwaway) close() {
 
 // throwawaySeat writes the measurement's own seat, marked so that only this run's
 // raw paster accepts it.
-func throwawaySeat(home string, t seat.MeasureRig, work, socket string) (seat.Seat, string, error) {
+func throwawaySeat(home string, t harness.MeasureRig, work, socket string) (seat.Seat, string, error) {
 	s, err := seat.Open(home, "measure")
 	if err != nil {
 		return s, "", err

@@ -13,6 +13,7 @@ import (
 	"github.com/pantty/pantty/internal/guard"
 	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/harness"
 	"github.com/pantty/pantty/seat/standinkit"
 )
 
@@ -23,7 +24,7 @@ import (
 // what reached "the model" from the stand-in's own log.
 type E2E struct {
 	// Adapter is the harness under test.
-	Adapter seat.Adapter
+	Adapter harness.Adapter
 	// Prefix names the suite's seats ("cx" → cx-once, cx-dispatch, …).
 	Prefix string
 	// New makes one test's seat and its stand-in (toml: extra seat.toml lines).

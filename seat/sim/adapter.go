@@ -14,6 +14,7 @@ import (
 	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/internal/guard"
 	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/harness"
 )
 
 // Adapter drives the simulator as a resident seat. It mirrors the Claude Code
@@ -26,7 +27,7 @@ func (Adapter) Name() string { return "sim" }
 
 // Argv runs `pantty sim` (or seat.toml's command) with the per-seat settings and
 // --session-id on a first launch, --resume on every later one.
-func (Adapter) Argv(l seat.Launch) ([]string, error) {
+func (Adapter) Argv(l harness.Launch) ([]string, error) {
 	argv := []string{l.Pantty, "sim"}
 	if l.Config.Command != "" {
 		argv = []string{l.Config.Command}
@@ -67,7 +68,7 @@ func (Adapter) FindTurn(s seat.Seat, c config.Config, sessionID, msgID, nonce st
 }
 
 // FindPrompt scans the transcript for the user row carrying the guard header of
-// this submission, answered or not (seat.Capabilities.FindPrompt).
+// this submission, answered or not (harness.Capabilities.FindPrompt).
 func (Adapter) FindPrompt(s seat.Seat, c config.Config, sessionID, msgID, nonce string) (bool, string, error) {
 	return scanTranscript(transcriptPath(s, c, sessionID), msgID, nonce, true)
 }
@@ -132,7 +133,7 @@ func (Adapter) PasteSettle() config.Duration { return config.Duration{Duration: 
 
 // TurnArgv runs the simulator non-interactively for one turn (`-p`, JSON
 // envelope), the turn-spawned shape; the prompt arrives on stdin.
-func (a Adapter) TurnArgv(l seat.Launch) ([]string, error) {
+func (a Adapter) TurnArgv(l harness.Launch) ([]string, error) {
 	argv, err := a.Argv(l)
 	if err != nil {
 		return nil, err
@@ -158,7 +159,7 @@ func (Adapter) Composer(screen string) (string, bool) {
 	return text, true
 }
 
-// InputReady (seat.Capabilities.InputReady) is the simulator's input box on
+// InputReady (harness.Capabilities.InputReady) is the simulator's input box on
 // the pane: a "> " line between two rules. Before it ("  Starting…") the
 // simulator takes no keys.
 func (Adapter) InputReady(screen string) bool {
@@ -166,14 +167,14 @@ func (Adapter) InputReady(screen string) bool {
 	return ok && len(box) > 0 && strings.HasPrefix(box[0], ">")
 }
 
-// CommandAnswer (seat.Capabilities.CommandAnswer) reads a command's output from the
+// CommandAnswer (harness.Capabilities.CommandAnswer) reads a command's output from the
 // simulator's transcript, which records it in Claude Code's form.
 func (Adapter) CommandAnswer(s seat.Seat, c config.Config, sessionID string, cmd guard.Command, since time.Time) (string, bool, error) {
 	return seat.LocalCommandAnswer(transcriptPath(s, c, sessionID), cmd.Name(), since)
 }
 
 // Caps lists what the simulator can do beyond the required methods.
-func (a Adapter) Caps() seat.Capabilities {
-	return seat.Capabilities{FindPrompt: a.FindPrompt, Composer: a.Composer, CommandAnswer: a.CommandAnswer, TurnArgv: a.TurnArgv,
+func (a Adapter) Caps() harness.Capabilities {
+	return harness.Capabilities{FindPrompt: a.FindPrompt, Composer: a.Composer, CommandAnswer: a.CommandAnswer, TurnArgv: a.TurnArgv,
 		Measure: a.Measure, InputReady: a.InputReady}
 }

@@ -1,4 +1,4 @@
-package seat
+package harness
 
 import (
 	"fmt"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/internal/guard"
+	"github.com/pantty/pantty/seat"
 )
 
 // Adapter is what one harness must provide for pantty to drive it as a resident
@@ -22,14 +23,14 @@ type Adapter interface {
 	// driver from SessionExists, never from "first start or not".
 	Argv(l Launch) ([]string, error)
 	// Env adds adapter-specific variables to the harness environment.
-	Env(s Seat, c config.Config) map[string]string
+	Env(s seat.Seat, c config.Config) map[string]string
 	// SessionExists reports whether the harness has a record of the session
 	// (Claude Code: its transcript file).
-	SessionExists(s Seat, c config.Config, sessionID string) (bool, error)
+	SessionExists(s seat.Seat, c config.Config, sessionID string) (bool, error)
 	// FindTurn looks in the harness's own records for a finished model turn of the
 	// submission carrying this id and nonce, for a message whose turn end was
 	// missed in a crash. found=false with nil error means "no turn": resubmit once.
-	FindTurn(s Seat, c config.Config, sessionID, msgID, nonce string) (found bool, where string, err error)
+	FindTurn(s seat.Seat, c config.Config, sessionID, msgID, nonce string) (found bool, where string, err error)
 	// Busy reports from the pane's visible text whether a turn is running.
 	Busy(screen string) bool
 	// Commands is the command door's allow-list: the harness commands pantty may
@@ -55,7 +56,7 @@ type Capabilities struct {
 	// prompt the harness recorded did reach it (the event was lost, not the paste);
 	// queueing it again unmarked would make the model see it twice, so the driver
 	// resubmits it once, marked, like a turn lost in a crash.
-	FindPrompt func(s Seat, c config.Config, sessionID, msgID, nonce string) (found bool, where string, err error)
+	FindPrompt func(s seat.Seat, c config.Config, sessionID, msgID, nonce string) (found bool, where string, err error)
 	// InputReady is the capability for a harness that fires SessionStart
 	// before its input box can take a paste. Claude Code 2.1.328 does: SessionStart
 	// came about 170 ms before it enabled bracketed paste and 260 ms before it drew
@@ -103,7 +104,7 @@ type Capabilities struct {
 	// where. While a /compact the door sent has started (its PreCompact
 	// fired), the driver asks on its command poll and records the answer as
 	// the PostCompact event the harness does not send.
-	CompactionDone func(s Seat, c config.Config, sessionID string, since time.Time) (done bool, where string, err error)
+	CompactionDone func(s seat.Seat, c config.Config, sessionID string, since time.Time) (done bool, where string, err error)
 	// CommandWords is the capability for a harness whose own word for an
 	// allowed command differs from the door's name (guard.CommandRules.Words).
 	CommandWords map[string]string
@@ -127,7 +128,7 @@ type Capabilities struct {
 	// measured 2026-12-03), about 140 ms after the command. The driver uses it to
 	// tell a refused command from an accepted one within seconds instead of waiting
 	// out a timeout (docs/claude-code.md).
-	CommandAnswer func(s Seat, c config.Config, sessionID string, cmd guard.Command, since time.Time) (answer string, ok bool, err error)
+	CommandAnswer func(s seat.Seat, c config.Config, sessionID string, cmd guard.Command, since time.Time) (answer string, ok bool, err error)
 	// TurnArgv is set by adapters whose harness can run one turn per
 	// process (the turn-spawned shape): the guarded prompt goes on stdin — never on
 	// argv, where ps shows it and ARG_MAX limits it — and a JSON result envelope
@@ -138,17 +139,17 @@ type Capabilities struct {
 	// the sandbox really runs here for this seat, and names it; an error says what
 	// is missing. Secrets lists the harness's own credential files for the seat
 	// (absolute paths): pantty denies them to the model like $PANTTY_HOME.
-	ProbeIsolation func(s Seat, c config.Config, env map[string]string) (mechanism string, err error)
+	ProbeIsolation func(s seat.Seat, c config.Config, env map[string]string) (mechanism string, err error)
 	// Secrets lists the harness's own credential files for the seat (see
 	// ProbeIsolation): denied to the model like $PANTTY_HOME.
-	Secrets func(s Seat, c config.Config) []string
+	Secrets func(s seat.Seat, c config.Config) []string
 	// PrepareSeatHome is the capability: answer the harness's first-run
 	// dialogs ahead (onboarding, "use this API key?", "trust this folder?", hook
 	// review) in the home the seat's harness will see, so an unattended launch
 	// starts straight into its input box. It returns what it wrote, one line each,
 	// for `pantty seat prepare-home` to print. pantty is the absolute path of the
 	// pantty binary the harness's hooks call.
-	PrepareSeatHome func(s Seat, c config.Config, pantty string) (wrote []string, err error)
+	PrepareSeatHome func(s seat.Seat, c config.Config, pantty string) (wrote []string, err error)
 	// HookFlags are the harness's own doors into `pantty hook`, for a harness
 	// whose hooks do not speak Claude Code's JSON on stdin (Codex: its hooks
 	// name the turn differently, its notify program passes the JSON as the last
@@ -177,40 +178,30 @@ type HookFlag struct {
 
 // Launch is what an adapter needs to build one launch of its harness.
 type Launch struct {
-	Seat      Seat
+	Seat      seat.Seat
 	Config    config.Config
 	SessionID string
 	Resume    bool
 	Settings  string // path of the per-seat settings file (hooks, status line)
 	Pantty    string // absolute path of the pantty binary the hooks call
 	// Authority is what this launch lets the model reach (ResolveAuthority).
-	Authority Authority
+	Authority seat.Authority
 }
 
 var (
 	adaptersMu sync.Mutex
 	adapters   = map[string]Adapter{}
-	registered []string // names in registration order
 )
 
-// Register makes an adapter available by name; cmd/pantty registers each one.
-// The registry is the one list of harnesses: seat.toml's harness key, its
-// documentation and pantty hook's flags all come from it.
+// Register makes an adapter available by name; seat/harnesses registers each
+// one. The registry is the one list of harnesses: seat.toml's harness key
+// (Register tells seat.KnowHarness the name), its documentation and pantty
+// hook's flags all come from it.
 func Register(a Adapter) {
 	adaptersMu.Lock()
 	defer adaptersMu.Unlock()
-	if _, ok := adapters[a.Name()]; !ok {
-		registered = append(registered, a.Name())
-	}
 	adapters[a.Name()] = a
-}
-
-// HarnessNames returns the registered harness names in registration order:
-// what seat.toml's harness key may name.
-func HarnessNames() []string {
-	adaptersMu.Lock()
-	defer adaptersMu.Unlock()
-	return append([]string(nil), registered...)
+	seat.KnowHarness(a.Name())
 }
 
 // Adapters returns every registered adapter, by name.

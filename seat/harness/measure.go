@@ -1,4 +1,4 @@
-package seat
+package harness
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/standinkit"
 )
 
@@ -43,7 +44,7 @@ type MeasureRig struct {
 	// starts (e.g. pre-seeding a harness HOME that trusts it).
 	Setup func(work string) error
 	// Detector is made once the throwaway seat exists.
-	Detector func(s Seat) (Detector, error)
+	Detector func(s seat.Seat) (Detector, error)
 	// Close stops what the rig started (its stand-in); nil when nothing.
 	Close func() error
 	// Slow returns the text that, put in a message, makes the model's answer

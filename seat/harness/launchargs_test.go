@@ -1,4 +1,4 @@
-package seat
+package harness
 
 import (
 	"slices"

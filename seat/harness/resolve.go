@@ -1,0 +1,57 @@
+package harness
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"time"
+
+	"github.com/pantty/pantty/internal/config"
+	"github.com/pantty/pantty/internal/guard"
+	"github.com/pantty/pantty/seat"
+)
+
+// NewCommand builds a command the adapter allows (guard.NewCommand with the
+// adapter's allow-list and bare commands), or refuses.
+func NewCommand(a Adapter, name, args string) (guard.Command, error) {
+	return guard.NewCommand(CommandRules(a), name, args)
+}
+
+// CommandRules is the adapter's part of the command door.
+func CommandRules(a Adapter) guard.CommandRules {
+	r := guard.CommandRules{Harness: a.Name(), Allowed: a.Commands()}
+	r.Bare = a.Caps().BareCommands
+	r.Words = a.Caps().CommandWords
+	return r
+}
+
+// FactsFor returns the dispatch predicate the guard must use for a seat: a local
+// measurement when one exists (it takes precedence), else the adapter's shipped
+// facts. A local file that is corrupt is an error, never silently skipped.
+func FactsFor(home string, a Adapter, shape string) (guard.DispatchFacts, string, error) {
+	f, err := seat.LoadFacts(home, a.Name(), shape)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return a.Facts(), "shipped with pantty", nil
+	case err != nil:
+		return guard.DispatchFacts{}, "", fmt.Errorf("dispatch facts: %w", err)
+	case !f.ControlOK:
+		return guard.DispatchFacts{}, "", fmt.Errorf("dispatch facts %s: its control did not dispatch, so the measurement proves nothing; re-measure", seat.FactsPath(home, a.Name(), shape))
+	}
+	return guard.DispatchFacts{Form: f.Form, Sigils: f.Sigils}, "measured " + f.AsOf.Format("2006-01-02") + " (" + seat.FactsPath(home, a.Name(), shape) + ")", nil
+}
+
+// ResolveAuthority decides what the next launch of ad's harness gives the
+// model (seat.DecideAuthority), with the harness's credential files and its
+// sandbox probe taken from its capabilities.
+func ResolveAuthority(ad Adapter, s seat.Seat, c config.Config, env map[string]string, now time.Time) (seat.Authority, error) {
+	caps := ad.Caps()
+	sb := seat.Sandbox{Harness: ad.Name()}
+	if caps.Secrets != nil {
+		sb.Secrets = caps.Secrets(s, c)
+	}
+	if caps.ProbeIsolation != nil {
+		sb.Probe = func(env map[string]string) (string, error) { return caps.ProbeIsolation(s, c, env) }
+	}
+	return seat.DecideAuthority(sb, s, c, env, now)
+}
