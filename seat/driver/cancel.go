@@ -28,7 +28,7 @@ type cancelRun struct {
 	fl      *flight
 	reason  string
 	done    func(error)
-	escaped bool        // the Escape went to the pane: a turn end now is the interrupted turn's (settledByCancel)
+	escaped bool        // the Escape went to the pane: a turn end now is the interrupted turn's (cancelEscaped)
 	lateEnd *seat.Event // that turn end, kept: if the cancel does not hold, it is the turn's own after all
 }
 
@@ -184,19 +184,16 @@ func (d *Driver) cancelSettle(c *cancelRun, deadline time.Time) {
 		})
 }
 
-// settledByCancel reports whether a turn end for the flight belongs to a
-// cancel under way: after its Escape, the harness may still report the
-// interrupted turn (Gemini CLI's AfterAgent with the partial reply, measured),
-// and the cancel, not that report, settles the message; the event is kept, and
-// if the cancel does not hold (the turn ran on and ended by itself) it is the
-// turn's own after all (cancelEnd). A turn end before the Escape is the
-// turn's own: the message is processed and the cancel answered too late.
-func (d *Driver) settledByCancel(fl *flight, ev seat.Event) bool {
-	if d.cancel == nil || d.cancel.fl != fl || !d.cancel.escaped {
-		return false
-	}
-	d.cancel.lateEnd = &ev
-	return true
+// cancelEscaped reports whether a cancel of fl has sent its Escape: a turn
+// end for fl then belongs to the cancel under way. After its Escape the
+// harness may still report the interrupted turn (Gemini CLI's AfterAgent with
+// the partial reply, measured), and the cancel, not that report, settles the
+// message; the event is kept (cancelRun.lateEnd), and if the cancel does not
+// hold (the turn ran on and ended by itself) it is the turn's own after all
+// (cancelEnd). A turn end before the Escape is the turn's own: the message is
+// processed and the cancel answered too late.
+func (d *Driver) cancelEscaped(fl *flight) bool {
+	return fl != nil && d.cancel != nil && d.cancel.fl == fl && d.cancel.escaped
 }
 
 // cancelCurrent reports whether c is still the cancel under way and its

@@ -133,6 +133,16 @@ type flight struct {
 	ceilingSpent bool
 }
 
+// view is the flight as machine.OnPrompt and machine.OnTurnEnd bind the
+// harness's turn events to it; nil when nothing is in flight.
+func (fl *flight) view() *machine.InFlight {
+	if fl == nil {
+		return nil
+	}
+	st := fl.e.Status
+	return &machine.InFlight{ID: fl.e.Msg.ID, Nonce: st.Nonce, Submitted: st.State == inbox.StateSubmitted, PromptID: st.PromptID}
+}
+
 func (d *Driver) logf(format string, a ...any) {
 	if d.Log != nil {
 		d.Log.Printf(format, a...)

@@ -92,19 +92,17 @@ func (d *Driver) onNotification(ev seat.Event) {
 }
 
 // onPromptSubmit binds UserPromptSubmit evidence to the flight by the guard's
-// header (message id and nonce) and the session. A prompt pantty did not build
-// is a person typing: recorded, and the seat counts as busy until its turn ends.
+// header (message id and nonce) and the session (machine.OnPrompt). A prompt
+// pantty did not build is a person typing: recorded, and the seat counts as
+// busy until its turn ends.
 func (d *Driver) onPromptSubmit(ev seat.Event) {
 	f := ev.Fields
 	id, nonce, _, ok := guard.MatchHeader(f.Prompt)
 	fl := d.flight
-	// The nonce is matched against the one recorded in the message's status, not
-	// the in-memory Submission: a flight recovered by a new driver has no
-	// Submission, and its evidence must still bind.
-	if ok && fl != nil && id == fl.e.Msg.ID && nonce != "" && nonce == fl.e.Status.Nonce && d.sessionMatches(f.SessionID) {
-		if fl.e.Status.State == inbox.StateSubmitted {
-			return
-		}
+	switch machine.OnPrompt(fl.view(), machine.Prompt{Header: ok, HeaderID: id, HeaderNonce: nonce, SessionMatches: d.sessionMatches(f.SessionID)}) {
+	case machine.Repeated:
+		return
+	case machine.Bind:
 		st := &fl.e.Status
 		st.State = inbox.StateSubmitted
 		st.PromptID = f.PromptID
@@ -114,8 +112,7 @@ func (d *Driver) onPromptSubmit(ev seat.Event) {
 		d.writeStatus(fl.e)
 		d.to(machine.Evidenced, fl.e.Msg.ID)
 		return
-	}
-	if ok && fl == nil {
+	case machine.LateEvidence:
 		if e, known := d.entries[id]; known && e.Status.Nonce == nonce && !inbox.Final(e.Status.State) {
 			d.logf("late evidence for %s after it was settled: recorded", id)
 			if e.Status.State == inbox.StateQueued && e.Status.Resubmits == 0 {
@@ -161,23 +158,25 @@ func (d *Driver) paneShowsNoTurn() bool {
 const foreignSettle = 2 * time.Second
 
 // onTurnEnd closes the flight on a Stop or StopFailure tied to it by prompt_id
-// and session_id.
+// and session_id (machine.OnTurnEnd).
 func (d *Driver) onTurnEnd(ev seat.Event) {
 	f := ev.Fields
 	fl := d.flight
-	if fl == nil || fl.e.Status.State != inbox.StateSubmitted || !d.sessionMatches(f.SessionID) ||
-		(f.PromptID != "" && f.PromptID != fl.e.Status.PromptID) {
-		if f.PromptID != "" && f.PromptID == d.foreignTurn {
-			d.foreignTurn = ""
-		}
-		return
+	v := machine.OnTurnEnd(fl.view(), machine.TurnEnd{
+		Failure: ev.Kind == seat.EvStopFailure, PromptID: f.PromptID, SessionMatches: d.sessionMatches(f.SessionID),
+		PersonsPrompt: d.foreignTurn, CancelEscaped: d.cancelEscaped(fl), TurnShape: d.Cfg.Shape == config.ShapeTurn,
+	})
+	if v.Ours() {
+		d.learnSessionID(f.SessionID)
 	}
-	d.learnSessionID(f.SessionID)
-	if d.settledByCancel(fl, ev) {
+	switch v {
+	case machine.NotOurs:
+	case machine.PersonsTurnEnded:
+		d.foreignTurn = ""
+	case machine.KeptForCancel:
+		d.cancel.lateEnd = &ev
 		d.logf("%s for %s after the cancel's Escape: kept for the cancel to settle", ev.Kind, fl.e.Msg.ID)
-		return
-	}
-	if d.Cfg.Shape == config.ShapeTurn {
+	case machine.ToEnvelope:
 		// The result envelope decides a turn-spawned message; an outage seen
 		// here (a failure that is not the message's) is remembered for it.
 		if ev.Kind == seat.EvStopFailure {
@@ -185,16 +184,14 @@ func (d *Driver) onTurnEnd(ev seat.Event) {
 				d.turnRefusal = f.Error + ": " + f.LastAssistantMessage
 			}
 		}
-		return
-	}
-	e := fl.e
-	d.flight = nil
-	d.keepReply(e, f.LastAssistantMessage)
-	if ev.Kind == seat.EvStop {
-		d.finish(e, inbox.StateProcessed, "", "", ev.File)
-		return
-	}
-	if !d.onTurnFailed(e, f.Error, f.LastAssistantMessage) {
-		d.finish(e, inbox.StateFailed, inbox.ReasonWorkError, f.Error+": "+f.LastAssistantMessage, ev.File)
+	case machine.TurnDone, machine.TurnFailed:
+		e := fl.e
+		d.flight = nil
+		d.keepReply(e, f.LastAssistantMessage)
+		if v == machine.TurnDone {
+			d.finish(e, inbox.StateProcessed, "", "", ev.File)
+		} else if !d.onTurnFailed(e, f.Error, f.LastAssistantMessage) {
+			d.finish(e, inbox.StateFailed, inbox.ReasonWorkError, f.Error+": "+f.LastAssistantMessage, ev.File)
+		}
 	}
 }
