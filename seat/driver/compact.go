@@ -95,20 +95,19 @@ func (d *Driver) onCycleEvent(ev seat.Event) {
 		r.PostCompact = ev.File
 	}
 	d.writeCycle()
-	if r.PostCompact != "" && r.Injected == "" && d.injectsLater() {
-		// The harness re-injects with the next turn (Capabilities.StartsLazily): the compaction
-		// is done; recordLateInjection completes the record then.
+	switch v, why := machine.JudgeCycle(d.cycleEvidence()); v {
+	case machine.CycleDone:
 		d.endCycle("done", "")
-		return
+	case machine.CycleFailed:
+		d.endCycle("failed", why)
 	}
-	if r.Injected == "" || r.PostCompact == "" {
-		return
-	}
-	if r.InjectedHash != r.Hash {
-		d.endCycle("failed", fmt.Sprintf("the re-injected handoff (hash %q) is not the one materialized (%s)", r.InjectedHash, r.Hash))
-		return
-	}
-	d.endCycle("done", "")
+}
+
+// cycleEvidence is the cycle's record as machine.JudgeCycle weighs it.
+func (d *Driver) cycleEvidence() machine.Cycle {
+	r := d.cycle.rec
+	return machine.Cycle{PreCompact: r.PreCompact != "", Injected: r.Injected != "", PostCompact: r.PostCompact != "",
+		Hash: r.Hash, InjectedHash: r.InjectedHash, InjectsLater: d.injectsLater()}
 }
 
 // onCycleTimeout fails a cycle whose evidence did not all arrive.
@@ -116,18 +115,7 @@ func (d *Driver) onCycleTimeout() {
 	if d.cycle == nil {
 		return
 	}
-	r := d.cycle.rec
-	var missing []string
-	if r.PreCompact == "" {
-		missing = append(missing, "PreCompact")
-	}
-	if r.Injected == "" {
-		missing = append(missing, "SessionStart(compact)")
-	}
-	if r.PostCompact == "" {
-		missing = append(missing, "PostCompact")
-	}
-	d.endCycle("failed", fmt.Sprintf("no %s within %s (a blocked or failed compaction)", strings.Join(missing, ", "), d.Cfg.Compaction.Timeout.Duration))
+	d.endCycle("failed", fmt.Sprintf("no %s within %s (a blocked or failed compaction)", strings.Join(d.cycleEvidence().Missing(), ", "), d.Cfg.Compaction.Timeout.Duration))
 }
 
 // endCycle records the cycle's outcome (cycle.toml and a dated artifact), makes a
