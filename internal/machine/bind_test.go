@@ -26,6 +26,9 @@ func TestOnPrompt(t *testing.T) {
 		{"a forged nonce", pasted, with(func(p *Prompt) { p.HeaderNonce = "forged" }), Foreign},
 		{"no nonce on either side", noNonce, with(func(p *Prompt) { p.HeaderNonce = "" }), Foreign},
 		{"another session", pasted, with(func(p *Prompt) { p.SessionMatches = false }), Foreign},
+		// Late evidence is recognised in any session: the driver checks the
+		// message's own record (its nonce) before it acts on it.
+		{"pantty's header, nothing in flight, another session", nil, with(func(p *Prompt) { p.SessionMatches = false }), LateEvidence},
 	}
 	for _, c := range cases {
 		if got := OnPrompt(c.fl, c.p); got != c.want {
@@ -52,10 +55,14 @@ func TestOnTurnEnd(t *testing.T) {
 		{"a hook that names no prompt", bound, with(func(e *TurnEnd) { e.PromptID = "" }), TurnDone},
 		{"nothing in flight", nil, stop, NotOurs},
 		{"before its evidence", pasted, stop, NotOurs},
+		{"before its evidence, a hook that names no prompt", pasted, with(func(e *TurnEnd) { e.PromptID = "" }), NotOurs},
 		{"another session", bound, with(func(e *TurnEnd) { e.SessionMatches = false }), NotOurs},
 		{"another prompt", bound, with(func(e *TurnEnd) { e.PromptID = "p2" }), NotOurs},
 		{"the person's turn, during a flight", bound, with(func(e *TurnEnd) { e.PromptID, e.PersonsPrompt = "p2", "p2" }), PersonsTurnEnded},
 		{"the person's turn, nothing in flight", nil, with(func(e *TurnEnd) { e.PersonsPrompt = "p1" }), PersonsTurnEnded},
+		// The person's turn is matched by its prompt id alone, as the driver
+		// recorded it from that turn's UserPromptSubmit.
+		{"the person's turn, another session", nil, with(func(e *TurnEnd) { e.PersonsPrompt, e.SessionMatches = "p1", false }), PersonsTurnEnded},
 		{"after the cancel's Escape", bound, with(func(e *TurnEnd) { e.CancelEscaped = true }), KeptForCancel},
 		{"a failure after the Escape: the cancel still settles", bound, with(func(e *TurnEnd) { e.CancelEscaped, e.Failure = true, true }), KeptForCancel},
 		{"turn shape: the envelope decides", bound, with(func(e *TurnEnd) { e.TurnShape, e.Failure = true, true }), ToEnvelope},

@@ -27,7 +27,7 @@ func (bareAdapter) PasteSettle() config.Duration { return config.Duration{} }
 func (bareAdapter) Caps() harness.Capabilities   { return harness.Capabilities{} }
 
 // TestZeroCapabilitiesMeanCannot: the driver treats a zero Capabilities field
-// as "this harness cannot" (seat's own readers are checked in seat/caps_test.go).
+// as "this harness cannot" (the harness package's own readers are checked in seat/harness/caps_test.go).
 func TestZeroCapabilitiesMeanCannot(t *testing.T) {
 	t.Parallel()
 	d := &Driver{Ad: bareAdapter{}}

@@ -90,24 +90,23 @@ type Driver struct {
 	cmdHeld      string     // why the pane was not free for the first queued command
 	cmdT         timer      // command door: the accept window and the wait for a free seat
 	relaunchT    timer      // a backed-off relaunch of a harness that keeps exiting
-	quickExits   int        // exits within quickExit of launch, in a row
-	// launchFailures counts launches in a row that ended before the harness
-	// came up; lastExit is the latest exit's record (harness-exit.toml).
-	launchFailures int
-	lastExit       seat.HarnessExit
-	mode           seat.Mode           // direct or relay (mode.toml)
-	relayPinned    bool                // `seat attach` declared relay; left when it returns
-	relayIgnored   map[int]bool        // clients `seat relay --off` told the driver to ignore
-	harnessW       *procWatch          // the harness process (pidfd): its exit wakes the loop
-	stepDone       bool                // step shape: the current session already ran its step
-	turn           *turnProc           // turn shape: the harness process of the flight
-	turnDone       chan turnDone       // turn shape: its waiter reports here
-	turnRefusal    string              // turn shape: an outage (not a work failure) seen in StopFailure for the flight
-	outage         *outage             // a failure of the means or the provider the queue is held for
-	sinceRefresh   int                 // messages processed since the last refresh (fixed policy)
-	selfRefresh    bool                // the seat asked for a refresh (self policy)
-	facts          guard.DispatchFacts // the measured dispatch predicate the guard is built against
-	drop           string              // the drop directory watched (isolation on), "" when none
+	// exits counts the harness's exits in a row (machine.AfterExit);
+	// lastExit is the latest exit's record (harness-exit.toml).
+	exits        machine.Exits
+	lastExit     seat.HarnessExit
+	mode         seat.Mode           // direct or relay (mode.toml)
+	relayPinned  bool                // `seat attach` declared relay; left when it returns
+	relayIgnored map[int]bool        // clients `seat relay --off` told the driver to ignore
+	harnessW     *procWatch          // the harness process (pidfd): its exit wakes the loop
+	stepDone     bool                // step shape: the current session already ran its step
+	turn         *turnProc           // turn shape: the harness process of the flight
+	turnDone     chan turnDone       // turn shape: its waiter reports here
+	turnRefusal  string              // turn shape: an outage (not a work failure) seen in StopFailure for the flight
+	outage       *outage             // a failure of the means or the provider the queue is held for
+	sinceRefresh int                 // messages processed since the last refresh (fixed policy)
+	selfRefresh  bool                // the seat asked for a refresh (self policy)
+	facts        guard.DispatchFacts // the measured dispatch predicate the guard is built against
+	drop         string              // the drop directory watched (isolation on), "" when none
 
 	w         *fsnotify.Watcher
 	watch     *tmux.Watch

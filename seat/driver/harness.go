@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"time"
 
 	"github.com/pantty/pantty/handoff"
 	"github.com/pantty/pantty/internal/config"
@@ -259,46 +258,24 @@ func (d *Driver) harnessGone(why string, pane *tmux.Pane) {
 		return // the loop is ending (gave up, stopping): nothing to relaunch
 	}
 	d.logf("harness gone: %s", why)
-	giveUp := d.noteExit(why, pane, d.ready)
+	plan := machine.AfterExit(d.exits, d.ready, d.now().Sub(d.launchAt), seat.MaxLaunchFailures)
+	d.exits = plan.Exits
+	d.noteExit(why, pane, d.ready, plan.GiveUp)
 	d.ready, d.readying = false, false
 	d.abandonCancel("the harness went away (" + why + ")")
 	d.foreignTurn = ""
 	d.to(machine.HarnessGone, why)
 	d.settleLostFlight()
-	if giveUp {
+	switch {
+	case plan.GiveUp:
 		d.giveUp()
-		return
+	case plan.After > 0:
+		d.logf("harness exited %d times within %s of launch: relaunching in %s", d.exits.Quick, machine.QuickExit, plan.After)
+		d.to(machine.HarnessGone, fmt.Sprintf("harness exited %d times within %s of launch; next launch in %s; it said: %s", d.exits.Quick, machine.QuickExit, plan.After, d.lastExit.LastLine()))
+		d.relaunchT.set(plan.After)
+	default:
+		d.relaunchNow()
 	}
-	// A harness that keeps exiting right after launch (a broken binary, a
-	// session it refuses) must not spin the pane: back off exponentially.
-	if d.now().Sub(d.launchAt) < quickExit {
-		d.quickExits++
-	} else {
-		d.quickExits = 0
-	}
-	if delay := relaunchDelay(d.quickExits); delay > 0 {
-		d.logf("harness exited %d times within %s of launch: relaunching in %s", d.quickExits, quickExit, delay)
-		d.to(machine.HarnessGone, fmt.Sprintf("harness exited %d times within %s of launch; next launch in %s; it said: %s", d.quickExits, quickExit, delay, d.lastExit.LastLine()))
-		d.relaunchT.set(delay)
-		return
-	}
-	d.relaunchNow()
-}
-
-// quickExit is how soon after launch an exit counts as "did not stay up".
-const quickExit = 10 * time.Second
-
-// relaunchDelay is the back-off before relaunching after n quick exits in a
-// row: none for the first, then 1s, 2s, 4s … capped at a minute.
-func relaunchDelay(n int) time.Duration {
-	if n <= 1 {
-		return 0
-	}
-	d := time.Second << (n - 2)
-	if d > time.Minute || d <= 0 {
-		return time.Minute
-	}
-	return d
 }
 
 // relaunchNow finds the seat's pane (if any is left) and launches the harness.
@@ -324,16 +301,17 @@ func (d *Driver) relaunchNow() {
 		d.to(machine.LaunchFailed, "relaunch failed: "+err.Error())
 		// A launch that cannot even be made (no binary, an unreadable env_file)
 		// counts as a launch that ended before the harness came up.
-		d.launchFailures++
+		plan := machine.AfterLaunchFailure(d.exits, seat.MaxLaunchFailures)
+		d.exits = plan.Exits
 		d.lastExit = seat.HarnessExit{At: d.now().UTC(), Why: "relaunch failed", BeforeReady: true,
-			InARow: d.launchFailures, Lines: []string{err.Error()}, GaveUp: d.launchFailures >= seat.MaxLaunchFailures}
+			InARow: d.exits.BeforeReady, Lines: []string{err.Error()}, GaveUp: plan.GiveUp}
 		if err := d.S.HarnessExitFile().Write(d.lastExit); err != nil {
 			d.logf("harness-exit.toml: %v", err)
 		}
-		if d.lastExit.GaveUp {
+		if plan.GiveUp {
 			d.giveUp()
 		} else {
-			d.relaunchT.set(relaunchDelay(d.launchFailures + 1))
+			d.relaunchT.set(plan.After)
 		}
 	}
 }

@@ -71,30 +71,21 @@ func keepWords(lines []string) []string {
 	return tail
 }
 
-// noteExit records a harness exit with its words (harness-exit.toml, driver.log)
-// and counts launches in a row that ended before the harness came up. It
-// returns true when the driver should give up (MaxLaunchFailures reached).
-func (d *Driver) noteExit(why string, pane *tmux.Pane, wasReady bool) bool {
-	if d.exit != nil {
-		return false // already giving up or stopping: one record of the last exit is enough
-	}
-	if wasReady {
-		d.launchFailures = 0
-	} else {
-		d.launchFailures++
-	}
+// noteExit records a harness exit with its words (harness-exit.toml,
+// driver.log): the launches in a row that ended before the harness came up
+// are d.exits.BeforeReady (machine.AfterExit counted this one), and gaveUp
+// says the driver stops relaunching.
+func (d *Driver) noteExit(why string, pane *tmux.Pane, wasReady, gaveUp bool) {
 	h := seat.HarnessExit{At: d.now().UTC(), Why: why, Launch: d.sess.Launches, BeforeReady: !wasReady,
-		InARow: d.launchFailures, Lines: d.lastWords(pane)}
+		InARow: d.exits.BeforeReady, Lines: d.lastWords(pane), GaveUp: gaveUp}
 	if pane != nil {
 		h.Status = pane.DeadStatus
 	}
-	h.GaveUp = d.launchFailures >= seat.MaxLaunchFailures
 	d.logf("harness exited (%s); its last words: %s", why, h.Words())
 	if err := d.S.HarnessExitFile().Write(h); err != nil {
 		d.logf("harness-exit.toml: %v", err)
 	}
 	d.lastExit = h
-	return h.GaveUp
 }
 
 // giveUp ends a driver whose harness keeps exiting before it comes up: the
@@ -102,7 +93,7 @@ func (d *Driver) noteExit(why string, pane *tmux.Pane, wasReady bool) bool {
 // dead pane is left for a person to inspect.
 func (d *Driver) giveUp() {
 	err := fmt.Errorf("the harness exited %d times in a row before it came up (last: %s); its last words: %s",
-		d.launchFailures, d.lastExit.Why, d.lastExit.Words())
+		d.exits.BeforeReady, d.lastExit.Why, d.lastExit.Words())
 	d.logf("giving up: %v", err)
 	d.to(machine.GaveUp, "gave up: "+err.Error())
 	d.report(seat.Progress{State: "error", Text: err.Error()})

@@ -58,7 +58,7 @@ func (d *Driver) switchRung(p seat.Plan, from string) {
 	// This launch replaces any backed-off relaunch still pending for the old
 	// rung: that timer firing later would relaunch the new harness under it.
 	d.relaunchT.stop()
-	d.quickExits = 0
+	d.exits.Quick = 0
 	if d.outage != nil {
 		d.outage.probeAt = time.Time{} // another rung, other means: probe it at once
 	}
