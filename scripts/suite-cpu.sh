@@ -37,9 +37,10 @@ end=$(date +%s.%N)
 read -r _ u1 n1 s1 i1 w1 q1 sq1 _ </proc/stat
 hz=$(getconf CLK_TCK)
 
-awk -v wall="$(echo "$end - $start" | bc)" -v hz="$hz" \
+awk -v start="$start" -v end="$end" -v hz="$hz" \
 	-v user="$(((u1 - u0) + (n1 - n0)))" -v sys="$(((s1 - s0) + (q1 - q0) + (sq1 - sq0)))" \
 	-v idle="$(((i1 - i0) + (w1 - w0)))" 'BEGIN {
+	wall = end - start
 	busy = (user + sys) / hz
 	printf "suite-cpu: wall %.0f s; the machine: %.0f CPU-s busy (user %.0f, system %.0f), %.0f idle; %.2f cores busy on average\n",
 		wall, busy, user / hz, sys / hz, idle / hz, busy / wall
