@@ -97,6 +97,31 @@ type Status struct {
 	ReplyBytes int `toml:"reply_bytes,omitempty"`
 }
 
+// valid reports whether a decoded status file is one pantty wrote for id: an
+// empty or truncated file decodes without error to a zero Status, and a
+// copied or hand-edited one may name another message or no state at all.
+// Such a file must go the unreadable way (set aside as failed, visible), not
+// be taken for a queued message that the driver then never moves.
+func (st Status) valid(id, path string) error {
+	switch {
+	case st.State == "":
+		return fmt.Errorf("%s: no state (an empty or truncated status file)", path)
+	case !knownState(st.State):
+		return fmt.Errorf("%s: unknown state %q", path, st.State)
+	case st.ID != id:
+		return fmt.Errorf("%s: the status names message %q, not %q", path, st.ID, id)
+	}
+	return nil
+}
+
+func knownState(s string) bool {
+	switch s {
+	case StateQueued, StateSubmitting, StateSubmitted, StateProcessed, StateFailed:
+		return true
+	}
+	return false
+}
+
 // EnqueueResult says what a send did.
 type EnqueueResult struct {
 	ID        string
