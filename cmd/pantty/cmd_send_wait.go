@@ -81,7 +81,7 @@ func (r resultLine) code() int {
 // waitOne waits for one stored message and prints its reply (or, with asJSON,
 // its result line); the error carries the exit code.
 func waitOne(s seat.Seat, wt *seat.Waiter, id string, timeout time.Duration, asJSON bool) error {
-	noteNoDriver(s, id)
+	defer noteHolds(s, id, os.Stderr)()
 	wt.Add(id, deadlineOf(timeout))
 	r := outcomeResult(s, <-wt.Outcomes())
 	if asJSON {
@@ -118,15 +118,6 @@ func resultErr(s seat.Seat, r resultLine, timeout time.Duration) error {
 	return nil
 }
 
-// noteNoDriver says on stderr when nobody is there to process the message yet,
-// so a script that blocks knows why; the wait goes on (start or recover may
-// bring a driver).
-func noteNoDriver(s seat.Seat, what string) {
-	if _, live, err := s.LiveOwner(); err == nil && !live {
-		fmt.Fprintf(os.Stderr, "pantty: seat %s has no live driver; %s waits for one (pantty seat start %s, or recover)\n", s.Name, what, s.Name)
-	}
-}
-
 func deadlineOf(timeout time.Duration) time.Time {
 	if timeout <= 0 {
 		return time.Time{}
@@ -160,11 +151,12 @@ type streamWaiter struct {
 	added   int
 	worst   int // highest exit code among printed results: 4 over 1 over 0
 	printed chan struct{}
+	noted   func() // ends the hold notes (noteHolds)
 }
 
 func newStreamWaiter(s seat.Seat, wt *seat.Waiter, timeout time.Duration) *streamWaiter {
-	noteNoDriver(s, "every message")
-	sw := &streamWaiter{s: s, wt: wt, timeout: timeout, seen: map[string]bool{}, printed: make(chan struct{}, 1<<16)}
+	sw := &streamWaiter{s: s, wt: wt, timeout: timeout, seen: map[string]bool{}, printed: make(chan struct{}, 1<<16),
+		noted: noteHolds(s, "every message", os.Stderr)}
 	go func() {
 		for o := range wt.Outcomes() {
 			r := outcomeResult(s, o)
@@ -195,6 +187,7 @@ func (sw *streamWaiter) follow(id string) {
 
 // finish waits for every followed id's result and returns the worst exit code.
 func (sw *streamWaiter) finish() int {
+	defer sw.noted()
 	sw.mu.Lock()
 	n := sw.added
 	sw.mu.Unlock()

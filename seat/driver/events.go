@@ -1,7 +1,9 @@
 package driver
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"path/filepath"
 	"time"
 
@@ -20,14 +22,20 @@ func (d *Driver) drainEvents() {
 		return
 	}
 	for _, name := range names {
+		if d.unwritten.seen[name] {
+			continue // acted on; its move to seen/ is pending (flushState)
+		}
 		ev, err := seat.ReadEvent(filepath.Join(d.S.EventsDir(), name))
 		if err != nil {
 			d.logf("event %s unreadable: %v (set aside)", name, err)
 		} else {
 			d.onHookEvent(ev)
 		}
-		if err := d.S.MarkSeen(name); err != nil {
+		if err := d.S.MarkSeen(name); errors.Is(err, fs.ErrNotExist) {
 			d.logf("event %s: %v", name, err)
+		} else if err != nil {
+			d.unwritten.markSeenLater(name)
+			d.stateFailed("event "+name, err)
 		}
 		if d.exit != nil {
 			return

@@ -15,11 +15,15 @@ import (
 func (d *Driver) keepReply(e *inbox.Entry, text string) {
 	e.Status.Reply = seat.Truncate(text, seat.MaxReply)
 	e.Status.ReplyBytes = len(text)
-	if err := os.MkdirAll(d.S.RepliesDir(), fsatomic.DirMode); err != nil {
-		d.logf("reply %s: %v (only the preview in its status is kept)", e.Msg.ID, err)
-		return
+	whole := seat.CapUTF8(text, seat.MaxReplyBytes)
+	err := os.MkdirAll(d.S.RepliesDir(), fsatomic.DirMode)
+	if err == nil {
+		err = d.S.WriteRaw(d.S.ReplyPath(e.Msg.ID), []byte(whole))
 	}
-	if err := d.S.WriteRaw(d.S.ReplyPath(e.Msg.ID), []byte(seat.CapUTF8(text, seat.MaxReplyBytes))); err != nil {
-		d.logf("reply %s: %v (only the preview in its status is kept)", e.Msg.ID, err)
+	if err != nil {
+		// Kept in memory and written again with the status after it
+		// (durable.go): a full disk must not cost the reply.
+		d.unwritten.keepReply(e.Msg.ID, whole)
+		d.stateFailed("reply of "+e.Msg.ID, err)
 	}
 }
