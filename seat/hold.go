@@ -14,10 +14,10 @@ import (
 // told what it waits for without asking the driver anything.
 func (s Seat) Hold(now time.Time) string {
 	if in, err := s.IntentFile().Read(); err == nil && in.Want == IntentStopped {
-		return fmt.Sprintf("the seat is stopped; queued messages wait for: pantty seat start %s", s.Name)
+		return fmt.Sprintf("the seat is stopped; queued messages wait for a start: pantty seat start %s", s.Name)
 	}
 	if _, live, err := s.LiveOwner(); err == nil && !live {
-		return fmt.Sprintf("no driver runs; queued messages wait for: pantty seat start %s (or recover)", s.Name)
+		return fmt.Sprintf("no live driver runs; queued messages wait for one: pantty seat start %s", s.Name)
 	}
 	hb, err := s.HeartbeatFile().Read()
 	if err != nil {

@@ -15,7 +15,7 @@ func TestSendWaitSaysWhatHoldsTheSeat(t *testing.T) {
 	t.Parallel()
 	h := seattest.New(t, "holds")
 	w := h.RunStdin("never started", "seat", "send", h.Name, "--id", "a1", "--wait", "--timeout", "1s")
-	if w.Code != 4 || !strings.Contains(w.Stderr, "no driver runs; queued messages wait for: pantty seat start "+h.Name) {
+	if w.Code != 4 || !strings.Contains(w.Stderr, "no live driver runs; queued messages wait for one: pantty seat start "+h.Name) {
 		t.Errorf("send --wait to a seat never started: %s", w)
 	}
 	h.Start()
@@ -24,7 +24,7 @@ func TestSendWaitSaysWhatHoldsTheSeat(t *testing.T) {
 		t.Fatalf("seat stop: %s", r)
 	}
 	w = h.RunStdin("after the stop", "seat", "send", h.Name, "--id", "a2", "--wait", "--timeout", "1s")
-	if w.Code != 4 || !strings.Contains(w.Stderr, "the seat is stopped; queued messages wait for: pantty seat start "+h.Name) {
+	if w.Code != 4 || !strings.Contains(w.Stderr, "the seat is stopped; queued messages wait for a start: pantty seat start "+h.Name) {
 		t.Errorf("send --wait to a stopped seat: %s", w)
 	}
 	if n := strings.Count(w.Stderr, "is held:"); n != 1 {

@@ -389,6 +389,7 @@ func (w *world) teardown() []string {
 		out = append(out, fmt.Sprintf("pid %d: %s", p.pid, strings.Join(p.argv, " ")))
 		syscall.Kill(p.pid, syscall.SIGKILL)
 	}
+	w.unmount()
 	return out
 }
 
