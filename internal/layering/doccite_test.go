@@ -3,12 +3,13 @@ package layering_test
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/pantty/pantty/internal/doccite"
 )
 
-// TestDocumentsCiteWhatShips: the README and every docs/*.md cite only what a
+// TestDocumentsCiteWhatShips: the README, every docs/*.md and the examples cite only what a
 // user of the repository has — no design brief, no path outside it, no
 // repository path, Go declaration or docs section that does not exist (a
 // reader followed "DESIGN §10" to nothing, eleven times).
@@ -21,6 +22,12 @@ func TestDocumentsCiteWhatShips(t *testing.T) {
 		t.Fatal(err)
 	}
 	docs, _ := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	examples, _ := filepath.Glob(filepath.Join(root, "examples", "*"))
+	for _, e := range examples {
+		if !strings.HasSuffix(e, ".go") { // the examples' own test is code
+			docs = append(docs, e)
+		}
+	}
 	docs = append(docs, filepath.Join(root, "README.md"))
 	if len(docs) < 10 {
 		t.Fatalf("found only %d documents", len(docs))
