@@ -34,6 +34,10 @@ var (
 	// A document's named places: its headings, a paragraph's bold lead
 	// ("**The drop directory.**") and a table row's first cell.
 	heading = regexp.MustCompile(`(?m)^(?:#{1,6} +(.+?) *|\*\*([^*]+?)\.?\*\*.*|\| *([^|]+?) *\|.*)$`)
+	// testName is a test, benchmark or fuzz target named anywhere in the text
+	// (a subtest by its parent: TestE2E/Outage/Credential).
+	testName = regexp.MustCompile(`\b(?:Test|Benchmark|Fuzz)[A-Z][A-Za-z0-9_]*`)
+	testDecl = regexp.MustCompile(`(?m)^func ((?:Test|Benchmark|Fuzz)[A-Za-z0-9_]*)\(`)
 )
 
 // Checker resolves citations against one repository root. It caches what it
@@ -44,6 +48,7 @@ type Checker struct {
 	decls map[string]map[string]bool
 	heads map[string][]string
 	state map[string]bool // top-level names that are also seat state directories
+	tests map[string]bool // every test, benchmark and fuzz target of the repository (read once)
 }
 
 // New returns a Checker for the repository at root; the top-level directories
@@ -94,6 +99,12 @@ func (c *Checker) Check(name, text string) (bad []string, cited int) {
 			cited++
 			if msg := c.decl(m[1], m[2], m[3]); msg != "" {
 				bad = append(bad, where+msg)
+			}
+		}
+		for _, name := range testName.FindAllString(line, -1) {
+			cited++
+			if !c.test(name) {
+				bad = append(bad, where+"names "+name+", which no _test.go file of the repository declares")
 			}
 		}
 		for _, m := range docSection.FindAllStringSubmatch(line, -1) {
@@ -165,6 +176,27 @@ func (c *Checker) decl(file, name, member string) string {
 		return "cites " + file + " " + name + ": that file declares no " + name
 	}
 	return ""
+}
+
+// test says whether the repository declares the test function name.
+func (c *Checker) test(name string) bool {
+	if c.tests == nil {
+		c.tests = map[string]bool{}
+		filepath.WalkDir(c.root, func(p string, d os.DirEntry, err error) error {
+			if err != nil || d.IsDir() && strings.HasPrefix(d.Name(), ".") && p != c.root {
+				return filepath.SkipDir
+			}
+			if strings.HasSuffix(p, "_test.go") {
+				if data, err := os.ReadFile(p); err == nil {
+					for _, m := range testDecl.FindAllSubmatch(data, -1) {
+						c.tests[string(m[1])] = true
+					}
+				}
+			}
+			return nil
+		})
+	}
+	return c.tests[name]
 }
 
 // section reports a docs section (by GitHub anchor or by title) that the

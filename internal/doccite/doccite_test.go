@@ -21,6 +21,7 @@ func TestCitationsResolveOrAreReported(t *testing.T) {
 	write("docs/a.md", "# A\n## Failure classes (what recover does)\n**The drop directory.** text\n| same-user writes | x |\n")
 	write("seat/x.go", "package seat\nfunc Keep() {}\ntype Seat struct{}\nfunc (Seat) SessionFile() {}\n")
 	write("handoff/handoff.go", "package handoff\n")
+	write("seat/x_test.go", "package seat\nfunc TestKeep(t *testing.T) {}\nfunc BenchmarkKeep(b *testing.B) {}\n")
 	c, err := New(root, "handoff")
 	if err != nil {
 		t.Fatal(err)
@@ -52,6 +53,9 @@ func TestCitationsResolveOrAreReported(t *testing.T) {
 		{"as DESIGN §10 says", `"DESIGN"`},
 		{"the Design Brief", `"Design Brief"`},
 		{"../shared/DESIGN.md", `"../shared"`},
+		{"(`TestKeep`, BenchmarkKeep)", ""},
+		{"`TestKeep/Outage/Credential`", ""},
+		{"(`TestGone`)", "names TestGone, which no _test.go file"},
 	}
 	for _, tc := range cases {
 		bad, n := c.Check("t", tc.text)
