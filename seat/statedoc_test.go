@@ -59,7 +59,8 @@ func TestEveryStateFileIsDocumented(t *testing.T) {
 // docs/recover.md, in recover's "Files" table), and that row names exactly the
 // record's TOML keys: no key on disk left undocumented, no documented key that
 // the record does not have. The message-state table is checked against
-// inbox.Status the same way. A field is a backquoted snake_case word outside
+// inbox.Status the same way, and the two JSON records (inbox/msgs/, events/)
+// against their JSON keys. A field is a backquoted snake_case word outside
 // parentheses; what stands inside them (values, examples) is prose.
 func TestStateDocMatchesTheRecords(t *testing.T) {
 	t.Parallel()
@@ -120,6 +121,18 @@ func TestStateDocMatchesTheRecords(t *testing.T) {
 		maps.Copy(status, docFields(k))
 	}
 	compareFields(t, "docs/state.md Message states", reflect.TypeOf(inbox.Status{}), status)
+	// The JSON records pantty writes (not bound through statedir: written once).
+	for rel, record := range map[string]reflect.Type{
+		"inbox/msgs/ID.json":               reflect.TypeOf(inbox.Stored{}),
+		"events/1-2-UserPromptSubmit.json": reflect.TypeOf(Event{}),
+	} {
+		cell, ok := rowFor(rows, rel)
+		if !ok {
+			t.Errorf("%s has no row in docs/state.md", rel)
+			continue
+		}
+		compareFields(t, "docs/state.md "+rel, record, docFields(cell), "json")
+	}
 }
 
 // TestStateDocListsEveryConfigKey: docs/state.md's seat.toml table names every
@@ -294,9 +307,9 @@ func docFields(cell string) map[string]bool {
 
 // compareFields reports the TOML keys of record a row leaves out, and the
 // fields it names that record does not have.
-func compareFields(t *testing.T, where string, record reflect.Type, documented map[string]bool) {
+func compareFields(t *testing.T, where string, record reflect.Type, documented map[string]bool, tag ...string) {
 	t.Helper()
-	keys := tomlKeys(record)
+	keys := recordKeys(record, append(tag, "toml")[0])
 	for _, k := range keys {
 		if !documented[k] {
 			t.Errorf("%s: the key %q (%s) is not documented", where, k, record)
@@ -309,20 +322,21 @@ func compareFields(t *testing.T, where string, record reflect.Type, documented m
 	}
 }
 
-// tomlKeys lists the top-level keys BurntSushi/toml writes for a struct:
-// tagged names, untagged field names, embedded structs' keys inline.
-func tomlKeys(typ reflect.Type) []string {
+// recordKeys lists the top-level keys BurntSushi/toml (tag "toml") or
+// encoding/json (tag "json") writes for a struct: tagged names, untagged field
+// names, embedded structs' keys inline.
+func recordKeys(typ reflect.Type, tag string) []string {
 	var keys []string
 	for i := 0; i < typ.NumField(); i++ {
 		f := typ.Field(i)
 		if !f.IsExported() {
 			continue
 		}
-		name, _, _ := strings.Cut(f.Tag.Get("toml"), ",")
+		name, _, _ := strings.Cut(f.Tag.Get(tag), ",")
 		switch {
 		case name == "-":
 		case name == "" && f.Anonymous && f.Type.Kind() == reflect.Struct:
-			keys = append(keys, tomlKeys(f.Type)...)
+			keys = append(keys, recordKeys(f.Type, tag)...)
 		case name == "":
 			keys = append(keys, f.Name)
 		default:
