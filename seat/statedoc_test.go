@@ -121,6 +121,12 @@ func TestStateDocMatchesTheRecords(t *testing.T) {
 		maps.Copy(status, docFields(k))
 	}
 	compareFields(t, "docs/state.md Message states", reflect.TypeOf(inbox.Status{}), status)
+	// recover's record of its last sweep, in the state root (docs/recover.md).
+	if cell, ok := rowFor(recoverRows, "recover-last.toml"); !ok {
+		t.Error("recover-last.toml has no row in docs/recover.md's Files table")
+	} else {
+		compareFields(t, "docs/recover.md recover-last.toml", reflect.TypeOf(LastSweep{}), docFields(cell))
+	}
 	// The JSON records pantty writes (not bound through statedir: written once).
 	for rel, record := range map[string]reflect.Type{
 		"inbox/msgs/ID.json":               reflect.TypeOf(inbox.Stored{}),
