@@ -34,6 +34,9 @@ var (
 	// A document's named places: its headings, a paragraph's bold lead
 	// ("**The drop directory.**") and a table row's first cell.
 	heading = regexp.MustCompile(`(?m)^(?:#{1,6} +(.+?) *|\*\*([^*]+?)\.?\*\*.*|\| *([^|]+?) *\|.*)$`)
+	// localSection is a section of the same document: `"Limits" below`,
+	// `(below, "The inbox")`, `see "Timers"`.
+	localSection = regexp.MustCompile(`"([^"]{2,80})" (?:below|above)|\((?:below|above), "([^"]+)"\)|\bsee "([^"]+)"`)
 	// testName is a test, benchmark or fuzz target named anywhere in the text
 	// (a subtest by its parent: TestE2E/Outage/Credential).
 	testName = regexp.MustCompile(`\b(?:Test|Benchmark|Fuzz)[A-Z][A-Za-z0-9_]*`)
@@ -105,6 +108,15 @@ func (c *Checker) Check(name, text string) (bad []string, cited int) {
 			cited++
 			if !c.test(name) {
 				bad = append(bad, where+"names "+name+", which no _test.go file of the repository declares")
+			}
+		}
+		for _, m := range localSection.FindAllStringSubmatch(line, -1) {
+			if !strings.HasSuffix(name, ".md") {
+				break
+			}
+			cited++
+			if msg := c.section(name, "", m[1]+m[2]+m[3]); msg != "" {
+				bad = append(bad, where+msg)
 			}
 		}
 		for _, m := range docSection.FindAllStringSubmatch(line, -1) {

@@ -54,11 +54,14 @@ func TestCitationsResolveOrAreReported(t *testing.T) {
 		{"the Design Brief", `"Design Brief"`},
 		{"../shared/DESIGN.md", `"../shared"`},
 		{"(`TestKeep`, BenchmarkKeep)", ""},
+		{`is "Failure classes" below`, ""},
+		{`(above, "The drop directory")`, ""},
+		{`see "Limits"`, `docs/a.md "Limits": no such section`},
 		{"`TestKeep/Outage/Credential`", ""},
 		{"(`TestGone`)", "names TestGone, which no _test.go file"},
 	}
 	for _, tc := range cases {
-		bad, n := c.Check("t", tc.text)
+		bad, n := c.Check("docs/a.md", tc.text)
 		switch {
 		case tc.bad == "" && len(bad) > 0:
 			t.Errorf("%q: reported %q", tc.text, bad)
