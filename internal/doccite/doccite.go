@@ -30,7 +30,7 @@ var (
 	goDecl = regexp.MustCompile("([A-Za-z0-9_./-]+\\.go)`?,? \\(?`?([A-Z][A-Za-z0-9_]*)(?:\\.([A-Z][A-Za-z0-9_]*))?")
 	// docSection is a docs file followed by a section title: `docs/x.md,
 	// "Title"`, `docs/x.md ("Title")`, `docs/x.md (Title)`, `docs/x.md#anchor`.
-	docSection = regexp.MustCompile(`(docs/[a-z0-9-]+\.md)(?:#([a-z0-9-]+)|,? \(?"([^"]+)"|,? \(([A-Z][^(),"]*)\))`)
+	docSection = regexp.MustCompile(`(docs/[a-z0-9-]+\.md)(?:#([a-z0-9-]+)|,? \(?"([^"]+)"|,? \(([A-Z][^()"]*)\))`)
 	// A document's named places: its headings, a paragraph's bold lead
 	// ("**The drop directory.**") and a table row's first cell.
 	heading = regexp.MustCompile(`(?m)^(?:#{1,6} +(.+?) *|\*\*([^*]+?)\.?\*\*.*|\| *([^|]+?) *\|.*)$`)

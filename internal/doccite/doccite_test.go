@@ -35,6 +35,7 @@ func TestCitationsResolveOrAreReported(t *testing.T) {
 		{`docs/a.md, "Failure classes"`, ""},
 		{`docs/a.md ("failure classes")`, ""},
 		{"docs/a.md (Failure classes)", ""},
+		{"docs/a.md (Failure classes, retries)", `docs/a.md "Failure classes, retries": no such section`},
 		{`docs/a.md, "The drop directory"`, ""},
 		{`docs/a.md, "same-user writes"`, ""},
 		{"docs/a.md#failure-classes-what-recover-does", ""},
