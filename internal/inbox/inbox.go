@@ -43,7 +43,7 @@ func (m Stored) Message() guard.Message {
 	return guard.Message{ID: m.ID, From: m.From, Board: m.Board, Channel: m.Channel, Text: m.Text}
 }
 
-// Message states (DESIGN.md §9): every message ends in exactly one visible state.
+// Message states (docs/intake.md, "Delivery, evidence and the cursor"): every message ends in exactly one visible state.
 const (
 	StateQueued     = "queued"
 	StateSubmitting = "submitting" // pasted, no evidence yet
