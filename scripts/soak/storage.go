@@ -92,4 +92,3 @@ func (w *world) fillStateRoot(rng *rand.Rand) (string, bool) {
 	}
 	return fmt.Sprintf("state root full for %s (%d MiB written)", hold, filled>>20), true
 }
-
