@@ -108,6 +108,9 @@ type Driver struct {
 	facts        guard.DispatchFacts // the measured dispatch predicate the guard is built against
 	drop         string              // the drop directory watched (isolation on), "" when none
 	unwritten    unwritten           // records a failed write left pending: the queue holds (durable.go)
+	// latestReading is the one consumed status line / context reading of
+	// each kind kept in events/seen/ (keepLatestReading).
+	latestReading map[string]string
 
 	w         *fsnotify.Watcher
 	watch     *tmux.Watch

@@ -132,3 +132,76 @@ func TestACloseIsReportedOnlyOnceDurable(t *testing.T) {
 		t.Fatalf("the next paste is not m2: %q", pane.did()[4])
 	}
 }
+
+// TestAReplyGetsAFileOnlyWhenItIsLongerThanItsPreview: a reply that fits the
+// status's preview is stored there alone (a file per message cost a page of
+// disk each for nothing), a file an earlier attempt left is removed with it
+// (or a reader would take it for this turn's), and a long reply still gets
+// its file, read back whole.
+func TestAReplyGetsAFileOnlyWhenItIsLongerThanItsPreview(t *testing.T) {
+	t.Parallel()
+	d, pane := idleDriver(t)
+	queue(t, d, "short", "answer in a word")
+	queue(t, d, "long", "answer at length")
+	if err := os.MkdirAll(d.S.RepliesDir(), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(d.S.ReplyPath("short"), []byte("an earlier attempt's long reply"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	long := strings.Repeat("a long answer. ", 200) // 3000 bytes: over seat.MaxReply
+	for _, c := range []struct{ id, reply string }{{"short", "yes"}, {"long", long}} {
+		deliverAndTake(t, d, pane, "p-"+c.id)
+		d.onHookEvent(seat.Event{Kind: seat.EvStop, ReceivedAt: time.Now(), File: "events/" + c.id + ".json",
+			Fields: seat.HookFields{SessionID: d.sess.ID, PromptID: "p-" + c.id, LastAssistantMessage: c.reply}})
+		st := status(t, d, c.id)
+		rep, err := d.S.ReadReply(st)
+		if err != nil || rep.Text != c.reply || rep.Truncated {
+			t.Fatalf("%s: reply %q (truncated %v), %v; want it whole", c.id, rep.Text, rep.Truncated, err)
+		}
+		_, ferr := os.Stat(d.S.ReplyPath(c.id))
+		if hasFile := ferr == nil; hasFile != (len(c.reply) > seat.MaxReply) {
+			t.Fatalf("%s: reply file present %v for a %d-byte reply", c.id, hasFile, len(c.reply))
+		}
+	}
+}
+
+// TestOnlyTheNewestReadingStaysInSeen: status lines come with every turn and
+// the next one supersedes the last; consumed, only the newest of each kind
+// stays in events/seen/, while evidence events all stay.
+func TestOnlyTheNewestReadingStaysInSeen(t *testing.T) {
+	t.Parallel()
+	d, _ := idleDriver(t)
+	now := time.Now()
+	line := []byte(`{"session_id":"` + d.sess.ID + `","context_window":{"context_window_size":200000,"current_usage":{"input_tokens":100}}}`)
+	var names []string
+	for i := 0; i < 3; i++ {
+		n, err := d.S.WriteEvent(seat.EvStatusLine, line, now.Add(time.Duration(i)*time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, n)
+		if n, err = d.S.WriteEvent(seat.EvSessionEnd, []byte(`{"session_id":"x"}`), now.Add(time.Duration(i)*time.Second)); err != nil {
+			t.Fatal(err)
+		}
+		d.drainEvents()
+	}
+	seen, err := d.S.SeenEvents()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines, others := 0, 0
+	for _, n := range seen {
+		if strings.HasSuffix(n, "-"+seat.EvStatusLine+".json") {
+			lines++
+			if n != filepath.Base(names[2]) {
+				t.Errorf("kept %s, want the newest status line %s", n, names[2])
+			}
+		} else {
+			others++
+		}
+	}
+	if lines != 1 || others != 3 {
+		t.Fatalf("events/seen holds %d status lines and %d other events, want 1 and 3: %q", lines, others, seen)
+	}
+}
