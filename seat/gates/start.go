@@ -126,8 +126,18 @@ func automated(policy string) bool {
 
 // seatBinary is the harness binary a seat launches: the one its last launch
 // resolved (launch-env.toml), else seat.toml's command or the adapter's own
-// command resolved on this process's PATH; "" when there is none to ask.
+// command resolved on this process's PATH; "" when there is none to ask —
+// a harness built into pantty (the simulator runs as `pantty sim`, and
+// asking pantty --version read its Go version, 1.26.8, as the simulator's:
+// a local measurement then refused the very seat it measured, while
+// `pantty gates sim` judged the facts' own build). Start and `pantty gates`
+// then judge the same version.
 func seatBinary(home string, cfg config.Config) string {
+	if cfg.Command == "" {
+		if ad, err := harness.AdapterFor(cfg.Harness); err == nil && ad.Caps().Binary == "" {
+			return ""
+		}
+	}
 	if s, err := seat.Existing(home, cfg.Name); err == nil {
 		if rec, err := s.LaunchEnvFile().Read(); err == nil && rec.Binary != "" {
 			return rec.Binary

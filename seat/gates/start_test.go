@@ -107,3 +107,26 @@ func TestStartJudgesTheInstalledVersion(t *testing.T) {
 		t.Fatalf("unmeasured = warn: err %v, warnings %q", err, warnings)
 	}
 }
+
+// TestAMeasurementDoesNotBlockTheSeatItMeasured is the newcomer's path on the
+// simulator: a seat runs, `pantty measure dispatch` (the simulator is the
+// default) writes local facts, and the seat must start again — judged as
+// `pantty gates sim` judges it, from the same facts. It was refused: start
+// asked pantty --version and judged the Go version as the simulator's.
+func TestAMeasurementDoesNotBlockTheSeatItMeasured(t *testing.T) {
+	h := seattest.New(t, "measured")
+	h.Start()
+	if m := h.Run("measure", "dispatch"); m.Code != 0 {
+		t.Fatalf("measure dispatch: %s", m)
+	}
+	if r := h.Run("seat", "stop", h.Name); r.Code != 0 {
+		t.Fatalf("seat stop: %s", r)
+	}
+	if r := h.Run("seat", "start", h.Name); r.Code != 0 {
+		t.Fatalf("seat start after measure dispatch: %s", r)
+	}
+	g := h.Run("gates", "sim")
+	if g.Code != 0 || !strings.Contains(g.Stdout, "resident allowed") || !strings.Contains(g.Stdout, "from the local facts file") {
+		t.Fatalf("pantty gates sim after the measurement:\n%s", g)
+	}
+}
