@@ -158,7 +158,13 @@ func (r *Registry) evaluate(harness, version string, local *seat.FactsFile, loca
 		if version != "" {
 			why = fmt.Sprintf("the registry has no entry covering %s %s (have %s)", harness, version, r.ranges(harness))
 		}
-		v := failAll(harness, version, now, why+": unmeasured", "measure it on this path and record it in a registry ($"+RegistryEnv+"), or update pantty")
+		fix := "measure it on this path and record it in a registry ($" + RegistryEnv + "), or update pantty"
+		if version != "" {
+			// A local contract of this version covers it (above): the one
+			// command that does so, free, on a throwaway seat.
+			fix = "measure it on this machine: pantty measure contract --harness " + harness + " (then pantty measure dispatch --harness " + harness + ")"
+		}
+		v := failAll(harness, version, now, why+": unmeasured", fix)
 		v.Registry = r.Origin
 		return v
 	}

@@ -124,7 +124,7 @@ func TestRegistryDecodeIsStrict(t *testing.T) {
 		{"partial row dates", "revisit = 2027-01-01\nfail_after = 2027-03-02\nhow = \"a pasted", "revisit = 2027-01-01\nhow = \"a pasted", "all three"},
 		{"dates out of order", "revisit = 2027-12-02", "revisit = 2029-12-02", "fail_after 2028-12-02 is before revisit"},
 		{"met row without sources", "sources = [\"seat/compact_test.go TestContextSplitsFloorAndReclaimable\"]\n", "", "needs its sources"},
-		{"bad range", `versions = "2.1.x"`, `versions = "2.1.*"`, `versions = "2.1.*"`},
+		{"bad range", `versions = "2.1.328"`, `versions = "2.1.*"`, `versions = "2.1.*"`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -174,9 +174,12 @@ func TestCodexMeasuredOnTheTmuxPath(t *testing.T) {
 		!strings.Contains(d.Artifacts, "seat/codex/testdata/") {
 		t.Fatalf("codex dispatch row %+v", d)
 	}
-	// A version no entry covers is unmeasured, and says which ranges exist.
-	v = r.Evaluate("codex", "0.200.1", nil, e.AsOf.Add(dayLen))
-	if v.ResidentAllowed || !strings.Contains(v.Gate("compaction").Reason, "0.171.x") {
+	// A version no entry covers is unmeasured — 0.171.1 too: only what was
+	// measured is covered — and says which exist and the command that
+	// measures it.
+	v = r.Evaluate("codex", "0.171.1", nil, e.AsOf.Add(dayLen))
+	if g := v.Gate("compaction"); v.ResidentAllowed || !strings.Contains(g.Reason, "(have 0.171.0)") ||
+		!strings.Contains(g.Fix, "pantty measure contract --harness codex") {
 		t.Fatalf("codex 0.200.1: %+v", v.Gate("compaction"))
 	}
 }
@@ -269,7 +272,7 @@ func TestLocalFactsThatDoNotCount(t *testing.T) {
 		{"control did not dispatch", "", func(f *seat.FactsFile) { f.ControlOK = false }, Fail, "its control did not dispatch"},
 		{"another harness", "", func(f *seat.FactsFile) { f.Harness = "sim" }, Fail, `measured harness "sim"`},
 		{"another path", "", func(f *seat.FactsFile) { f.Shape = config.ShapeTurn }, Fail, `the "turn" path`},
-		{"another build", "2.1.400", func(f *seat.FactsFile) {}, Fail, "not version 2.1.400"},
+		{"another build", "2.1.328", func(f *seat.FactsFile) { f.Build = "2.1.400 (Claude Code)" }, Fail, "not version 2.1.328"},
 		{"undated", "", func(f *seat.FactsFile) { f.FailAfter = time.Time{} }, Fail, "not dated"},
 		{"artifacts gone", "", func(f *seat.FactsFile) { os.RemoveAll(f.Artifacts) }, Fail, "artifacts directory"},
 		{"an artifact gone", "", func(f *seat.FactsFile) { os.Remove(f.Observations[0].Artifact) }, Fail, "raw/clear-control is missing"},
