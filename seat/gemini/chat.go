@@ -226,10 +226,9 @@ func lastUsage(msgs []message) (input int, model string) {
 	return 0, ""
 }
 
-// lastError is the text of the "error" message recorded after the turn's
-// user message — the last one carrying prompt, else the last one — or ""
-// when none: how a turn that failed on an API error is recorded.
-func lastError(msgs []message, prompt string) string {
+// turnOf is the index of the turn's user message — the last one carrying
+// prompt, else the last one — or -1 when there is none.
+func turnOf(msgs []message, prompt string) int {
 	turn := -1
 	for i := len(msgs) - 1; i >= 0; i-- {
 		if msgs[i].Type != "user" {
@@ -239,10 +238,36 @@ func lastError(msgs []message, prompt string) string {
 			turn = i
 		}
 		if msgs[i].text() == prompt {
-			turn = i
-			break
+			return i
 		}
 	}
+	return turn
+}
+
+// lastOfType is the text of the last message of type typ after the turn's
+// user message (before the next user message), or "" when none.
+func lastOfType(msgs []message, prompt, typ string) string {
+	turn := turnOf(msgs, prompt)
+	if turn < 0 {
+		return ""
+	}
+	text := ""
+	for _, m := range msgs[turn+1:] {
+		if m.Type == "user" {
+			break
+		}
+		if m.Type == typ && m.text() != "" {
+			text = m.text()
+		}
+	}
+	return text
+}
+
+// lastError is the text of the "error" message recorded after the turn's
+// user message, or "" when none: how a turn that failed on an API error is
+// recorded.
+func lastError(msgs []message, prompt string) string {
+	turn := turnOf(msgs, prompt)
 	if turn < 0 {
 		return ""
 	}
@@ -256,3 +281,11 @@ func lastError(msgs []message, prompt string) string {
 	}
 	return ""
 }
+
+// lastReply is the model's reply to the turn as the chat file holds it: its
+// last "gemini" message. AfterAgent's prompt_response is not that text
+// against a streaming API: for a reply streamed in two chunks Gemini CLI
+// 0.61.0 gave the text followed by a garbled copy of its later chunks
+// ("ACK: gemini board item GEM-1  ard item GEM-1 ", 2026-12-05), while the
+// chat file held the reply once (docs/gemini.md).
+func lastReply(msgs []message, prompt string) string { return lastOfType(msgs, prompt, "gemini") }

@@ -94,3 +94,21 @@ func TestE2E(t *testing.T) {
 		},
 	}.Run(t)
 }
+
+// TestRepliesAreExactAgainstAStreamingAPI: the stand-in streams a reply in
+// several chunks, as Google's API does; the reply `send --wait` prints and
+// the inbox keeps is the text once. Taken from AfterAgent's
+// prompt_response, it was the text plus a garbled copy of its later chunks.
+func TestRepliesAreExactAgainstAStreamingAPI(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, "gm-reply", `ready_timeout = "90s"`)
+	r.Start()
+	const want = "ACK: gemini board item GEM-1, streamed in three chunks"
+	res := r.RunStdin("[standin:reply="+want+"]\nplease acknowledge", "seat", "send", r.Name, "--id", "gem-1", "--wait", "--timeout", "90s")
+	if res.Code != 0 || res.Stdout != want+"\n" {
+		t.Fatalf("send --wait: want exactly %q, got %s", want, res)
+	}
+	if rep, err := r.Seat().ReadReply(r.Status("gem-1")); err != nil || rep.Text != want {
+		t.Fatalf("the inbox's reply: %q, %v; want %q", rep.Text, err, want)
+	}
+}

@@ -30,8 +30,10 @@ import (
 //     (for a compression pantty did not choose, PreCompact and PostCompact
 //     are recorded first, so the handoff is materialized for it);
 //   - AfterAgent → a ContextReading from the chat file, then Stop (the reply
-//     as last_assistant_message), or StopFailure when the turn ended on an
-//     API error (the pane's error line, classified);
+//     as last_assistant_message: the chat file's last "gemini" message, not
+//     the payload's prompt_response, which repeats chunks of a streamed
+//     reply), or StopFailure when the turn ended on an API error (the pane's
+//     error line, classified);
 //   - PreCompress manual → PreCompact (the /compress pantty or a person sent);
 //     PreCompress auto fires before every turn whether or not anything is
 //     compressed (measured), so it is only remembered (pendingCompress).
@@ -66,8 +68,12 @@ func RunHook(home, name string, stdin io.Reader, stdout, stderr io.Writer) int {
 			return h.forward(map[string]any{"hook_event_name": seat.EvStopFailure, "error": ClassifyError(errText),
 				"last_assistant_message": errText}, io.Discard)
 		}
+		reply := lastReply(msgs, p.Prompt)
+		if reply == "" {
+			reply = p.Response // the chat file could not be read, or holds no reply text
+		}
 		return h.forward(map[string]any{"hook_event_name": seat.EvStop, "prompt": p.Prompt,
-			"last_assistant_message": p.Response, "stop_hook_active": p.StopHookActive}, io.Discard)
+			"last_assistant_message": reply, "stop_hook_active": p.StopHookActive}, io.Discard)
 	case "PreCompress":
 		h.pendingCompress(p.Trigger)
 		if p.Trigger == "manual" {

@@ -4,7 +4,7 @@
 // at it with GOOGLE_GEMINI_BASE_URL=URL().
 //
 // It answers POST /v1beta/models/MODEL:METHOD for the three methods the CLI
-// uses: streamGenerateContent (?alt=sse; the turn: one SSE chunk quoting the
+// uses: streamGenerateContent (?alt=sse; the turn: SSE chunks quoting the
 // first line of the new input, with usageMetadata), generateContent (side
 // requests: the "Auto" router's JSON complexity question is answered with
 // valid JSON — a plain-text answer leaves the CLI retrying and the turn never
@@ -28,7 +28,7 @@ import (
 )
 
 // Options configure a stand-in (seat/standinkit's; ChunkDelay is not used:
-// replies stream in one chunk unless made slow).
+// replies stream in three chunks, four spread over the time when made slow).
 type Options = standinkit.Options
 
 // Request is one row of the request log: what reached the stand-in. Kind is
@@ -221,11 +221,12 @@ func (s *Server) turn(w http.ResponseWriter, req *http.Request, r Request) {
 	r.Status = http.StatusOK
 	s.record(r)
 	w.Header().Set("Content-Type", "text/event-stream")
-	// One chunk, unless the reply is to be slow: Gemini CLI 0.61.0's
-	// AfterAgent prompt_response for this stand-in's four-chunk stream was the
-	// text followed by a garbled second copy of its chunks (measured
-	// 2026-12-04; the pane showed the text once). Why is not known yet.
-	parts := []string{text}
+	// Several chunks, as Google's API streams a reply: Gemini CLI 0.61.0's
+	// AfterAgent prompt_response for a streamed reply is the text followed
+	// by a garbled second copy of its later chunks (measured 2026-12-04; the
+	// pane and the chat file hold the text once), so pantty takes the reply
+	// from the chat file — a stand-in that streamed one chunk hid that.
+	parts := standinkit.Split(text, 3)
 	pause := time.Duration(0)
 	if rep.Slow > 0 {
 		parts = standinkit.Split(text, 4)
