@@ -54,6 +54,9 @@ type simConfig struct {
 	floor     int
 	window    int
 	failStart bool
+	// dialog opens a modal dialog in place of the input box right after
+	// SessionStart (PANTTY_SIM_DIALOG=start; dialog.go).
+	dialog bool
 	// broken names harness behaviours switched off (PANTTY_SIM_BROKEN), so
 	// a measurement can show it fails when the harness lacks what it
 	// measures: escape (Escape does nothing mid-turn), reinject (no
@@ -342,6 +345,13 @@ func readEnv(cfg *simConfig) error {
 	cfg.sigils = envOr("PANTTY_SIM_SIGILS", "/!")
 	cfg.mentions = os.Getenv("PANTTY_SIM_MENTIONS") != "0"
 	cfg.failStart = os.Getenv("PANTTY_SIM_FAIL_START") == "1"
+	switch v := os.Getenv("PANTTY_SIM_DIALOG"); v {
+	case "":
+	case "start":
+		cfg.dialog = true
+	default:
+		return fmt.Errorf("PANTTY_SIM_DIALOG=%q: want start", v)
+	}
 	cfg.broken = map[string]bool{}
 	for _, b := range strings.Split(os.Getenv("PANTTY_SIM_BROKEN"), ",") {
 		switch b = strings.TrimSpace(b); b {

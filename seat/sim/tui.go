@@ -45,6 +45,8 @@ type tui struct {
 	placeholder bool      // show "Resend your message to try again"
 	busy        *activity
 	rewind      bool
+	dialog      bool // a modal dialog is drawn in place of the box (dialog.go)
+	dialogSel   int  // its highlighted option
 	lastEsc     time.Time
 	lastExitKey time.Time
 	notice      string
@@ -134,6 +136,11 @@ func (u *tui) becomeReady() {
 	if !u.announced {
 		u.e.sessionStartHook(u.e.startSource())
 	}
+	if u.e.cfg.dialog {
+		// PANTTY_SIM_DIALOG=start: as Claude Code after an upgrade, the
+		// session has started, and a dialog stands where the box would be.
+		u.openDialog()
+	}
 	u.refreshStatus()
 	if p := u.e.cfg.prompt; p != "" {
 		u.submit(p)
@@ -166,7 +173,7 @@ func (u *tui) pump(flush bool) {
 // way a line discipline hands over queued lines: each line is submitted on
 // its own once the previous turn is over.
 func (u *tui) drainBacklog() {
-	for !u.done && u.ready && u.busy == nil && !u.rewind {
+	for !u.done && u.ready && u.busy == nil && !u.rewind && !u.dialog {
 		k, ok := u.backlog.next(true)
 		if !ok {
 			return
@@ -176,6 +183,10 @@ func (u *tui) drainBacklog() {
 }
 
 func (u *tui) handle(k key) {
+	if u.dialog {
+		u.dialogKey(k)
+		return
+	}
 	if u.rewind { // any key closes the rewind menu, Escape included
 		u.rewind = false
 		return
@@ -311,6 +322,9 @@ func (u *tui) finish(a *activity) {
 		u.placeholder = true
 	default:
 		u.e.completeTurn(a.turn)
+	}
+	if a.turn != nil && strings.Contains(a.turn.prompt, dialogMarker) {
+		u.openDialog()
 	}
 	u.refreshStatus()
 	u.armIdle()
