@@ -68,7 +68,8 @@ const (
 	CycleEnded      Event = "cycle-ended"       // the compaction cycle finished (done or failed)
 	RelayEntered    Event = "relay"             // a person's client took the input box
 	RelayLeft       Event = "relay-left"        // the person left; the queue may run
-	DraftHeld       Event = "draft-held"        // the person left a draft in the input box: the queue waits
+	DraftHeld       Event = "draft-held"        // a person's draft is in the input box: the queue waits
+	DialogShown     Event = "dialog-shown"      // the pane shows a dialog, not the input box: the queue waits for a person
 	ProviderRefused Event = "provider-refused"  // the provider refused (rate limit, billing): wait for its time
 	ProviderCleared Event = "provider-cleared"  // the provider's wait is over
 	MeansLost       Event = "means-lost"        // the harness cannot reach the model (credential, connection)
@@ -120,6 +121,7 @@ var Rules = []Rule{
 	{RelayEntered, anyPhase, Relay, "a person's client holds the input box"},
 	{RelayLeft, []Phase{Relay}, Idle, "back to direct"},
 	{DraftHeld, anyPhase, Relay, "a draft in the input box holds the queue"},
+	{DialogShown, anyPhase, Relay, "a dialog holds the queue until a person answers it"},
 	{ProviderRefused, anyPhase, Provider, "nothing goes out before the provider's time"},
 	{ProviderCleared, []Phase{Provider}, Idle, "the provider's time has come"},
 	{MeansLost, anyPhase, Means, "re-probe with backoff; the message waits in the queue"},

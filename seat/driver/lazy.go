@@ -3,6 +3,7 @@ package driver
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/pantty/pantty/internal/machine"
@@ -62,7 +63,7 @@ func (d *Driver) becomeReady(why string) {
 	}
 	caps := d.Ad.Caps()
 	if caps.InputReady == nil {
-		d.markReady(why)
+		d.markReady(why, false)
 		return
 	}
 	d.readying = true
@@ -70,19 +71,39 @@ func (d *Driver) becomeReady(why string) {
 		func(ok bool) {
 			d.readying = false
 			if !ok {
-				d.logf("the pane did not show the harness's input box within %s of SessionStart: going on", inputReadyLimit)
+				d.logf("the pane did not show the harness's input box within %s of SessionStart", inputReadyLimit)
 			}
-			d.markReady(why)
+			d.markReady(why, !ok)
 		})
 }
 
+// heldAtStart is the start's verdict when the harness came up but its first
+// screen is a dialog, not the input box: the driver runs and holds the queue
+// (pantty answers no dialog), and start says so with the fix instead of
+// "started". It reports whether it gave that verdict.
+func (d *Driver) heldAtStart() bool {
+	if d.Report == nil || !d.boxHolds() || !strings.HasPrefix(d.held, dialogHold) {
+		return false
+	}
+	d.logf("harness up, but the pane shows a dialog instead of its input box: the queue holds until a person answers it")
+	d.report(seat.Progress{State: seat.StateHeld, Holder: d.Lock.Owner.Holder, Session: d.sess.ID, Adopted: d.adopted,
+		Text: fmt.Sprintf("the harness shows a dialog instead of its input box: %s; pantty answers no dialog and submits nothing until it is gone: answer it with 'pantty seat attach %s' (detach with C-b d), and the queue goes on",
+			strings.TrimPrefix(d.held, dialogHold), d.S.Name)})
+	d.Report = nil
+	return true
+}
+
 // markReady is the harness ready: the ready timer stops, the phase moves and
-// the start that waits hears it.
-func (d *Driver) markReady(why string) {
+// the start that waits hears it — that it started, or, when look says the
+// input box was not seen, that a dialog holds it (heldAtStart).
+func (d *Driver) markReady(why string, look bool) {
 	d.ready = true
 	d.readyT.stop()
 	d.logf("harness ready (%s)", why)
 	d.to(machine.Ready, "")
+	if look && d.heldAtStart() {
+		return
+	}
 	d.report(seat.Progress{State: "ready", Holder: d.Lock.Owner.Holder, Session: d.sess.ID, Adopted: d.adopted})
 	d.Report = nil
 }
