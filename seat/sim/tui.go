@@ -132,14 +132,15 @@ func (u *tui) becomeReady() {
 	}
 	io.WriteString(u.out, "\x1b[?2004h")
 	u.ready = true
+	if u.e.cfg.dialog {
+		// PANTTY_SIM_DIALOG=start: as Claude Code after an upgrade, the
+		// session starts with a dialog where the box would be; the box is
+		// never drawn before it.
+		u.openDialog()
+	}
 	u.render()
 	if !u.announced {
 		u.e.sessionStartHook(u.e.startSource())
-	}
-	if u.e.cfg.dialog {
-		// PANTTY_SIM_DIALOG=start: as Claude Code after an upgrade, the
-		// session has started, and a dialog stands where the box would be.
-		u.openDialog()
 	}
 	u.refreshStatus()
 	if p := u.e.cfg.prompt; p != "" {
