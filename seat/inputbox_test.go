@@ -40,6 +40,19 @@ func personTypes(t *testing.T, h *seattest.Harness, literal bool, keys string) {
 	}
 }
 
+// heldIsAnEvent checks that pantty events shows the hold: a mode line
+// "held" whose why starts with why.
+func heldIsAnEvent(t *testing.T, h *seattest.Harness, why string) {
+	t.Helper()
+	r := h.Run("events", "--seat", h.Name, "--settle", "0")
+	for _, l := range strings.Split(r.Stdout, "\n") {
+		if strings.Contains(l, `"type":"mode"`) && strings.Contains(l, `"mode":"held"`) && strings.Contains(l, `"why":"`+why) {
+			return
+		}
+	}
+	t.Fatalf("pantty events shows no held mode (%q): %s", why, r)
+}
+
 // requestOf is the request that carried message id to the model.
 func requestOf(t *testing.T, h *seattest.Harness, id string) seattest.Request {
 	t.Helper()
@@ -74,6 +87,7 @@ func TestADialogAtStartHoldsTheSeatAndGetsNoKey(t *testing.T) {
 	if st := h.Run("status", h.Name); !strings.Contains(st.Stdout, "blocked: the harness shows a dialog: "+simDialog) {
 		t.Fatalf("status does not name the dialog: %s", st)
 	}
+	heldIsAnEvent(t, h, "blocked: the harness shows a dialog: "+simDialog)
 	beats(h, 3)
 	if keys := h.DialogKeys(); len(keys) != 0 {
 		t.Fatalf("keys reached the dialog: %+v", keys)
@@ -149,9 +163,10 @@ func TestAPersonsDraftIsNeverWipedNorSubmitted(t *testing.T) {
 	if hb := heartbeat(t, h); hb.Phase != seat.PhaseRelay {
 		t.Fatalf("heartbeat phase %q with a draft", hb.Phase)
 	}
-	if m := mode(h); m.Mode == seat.ModeRelay {
-		t.Fatalf("mode %+v: no client is attached", m)
+	if m := mode(h); m.Mode != seat.ModeHeld || m.Draft != draft {
+		t.Fatalf("mode %+v: want held by the draft (no client is attached)", m)
 	}
+	heldIsAnEvent(t, h, "held: a draft in the input box")
 	// Give the driver a chance to act wrongly: another message, a second.
 	h.Send("b2", "more board work")
 	h.WaitFor("a second", 5*time.Second, func() bool { return h.Status("b2").State == inbox.StateQueued })

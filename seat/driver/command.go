@@ -99,6 +99,8 @@ func (d *Driver) holdReason() string {
 		return "a person holds the input (relay mode)"
 	case d.blocked != "":
 		return d.blocked
+	case d.held != "":
+		return d.held
 	case d.now().Before(d.notBefore):
 		return "a provider wait until " + d.notBefore.UTC().Format(time.RFC3339)
 	case d.cmdHeld != "":

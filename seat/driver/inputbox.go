@@ -126,48 +126,55 @@ func (d *Driver) boxHolds() bool {
 	case err != nil || l.busy:
 		return false
 	case l.dialog != "":
-		d.hold(machine.DialogShown, dialogHold+l.dialog)
+		d.hold(machine.DialogShown, dialogHold+l.dialog, "")
 		return true
 	case l.draft != "":
-		if d.held != draftHold {
-			d.logf("a draft is in the input box: holding the queue; pantty neither clears nor submits it (%q)", seat.Truncate(seat.Redact(l.draft), 80))
-		}
-		d.hold(machine.DraftHeld, draftHold)
+		d.hold(machine.DraftHeld, draftHold, l.draft)
 		return true
 	}
 	d.releaseHold()
 	return false
 }
 
-// hold records that the pane holds the queue, and has pane changes reported
-// so that the release is noticed as it happens.
-func (d *Driver) hold(ev machine.Event, why string) {
+// hold records that the pane holds the queue (mode.toml "held", so status,
+// recover and pantty events see it; the heartbeat's phase relay and waiting),
+// and has pane changes reported so that the release is noticed as it happens.
+// draft is the person's text, kept in mode.toml.
+func (d *Driver) hold(ev machine.Event, why, draft string) {
 	d.watchPaneOutput(true)
 	if d.held == why {
 		return
 	}
-	if !strings.HasPrefix(d.held, strings.SplitN(why, ":", 2)[0]) {
+	if d.mode.Mode != seat.ModeHeld || d.mode.Draft != draft || kind(d.held) != kind(why) {
 		d.logf("queue %s", why)
+		d.mode = seat.Mode{Mode: seat.ModeHeld, Since: d.now().UTC(), Why: why, Draft: draft}
+		if err := d.S.ModeFile().Write(d.mode); err != nil {
+			d.logf("mode: %v", err)
+		}
 	}
 	d.held = why
 	d.to(ev, why)
 }
 
-// releaseHold ends a hold: the box is back and empty. A draft recorded in
-// mode.toml at the end of relay is gone with it.
+// kind is a hold text's first word: blocked (a dialog) or held (a draft).
+func kind(why string) string { k, _, _ := strings.Cut(why, ":"); return k }
+
+// releaseHold ends a hold: the box is back and empty.
 func (d *Driver) releaseHold() {
 	if d.held == "" {
 		return
 	}
-	d.logf("the input box is free again: the queue goes on (was %s)", d.held)
+	was := d.held
+	d.endHold()
+	d.logf("the input box is free again: the queue goes on (was %s)", was)
+	d.setMode(seat.ModeDirect, "the input box is free again (was "+kind(was)+": "+clip(was[len(kind(was))+1:], 80)+")", nil)
+}
+
+// endHold forgets a hold and turns its pane watch off (the box is free, or a
+// person attached and relay owns the pane now).
+func (d *Driver) endHold() {
 	d.held = ""
 	d.watchPaneOutput(false)
-	if d.mode.Draft != "" {
-		d.setMode(seat.ModeDirect, "the draft left in the input box is gone", nil)
-	}
-	if d.phase == machine.Relay && d.mode.Mode != seat.ModeRelay {
-		d.to(machine.RelayLeft, "")
-	}
 }
 
 // boxPoll is how often a held queue looks at the pane when no tmux control
