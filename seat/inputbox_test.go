@@ -70,10 +70,24 @@ func requestOf(t *testing.T, h *seattest.Harness, id string) seattest.Request {
 // the dialog and the fix; status and the heartbeat name it; no key reaches the
 // pane while it is up (the simulator logs every key its dialog gets). A person
 // answers it, and the message queued meanwhile reaches the model exactly once.
+//
+// Two cases: the dialog comes after SessionStart (Claude Code's post-upgrade
+// question: the driver gives up looking for the box after 5 s), or before it
+// (its folder-trust question: no SessionStart until it is answered, so the
+// start hears it at ready_timeout, and the harness is kept, not killed).
 func TestADialogAtStartHoldsTheSeatAndGetsNoKey(t *testing.T) {
 	t.Parallel()
-	h := seattest.New(t, "dlgstart", seattest.Env(map[string]string{"PANTTY_SIM_DIALOG": "start"}),
-		seattest.TOML(`heartbeat_interval = "300ms"`))
+	for _, when := range []string{"start", "before"} {
+		t.Run(when, func(t *testing.T) {
+			t.Parallel()
+			dialogAtStart(t, when)
+		})
+	}
+}
+
+func dialogAtStart(t *testing.T, when string) {
+	h := seattest.New(t, "dlg"+when, seattest.Env(map[string]string{"PANTTY_SIM_DIALOG": when}),
+		seattest.TOML(`heartbeat_interval = "300ms"`, `ready_timeout = "4s"`))
 	h.Send("q1", "queued before the start")
 	r := h.Run("seat", "start", h.Name)
 	if r.Code != 1 || strings.Contains(r.Stdout, "started") || !strings.Contains(r.Stderr, "did not start") ||
@@ -103,6 +117,9 @@ func TestADialogAtStartHoldsTheSeatAndGetsNoKey(t *testing.T) {
 		t.Fatalf("after the dialog: turns %v, q1 %+v", turns, h.Status("q1"))
 	}
 	t.Logf("dialog answered → q1 reached the model in %s", requestOf(t, h, "q1").At().Sub(answered).Round(time.Millisecond))
+	if d := requestOf(t, h, "q1").At().Sub(answered); d > 2*time.Second {
+		t.Log(h.DriverLog())
+	}
 	if keys := h.DialogKeys(); len(keys) != 1 || keys[0].Text != "2" {
 		t.Fatalf("the dialog got %+v, want only the person's 2", keys)
 	}

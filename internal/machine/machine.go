@@ -101,6 +101,7 @@ const Stay Phase = ""
 var Rules = []Rule{
 	{Launched, anyPhase, Starting, "start, relaunch or rung change launched a harness"},
 	{Ready, []Phase{Starting, Relaunching, Idle, Provider, Means, Retry}, Idle, "the harness came up"},
+	{Ready, []Phase{Relay}, Stay, "the harness came up while a person (or a dialog) holds the pane: the next boundary looks"},
 	{Inherited, []Phase{Starting, Idle}, Submitting, "adopted mid-delivery: wait for the evidence as if just sent"},
 	{InheritedInTurn, []Phase{Starting, Idle}, InTurn, "adopted mid-turn: wait for the turn end under the ceiling"},
 	{Pasted, []Phase{Idle, Provider, Means, Retry}, Submitting, "a guarded message was pasted"},

@@ -446,6 +446,9 @@ func (d *Driver) onReadyTimeout() {
 	if d.ready || d.readying || d.pollReady() {
 		return
 	}
+	if d.dialogBeforeStart() {
+		return
+	}
 	err := fmt.Errorf("harness did not report SessionStart for session %s within %s%s",
 		d.sess.ID, d.Cfg.ReadyTimeout.Duration, d.paneTail())
 	d.logf("%v", err)

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/internal/machine"
 	"github.com/pantty/pantty/seat"
 )
@@ -75,6 +76,21 @@ func (d *Driver) becomeReady(why string) {
 			}
 			d.markReady(why, !ok)
 		})
+}
+
+// dialogBeforeStart runs when the harness has not come up within
+// ready_timeout: if the pane shows a dialog instead (Claude Code 2.1.328 asks
+// whether to trust the folder before it fires SessionStart), the harness is
+// kept, the queue holds, and the start that waits hears the dialog and the
+// fix instead of a failure that kills the harness. It reports whether it did.
+// The harness comes up once a person answers (its SessionStart, becomeReady).
+func (d *Driver) dialogBeforeStart() bool {
+	if d.Cfg.Shape == config.ShapeTurn || !d.boxHolds() || !strings.HasPrefix(d.held, dialogHold) {
+		return false
+	}
+	d.logf("the harness did not come up within %s: the pane shows a dialog; it stays up for a person to answer", d.Cfg.ReadyTimeout.Duration)
+	d.heldAtStart()
+	return true
 }
 
 // heldAtStart is the start's verdict when the harness came up but its first

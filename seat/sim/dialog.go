@@ -13,7 +13,9 @@ import (
 // Enter into it answers a question nobody asked it. The simulator draws one by
 // script, so a test can put a dialog on the pane without racing a timing:
 // PANTTY_SIM_DIALOG=start shows it at start-up (after SessionStart, in place of
-// the box), and a prompt carrying [sim:dialog] shows it when its turn ends.
+// the box), =before shows it ahead of SessionStart, which fires once it is
+// answered (Claude Code's folder-trust question), and a prompt carrying
+// [sim:dialog] shows it when its turn ends.
 // Every key that reaches the open dialog is written to dialog.jsonl in the
 // state directory, so a test counts what a driver sent into it.
 
@@ -71,6 +73,12 @@ func (u *tui) dialogKey(k key) {
 	if answer != "" {
 		u.dialog = false
 		u.addLine("  ⎿  " + dialogTitle + " " + answer)
+		if u.startAfterDialog {
+			u.startAfterDialog = false
+			u.render()
+			u.e.sessionStartHook(u.e.startSource())
+			u.refreshStatus()
+		}
 		u.drainBacklog()
 	}
 }

@@ -47,12 +47,15 @@ type tui struct {
 	rewind      bool
 	dialog      bool // a modal dialog is drawn in place of the box (dialog.go)
 	dialogSel   int  // its highlighted option
-	lastEsc     time.Time
-	lastExitKey time.Time
-	notice      string
-	footer      string
-	scroll      []string
-	idleGen     int
+	// startAfterDialog: SessionStart fires when the dialog is answered
+	// (PANTTY_SIM_DIALOG=before).
+	startAfterDialog bool
+	lastEsc          time.Time
+	lastExitKey      time.Time
+	notice           string
+	footer           string
+	scroll           []string
+	idleGen          int
 
 	done bool
 	code int
@@ -132,14 +135,16 @@ func (u *tui) becomeReady() {
 	}
 	io.WriteString(u.out, "\x1b[?2004h")
 	u.ready = true
-	if u.e.cfg.dialog {
-		// PANTTY_SIM_DIALOG=start: as Claude Code after an upgrade, the
-		// session starts with a dialog where the box would be; the box is
-		// never drawn before it.
+	if u.e.cfg.dialog != "" {
+		// PANTTY_SIM_DIALOG: the session starts with a dialog where the box
+		// would be; the box is never drawn before it.
 		u.openDialog()
 	}
 	u.render()
-	if !u.announced {
+	if u.e.cfg.dialog == "before" && !u.announced {
+		// Claude Code's trust question: SessionStart only once it is answered.
+		u.startAfterDialog = true
+	} else if !u.announced {
 		u.e.sessionStartHook(u.e.startSource())
 	}
 	u.refreshStatus()
