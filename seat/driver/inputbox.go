@@ -33,8 +33,9 @@ type boxLook struct {
 
 // Hold texts, as the heartbeat's waiting and the logs show them.
 const (
-	dialogHold = "blocked: the harness shows a dialog: "
-	draftHold  = "held: a draft in the input box"
+	blankScreen = "(a blank screen)" // no box and no words: a harness starting or redrawing
+	dialogHold  = "blocked: the harness shows a dialog: "
+	draftHold   = "held: a draft in the input box"
 )
 
 // errBoxNotFree is a paste or a key the driver did not send because the pane
@@ -106,9 +107,15 @@ func dialogWords(screen string) string {
 		}
 	}
 	if len(words) == 0 {
-		return "(a blank screen)"
+		return blankScreen
 	}
 	return clip(seat.Redact(strings.Join(words, " / ")), dialogWidth)
+}
+
+// heldByDialog reports whether the hold is a dialog with words on the pane (a
+// blank screen is a harness starting or redrawing, no question to answer).
+func (d *Driver) heldByDialog() bool {
+	return strings.HasPrefix(d.held, dialogHold) && d.held != dialogHold+blankScreen
 }
 
 // boxHolds runs at a boundary before a message goes out: it reports whether

@@ -85,7 +85,15 @@ func (d *Driver) becomeReady(why string) {
 // fix instead of a failure that kills the harness. It reports whether it did.
 // The harness comes up once a person answers (its SessionStart, becomeReady).
 func (d *Driver) dialogBeforeStart() bool {
-	if d.Cfg.Shape == config.ShapeTurn || !d.boxHolds() || !strings.HasPrefix(d.held, dialogHold) {
+	if d.Cfg.Shape == config.ShapeTurn {
+		return false
+	}
+	// A harness that exited leaves its last screen on the dead pane
+	// (remain-on-exit): an error message is no dialog, and that start fails.
+	if _, err := seat.ProcStart(d.sess.PanePID); err != nil {
+		return false
+	}
+	if !d.boxHolds() || !d.heldByDialog() {
 		return false
 	}
 	d.logf("the harness did not come up within %s: the pane shows a dialog; it stays up for a person to answer", d.Cfg.ReadyTimeout.Duration)
@@ -98,7 +106,7 @@ func (d *Driver) dialogBeforeStart() bool {
 // (pantty answers no dialog), and start says so with the fix instead of
 // "started". It reports whether it gave that verdict.
 func (d *Driver) heldAtStart() bool {
-	if d.Report == nil || !d.boxHolds() || !strings.HasPrefix(d.held, dialogHold) {
+	if d.Report == nil || !d.boxHolds() || !d.heldByDialog() {
 		return false
 	}
 	d.logf("harness up, but the pane shows a dialog instead of its input box: the queue holds until a person answers it")
