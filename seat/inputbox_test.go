@@ -102,6 +102,10 @@ func dialogAtStart(t *testing.T, when string) {
 		t.Fatalf("status does not name the dialog: %s", st)
 	}
 	heldIsAnEvent(t, h, "blocked: the harness shows a dialog: "+simDialog)
+	if rec := h.Run("recover", "--dry-run", "--json"); !strings.Contains(rec.Stdout, `"verdict": "ok"`) ||
+		!strings.Contains(rec.Stdout, "blocked: the harness shows a dialog: "+simDialog) {
+		t.Fatalf("recover does not report the seat ok and held by the dialog: %s", rec)
+	}
 	beats(h, 3)
 	if keys := h.DialogKeys(); len(keys) != 0 {
 		t.Fatalf("keys reached the dialog: %+v", keys)
