@@ -149,7 +149,7 @@ func (d *Driver) boxHolds() bool {
 // draft is the person's text, kept in mode.toml.
 func (d *Driver) hold(ev machine.Event, why, draft string) {
 	d.watchPaneOutput(true)
-	if d.held == why {
+	if d.held == why && d.phase == machine.Relay {
 		return
 	}
 	if d.mode.Mode != seat.ModeHeld || d.mode.Draft != draft || kind(d.held) != kind(why) {

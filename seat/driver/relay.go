@@ -111,8 +111,11 @@ func (d *Driver) loadMode() {
 	case "":
 		d.setMode(seat.ModeDirect, "driver start: no person observed yet", nil)
 	case seat.ModeHeld:
-		// What held the pane is looked at again at the first boundary.
-		d.setMode(seat.ModeDirect, "driver start: the input box is looked at again (was "+d.mode.Why+")", nil)
+		// An older driver's hold: the box is looked at again at the first
+		// boundary (this driver's own, from an adopted pane, stands).
+		if d.held == "" {
+			d.setMode(seat.ModeDirect, "driver start: the input box is looked at again (was "+d.mode.Why+")", nil)
+		}
 	}
 	d.observeClients("driver start")
 }
