@@ -79,6 +79,7 @@ type Driver struct {
 	held        string      // why the pane holds the queue (a dialog, a person's draft: inputbox.go), "" when it does not
 	notified    *tmux.Watch // the watch whose pane-output wake-ups are on for a hold
 	boxT        timer       // a held pane's look when no watch reports its changes
+	strandedCmd string      // a command pasted but not entered (a dialog came first): pantty's own text in the box
 	pruned      time.Time   // last retention sweep
 
 	cycle        *cycleRun               // the compaction cycle in progress

@@ -59,7 +59,7 @@ func (d *Driver) readBox(screen string) boxLook {
 	switch text = strings.TrimSpace(text); {
 	case text == "":
 		return boxLook{}
-	case strings.HasPrefix(text, strings.TrimSpace(guard.Prefix)):
+	case strings.HasPrefix(text, strings.TrimSpace(guard.Prefix)), d.strandedCmd != "" && text == d.strandedCmd:
 		return boxLook{leftover: true}
 	}
 	return boxLook{draft: text}

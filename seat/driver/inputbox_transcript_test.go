@@ -144,3 +144,31 @@ func TestAPasteRefusedAtTheLastLookIsQueuedAgain(t *testing.T) {
 		t.Fatalf("after the refused paste: %q, held %q", got, d.held)
 	}
 }
+
+// TestACommandStrandedByADialogIsPanttysOwn: a dialog comes up between the
+// command door's paste and its Enter. No Enter goes (the cycle that sent it
+// fails, saying why), and once the dialog is answered the command left in the
+// box is pantty's own text: cleared before the next paste, not held as a
+// person's draft.
+func TestACommandStrandedByADialogIsPanttysOwn(t *testing.T) {
+	t.Parallel()
+	d, pane := cycleDriver(t)
+	d.Ad = boxAdapter{}
+	pane.react = map[string]string{"paste": dialogScreen}
+	d.startCycle(nil, "test: a boundary pantty chose", "")
+	if got := strings.Join(pane.did(), "|"); got != "paste /compact" {
+		t.Fatalf("pane actions: %q, want the paste and no Enter onto the dialog", got)
+	}
+	c, err := d.S.CycleFile().Read()
+	if err != nil || c.State != "failed" || !strings.Contains(c.Error, "Enter not sent") {
+		t.Fatalf("cycle.toml: %+v, %v", c, err)
+	}
+	pane.react = nil
+	pane.show(boxHolding("/compact"))
+	queue(t, d, "m1", "fix the build")
+	d.maybeSubmit()
+	got := pane.did()[1:]
+	if len(got) != 3 || got[0] != "keys C-u" || !strings.Contains(got[1], "msg=m1 ") || got[2] != "keys Enter" {
+		t.Fatalf("after the dialog: %q, want the stranded command cleared, then the delivery", got)
+	}
+}

@@ -370,6 +370,7 @@ func (d *Driver) fillBox(ctx context.Context, text string) error {
 		if err := d.tm.SendKeys(ctx, d.sess.PaneID, "C-u"); err != nil {
 			return err
 		}
+		d.strandedCmd = ""
 	}
 	return d.tm.Paste(ctx, d.sess.PaneID, []byte(text))
 }
