@@ -406,6 +406,11 @@ func (d *Driver) onEvidenceTimeout() {
 		// No key onto a screen without the input box: an Enter retry (or the
 		// C-u of a give-up) would answer the dialog. The try is not counted;
 		// this look starts the next window, and a person answers the dialog.
+		// The harness's records may still show the turn ran (the dialog came
+		// after it): that closes the message now.
+		if d.closedByTranscript(fl.e, "no submission evidence") {
+			return
+		}
 		if d.waiting != why {
 			d.logf("no submission evidence for %s and no input box on the pane: no Enter (%s)", fl.e.Msg.ID, why)
 			d.waiting = why
