@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/pantty/pantty/internal/inbox"
+	"github.com/pantty/pantty/internal/termtext"
 	"github.com/pantty/pantty/seat"
 )
 
@@ -82,6 +83,7 @@ func (r resultLine) code() int {
 // its result line); the error carries the exit code.
 func waitOne(s seat.Seat, wt *seat.Waiter, id string, timeout time.Duration, asJSON bool) error {
 	noteNoDriver(s, id)
+	noteHeld(s, id)
 	wt.Add(id, deadlineOf(timeout))
 	r := outcomeResult(s, <-wt.Outcomes())
 	if asJSON {
@@ -127,6 +129,17 @@ func noteNoDriver(s seat.Seat, what string) {
 	}
 }
 
+// noteHeld says on stderr when the seat's pane holds the queue for a person
+// (mode.toml "held": a dialog instead of the input box, or a person's draft in
+// it), so a script that blocks knows why and what a person must do; the wait
+// goes on, and the message goes once the box is free.
+func noteHeld(s seat.Seat, what string) {
+	if m, err := s.ModeFile().Read(); err == nil && m.Mode == seat.ModeHeld {
+		fmt.Fprintf(os.Stderr, "pantty: seat %s is held (%s); %s waits until a person clears the input box (pantty seat attach %s)\n",
+			s.Name, termtext.Line(m.Why), what, s.Name)
+	}
+}
+
 func deadlineOf(timeout time.Duration) time.Time {
 	if timeout <= 0 {
 		return time.Time{}
@@ -164,6 +177,7 @@ type streamWaiter struct {
 
 func newStreamWaiter(s seat.Seat, wt *seat.Waiter, timeout time.Duration) *streamWaiter {
 	noteNoDriver(s, "every message")
+	noteHeld(s, "every message")
 	sw := &streamWaiter{s: s, wt: wt, timeout: timeout, seen: map[string]bool{}, printed: make(chan struct{}, 1<<16)}
 	go func() {
 		for o := range wt.Outcomes() {
