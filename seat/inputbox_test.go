@@ -41,12 +41,12 @@ func personTypes(t *testing.T, h *seattest.Harness, literal bool, keys string) {
 }
 
 // heldIsAnEvent checks that pantty events shows the hold: a mode line
-// "held" whose why starts with why.
-func heldIsAnEvent(t *testing.T, h *seattest.Harness, why string) {
+// (mode dialog or draft) whose why starts with why.
+func heldIsAnEvent(t *testing.T, h *seattest.Harness, mode, why string) {
 	t.Helper()
 	r := h.Run("events", "--seat", h.Name, "--settle", "0")
 	for _, l := range strings.Split(r.Stdout, "\n") {
-		if strings.Contains(l, `"type":"mode"`) && strings.Contains(l, `"mode":"held"`) && strings.Contains(l, `"why":"`+why) {
+		if strings.Contains(l, `"type":"mode"`) && strings.Contains(l, `"mode":"`+mode+`"`) && strings.Contains(l, `"why":"`+why) {
 			return
 		}
 	}
@@ -101,7 +101,7 @@ func dialogAtStart(t *testing.T, when string) {
 	if st := h.Run("status", h.Name); !strings.Contains(st.Stdout, "blocked: the harness shows a dialog: "+simDialog) {
 		t.Fatalf("status does not name the dialog: %s", st)
 	}
-	heldIsAnEvent(t, h, "blocked: the harness shows a dialog: "+simDialog)
+	heldIsAnEvent(t, h, seat.ModeDialog, "blocked: the harness shows a dialog: "+simDialog)
 	if rec := h.Run("recover", "--dry-run", "--json"); !strings.Contains(rec.Stdout, `"verdict": "ok"`) ||
 		!strings.Contains(rec.Stdout, "blocked: the harness shows a dialog: "+simDialog) {
 		t.Fatalf("recover does not report the seat ok and held by the dialog: %s", rec)
@@ -184,10 +184,10 @@ func TestAPersonsDraftIsNeverWipedNorSubmitted(t *testing.T) {
 	if hb := heartbeat(t, h); hb.Phase != seat.PhaseRelay {
 		t.Fatalf("heartbeat phase %q with a draft", hb.Phase)
 	}
-	if m := mode(h); m.Mode != seat.ModeHeld || m.Draft != draft {
-		t.Fatalf("mode %+v: want held by the draft (no client is attached)", m)
+	if m := mode(h); m.Mode != seat.ModeDraft || m.Draft != draft {
+		t.Fatalf("mode %+v: want draft, with the draft kept (no client is attached)", m)
 	}
-	heldIsAnEvent(t, h, "held: a draft in the input box")
+	heldIsAnEvent(t, h, seat.ModeDraft, "held: a draft in the input box")
 	// Give the driver a chance to act wrongly: another message, sent by a
 	// script that waits a second for it and hears why it does not go.
 	w := h.RunStdin("more board work", "seat", "send", h.Name, "--id", "b2", "--wait", "--timeout", "1s")

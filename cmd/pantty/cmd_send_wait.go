@@ -130,11 +130,11 @@ func noteNoDriver(s seat.Seat, what string) {
 }
 
 // noteHeld says on stderr when the seat's pane holds the queue for a person
-// (mode.toml "held": a dialog instead of the input box, or a person's draft in
-// it), so a script that blocks knows why and what a person must do; the wait
-// goes on, and the message goes once the box is free.
+// (mode.toml "dialog": a dialog instead of the input box, or "draft": a
+// person's draft in it), so a script that blocks knows why and what a person
+// must do; the wait goes on, and the message goes once the box is free.
 func noteHeld(s seat.Seat, what string) {
-	if m, err := s.ModeFile().Read(); err == nil && m.Mode == seat.ModeHeld {
+	if m, err := s.ModeFile().Read(); err == nil && (m.Mode == seat.ModeDialog || m.Mode == seat.ModeDraft) {
 		fmt.Fprintf(os.Stderr, "pantty: seat %s is held (%s); %s waits until a person clears the input box (pantty seat attach %s)\n",
 			s.Name, termtext.Line(m.Why), what, s.Name)
 	}

@@ -143,7 +143,7 @@ func (d *Driver) boxHolds() bool {
 	return false
 }
 
-// hold records that the pane holds the queue (mode.toml "held", so status,
+// hold records that the pane holds the queue (mode.toml "dialog" or "draft", so status,
 // recover and pantty events see it; the heartbeat's phase relay and waiting),
 // and has pane changes reported so that the release is noticed as it happens.
 // draft is the person's text, kept in mode.toml.
@@ -152,9 +152,13 @@ func (d *Driver) hold(ev machine.Event, why, draft string) {
 	if d.held == why && d.phase == machine.Relay {
 		return
 	}
-	if d.mode.Mode != seat.ModeHeld || d.mode.Draft != draft || kind(d.held) != kind(why) {
+	mode := seat.ModeDialog
+	if ev == machine.DraftHeld {
+		mode = seat.ModeDraft
+	}
+	if d.mode.Mode != mode { // once per hold: a draft being typed is not a new event each key
 		d.logf("queue %s", why)
-		d.mode = seat.Mode{Mode: seat.ModeHeld, Since: d.now().UTC(), Why: why, Draft: draft}
+		d.mode = seat.Mode{Mode: mode, Since: d.now().UTC(), Why: why, Draft: draft}
 		if err := d.S.ModeFile().Write(d.mode); err != nil {
 			d.logf("mode: %v", err)
 		}

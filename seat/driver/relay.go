@@ -110,7 +110,7 @@ func (d *Driver) loadMode() {
 	switch d.mode.Mode {
 	case "":
 		d.setMode(seat.ModeDirect, "driver start: no person observed yet", nil)
-	case seat.ModeHeld:
+	case seat.ModeDialog, seat.ModeDraft:
 		// An older driver's hold: the box is looked at again at the first
 		// boundary (this driver's own, from an adopted pane, stands).
 		if d.held == "" {

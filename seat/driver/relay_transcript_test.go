@@ -57,7 +57,7 @@ func TestAPersonAtThePaneHoldsTheQueueAndKeepsTheirDraft(t *testing.T) {
 	pane.show(draft)
 	pane.clients = pane.clients[:3]
 	d.observeClients("client-detached")
-	if m := mode(); m.Mode != seat.ModeHeld || m.Draft != "half-typed question for the model" {
+	if m := mode(); m.Mode != seat.ModeDraft || m.Draft != "half-typed question for the model" {
 		t.Fatalf("after the person left a draft: mode %+v", m)
 	}
 	d.maybeSubmit()
