@@ -32,6 +32,7 @@ const (
 	CauseUnreadable   = "unreadable"        // a state file cannot be read (unknown)
 	CauseTmux         = "tmux-unobservable" // tmux timed out or failed unclassified (unknown)
 	CauseLockHolder   = "lock-holder"       // owner.lock is held by a process owner.toml does not name (unknown)
+	CauseUnwritable   = "state-unwritable"  // the state root cannot be written: the driver holds its queue (unknown)
 
 	ClassMeans = "means"
 )
@@ -85,6 +86,14 @@ func classify(o *observation) verdict {
 		return unknown(CauseUnreadable, "cannot read %s", strings.Join(o.unreadable, "; "))
 	}
 	iv := o.interval()
+	if o.ownerLive && o.unwritable != nil {
+		// A driver that cannot write its heartbeat looks wedged, but killing
+		// it cures nothing (its replacement could not write either) and
+		// loses the records it holds in memory; it writes them itself once
+		// the state root has room again (docs/reliability.md).
+		return unknown(CauseUnwritable, "state not writable: %v; driver pid %d (heartbeat %s old) holds the queue until its records can be written: free space or remount the state root read-write",
+			o.unwritable, o.owner.PID, shortDur(o.hbAge()))
+	}
 	if !o.ownerLive {
 		if !o.lockFree {
 			return unknown(CauseLockHolder, "owner.lock is held by a process owner.toml does not name (it records pid %d, start %d): not acting on a process that cannot be identified",
@@ -174,6 +183,11 @@ func classify(o *observation) verdict {
 			return v
 		}
 		return ok("harness starting (phase %s, launched %s ago)", o.hb.Phase, shortDur(since))
+	}
+	if o.hb.Phase == seat.PhaseHeld {
+		// The heartbeat could be written but another record could not (a
+		// directory of its own full, a quota): the driver holds its queue.
+		return unknown(CauseUnwritable, "driver pid %d holds the queue: %s", o.owner.PID, o.hb.Waiting)
 	}
 	if o.hb.Fault == seat.FailMeans {
 		// The driver's own classification of the harness's error: a restart

@@ -51,6 +51,9 @@ type observation struct {
 	pane    *tmux.Pane  // the seat's pane (session.toml's pane id in its session)
 
 	unreadable []string
+	// unwritable is what a write into the seat's state meets now (a full
+	// or read-only state root), probed only when the heartbeat is stale.
+	unwritable error
 }
 
 // readFiles reads the seat's state files. It stops after intent.toml when the
@@ -108,6 +111,11 @@ func readFiles(s seat.Seat, now time.Time, blocks seat.Blocks) *observation {
 		if t, ok := seat.EventTime(names[0]); ok {
 			o.oldestEvent = now.Sub(t)
 		}
+	}
+	if o.ownerLive && (!o.ours() || o.hbStale()) {
+		// A live driver without a fresh heartbeat: a wedged loop, or one that
+		// cannot write. Only a write tells them apart.
+		o.unwritable = s.StateUnwritable()
 	}
 	if o.cfg.Name != "" {
 		o.plan = seat.PlanFor(o.cfg, o.rec.Floor, blocks, now)

@@ -14,13 +14,14 @@ var claudeCredentialEnv = []string{"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", 
 // timeout); off, they are absent, so no process is spawned per tool call.
 //
 // It also carries the seat's authority (a, from harness.ResolveAuthority), because a
-// --settings file wins over a repository's settings (measured, DESIGN §10):
+// --settings file wins over a repository's settings (measured on 2.1.328,
+// docs/claude-code.md "Launch"):
 //   - permissions.deny Read, Edit and Write of every protected path
 //     ($PANTTY_HOME, the harness's credentials) in the //absolute form: the Read
 //     rule is what stops an @-mention in board text from expanding the file,
 //     and the read tool from opening it (docs/claude-code.md, measured);
 //   - crossSessionInbound "refuse": Claude Code's session socket takes text from
-//     any same-user process without its key on Linux (DESIGN §10);
+//     any same-user process without its key on Linux (measured on 2.1.328);
 //   - with isolation on, the Bash sandbox (bubblewrap): required
 //     (failIfUnavailable), no unsandboxed fallback, writes denied under the
 //     protected paths and granted in the seat's drop directory only, and

@@ -19,7 +19,7 @@ import (
 
 // Control request kinds: every command other than the driver that wants something
 // done to the pane asks the driver through control/, because only the lock
-// holder writes to its pane (DESIGN.md §9).
+// holder writes to its pane (docs/intake.md, "The two doors").
 const (
 	CtlCommand = "command" // run an allow-listed harness command (command door)
 	CtlCancel  = "cancel"  // cancel the in-flight turn

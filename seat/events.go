@@ -49,7 +49,7 @@ type Event struct {
 	Fields HookFields        `json:"-"`
 }
 
-// HookFields are the payload fields pantty reads (DESIGN.md §3).
+// HookFields are the payload fields pantty reads (docs/claude-code.md, "Hooks").
 type HookFields struct {
 	HookEventName        string `json:"hook_event_name"`
 	SessionID            string `json:"session_id"`

@@ -166,5 +166,31 @@ func (s Seat) CleanTmp() {
 	}
 }
 
+// StateUnwritable probes whether the seat's state can be written now: it
+// creates, writes one block to, fsyncs and removes a file in the seat's tmp/
+// (where every state write starts). It returns the error a write would meet
+// (no space left on device, read-only file system, a quota), or nil.
+//
+// It is how a reader tells a driver that cannot write from a wedged one: a
+// full or read-only state root stops the heartbeat as surely as a stuck
+// loop, but killing that driver cures nothing and loses what it holds in
+// memory (docs/reliability.md, "Storage faults"). Readers call it only when
+// the heartbeat is stale.
+func (s Seat) StateUnwritable() error {
+	f, err := os.CreateTemp(s.TmpDir(), "probe-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	_, err = f.Write(make([]byte, 4096))
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
 // tmpMaxAge is how old a temp file must be before CleanTmp treats it as left over.
 const tmpMaxAge = 10 * time.Minute

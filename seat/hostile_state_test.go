@@ -57,6 +57,17 @@ func TestUnreadableInboxEntriesAreSetAsideAndTheQueueRuns(t *testing.T) {
 	h := seattest.New(t, "hostile")
 	h.Send("before", "stored before the hostile files")
 	bad := plantEntries(t, h.Seat())
+	// A stored message whose status file is 0 bytes (a crash between create
+	// and write on some filesystems, or a person's `: >`): it decoded to a
+	// zero record that no reader called failed and the driver never moved.
+	h.Send("bad-empty-status", "its status is truncated")
+	if err := os.MkdirAll(h.Seat().StatusDir(), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(h.Seat().StatusDir(), "bad-empty-status.toml"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	bad = append(bad, "bad-empty-status")
 
 	// A listing with no driver: every entry shown, the bad ones as failed.
 	r := h.Run("seat", "inbox", h.Name)

@@ -191,7 +191,7 @@ func TestAPersonsDraftIsNeverWipedNorSubmitted(t *testing.T) {
 	// Give the driver a chance to act wrongly: another message, sent by a
 	// script that waits a second for it and hears why it does not go.
 	w := h.RunStdin("more board work", "seat", "send", h.Name, "--id", "b2", "--wait", "--timeout", "1s")
-	if w.Code != 4 || !strings.Contains(w.Stderr, "is held (held: a draft in the input box)") {
+	if w.Code != 4 || !strings.Contains(w.Stderr, "is held: ") || !strings.Contains(w.Stderr, "held: a draft in the input box") {
 		t.Fatalf("send --wait on a held seat: want exit 4 saying it is held; got %s", w)
 	}
 	if box, ok := seattest.Composer(h.Screen()); !ok || box != draft {

@@ -209,19 +209,66 @@ func awaitExit(exited <-chan error) {
 // Stop records the intent to stop, asks the live driver to stop the harness and
 // exit, and then makes sure the seat's tmux session and process group are gone.
 // All state files stay.
+//
+// A state root that cannot be written (full, read-only) must not keep a
+// person from stopping the seat: the driver is then asked by SIGTERM instead
+// of a control request (which is a file), the harness and its tmux session
+// are ended the same way, and the error says the intent is not recorded —
+// until it is, recover would start the seat again once it can write.
 func Stop(s Seat) error {
-	if err := s.SetIntent(IntentStopped, "seat stop"); err != nil {
-		return err
+	intentErr := s.SetIntent(IntentStopped, "seat stop")
+	if intentErr != nil && !Unwritable(intentErr) {
+		return intentErr
 	}
 	owner, live, err := s.LiveOwner()
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrUnobservable, err)
 	}
 	if live {
-		if err := s.evict(owner, CtlStop); err != nil {
+		if intentErr != nil {
+			err = s.signalStop(owner)
+		} else {
+			err = s.evict(owner, CtlStop)
+		}
+		if err != nil {
 			return err
 		}
 	}
+	if err := s.endHarness(intentErr == nil); err != nil {
+		return err
+	}
+	if intentErr != nil {
+		return fmt.Errorf("seat %q: the driver and the harness are stopped, but the intent could not be recorded (%v): once the state root is writable, run: pantty seat stop %s",
+			s.Name, intentErr, s.Name)
+	}
+	return nil
+}
+
+// Unwritable reports whether err is a write that failed for want of a
+// writable state root (no space, read-only, over quota) rather than for a
+// reason of the file itself.
+func Unwritable(err error) bool {
+	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EROFS) || errors.Is(err, syscall.EDQUOT)
+}
+
+// signalStop ends a live driver without a control request: SIGTERM, which
+// its loop takes as "release the seat", then SIGKILL if it does not let go.
+func (s Seat) signalStop(owner Owner) error {
+	syscall.Kill(owner.PID, syscall.SIGTERM)
+	if s.WaitFree(10 * time.Second) {
+		return nil
+	}
+	syscall.Kill(owner.PID, syscall.SIGKILL)
+	if !s.WaitFree(10 * time.Second) {
+		return fmt.Errorf("%w: seat %q: holder %s did not let go of the lock", ErrUnobservable, s.Name, owner)
+	}
+	return nil
+}
+
+// endHarness kills the seat's tmux session and the pane's process group
+// once no driver holds the seat. lock says whether to take owner.lock
+// meanwhile (it cannot be created on a read-only root).
+func (s Seat) endHarness(lock bool) error {
 	sess, err := s.SessionFile().Read()
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
@@ -229,12 +276,14 @@ func Stop(s Seat) error {
 	if err != nil {
 		return err
 	}
-	// No driver now: take the lock so nothing else touches the pane meanwhile.
-	lock, err := s.Acquire()
-	if err != nil {
-		return err
+	if lock {
+		// No driver now: take the lock so nothing else touches the pane meanwhile.
+		l, err := s.Acquire()
+		if err != nil {
+			return err
+		}
+		defer l.Release()
 	}
-	defer lock.Release()
 	tm := tmux.New(sess.Socket)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

@@ -35,6 +35,7 @@ const (
 	PhaseRetry       = string(machine.Retry)
 	PhaseRelaunching = string(machine.Relaunching)
 	PhaseStopping    = string(machine.Stopping)
+	PhaseHeld        = string(machine.Held)
 )
 
 // NewSessionID makes a random (version 4) UUID: pantty chooses the harness session

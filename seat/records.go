@@ -47,7 +47,7 @@ func (s Seat) SetIntent(want, by string) error {
 // against that Interval, not against a constant of its own.
 type Heartbeat struct {
 	At       time.Time       `toml:"at"`
-	Phase    string          `toml:"phase"` // starting, idle, submitting, in-turn, cancelling, waiting-provider, waiting-means, waiting-retry, relaunching, stopping
+	Phase    string          `toml:"phase"` // starting, idle, submitting, in-turn, cancelling, waiting-provider, waiting-means, waiting-retry, relaunching, held, stopping
 	Interval config.Duration `toml:"interval"`
 	PID      int             `toml:"pid"`
 	Holder   string          `toml:"holder"`

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"time"
 
@@ -67,6 +68,9 @@ func openRig(c *cli.Context, verb string) (harness.MeasureRig, func(), error) {
 		return harness.MeasureRig{}, nil, err
 	}
 	spec := harness.MeasureSpec{Bin: c.String("bin"), Dir: dir}
+	if name := ad.Caps().Binary; name != "" {
+		spec.OnPath, _ = exec.LookPath(name) // "" when it is not there
+	}
 	if c.IsSet("sigils") {
 		v := c.String("sigils")
 		spec.Sigils = &v

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/pantty/pantty/internal/inbox"
-	"github.com/pantty/pantty/internal/termtext"
 	"github.com/pantty/pantty/seat"
 )
 
@@ -82,8 +81,7 @@ func (r resultLine) code() int {
 // waitOne waits for one stored message and prints its reply (or, with asJSON,
 // its result line); the error carries the exit code.
 func waitOne(s seat.Seat, wt *seat.Waiter, id string, timeout time.Duration, asJSON bool) error {
-	noteNoDriver(s, id)
-	noteHeld(s, id)
+	defer noteHolds(s, id, os.Stderr)()
 	wt.Add(id, deadlineOf(timeout))
 	r := outcomeResult(s, <-wt.Outcomes())
 	if asJSON {
@@ -120,26 +118,6 @@ func resultErr(s seat.Seat, r resultLine, timeout time.Duration) error {
 	return nil
 }
 
-// noteNoDriver says on stderr when nobody is there to process the message yet,
-// so a script that blocks knows why; the wait goes on (start or recover may
-// bring a driver).
-func noteNoDriver(s seat.Seat, what string) {
-	if _, live, err := s.LiveOwner(); err == nil && !live {
-		fmt.Fprintf(os.Stderr, "pantty: seat %s has no live driver; %s waits for one (pantty seat start %s, or recover)\n", s.Name, what, s.Name)
-	}
-}
-
-// noteHeld says on stderr when the seat's pane holds the queue for a person
-// (mode.toml "dialog": a dialog instead of the input box, or "draft": a
-// person's draft in it), so a script that blocks knows why and what a person
-// must do; the wait goes on, and the message goes once the box is free.
-func noteHeld(s seat.Seat, what string) {
-	if m, err := s.ModeFile().Read(); err == nil && (m.Mode == seat.ModeDialog || m.Mode == seat.ModeDraft) {
-		fmt.Fprintf(os.Stderr, "pantty: seat %s is held (%s); %s waits until a person clears the input box (pantty seat attach %s)\n",
-			s.Name, termtext.Line(m.Why), what, s.Name)
-	}
-}
-
 func deadlineOf(timeout time.Duration) time.Time {
 	if timeout <= 0 {
 		return time.Time{}
@@ -173,12 +151,12 @@ type streamWaiter struct {
 	added   int
 	worst   int // highest exit code among printed results: 4 over 1 over 0
 	printed chan struct{}
+	noted   func() // ends the hold notes (noteHolds)
 }
 
 func newStreamWaiter(s seat.Seat, wt *seat.Waiter, timeout time.Duration) *streamWaiter {
-	noteNoDriver(s, "every message")
-	noteHeld(s, "every message")
-	sw := &streamWaiter{s: s, wt: wt, timeout: timeout, seen: map[string]bool{}, printed: make(chan struct{}, 1<<16)}
+	sw := &streamWaiter{s: s, wt: wt, timeout: timeout, seen: map[string]bool{}, printed: make(chan struct{}, 1<<16),
+		noted: noteHolds(s, "every message", os.Stderr)}
 	go func() {
 		for o := range wt.Outcomes() {
 			r := outcomeResult(s, o)
@@ -209,6 +187,7 @@ func (sw *streamWaiter) follow(id string) {
 
 // finish waits for every followed id's result and returns the worst exit code.
 func (sw *streamWaiter) finish() int {
+	defer sw.noted()
 	sw.mu.Lock()
 	n := sw.added
 	sw.mu.Unlock()

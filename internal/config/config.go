@@ -13,7 +13,7 @@ import (
 	"github.com/pantty/pantty/internal/guard"
 )
 
-// Shapes a seat can run in (DESIGN.md §8). Only resident is driven today.
+// Shapes a seat can run in (docs/shapes.md). Only resident is driven today.
 const (
 	ShapeResident = "resident"
 	ShapeTurn     = "turn"

@@ -244,7 +244,7 @@ func normalizeLineEnds(s string) string {
 // whitespace. "Whitespace" is the JavaScript \s class (isMentionSpace), because
 // Claude Code, where expansion was measured, is a JavaScript program. Invisible
 // characters (see invisible) are transparent: Claude Code strips them and still
-// expands the mention (measured on 2.1.328, DESIGN §10), so "\u200b@x" counts 1
+// expands the mention (measured on 2.1.328, docs/intake.md "Mentions"), so "\u200b@x" counts 1
 // and "a\u200b@x" counts 0, as "@x" and "a@x" do. "look at @secret.txt" counts 1;
 // "a@b", "(@x)", "@ x" and a trailing "@" count 0. The header, prefix and
 // delimiters hold no '@', so the count of the whole submission equals the count of

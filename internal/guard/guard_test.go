@@ -387,7 +387,8 @@ func TestMentionRule(t *testing.T) {
 }
 
 // TestInvisibleCharactersAreTransparentToMentions: every character Claude Code
-// 2.1.328 was measured to strip before an '@' and still expand (DESIGN §10), and
+// 2.1.328 was measured to strip before an '@' and still expand (docs/intake.md,
+// "Mentions"), and
 // the rest of the classes the counter treats alike, counts as absent: before the
 // '@' at the start or after a space, between '@' and the path, and glued to a
 // word (where the stripped text is "a@x", no mention).

@@ -71,7 +71,11 @@ func (b Box) readStatusIn(id string, dirs []string) (Status, error) {
 	var errs []error
 	for _, dir := range dirs {
 		var st Status
-		err := b.readStatus(filepath.Join(dir, id+".toml"), &st)
+		path := filepath.Join(dir, id+".toml")
+		err := b.readStatus(path, &st)
+		if err == nil {
+			err = st.valid(id, path)
+		}
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 		case err != nil:

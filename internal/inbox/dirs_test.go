@@ -275,20 +275,31 @@ func TestAnInboxAnOlderPanttyWroteIsReadAndAdopted(t *testing.T) {
 // (ReadFinal sets it aside then).
 func TestAnUnreadableFileIsSetAsideWhereverItIs(t *testing.T) {
 	t.Parallel()
+	const corrupt = "{{ corrupt"
 	for _, c := range []struct {
-		name, id, path string
-		open           bool
+		name, id, path, text string
+		open                 bool
 	}{
-		{"message", "m006", "inbox/msgs/m006.json", false},
-		{"processed status", "m006", "inbox/processed/m006.toml", false},
-		{"failed status", "m007", "inbox/failed/m007.toml", false},
-		{"open status", "m005", "inbox/status/m005.toml", true},
+		{"message", "m006", "inbox/msgs/m006.json", corrupt, false},
+		{"processed status", "m006", "inbox/processed/m006.toml", corrupt, false},
+		{"failed status", "m007", "inbox/failed/m007.toml", corrupt, false},
+		{"open status", "m005", "inbox/status/m005.toml", corrupt, true},
+		// Files that decode without error but are no status of pantty's: a
+		// zero-length file (a crash between create and write, a person's
+		// `: >`), one without a state, one naming another message, one with a
+		// state pantty does not write. Each decoded to a queued-looking zero
+		// record that the driver never moved.
+		{"empty open status", "m005", "inbox/status/m005.toml", "", true},
+		{"state-less open status", "m005", "inbox/status/m005.toml", "id = \"m005\"\nattempts = 1\n", true},
+		{"open status of another message", "m005", "inbox/status/m005.toml", "id = \"m004\"\nstate = \"queued\"\n", true},
+		{"open status in an unknown state", "m005", "inbox/status/m005.toml", "id = \"m005\"\nstate = \"pending\"\n", true},
+		{"empty processed status", "m006", "inbox/processed/m006.toml", "", false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			s := historySeat(t, 12)
 			bad := filepath.Join(s.Root, strings.TrimPrefix(c.path, "inbox/"))
-			if err := os.WriteFile(bad, []byte("{{ corrupt"), 0o600); err != nil {
+			if err := os.WriteFile(bad, []byte(c.text), 0o600); err != nil {
 				t.Fatal(err)
 			}
 			es := mustEntries(t, s)

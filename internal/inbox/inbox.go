@@ -43,7 +43,7 @@ func (m Stored) Message() guard.Message {
 	return guard.Message{ID: m.ID, From: m.From, Board: m.Board, Channel: m.Channel, Text: m.Text}
 }
 
-// Message states (DESIGN.md §9): every message ends in exactly one visible state.
+// Message states (docs/intake.md, "Delivery, evidence and the cursor"): every message ends in exactly one visible state.
 const (
 	StateQueued     = "queued"
 	StateSubmitting = "submitting" // pasted, no evidence yet
@@ -95,6 +95,31 @@ type Status struct {
 	// ReplyBytes is the whole reply's length; Reply is a 1 KiB preview of it, and
 	// inbox/replies/<id>.txt the reply itself (seat/reply.go).
 	ReplyBytes int `toml:"reply_bytes,omitempty"`
+}
+
+// valid reports whether a decoded status file is one pantty wrote for id: an
+// empty or truncated file decodes without error to a zero Status, and a
+// copied or hand-edited one may name another message or no state at all.
+// Such a file must go the unreadable way (set aside as failed, visible), not
+// be taken for a queued message that the driver then never moves.
+func (st Status) valid(id, path string) error {
+	switch {
+	case st.State == "":
+		return fmt.Errorf("%s: no state (an empty or truncated status file)", path)
+	case !knownState(st.State):
+		return fmt.Errorf("%s: unknown state %q", path, st.State)
+	case st.ID != id:
+		return fmt.Errorf("%s: the status names message %q, not %q", path, st.ID, id)
+	}
+	return nil
+}
+
+func knownState(s string) bool {
+	switch s {
+	case StateQueued, StateSubmitting, StateSubmitted, StateProcessed, StateFailed:
+		return true
+	}
+	return false
 }
 
 // EnqueueResult says what a send did.

@@ -10,6 +10,9 @@ type Boundary struct {
 	Blocked        bool // the seat's dispatch facts are unsupported
 	Cycle          bool // a compaction cycle runs
 	CommandRunning bool // the command door pasted a command and waits for it
+	// StateUnwritable: a record the driver wrote is not durable (a full or
+	// read-only state root); nothing is pasted until it is (write-ahead).
+	StateUnwritable bool
 }
 
 // Hold names why nothing may be submitted at this boundary, in the order the
@@ -22,6 +25,8 @@ func (b Boundary) Hold() string {
 		return "a person's turn is running"
 	case b.Phase == Stopping:
 		return "stopping"
+	case b.StateUnwritable:
+		return "state not writable"
 	case b.Blocked:
 		return "dispatch facts unsupported"
 	case b.Cycle:

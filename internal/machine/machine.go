@@ -34,10 +34,11 @@ const (
 	Retry       Phase = "waiting-retry"    // the provider failed a request: the message is retried with backoff
 	Relaunching Phase = "relaunching"      // the harness is gone or failed to launch; a new one is on its way
 	Stopping    Phase = "stopping"         // the driver is stopping the seat
+	Held        Phase = "held"             // a state write failed: nothing is pasted until the pending records are written
 )
 
 // Phases lists every phase in the order the documentation shows them.
-var Phases = []Phase{Starting, Idle, Submitting, InTurn, Cancelling, Compacting, Relay, Provider, Means, Retry, Relaunching, Stopping}
+var Phases = []Phase{Starting, Idle, Submitting, InTurn, Cancelling, Compacting, Relay, Provider, Means, Retry, Relaunching, Held, Stopping}
 
 // Waiting reports whether p holds the queue for an outage or a refusal: a
 // message that settles in such a phase leaves the seat waiting, not idle.
@@ -78,11 +79,13 @@ const (
 	LaunchFailed    Event = "launch-failed"     // a launch (relaunch, step, rung change) failed
 	GaveUp          Event = "gave-up"           // the harness exited before it came up too many times in a row
 	StopAsked       Event = "stop"              // `seat stop` asked the driver to stop
+	StateUnwritable Event = "state-unwritable"  // at a boundary, some record could not be written: the queue holds
+	StateWritten    Event = "state-written"     // every pending record was written again: the queue may run
 )
 
 // any is the From of a rule that applies in every phase but Stopping: once
 // stopping, nothing but the stop moves the driver.
-var anyPhase = []Phase{Starting, Idle, Submitting, InTurn, Cancelling, Compacting, Relay, Provider, Means, Retry, Relaunching}
+var anyPhase = []Phase{Starting, Idle, Submitting, InTurn, Cancelling, Compacting, Relay, Provider, Means, Retry, Relaunching, Held}
 
 // Rule is one named transition: in any phase of From, On moves the driver to
 // To (Stay: the phase does not change, only what it waits for).
@@ -100,7 +103,7 @@ const Stay Phase = ""
 // makes is one of these; docs/architecture.md shows them (TestDocTable).
 var Rules = []Rule{
 	{Launched, anyPhase, Starting, "start, relaunch or rung change launched a harness"},
-	{Ready, []Phase{Starting, Relaunching, Idle, Provider, Means, Retry}, Idle, "the harness came up"},
+	{Ready, []Phase{Starting, Relaunching, Idle, Provider, Means, Retry, Held}, Idle, "the harness came up"},
 	{Ready, []Phase{Relay}, Stay, "the harness came up while a person (or a dialog) holds the pane: the next boundary looks"},
 	{Inherited, []Phase{Starting, Idle}, Submitting, "adopted mid-delivery: wait for the evidence as if just sent"},
 	{InheritedInTurn, []Phase{Starting, Idle}, InTurn, "adopted mid-turn: wait for the turn end under the ceiling"},
@@ -130,6 +133,8 @@ var Rules = []Rule{
 	{HarnessGone, anyPhase, Relaunching, "relaunch the same session"},
 	{LaunchFailed, anyPhase, Relaunching, "the next heartbeat or sweep tries again"},
 	{GaveUp, anyPhase, Relaunching, "the harness cannot come up: the start fails with its words"},
+	{StateUnwritable, []Phase{Idle, Provider, Means, Retry}, Held, "a record is not durable: no key goes to the pane until it is written"},
+	{StateWritten, []Phase{Held}, Idle, "the pending records are written: the queue may run"},
 	{StopAsked, anyPhase, Stopping, "the driver stops the seat; every later event leaves it stopping"},
 }
 

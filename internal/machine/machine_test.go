@@ -140,6 +140,10 @@ func TestHoldOrder(t *testing.T) {
 		{Boundary{Phase: Idle, Blocked: true, CommandRunning: true}, "dispatch facts unsupported"},
 		{Boundary{Phase: Compacting, Cycle: true}, "a compaction cycle runs"},
 		{Boundary{Phase: Idle, CommandRunning: true}, "a command is running"},
+		// A state write that failed holds everything but a flight already
+		// pasted (its turn runs on; its records are written when they can be).
+		{Boundary{Phase: Held, StateUnwritable: true, CommandRunning: true, Blocked: true}, "state not writable"},
+		{Boundary{Phase: InTurn, InFlight: true, StateUnwritable: true}, "a message is in flight"},
 	}
 	for _, c := range cases {
 		if got := c.b.Hold(); got != c.want {

@@ -203,6 +203,12 @@ func (w *world) fault(rec *faultRec, r *seatRig, rng *rand.Rand, l *ledger, n in
 		rec.done = signalIdentified(pid, start, syscall.SIGKILL)
 		rec.note = fmt.Sprintf("SIGKILL tmux server pid %d", pid)
 		measure(rec.at)
+	case fStateFull:
+		rec.at = time.Now()
+		rec.note, rec.done = w.fillStateRoot(rng)
+		if rec.done {
+			measure(rec.at)
+		}
 	case fProvider429:
 		id := fmt.Sprintf("lim-%04d", n)
 		until := time.Now().Add(3 * time.Second).Unix()

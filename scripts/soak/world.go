@@ -26,6 +26,7 @@ type world struct {
 	seats           []*seatRig
 	env             []string
 	log             *logger
+	mounts          []string // what the soak mounted (storage.go), unmounted at teardown
 }
 
 // seatRig is one seat under soak and what the soak knows about it.
@@ -112,6 +113,10 @@ func (w *world) setup(n int, simEnv map[string]string) error {
 		w.env = append(w.env, kv)
 	}
 	w.env = append(w.env, config.HomeEnv+"="+w.home)
+	storage := w.mountStateRoot()
+	if storage {
+		faultKinds = append(faultKinds, fStateFull)
+	}
 	for i := 1; i <= n; i++ {
 		r := &seatRig{name: fmt.Sprintf("s%d", i), work: filepath.Join(w.root, fmt.Sprintf("w%d", i)),
 			socket: filepath.Join(w.root, fmt.Sprintf("t%d", i))}
@@ -142,6 +147,11 @@ func (w *world) setup(n int, simEnv map[string]string) error {
 		text := strings.Replace(string(data), "[tmux]", knobs, 1)
 		if err := os.WriteFile(s.ConfigPath(), []byte(text), 0o600); err != nil {
 			return err
+		}
+		if storage {
+			if err := w.keepHarnessDir(r); err != nil {
+				return err
+			}
 		}
 		w.seats = append(w.seats, r)
 	}

@@ -399,7 +399,7 @@ const Placeholder = "Resend your message to try again"
 func (Adapter) Commands() []string { return []string{"compact", "context"} }
 
 // Facts: on this path a leading '/' ran a slash command and a leading '!' a shell
-// command (DESIGN §3); the shipped predicate covers both.
+// command (docs/claude-code.md, "Dispatch"); the shipped predicate covers both.
 func (Adapter) Facts() guard.DispatchFacts { return guard.DefaultDispatchFacts }
 
 // PasteSettle is the measured 150 ms between paste and Enter: UserPromptSubmit

@@ -96,7 +96,7 @@ func TestStateIsOutOfReachOfMentionsAndTheReadTool(t *testing.T) {
 	t.Logf("Read tool results:\n%s", results)
 }
 
-// Claude Code's session socket (DESIGN §10) takes text from any process of the
+// Claude Code's session socket (docs/claude-code.md, "Launch") takes text from any process of the
 // same user; pantty's settings refuse it (crossSessionInbound "refuse"). A
 // message written to the socket named in ~/.claude/sessions/<pid>.json never
 // reaches the model, while the board message sent after it does.

@@ -26,7 +26,7 @@ type mentionCase struct {
 // mentioning its own canary file; a case "expands" when the canary's content is
 // in the model request (the stand-in's log). For every case the count of its
 // line must equal what expanded: an invisible character before the '@' (the 11
-// measured in DESIGN §10 and other format characters) must not hide a mention,
+// first measured to be stripped, docs/intake.md "Mentions", and other format characters) must not hide a mention,
 // and a mention the harness does not expand must not be counted.
 func TestMentionCountMatchesWhatClaudeExpands(t *testing.T) {
 	r := newRig(t, "ment")

@@ -8,8 +8,8 @@ import (
 )
 
 // The command door on the real binary. Right after a compaction claude answers
-// /compact with "Not enough messages to compact." and fires no hook (DESIGN
-// §10): `seat compact` and `seat command -- /compact` exit 1 with those words
+// /compact with "Not enough messages to compact." and fires no PostCompact
+// (docs/claude-code.md, "The command door's allow-list"): `seat compact` and `seat command -- /compact` exit 1 with those words
 // (they waited out the 5-minute compaction timeout before). /context, which has
 // no hook, is taken on claude's recorded answer.
 func TestCommandDoorReportsWhatClaudeAnswered(t *testing.T) {

@@ -125,10 +125,13 @@ func (d *Driver) retry(id string) error {
 	if !ok {
 		return fmt.Errorf("no message %q in the inbox", id)
 	}
-	if err := seat.RetryStatus(&e.Status); err != nil {
-		return err
+	if e.Status.State != inbox.StateFailed {
+		return seat.RetryStatus(&inbox.Status{ID: id, State: e.Status.State}) // its refusal, nothing changed
 	}
-	d.writeStatus(e)
+	if !d.commitStatus(e, func(st *inbox.Status) { _ = seat.RetryStatus(st) }) {
+		// Not re-queued: the answer must be what the files say.
+		return fmt.Errorf("not re-queued: %s", d.unwritten.cause())
+	}
 	return nil
 }
 

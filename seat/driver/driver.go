@@ -111,6 +111,10 @@ type Driver struct {
 	selfRefresh  bool                // the seat asked for a refresh (self policy)
 	facts        guard.DispatchFacts // the measured dispatch predicate the guard is built against
 	drop         string              // the drop directory watched (isolation on), "" when none
+	unwritten    unwritten           // records a failed write left pending: the queue holds (durable.go)
+	// latestReading is the one consumed status line / context reading of
+	// each kind kept in events/seen/ (keepLatestReading).
+	latestReading map[string]string
 
 	w         *fsnotify.Watcher
 	watch     *tmux.Watch
@@ -249,6 +253,8 @@ func (d *Driver) Loop() int {
 		case <-d.readyT.C():
 			d.readyT.stop()
 			d.onReadyTimeout()
+		case <-d.unwritten.retryT.C():
+			d.flushState()
 		case sig := <-sigs:
 			d.logf("signal %v: releasing the seat (the harness keeps running)", sig)
 			code = 0
@@ -373,16 +379,22 @@ func (d *Driver) teardown() {
 	}
 }
 
-// beat writes heartbeat.toml; only the loop calls it.
-func (d *Driver) beat() {
+// beat writes heartbeat.toml; only the loop calls it. It reports whether
+// the heartbeat is durable: a failed one holds the queue like any record
+// (the state root is full or read-only), and recover, which then sees it
+// stale, finds the state root unwritable itself rather than calling the
+// loop wedged.
+func (d *Driver) beat() bool {
 	hb := seat.Heartbeat{At: d.now().UTC(), Phase: string(d.phase), Interval: d.Cfg.HeartbeatInterval,
 		PID: os.Getpid(), Holder: d.Lock.Owner.Holder, Waiting: d.waiting}
 	if o := d.outage; o != nil {
 		hb.Fault, hb.FaultCause, hb.FaultSince = o.class, o.cause, o.since.UTC()
 	}
 	if err := d.S.HeartbeatFile().Write(hb); err != nil {
-		d.logf("heartbeat: %v", err)
+		d.stateFailed("heartbeat", err)
+		return false
 	}
+	return true
 }
 
 // begin sets the phase a driver starts in; every later change is a named

@@ -1,7 +1,10 @@
 package driver
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -20,19 +23,47 @@ func (d *Driver) drainEvents() {
 		return
 	}
 	for _, name := range names {
+		if d.unwritten.seen[name] {
+			continue // acted on; its move to seen/ is pending (flushState)
+		}
 		ev, err := seat.ReadEvent(filepath.Join(d.S.EventsDir(), name))
 		if err != nil {
 			d.logf("event %s unreadable: %v (set aside)", name, err)
 		} else {
 			d.onHookEvent(ev)
 		}
-		if err := d.S.MarkSeen(name); err != nil {
+		if err := d.S.MarkSeen(name); errors.Is(err, fs.ErrNotExist) {
 			d.logf("event %s: %v", name, err)
+		} else if err != nil {
+			d.unwritten.markSeenLater(name)
+			d.stateFailed("event "+name, err)
+		} else {
+			d.keepLatestReading(ev.Kind, name)
 		}
 		if d.exit != nil {
 			return
 		}
 	}
+}
+
+// keepLatestReading keeps one consumed reading of each kind in events/seen/:
+// a status line or context reading comes with every turn, is superseded by
+// the next one (context.toml holds the value; readers look for the newest),
+// and one file per turn cost a page of disk each until the retention sweep
+// (docs/state.md, "Retention"). Evidence events (prompts, turn ends) stay.
+func (d *Driver) keepLatestReading(kind, name string) {
+	if kind != seat.EvStatusLine && kind != seat.EvContextReading {
+		return
+	}
+	if d.latestReading == nil {
+		d.latestReading = map[string]string{}
+	}
+	if prev := d.latestReading[kind]; prev != "" {
+		if err := os.Remove(filepath.Join(d.S.SeenDir(), prev)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			d.logf("event %s: %v", prev, err)
+		}
+	}
+	d.latestReading[kind] = name
 }
 
 func (d *Driver) onHookEvent(ev seat.Event) {

@@ -1,6 +1,8 @@
 package driver
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 
 	"github.com/pantty/pantty/internal/fsatomic"
@@ -8,18 +10,33 @@ import (
 	"github.com/pantty/pantty/seat"
 )
 
-// keepReply stores the turn's reply: the whole text (up to MaxReplyBytes) in
-// its own file, written before the status that makes the message final, so a
-// reader that sees the final state finds the reply beside it; the status keeps
-// a short preview (what the probe checks) and the whole length.
+// keepReply stores the turn's reply: the status keeps a preview of up to
+// MaxReply bytes (what the probe checks) and the whole length; a longer reply
+// (up to MaxReplyBytes) gets a file of its own, written before the status
+// that makes the message final, so a reader that sees the final state finds
+// the reply beside it.
 func (d *Driver) keepReply(e *inbox.Entry, text string) {
 	e.Status.Reply = seat.Truncate(text, seat.MaxReply)
 	e.Status.ReplyBytes = len(text)
-	if err := os.MkdirAll(d.S.RepliesDir(), fsatomic.DirMode); err != nil {
-		d.logf("reply %s: %v (only the preview in its status is kept)", e.Msg.ID, err)
+	whole := seat.CapUTF8(text, seat.MaxReplyBytes)
+	if len(text) <= seat.MaxReply {
+		// The preview in the status is the whole reply: a file would only
+		// repeat it, at a page of disk each (docs/state.md). A file an
+		// earlier attempt left must go, or a reader would take it for this
+		// turn's reply.
+		if err := os.Remove(d.S.ReplyPath(e.Msg.ID)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			d.logf("reply %s: %v", e.Msg.ID, err)
+		}
 		return
 	}
-	if err := d.S.WriteRaw(d.S.ReplyPath(e.Msg.ID), []byte(seat.CapUTF8(text, seat.MaxReplyBytes))); err != nil {
-		d.logf("reply %s: %v (only the preview in its status is kept)", e.Msg.ID, err)
+	err := os.MkdirAll(d.S.RepliesDir(), fsatomic.DirMode)
+	if err == nil {
+		err = d.S.WriteRaw(d.S.ReplyPath(e.Msg.ID), []byte(whole))
+	}
+	if err != nil {
+		// Kept in memory and written again with the status after it
+		// (durable.go): a full disk must not cost the reply.
+		d.unwritten.keepReply(e.Msg.ID, whole)
+		d.stateFailed("reply of "+e.Msg.ID, err)
 	}
 }

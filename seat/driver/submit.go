@@ -164,12 +164,6 @@ func (d *Driver) requeue(e *inbox.Entry, detail string) {
 	d.writeStatus(e)
 }
 
-func (d *Driver) writeStatus(e *inbox.Entry) {
-	if err := d.S.WriteStatus(e.Status); err != nil {
-		d.logf("status %s: %v", e.Msg.ID, err)
-	}
-}
-
 // finish puts a message in a final state and moves the cursor.
 func (d *Driver) finish(e *inbox.Entry, state, reason, detail, turnEnd string) {
 	if d.flight != nil && d.flight.e == e {
@@ -197,7 +191,13 @@ func (d *Driver) finish(e *inbox.Entry, state, reason, detail, turnEnd string) {
 	d.to(machine.Settled, "")
 }
 
+// updateCursor writes how far every message is final. It moves only over
+// durable records: while a status is pending (unwritten), the cursor stays
+// where the files put it, and flushState moves it once they are written.
 func (d *Driver) updateCursor() {
+	if len(d.unwritten.statuses) > 0 {
+		return
+	}
 	es := make([]inbox.Entry, len(d.order))
 	for i, e := range d.order {
 		es[i] = *e
@@ -208,7 +208,7 @@ func (d *Driver) updateCursor() {
 	}
 	c.Updated = d.now().UTC()
 	if err := d.S.CursorFile().Write(c); err != nil {
-		d.logf("cursor: %v", err)
+		d.stateFailed("cursor", err)
 	}
 }
 
@@ -219,8 +219,14 @@ func (d *Driver) updateCursor() {
 // their own (relay, ladder, outage hold) and stay here.
 func (d *Driver) maybeSubmit() {
 	b := machine.Boundary{Phase: d.phase, InFlight: d.flight != nil, PersonsTurn: d.foreignTurn != "",
-		Blocked: d.blocked != "", Cycle: d.cycle != nil, CommandRunning: d.cmdRun != nil}
-	if b.Hold() != "" {
+		Blocked: d.blocked != "", Cycle: d.cycle != nil, CommandRunning: d.cmdRun != nil,
+		StateUnwritable: d.unwritten.faulty()}
+	if hold := b.Hold(); hold != "" {
+		if b.StateUnwritable && d.phase != machine.Held {
+			if _, ok := machine.Lookup(d.phase, machine.StateUnwritable); ok {
+				d.to(machine.StateUnwritable, d.unwritten.cause())
+			}
+		}
 		return
 	}
 	if d.relayHolds() {
@@ -291,17 +297,26 @@ func (d *Driver) deliver(e *inbox.Entry) {
 		d.finish(e, inbox.StateFailed, inbox.ReasonUnsafe, err.Error(), "")
 		return
 	}
-	e.Status.State = inbox.StateSubmitting
-	e.Status.Attempts++
-	e.Status.Nonce = sub.Nonce()
-	e.Status.NotBefore = time.Time{}
-	d.writeStatus(e)
+	// Write-ahead: the artifact (what is about to be sent) and the status
+	// saying it is being submitted, with its nonce and attempt, are durable
+	// before any key goes to the pane. Otherwise a driver started after a
+	// crash finds "queued" on disk and delivers it a second time.
+	submitting := func(st *inbox.Status) {
+		st.State = inbox.StateSubmitting
+		st.Attempts++
+		st.Nonce = sub.Nonce()
+		st.NotBefore = time.Time{}
+	}
+	if !d.writeArtifact(e, e.Status.Attempts+1, sub) || !d.commitStatus(e, submitting) {
+		d.logf("deliver %s: not pasted: %s", e.Msg.ID, d.unwritten.cause())
+		d.to(machine.StateUnwritable, d.unwritten.cause())
+		return
+	}
 	// The evidence window starts now, and again once Enter went: a paste
 	// that failed with the harness still there is looked at after
 	// submit_timeout like a silent one (before, nothing looked again).
 	d.flight = &flight{e: e, sub: sub, lookFrom: d.now()}
 	d.to(machine.Pasted, e.Msg.ID)
-	d.writeArtifact(e, sub)
 	if d.Cfg.Shape == config.ShapeTurn {
 		d.deliverTurn(e, sub)
 		return
@@ -382,6 +397,14 @@ func (d *Driver) onEvidenceTimeout() {
 	if fl == nil || fl.e.Status.State != inbox.StateSubmitting {
 		return
 	}
+	if d.unwritten.faulty() {
+		// The hook that records the evidence writes into the same state
+		// root: its silence says nothing while writes fail. Look again
+		// later; once the records are written the usual judgement runs
+		// (the harness's own record first, then Enter).
+		fl.lookFrom = d.now()
+		return
+	}
 	// This look starts the next window: whatever is decided below that
 	// leaves the message waiting (a busy pane, a failed capture) looks again
 	// after submit_timeout, as an Enter retry does from its Enter.
@@ -452,14 +475,18 @@ func (d *Driver) onEvidenceTimeout() {
 	}
 }
 
-func (d *Driver) writeArtifact(e *inbox.Entry, sub guard.Submission) {
+// writeArtifact records what this attempt sends; it reports whether the
+// record is durable (deliver pastes nothing otherwise).
+func (d *Driver) writeArtifact(e *inbox.Entry, attempt int, sub guard.Submission) bool {
 	sum := sha256.Sum256([]byte(sub.Text()))
-	a := seat.Artifact{ID: e.Msg.ID, Attempt: e.Status.Attempts, Resubmit: e.Status.Resubmits, Nonce: sub.Nonce(),
+	a := seat.Artifact{ID: e.Msg.ID, Attempt: attempt, Resubmit: e.Status.Resubmits, Nonce: sub.Nonce(),
 		Header: sub.Header(), SHA256: hex.EncodeToString(sum[:]), Bytes: len(sub.Text()), Mentions: sub.Mentions(),
 		SentAt: d.now().UTC(), Text: sub.Text()}
-	if err := d.S.ArtifactFile(e.Msg.ID, e.Status.Attempts).Write(a); err != nil {
-		d.logf("artifact: %v", err)
+	if err := d.S.ArtifactFile(e.Msg.ID, attempt).Write(a); err != nil {
+		d.stateFailed("artifact of "+e.Msg.ID, err)
+		return false
 	}
+	return true
 }
 
 // busyRecheck is how soon a delivery held back by a busy pane looks again.

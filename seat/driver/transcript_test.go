@@ -121,6 +121,12 @@ func idleDriver(t *testing.T) (*Driver, *fakeServer) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The directories a started seat has: without tmp/ every state write
+	// fails, which a driver now takes (rightly) as a state root it cannot
+	// write, and holds its queue.
+	if err := s.Ensure(); err != nil {
+		t.Fatal(err)
+	}
 	pane := &fakeServer{screen: idleScreen}
 	d := &Driver{S: s, Ad: bareAdapter{}, Lock: &seat.Lock{Owner: seat.Owner{Holder: "h-test"}},
 		Log: log.New(io.Discard, "", 0), tm: pane, facts: guard.DefaultDispatchFacts,

@@ -15,8 +15,12 @@ import (
 // MeasureSpec is what `pantty measure` asks of an adapter's Measure.
 type MeasureSpec struct {
 	// Bin is the harness binary to measure; "" = the adapter's own choice
-	// (its environment variable, then its harness cache).
+	// (its environment variable, then its harness cache), else OnPath.
 	Bin string
+	// OnPath is the harness's command as found on PATH (Capabilities.Binary),
+	// "" when it is not there: the harness a user upgraded and runs seats
+	// with, which `pantty measure` must find as `seat start` does.
+	OnPath string
 	// Dir is a scratch directory for the run (the stand-in's request log,
 	// the harness's home); the caller removes it.
 	Dir string
@@ -141,12 +145,22 @@ func ObserveUntil(dirs []string, limit time.Duration, nothing string, look func(
 }
 
 // Binary is spec.Bin, or the adapter's own choice (cached: its environment
-// variable, then its harness cache) when spec.Bin is empty.
+// variable, then the test suite's harness cache) when spec.Bin is empty, or
+// the harness on PATH when neither has one. The variable comes first so the
+// test suite measures the version it pinned; a user has neither, and gets
+// the harness their seats run.
 func (spec MeasureSpec) Binary(cached func() (string, error)) (string, error) {
 	if spec.Bin != "" {
 		return spec.Bin, nil
 	}
-	return cached()
+	bin, err := cached()
+	if err != nil && spec.OnPath != "" {
+		return spec.OnPath, nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("%w, and the harness is not on PATH", err)
+	}
+	return bin, nil
 }
 
 // StandinRequest is what a detector reads of one request a loopback stand-in

@@ -20,7 +20,7 @@ import (
 // one reason: the seat's boundary. It is a child subreaper (PR_SET_CHILD_SUBREAPER),
 // so a process the harness starts keeps the pane process as an ancestor even when
 // it detaches with setsid or a double fork (measured: without it such a child is
-// reparented to pid 1 and leaves the seat's tree, DESIGN §10). InsideSeat walks that
+// reparented to pid 1 and leaves the seat's tree; docs/intake.md). InsideSeat walks that
 // ancestry, so the refusal no longer depends on an environment marker the model's
 // shell can drop.
 //

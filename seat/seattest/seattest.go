@@ -543,7 +543,7 @@ func NewHarness(t testing.TB, name, harness string, opts ...Option) *Harness {
 	return h
 }
 
-// CronPath is the PATH cron gives its jobs (Debian's cron; DESIGN.md §10).
+// CronPath is the PATH cron gives its jobs (Debian's cron; docs/recover.md).
 const CronPath = "/usr/bin:/bin"
 
 // RunBare runs the pantty binary the way a scheduler does: `env -i` with

@@ -28,7 +28,7 @@ func (r Reader) healthOf(s seat.Seat, now time.Time) Health {
 	return ReadHealthFile(s, now)
 }
 
-// Files recover writes (DESIGN.md §4).
+// Files recover writes (docs/recover.md, "Files").
 const (
 	HealthFile    = "health.toml"       // per seat: the last verdict
 	LastSweepFile = "recover-last.toml" // per state root: the last sweep, with its interval
