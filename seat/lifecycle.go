@@ -90,6 +90,12 @@ func Start(s Seat, o StartOptions) (Progress, error) {
 // seat's next launch and nothing was started.
 const StateEnvRecorded = "env-recorded"
 
+// StateHeld is the driver's verdict when the harness came up showing a
+// dialog instead of its input box: the driver keeps running and holds the
+// queue (pantty answers no dialog), and start fails, naming the dialog and
+// the fix, rather than saying "started".
+const StateHeld = "held"
+
 func progress(o StartOptions, format string, a ...any) {
 	if o.Progress != nil {
 		o.Progress(fmt.Sprintf(format, a...))
@@ -172,6 +178,10 @@ func (s Seat) spawnDriver(cfg config.Config, o StartOptions) (Progress, error) {
 				progress(o, "%s", p.Text)
 			case "ready":
 				return p, nil
+			case StateHeld:
+				// The driver runs and holds the queue; the caller must not
+				// read this as started.
+				return p, fmt.Errorf("seat %q runs (holder %s) but did not start: %s", s.Name, p.Holder, p.Text)
 			case "refused":
 				awaitExit(exited)
 				return p, fmt.Errorf("%w: %s", ErrOwned, p.Text)

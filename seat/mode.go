@@ -8,6 +8,12 @@ import (
 const (
 	ModeDirect = "direct" // the driver submits board work
 	ModeRelay  = "relay"  // a person owns the input; the driver submits nothing and queues
+	// ModeDialog and ModeDraft: no person is attached, but the pane needs
+	// one — a dialog stands where the harness's input box should be, or a
+	// person's draft is in the box. The driver sends no key and queues until
+	// the box is back and empty; why names the dialog, Draft keeps the draft.
+	ModeDialog = "dialog"
+	ModeDraft  = "draft"
 )
 
 // Mode is mode.toml: the seat's current mode, latest wins. It is switched only

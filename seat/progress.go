@@ -13,7 +13,7 @@ import (
 // Progress is one line the driver reports to the `seat start` that spawned it,
 // so start can show honest progress and exit with the driver's own verdict.
 type Progress struct {
-	State   string `json:"state"` // progress, ready, refused, error
+	State   string `json:"state"` // progress, ready, held (StateHeld), refused, error
 	Text    string `json:"text,omitempty"`
 	Holder  string `json:"holder,omitempty"`
 	Session string `json:"session,omitempty"`

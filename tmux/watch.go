@@ -21,7 +21,10 @@ import (
 // when that client has ended, whatever the reason.
 //
 // The watcher is attached read-only, ignores its size (it never resizes the
-// session's windows) and asks for no pane output. It does count as an
+// session's windows) and asks for no pane output until Notify turns it on:
+// then every "%output" line tmux sends wakes Changed, so a caller waiting for
+// the pane to change (a dialog closed, a draft cleared) hears it as an event
+// instead of polling the screen. It does count as an
 // attached client: session_attached includes it, and Clients reports it
 // with ControlMode set, so callers deciding "is a human attached" must
 // discount control-mode clients.
@@ -33,6 +36,37 @@ type Watch struct {
 
 	mu     sync.Mutex
 	reason string
+
+	changed chan struct{} // one pending wake-up: the pane printed something
+	inMu    sync.Mutex    // one command at a time on stdin
+	notify  bool          // pane output is on (Notify)
+}
+
+// Changed returns a channel that receives (coalesced: at most one pending)
+// whenever a pane of the watched session printed something, while Notify is
+// on. The value says nothing about what changed: the caller looks at the pane.
+func (w *Watch) Changed() <-chan struct{} { return w.changed }
+
+// Notify turns pane-output notifications on or off. tmux then sends (or stops
+// sending) the session's pane output to this control client ("refresh-client
+// -f !no-output" / "-f no-output", tmux 3.2 and later); off is the default,
+// so a busy harness's output costs nothing while nobody waits for a change.
+// It reports whether the request was written (not whether tmux took it).
+func (w *Watch) Notify(on bool) error {
+	w.inMu.Lock()
+	defer w.inMu.Unlock()
+	if w.notify == on {
+		return nil
+	}
+	flag := "no-output"
+	if on {
+		flag = "!no-output"
+	}
+	if _, err := io.WriteString(w.stdin, "refresh-client -f "+flag+"\n"); err != nil {
+		return &Error{Args: []string{"refresh-client", "-f", flag}, Err: err}
+	}
+	w.notify = on
+	return nil
 }
 
 // Done returns a channel closed when the control client has ended: the
@@ -124,7 +158,7 @@ func (c *Client) WatchSession(ctx context.Context, name string) (*Watch, error) 
 	if err := cmd.Start(); err != nil {
 		return nil, &Error{Args: summarize(args), Err: err}
 	}
-	w := &Watch{cmd: cmd, stdin: stdin, done: make(chan struct{})}
+	w := &Watch{cmd: cmd, stdin: stdin, done: make(chan struct{}), changed: make(chan struct{}, 1)}
 	ready := make(chan error, 1)
 	go w.read(stdout, &stderr, name, args, ready)
 
@@ -179,6 +213,11 @@ func (w *Watch) read(stdout io.Reader, stderr *bytes.Buffer, name string, args [
 				inBlock = false
 			case !started && inBlock:
 				blockLines = append(blockLines, line)
+			case started && (strings.HasPrefix(line, "%output ") || strings.HasPrefix(line, "%extended-output ")):
+				select {
+				case w.changed <- struct{}{}:
+				default: // one wake-up pending is enough: the caller reads the pane itself
+				}
 			case strings.HasPrefix(line, "%exit"):
 				w.setReason(line)
 			case started && strings.HasPrefix(line, "%session-changed "):

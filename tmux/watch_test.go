@@ -147,3 +147,56 @@ func TestWatchDetachOnDestroyOff(t *testing.T) {
 	}
 	closesWithin(t, w, 2*time.Second, "kill-session with detach-on-destroy off")
 }
+
+// Notify turns the pane's output into wake-ups on Changed: nothing while it
+// is off (the default), one per change while it is on.
+func TestWatchNotifiesPaneOutput(t *testing.T) {
+	t.Parallel()
+	c := tmuxtest.Server(t)
+	ctx := ctxFor(t)
+	p := newSession(t, c, tmux.NewSessionOpts{Name: "out", Argv: []string{"cat"}})
+	w, err := c.WatchSession(ctx, "out")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	quiet := func(what string) {
+		t.Helper()
+		select {
+		case <-w.Changed():
+			t.Fatalf("%s: a wake-up", what)
+		case <-time.After(300 * time.Millisecond):
+		}
+	}
+	woken := func(what string) {
+		t.Helper()
+		select {
+		case <-w.Changed():
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s: no wake-up within 5s", what)
+		}
+	}
+	if err := c.SendLiteral(ctx, p.ID, "before"); err != nil {
+		t.Fatal(err)
+	}
+	quiet("output while notifications are off")
+	if err := w.Notify(true); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.SendLiteral(ctx, p.ID, "typed"); err != nil {
+		t.Fatal(err)
+	}
+	woken("output while notifications are on")
+	if err := w.Notify(false); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond) // tmux takes the flag in order; drain what came before it
+	select {
+	case <-w.Changed():
+	default:
+	}
+	if err := c.SendLiteral(ctx, p.ID, "after"); err != nil {
+		t.Fatal(err)
+	}
+	quiet("output after notifications were turned off")
+}

@@ -69,7 +69,8 @@ const (
 	CycleEnded      Event = "cycle-ended"       // the compaction cycle finished (done or failed)
 	RelayEntered    Event = "relay"             // a person's client took the input box
 	RelayLeft       Event = "relay-left"        // the person left; the queue may run
-	DraftHeld       Event = "draft-held"        // the person left a draft in the input box: the queue waits
+	DraftHeld       Event = "draft-held"        // a person's draft is in the input box: the queue waits
+	DialogShown     Event = "dialog-shown"      // the pane shows a dialog, not the input box: the queue waits for a person
 	ProviderRefused Event = "provider-refused"  // the provider refused (rate limit, billing): wait for its time
 	ProviderCleared Event = "provider-cleared"  // the provider's wait is over
 	MeansLost       Event = "means-lost"        // the harness cannot reach the model (credential, connection)
@@ -103,6 +104,7 @@ const Stay Phase = ""
 var Rules = []Rule{
 	{Launched, anyPhase, Starting, "start, relaunch or rung change launched a harness"},
 	{Ready, []Phase{Starting, Relaunching, Idle, Provider, Means, Retry, Held}, Idle, "the harness came up"},
+	{Ready, []Phase{Relay}, Stay, "the harness came up while a person (or a dialog) holds the pane: the next boundary looks"},
 	{Inherited, []Phase{Starting, Idle}, Submitting, "adopted mid-delivery: wait for the evidence as if just sent"},
 	{InheritedInTurn, []Phase{Starting, Idle}, InTurn, "adopted mid-turn: wait for the turn end under the ceiling"},
 	{Pasted, []Phase{Idle, Provider, Means, Retry}, Submitting, "a guarded message was pasted"},
@@ -123,6 +125,7 @@ var Rules = []Rule{
 	{RelayEntered, anyPhase, Relay, "a person's client holds the input box"},
 	{RelayLeft, []Phase{Relay}, Idle, "back to direct"},
 	{DraftHeld, anyPhase, Relay, "a draft in the input box holds the queue"},
+	{DialogShown, anyPhase, Relay, "a dialog holds the queue until a person answers it"},
 	{ProviderRefused, anyPhase, Provider, "nothing goes out before the provider's time"},
 	{ProviderCleared, []Phase{Provider}, Idle, "the provider's time has come"},
 	{MeansLost, anyPhase, Means, "re-probe with backoff; the message waits in the queue"},

@@ -224,6 +224,12 @@ func TestScreens(t *testing.T) {
 	if text, ok := claudecode.Composer(screen(t, "placeholder")); !ok || text != claudecode.Placeholder {
 		t.Errorf("raw composer after a 429: %q %v", text, ok)
 	}
+	// The trust question of 2.1.328 (captured 2026-12-05 in a fresh HOME with
+	// the folder not trusted): one rule above it, no box. The driver sends no
+	// key to such a screen.
+	if _, ok := ad.Composer(screen(t, "dialog-trust")); ok || ad.InputReady(screen(t, "dialog-trust")) || ad.Busy(screen(t, "dialog-trust")) {
+		t.Errorf("the trust dialog reads as an input box")
+	}
 }
 
 func TestCommandsLeaveOutClear(t *testing.T) {

@@ -66,17 +66,13 @@ func (d *Driver) paneNotFree() (why string, unknown bool) {
 	if err != nil {
 		return "the pane could not be read: " + err.Error(), true
 	}
-	if d.Ad.Busy(screen) {
+	switch l := d.readBox(screen); {
+	case l.busy:
 		return "a turn is running in the pane", false
-	}
-	caps := d.Ad.Caps()
-	if caps.InputReady != nil && !caps.InputReady(screen) {
-		return "the pane shows no input box" + d.paneTail(), false
-	}
-	if caps.Composer != nil {
-		if text, ok := caps.Composer(screen); ok && strings.TrimSpace(text) != "" {
-			return fmt.Sprintf("the input box holds text pantty did not put there (%q)", clip(strings.TrimSpace(text), 60)), false
-		}
+	case l.dialog != "":
+		return "the pane shows no input box (" + dialogHold + l.dialog + ")", false
+	case l.draft != "":
+		return fmt.Sprintf("the input box holds text pantty did not put there (%q)", clip(seat.Redact(l.draft), 60)), false
 	}
 	return "", false
 }
@@ -103,6 +99,8 @@ func (d *Driver) holdReason() string {
 		return "a person holds the input (relay mode)"
 	case d.blocked != "":
 		return d.blocked
+	case d.held != "":
+		return d.held
 	case d.now().Before(d.notBefore):
 		return "a provider wait until " + d.notBefore.UTC().Format(time.RFC3339)
 	case d.cmdHeld != "":

@@ -37,16 +37,16 @@ func TestACommandWaitsForItsBoxToSettleOffTheLoop(t *testing.T) {
 	settled := settledBox("/compact")
 	// One frame a look (every 50 ms): the full list twice, settled, the list
 	// again (the harness redraws), then settled for good.
-	pane.then = map[string][]string{"C-u": {listedBox, listedBox, settled, listedBox, settled}}
+	pane.then = map[string][]string{"paste": {listedBox, listedBox, settled, listedBox, settled}}
 	queue(t, d, "m1", "board work")
 
 	start := time.Now()
 	d.startCycle(nil, "test: a boundary pantty chose", "")
-	if got := strings.Join(pane.did(), "|"); got != "keys C-u|paste /compact" {
+	if got := strings.Join(pane.did(), "|"); got != "paste /compact" {
 		t.Fatalf("pane actions as the door returned: %q, want the paste and no Enter yet", got)
 	}
 	d.maybeSubmit()
-	if got := strings.Join(pane.did(), "|"); got != "keys C-u|paste /compact" {
+	if got := strings.Join(pane.did(), "|"); got != "paste /compact" {
 		t.Fatalf("the queue moved while a command settles: %q", got)
 	}
 
@@ -55,10 +55,10 @@ func TestACommandWaitsForItsBoxToSettleOffTheLoop(t *testing.T) {
 	pane.mu.Lock()
 	acts, shown := pane.actions, pane.shown
 	pane.mu.Unlock()
-	if got := strings.Join(acts, "|"); got != "keys C-u|paste /compact|keys Enter" {
+	if got := strings.Join(acts, "|"); got != "paste /compact|keys Enter" {
 		t.Fatalf("pane actions: %q, want Enter after the paste", got)
 	}
-	if shown[2] != settled {
+	if shown[1] != settled {
 		t.Errorf("Enter went with the pane showing %q, not the settled box", shown[2])
 	}
 	if took < commandSettleHold {
@@ -76,10 +76,10 @@ func TestACommandThatNeverSettlesIsNotEntered(t *testing.T) {
 	t.Parallel()
 	d, pane := cycleDriver(t)
 	d.Ad = settleAdapter{}
-	pane.then = map[string][]string{"C-u": {listedBox}}
+	pane.then = map[string][]string{"paste": {listedBox}}
 	d.startCycle(nil, "test", "")
 	loopAnswers(t, d, func() bool { return d.cmdRun == nil })
-	if got := strings.Join(pane.did(), "|"); got != "keys C-u|paste /compact|keys C-u" {
+	if got := strings.Join(pane.did(), "|"); got != "paste /compact|keys C-u" {
 		t.Fatalf("pane actions: %q, want the paste cleared and no Enter", got)
 	}
 	c, err := d.S.CycleFile().Read()
@@ -96,7 +96,7 @@ func TestACommandSettlingWhenTheHarnessIsRelaunchedFails(t *testing.T) {
 	t.Parallel()
 	d, pane := cycleDriver(t)
 	d.Ad = settleAdapter{}
-	pane.then = map[string][]string{"C-u": {listedBox}}
+	pane.then = map[string][]string{"paste": {listedBox}}
 	d.startCycle(nil, "test", "")
 	d.launchAt = time.Now() // as launch() records a new harness
 	d.onCommandTick()

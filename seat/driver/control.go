@@ -182,7 +182,13 @@ func (d *Driver) Run(c guard.Command, live func() bool, entered func(error)) {
 	}
 	settled := d.Ad.Caps().CommandSettled
 	if settled == nil {
-		entered(d.paste(c.Text()))
+		err := d.paste(c.Text())
+		if errors.Is(err, errBoxNotFree) && !errors.Is(err, errNotPasted) {
+			// Pasted, but a dialog came before its Enter: the command waits
+			// in the box under it, pantty's own, cleared at the next paste.
+			d.strandedCmd = c.Text()
+		}
+		entered(err)
 		return
 	}
 	d.pasteSettled(c.Text(), settled, live, entered)

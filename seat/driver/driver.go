@@ -74,9 +74,13 @@ type Driver struct {
 	foreignTurn string     // prompt_id of a turn pantty did not submit (a person typing)
 	foreignAt   time.Time
 	cmds        []seat.Request
-	notBefore   time.Time // provider wait: nothing is submitted before this
-	blocked     string    // why nothing may be submitted at all (e.g. unsupported dispatch facts)
-	pruned      time.Time // last retention sweep
+	notBefore   time.Time   // provider wait: nothing is submitted before this
+	blocked     string      // why nothing may be submitted at all (e.g. unsupported dispatch facts)
+	held        string      // why the pane holds the queue (a dialog, a person's draft: inputbox.go), "" when it does not
+	notified    *tmux.Watch // the watch whose pane-output wake-ups are on for a hold
+	boxT        timer       // a held pane's look when no watch reports its changes
+	strandedCmd string      // a command pasted but not entered (a dialog came first): pantty's own text in the box
+	pruned      time.Time   // last retention sweep
 
 	cycle        *cycleRun               // the compaction cycle in progress
 	lastCycle    string                  // a finished cycle still waiting for its "after" reading
@@ -128,6 +132,9 @@ type flight struct {
 	sub        guard.Submission
 	enterTries int
 	recovered  bool // inherited from a driver that died mid-delivery (no Submission)
+	// notPasted says why the paste was not made (the box was not free when
+	// fillBox looked): the message goes back to the queue, unsent.
+	notPasted string
 	// lookFrom is when Enter last went, or the silent pane was last looked
 	// at: the evidence timer runs submit_timeout from it (syncTimers).
 	lookFrom time.Time
@@ -210,6 +217,10 @@ func (d *Driver) Loop() int {
 			if pid == d.sess.PanePID {
 				d.reapAndCheck("harness process exited")
 			}
+		case <-d.paneChanged():
+			// A held pane printed something: pump looks at the box again.
+		case <-d.boxT.C():
+			d.boxT.stop() // the same, where no watch reports changes
 		case <-d.gone:
 			d.gone = nil
 			d.checkHarness("tmux control client ended")
@@ -446,6 +457,9 @@ func (d *Driver) rescan() {
 
 func (d *Driver) onReadyTimeout() {
 	if d.ready || d.readying || d.pollReady() {
+		return
+	}
+	if d.dialogBeforeStart() {
 		return
 	}
 	err := fmt.Errorf("harness did not report SessionStart for session %s within %s%s",

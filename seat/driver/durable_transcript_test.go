@@ -73,8 +73,8 @@ func TestNoKeyBeforeItsRecordIsDurable(t *testing.T) {
 	}
 	d.maybeSubmit()
 	acts := pane.did()
-	if len(acts) != 3 || !strings.HasPrefix(acts[1], "paste ") {
-		t.Fatalf("pane actions once writable: %q, want C-u, one paste, Enter", acts)
+	if len(acts) != 2 || !strings.HasPrefix(acts[0], "paste ") {
+		t.Fatalf("pane actions once writable: %q, want one paste, Enter (the box is empty: no C-u)", acts)
 	}
 	if st := status(t, d, "m1"); st.State != inbox.StateSubmitting || st.Attempts != 1 {
 		t.Fatalf("on disk after the delivery: %+v", st)
@@ -92,7 +92,7 @@ func TestACloseIsReportedOnlyOnceDurable(t *testing.T) {
 	queue(t, d, "m1", "fix the build")
 	queue(t, d, "m2", "then the docs")
 	d.maybeSubmit()
-	pasted := strings.TrimPrefix(pane.did()[1], "paste ")
+	pasted := strings.TrimPrefix(pane.did()[0], "paste ")
 	d.onHookEvent(seat.Event{Kind: seat.EvUserPromptSubmit, ReceivedAt: time.Now(), File: "events/e1.json",
 		Fields: seat.HookFields{SessionID: d.sess.ID, Prompt: pasted, PromptID: "p1"}})
 
@@ -108,8 +108,8 @@ func TestACloseIsReportedOnlyOnceDurable(t *testing.T) {
 	if _, err := d.S.CursorFile().Read(); err == nil {
 		t.Fatal("a cursor was written while m1's close is not durable")
 	}
-	if n := len(pane.did()); n != 3 {
-		t.Fatalf("m2 got keys while m1's close is pending: %q", pane.did()[3:])
+	if n := len(pane.did()); n != 2 {
+		t.Fatalf("m2 got keys while m1's close is pending: %q", pane.did()[2:])
 	}
 
 	mend()
@@ -125,11 +125,11 @@ func TestACloseIsReportedOnlyOnceDurable(t *testing.T) {
 		t.Fatalf("cursor after the retry: %+v, %v", c, err)
 	}
 	d.maybeSubmit()
-	if acts := pane.did(); len(acts) != 6 {
+	if acts := pane.did(); len(acts) != 4 {
 		t.Fatalf("m2 not delivered once the state is durable: %q", acts)
 	}
-	if id, _, _, ok := guard.MatchHeader(strings.TrimPrefix(pane.did()[4], "paste ")); !ok || id != "m2" {
-		t.Fatalf("the next paste is not m2: %q", pane.did()[4])
+	if id, _, _, ok := guard.MatchHeader(strings.TrimPrefix(pane.did()[2], "paste ")); !ok || id != "m2" {
+		t.Fatalf("the next paste is not m2: %q", pane.did()[2])
 	}
 }
 

@@ -43,8 +43,11 @@ func (d *Driver) ensureHarness() error {
 			d.watchHarness()
 			d.to(machine.Ready, "")
 			// An adopted harness sends no new SessionStart, so the verdict the
-			// spawning start waits for is given here: the harness is up and ours.
-			d.report(seat.Progress{State: "ready", Holder: d.Lock.Owner.Holder, Session: d.sess.ID, Adopted: true})
+			// spawning start waits for is given here: the harness is up and ours
+			// (or up behind a dialog: held, heldAtStart).
+			if !d.heldAtStart() {
+				d.report(seat.Progress{State: "ready", Holder: d.Lock.Owner.Holder, Session: d.sess.ID, Adopted: true})
+			}
 			d.Report = nil
 			return nil
 		}

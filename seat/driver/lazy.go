@@ -3,8 +3,10 @@ package driver
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
+	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/internal/machine"
 	"github.com/pantty/pantty/seat"
 )
@@ -62,7 +64,7 @@ func (d *Driver) becomeReady(why string) {
 	}
 	caps := d.Ad.Caps()
 	if caps.InputReady == nil {
-		d.markReady(why)
+		d.markReady(why, false)
 		return
 	}
 	d.readying = true
@@ -70,19 +72,62 @@ func (d *Driver) becomeReady(why string) {
 		func(ok bool) {
 			d.readying = false
 			if !ok {
-				d.logf("the pane did not show the harness's input box within %s of SessionStart: going on", inputReadyLimit)
+				d.logf("the pane did not show the harness's input box within %s of SessionStart", inputReadyLimit)
 			}
-			d.markReady(why)
+			d.markReady(why, !ok)
 		})
 }
 
+// dialogBeforeStart runs when the harness has not come up within
+// ready_timeout: if the pane shows a dialog instead (Claude Code 2.1.328 asks
+// whether to trust the folder before it fires SessionStart), the harness is
+// kept, the queue holds, and the start that waits hears the dialog and the
+// fix instead of a failure that kills the harness. It reports whether it did.
+// The harness comes up once a person answers (its SessionStart, becomeReady).
+func (d *Driver) dialogBeforeStart() bool {
+	if d.Cfg.Shape == config.ShapeTurn {
+		return false
+	}
+	// A harness that exited leaves its last screen on the dead pane
+	// (remain-on-exit): an error message is no dialog, and that start fails.
+	if _, err := seat.ProcStart(d.sess.PanePID); err != nil {
+		return false
+	}
+	if !d.boxHolds() || !d.heldByDialog() {
+		return false
+	}
+	d.logf("the harness did not come up within %s: the pane shows a dialog; it stays up for a person to answer", d.Cfg.ReadyTimeout.Duration)
+	d.heldAtStart()
+	return true
+}
+
+// heldAtStart is the start's verdict when the harness came up but its first
+// screen is a dialog, not the input box: the driver runs and holds the queue
+// (pantty answers no dialog), and start says so with the fix instead of
+// "started". It reports whether it gave that verdict.
+func (d *Driver) heldAtStart() bool {
+	if d.Report == nil || !d.boxHolds() || !d.heldByDialog() {
+		return false
+	}
+	d.logf("harness up, but the pane shows a dialog instead of its input box: the queue holds until a person answers it")
+	d.report(seat.Progress{State: seat.StateHeld, Holder: d.Lock.Owner.Holder, Session: d.sess.ID, Adopted: d.adopted,
+		Text: fmt.Sprintf("the harness shows a dialog instead of its input box: %s; pantty answers no dialog and submits nothing until it is gone: answer it with 'pantty seat attach %s' (detach with C-b d), and the queue goes on",
+			strings.TrimPrefix(d.held, dialogHold), d.S.Name)})
+	d.Report = nil
+	return true
+}
+
 // markReady is the harness ready: the ready timer stops, the phase moves and
-// the start that waits hears it.
-func (d *Driver) markReady(why string) {
+// the start that waits hears it — that it started, or, when look says the
+// input box was not seen, that a dialog holds it (heldAtStart).
+func (d *Driver) markReady(why string, look bool) {
 	d.ready = true
 	d.readyT.stop()
 	d.logf("harness ready (%s)", why)
 	d.to(machine.Ready, "")
+	if look && d.heldAtStart() {
+		return
+	}
 	d.report(seat.Progress{State: "ready", Holder: d.Lock.Owner.Holder, Session: d.sess.ID, Adopted: d.adopted})
 	d.Report = nil
 }

@@ -50,6 +50,7 @@ func (d *Driver) setMode(mode, why string, clients []string) {
 	}
 	d.logf("mode %s: %s", mode, why)
 	if mode == seat.ModeRelay {
+		d.endHold() // the person at the pane owns it now; leaving relay looks again
 		d.to(machine.RelayEntered, why)
 	} else if d.phase == machine.Relay {
 		d.to(machine.RelayLeft, "")
@@ -58,13 +59,13 @@ func (d *Driver) setMode(mode, why string, clients []string) {
 
 // leaveRelay returns to direct, unless the person left a draft in the input
 // box: that is never wiped; the queue waits until the box is empty (the person
-// submits or clears it), and mode.toml and the heartbeat say so.
+// submits or clears it), and mode.toml ("held", the draft) and the heartbeat
+// say so. The box is looked at again whenever the pane changes (boxHolds,
+// inputbox.go).
 func (d *Driver) leaveRelay(why string) {
 	if draft := d.draft(); draft != "" {
-		d.mode = seat.Mode{Mode: seat.ModeDirect, Since: d.now().UTC(), Why: why, Draft: draft}
-		d.S.ModeFile().Write(d.mode)
-		d.logf("relay ended but a draft is in the input box: holding the queue (%q)", seat.Truncate(draft, 80))
-		d.to(machine.DraftHeld, "a draft is in the input box: submit or clear it; pantty will not wipe it")
+		d.logf("relay ended (%s) but a draft is in the input box: holding the queue (%q)", why, seat.Truncate(draft, 80))
+		d.hold(machine.DraftHeld, draftHold, draft)
 		return
 	}
 	d.setMode(seat.ModeDirect, why, nil)
@@ -91,19 +92,11 @@ func (d *Driver) draft() string {
 	return strings.TrimSpace(draft)
 }
 
-// relayHolds reports whether the mode keeps the driver from submitting, and
-// re-checks a held draft.
+// relayHolds reports whether the mode keeps the driver from submitting. A
+// draft left at the end of relay is a hold of the pane (boxHolds), which
+// clears mode.toml's draft when the box is empty.
 func (d *Driver) relayHolds() bool {
-	if d.mode.Mode == seat.ModeRelay {
-		return true
-	}
-	if d.mode.Draft != "" {
-		if d.draft() != "" {
-			return true
-		}
-		d.setMode(seat.ModeDirect, "the draft left in the input box is gone", nil)
-	}
-	return false
+	return d.mode.Mode == seat.ModeRelay
 }
 
 // loadMode restores the recorded mode at driver start, then observes.
@@ -114,8 +107,15 @@ func (d *Driver) loadMode() {
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		d.logf("mode.toml: %v (observing afresh)", err)
 	}
-	if d.mode.Mode == "" {
+	switch d.mode.Mode {
+	case "":
 		d.setMode(seat.ModeDirect, "driver start: no person observed yet", nil)
+	case seat.ModeDialog, seat.ModeDraft:
+		// An older driver's hold: the box is looked at again at the first
+		// boundary (this driver's own, from an adopted pane, stands).
+		if d.held == "" {
+			d.setMode(seat.ModeDirect, "driver start: the input box is looked at again (was "+d.mode.Why+")", nil)
+		}
 	}
 	d.observeClients("driver start")
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/pantty/pantty/internal/config"
@@ -257,10 +258,13 @@ func (d *Driver) maybeSubmit() {
 	case machine.Recycle:
 		d.recycleStep(d.entries[p.ID])
 	case machine.Deliver:
-		if e := d.entries[p.ID]; !d.refreshBefore(e) {
+		if e := d.entries[p.ID]; !d.boxHolds() && !d.refreshBefore(e) {
 			d.deliver(e)
 		}
 	case machine.Nothing:
+		if d.held != "" && d.boxHolds() {
+			return // the dialog or draft is still there: the seat says so
+		}
 		if d.phase != machine.Idle {
 			d.to(machine.Drained, "")
 		}
@@ -327,9 +331,15 @@ func (d *Driver) deliver(e *inbox.Entry) {
 
 // Submit is the board door: the only way board text reaches the pane, and it
 // takes a Submission, which only Guard can make.
-func (d *Driver) Submit(s guard.Submission) error { return d.paste(s.Text()) }
+func (d *Driver) Submit(s guard.Submission) error {
+	err := d.paste(s.Text())
+	if errors.Is(err, errNotPasted) {
+		d.notPasted(s, err)
+	}
+	return err
+}
 
-// paste clears the composer and pastes text followed by Enter. Its callers are
+// paste pastes text into the input box followed by Enter. Its callers are
 // the two doors (Submit and Run), each taking its own type.
 func (d *Driver) paste(text string) error {
 	ctx, cancel := d.ctx()
@@ -342,14 +352,40 @@ func (d *Driver) paste(text string) error {
 	// prompt instead of submitting it. There is no event for "paste committed",
 	// so this is a short fixed quiet time (paste_settle).
 	time.Sleep(d.Cfg.PasteSettle.Duration)
+	// And only onto the input box: a dialog that came up meanwhile would take
+	// the Enter as its answer. The text stays in the box under it; the
+	// evidence timer looks again (onEvidenceTimeout).
+	screen, err := d.tm.Capture(ctx, d.sess.PaneID)
+	if err != nil {
+		return err
+	}
+	if why := d.enterAllowed(screen); why != "" {
+		return fmt.Errorf("%w: Enter not sent: %s", errBoxNotFree, why)
+	}
 	return d.tm.SendKeys(ctx, d.sess.PaneID, "Enter")
 }
 
-// fillBox empties the input box (C-u) and pastes text into it, bracketed;
-// the caller sends Enter.
+// errNotPasted is a paste fillBox did not make: nothing reached the pane.
+var errNotPasted = fmt.Errorf("%w: not pasted", errBoxNotFree)
+
+// fillBox pastes text into the input box, bracketed; the caller sends Enter.
+// It looks first: keys go only into a box the adapter recognises, a person's
+// draft is never cleared nor extended, and C-u clears only pantty's own
+// leftover (text that starts with its prefix).
 func (d *Driver) fillBox(ctx context.Context, text string) error {
-	if err := d.tm.SendKeys(ctx, d.sess.PaneID, "C-u"); err != nil {
+	l, err := d.lookAtBox(ctx)
+	switch {
+	case err != nil:
 		return err
+	case l.dialog != "":
+		return fmt.Errorf("%w: %s", errNotPasted, dialogHold+l.dialog)
+	case l.draft != "":
+		return fmt.Errorf("%w: %s", errNotPasted, draftHold)
+	case l.leftover:
+		if err := d.tm.SendKeys(ctx, d.sess.PaneID, "C-u"); err != nil {
+			return err
+		}
+		d.strandedCmd = ""
 	}
 	return d.tm.Paste(ctx, d.sess.PaneID, []byte(text))
 }
@@ -373,6 +409,14 @@ func (d *Driver) onEvidenceTimeout() {
 	// leaves the message waiting (a busy pane, a failed capture) looks again
 	// after submit_timeout, as an Enter retry does from its Enter.
 	fl.lookFrom = d.now()
+	if fl.notPasted != "" {
+		// fillBox found the box taken between the boundary's look and the
+		// paste: nothing reached the pane, so the message simply waits again.
+		d.flight = nil
+		d.requeue(fl.e, "not pasted ("+fl.notPasted+"): queued again")
+		d.to(machine.Requeued, "")
+		return
+	}
 	ctx, cancel := d.ctx()
 	screen, err := d.tm.Capture(ctx, d.sess.PaneID)
 	cancel()
@@ -381,6 +425,26 @@ func (d *Driver) onEvidenceTimeout() {
 		return
 	}
 	busy := d.Ad.Busy(screen)
+	if why := d.enterAllowed(screen); why != "" && !busy {
+		// No key onto a screen without the input box: an Enter retry (or the
+		// C-u of a give-up) would answer the dialog. The try is not counted;
+		// this look starts the next window, and a person answers the dialog.
+		// The harness's records may still show the turn ran (the dialog came
+		// after it): that closes the message now.
+		if d.closedByTranscript(fl.e, "no submission evidence") {
+			return
+		}
+		if d.waiting != why {
+			d.logf("no submission evidence for %s and no input box on the pane: no Enter (%s)", fl.e.Msg.ID, why)
+			d.waiting = why
+			d.beat()
+		}
+		return
+	}
+	if strings.HasPrefix(d.waiting, dialogHold) {
+		d.waiting = fl.e.Msg.ID // the box is back
+		d.beat()
+	}
 	closed := !busy && d.closedByTranscript(fl.e, "no submission evidence")
 	switch machine.AfterSilence(machine.Silence{Busy: busy, Closed: closed, Tries: fl.enterTries,
 		MaxTries: d.Cfg.SubmitRetries, Recovered: fl.recovered}) {

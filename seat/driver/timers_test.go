@@ -47,7 +47,7 @@ func TestTheFlightsTimersFollowItsState(t *testing.T) {
 	now = now.Add(time.Second)
 	started := now
 	d.onHookEvent(seat.Event{Kind: seat.EvUserPromptSubmit, ReceivedAt: started,
-		Fields: seat.HookFields{SessionID: d.sess.ID, Prompt: pane.did()[1][len("paste "):], PromptID: "p1"}})
+		Fields: seat.HookFields{SessionID: d.sess.ID, Prompt: pane.did()[0][len("paste "):], PromptID: "p1"}})
 	if st := status(t, d, "m1"); st.State != inbox.StateSubmitted {
 		t.Fatalf("m1 after its evidence: %+v", st)
 	}

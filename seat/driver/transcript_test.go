@@ -74,6 +74,13 @@ func (f *fakeServer) Paste(_ context.Context, _ string, text []byte) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.actions, f.shown = append(f.actions, "paste "+string(text)), append(f.shown, f.screen)
+	if s, ok := f.react["paste"]; ok {
+		f.screen = s
+	}
+	if fr, ok := f.then["paste"]; ok {
+		f.frames = append(f.frames, fr...)
+		delete(f.then, "paste")
+	}
 	return nil
 }
 
@@ -145,8 +152,8 @@ func queue(t *testing.T, d *Driver, id, text string) {
 
 // TestADeliveryTranscript pins the board door's path through the driver as
 // events in and pane actions and state files out, without tmux: a queued
-// message is pasted (guard header and delimiters) after the input box is
-// cleared, then Enter on its own; UserPromptSubmit carrying the header's id
+// message is pasted (guard header and delimiters) into the empty input box
+// (no C-u: there is nothing of pantty's to clear), then Enter on its own; UserPromptSubmit carrying the header's id
 // and nonce makes it submitted; Stop makes it processed and moves the cursor.
 // Evidence with another nonce (a person retyping an old header) binds nothing.
 func TestADeliveryTranscript(t *testing.T) {
@@ -155,10 +162,10 @@ func TestADeliveryTranscript(t *testing.T) {
 	queue(t, d, "m1", "fix the build")
 	d.maybeSubmit()
 
-	if len(pane.actions) != 3 || pane.actions[0] != "keys C-u" || !strings.HasPrefix(pane.actions[1], "paste ") || pane.actions[2] != "keys Enter" {
-		t.Fatalf("pane actions: %q, want C-u, one paste, Enter", pane.actions)
+	if len(pane.actions) != 2 || !strings.HasPrefix(pane.actions[0], "paste ") || pane.actions[1] != "keys Enter" {
+		t.Fatalf("pane actions: %q, want one paste, Enter", pane.actions)
 	}
-	pasted := strings.TrimPrefix(pane.actions[1], "paste ")
+	pasted := strings.TrimPrefix(pane.actions[0], "paste ")
 	id, nonce, _, ok := guard.MatchHeader(pasted)
 	if !ok || id != "m1" || !strings.Contains(pasted, "fix the build") {
 		t.Fatalf("the paste carries no guard header for m1: %q", pasted)
@@ -191,8 +198,8 @@ func TestADeliveryTranscript(t *testing.T) {
 	if err != nil || c.ID != "m1" || c.State != inbox.StateProcessed || c.Closed != 1 {
 		t.Fatalf("cursor after m1: %+v (%v)", c, err)
 	}
-	if n := len(pane.actions); n != 3 {
-		t.Fatalf("the turn's end touched the pane: %q", pane.actions[3:])
+	if n := len(pane.actions); n != 2 {
+		t.Fatalf("the turn's end touched the pane: %q", pane.actions[2:])
 	}
 }
 
@@ -250,7 +257,7 @@ func TestAPersonsTurnHoldsTheQueue(t *testing.T) {
 
 	pane.show(idleScreen)
 	d.maybeSubmit()
-	if len(pane.actions) != 3 || !strings.Contains(pane.actions[1], "fix the build") || status(t, d, "m1").State != inbox.StateSubmitting {
+	if len(pane.actions) != 2 || !strings.Contains(pane.actions[0], "fix the build") || status(t, d, "m1").State != inbox.StateSubmitting {
 		t.Fatalf("after the person's turn: %q, %+v", pane.actions, status(t, d, "m1"))
 	}
 }
@@ -279,7 +286,7 @@ func TestAMessageWaitsForItsTimeOnTheDriversClock(t *testing.T) {
 	}
 	now = now.Add(2 * time.Second)
 	d.maybeSubmit()
-	if len(pane.actions) != 3 || status(t, d, "m1").State != inbox.StateSubmitting {
+	if len(pane.actions) != 2 || status(t, d, "m1").State != inbox.StateSubmitting {
 		t.Fatalf("not pasted once its time had come: %q, %+v", pane.actions, status(t, d, "m1"))
 	}
 }
@@ -305,7 +312,7 @@ func TestSilenceRetriesEnterNeverThePaste(t *testing.T) {
 	if st.State != inbox.StateFailed || st.Reason != inbox.ReasonUndelivered {
 		t.Fatalf("after %d Enter retries: %+v", d.Cfg.SubmitRetries, st)
 	}
-	want := []string{"keys C-u", "paste", "keys Enter", "keys Enter", "keys Enter", "keys Enter", "keys C-u"}
+	want := []string{"paste", "keys Enter", "keys Enter", "keys Enter", "keys Enter", "keys C-u"}
 	got := make([]string, len(pane.actions))
 	for i, a := range pane.actions {
 		got[i], _, _ = strings.Cut(a, " [pantty]") // the paste's text is the delivery transcript's business
@@ -321,11 +328,11 @@ func deliverAndTake(t *testing.T, d *Driver, pane *fakeServer, promptID string) 
 	t.Helper()
 	n := len(pane.actions)
 	d.maybeSubmit()
-	if len(pane.actions) != n+3 {
+	if len(pane.actions) != n+2 {
 		t.Fatalf("no delivery: %q", pane.actions[n:])
 	}
 	d.onHookEvent(seat.Event{Kind: seat.EvUserPromptSubmit, ReceivedAt: d.now(),
-		Fields: seat.HookFields{SessionID: d.sess.ID, Prompt: strings.TrimPrefix(pane.actions[n+1], "paste "), PromptID: promptID}})
+		Fields: seat.HookFields{SessionID: d.sess.ID, Prompt: strings.TrimPrefix(pane.actions[n], "paste "), PromptID: promptID}})
 }
 
 // TestATransientFailureHoldsTheQueueUntilItsProbe: a turn the provider failed
@@ -369,8 +376,8 @@ func TestATransientFailureHoldsTheQueueUntilItsProbe(t *testing.T) {
 
 	now = now.Add(2 * time.Second)
 	deliverAndTake(t, d, pane, "p2")
-	if !strings.Contains(pane.actions[pasted+1], "msg=m1 ") {
-		t.Fatalf("the probe is not the held message: %q", pane.actions[pasted+1])
+	if !strings.Contains(pane.actions[pasted], "msg=m1 ") {
+		t.Fatalf("the probe is not the held message: %q", pane.actions[pasted])
 	}
 	d.onHookEvent(seat.Event{Kind: seat.EvStop, ReceivedAt: now, Fields: seat.HookFields{SessionID: d.sess.ID, PromptID: "p2"}})
 	if st := status(t, d, "m1"); st.State != inbox.StateProcessed {

@@ -5,12 +5,15 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
+	"time"
 
 	"github.com/pantty/pantty/internal/guard"
 )
 
 // Request is one row of the simulator's request log: what reached the model.
 type Request struct {
+	Time         string `json:"time"` // when the model got it (RFC 3339, nanoseconds)
 	SessionID    string `json:"session_id"`
 	PromptID     string `json:"prompt_id"`
 	Kind         string `json:"kind"`
@@ -50,6 +53,42 @@ func (h *Harness) Requests() []Request {
 		out = append(out, r)
 	}
 	return out
+}
+
+// At is when the request reached the model (zero when the row has no time).
+func (r Request) At() time.Time {
+	t, _ := time.Parse(time.RFC3339Nano, r.Time)
+	return t
+}
+
+// DialogKeys reads the simulator's dialog.jsonl: every key its modal dialog
+// received while it was open (PANTTY_SIM_DIALOG, [sim:dialog]), in order.
+func (h *Harness) DialogKeys() []DialogKey {
+	b, err := os.ReadFile(filepath.Join(h.Seat().HarnessDir(), "dialog.jsonl"))
+	if os.IsNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		h.T.Fatal(err)
+	}
+	var out []DialogKey
+	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var k DialogKey
+		if err := json.Unmarshal([]byte(l), &k); err != nil {
+			h.T.Fatalf("dialog.jsonl: %v", err)
+		}
+		out = append(out, k)
+	}
+	return out
+}
+
+// DialogKey is one key the simulator's dialog received: its kind (enter,
+// paste, text, clear, escape, …), a text key's or paste's text, and the
+// option it answered when it closed the dialog.
+type DialogKey struct {
+	Key    string `json:"key"`
+	Text   string `json:"text"`
+	Answer string `json:"answer"`
 }
 
 // ModelTurns counts, per message id, the model turns whose new input carried it.

@@ -54,6 +54,11 @@ type simConfig struct {
 	floor     int
 	window    int
 	failStart bool
+	// dialog opens a modal dialog in place of the input box at start-up
+	// (PANTTY_SIM_DIALOG; dialog.go): "start" right after SessionStart (Claude
+	// Code's post-upgrade question), "before" ahead of it, SessionStart
+	// firing only once it is answered (Claude Code's folder-trust question).
+	dialog string
 	// broken names harness behaviours switched off (PANTTY_SIM_BROKEN), so
 	// a measurement can show it fails when the harness lacks what it
 	// measures: escape (Escape does nothing mid-turn), reinject (no
@@ -342,6 +347,12 @@ func readEnv(cfg *simConfig) error {
 	cfg.sigils = envOr("PANTTY_SIM_SIGILS", "/!")
 	cfg.mentions = os.Getenv("PANTTY_SIM_MENTIONS") != "0"
 	cfg.failStart = os.Getenv("PANTTY_SIM_FAIL_START") == "1"
+	switch v := os.Getenv("PANTTY_SIM_DIALOG"); v {
+	case "", "start", "before":
+		cfg.dialog = v
+	default:
+		return fmt.Errorf("PANTTY_SIM_DIALOG=%q: want start or before", v)
+	}
 	cfg.broken = map[string]bool{}
 	for _, b := range strings.Split(os.Getenv("PANTTY_SIM_BROKEN"), ",") {
 		switch b = strings.TrimSpace(b); b {

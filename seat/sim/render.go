@@ -80,10 +80,12 @@ func (u *tui) mainScreen(w, h int) []string {
 	case u.notice != "":
 		status = u.notice
 	}
-	rule := strings.Repeat("─", w)
-	tail := []string{fit(status, w), rule}
+	tail := []string{fit(status, w), rule(w)}
 	tail = append(tail, box...)
-	tail = append(tail, rule, fit("  "+u.footer, w))
+	tail = append(tail, rule(w), fit("  "+u.footer, w))
+	if u.dialog {
+		tail = u.dialogLines(w)
+	}
 	room := h - len(head) - len(tail)
 	conv := u.scroll
 	if room < 0 {

@@ -45,12 +45,17 @@ type tui struct {
 	placeholder bool      // show "Resend your message to try again"
 	busy        *activity
 	rewind      bool
-	lastEsc     time.Time
-	lastExitKey time.Time
-	notice      string
-	footer      string
-	scroll      []string
-	idleGen     int
+	dialog      bool // a modal dialog is drawn in place of the box (dialog.go)
+	dialogSel   int  // its highlighted option
+	// startAfterDialog: SessionStart fires when the dialog is answered
+	// (PANTTY_SIM_DIALOG=before).
+	startAfterDialog bool
+	lastEsc          time.Time
+	lastExitKey      time.Time
+	notice           string
+	footer           string
+	scroll           []string
+	idleGen          int
 
 	done bool
 	code int
@@ -130,8 +135,16 @@ func (u *tui) becomeReady() {
 	}
 	io.WriteString(u.out, "\x1b[?2004h")
 	u.ready = true
+	if u.e.cfg.dialog != "" {
+		// PANTTY_SIM_DIALOG: the session starts with a dialog where the box
+		// would be; the box is never drawn before it.
+		u.openDialog()
+	}
 	u.render()
-	if !u.announced {
+	if u.e.cfg.dialog == "before" && !u.announced {
+		// Claude Code's trust question: SessionStart only once it is answered.
+		u.startAfterDialog = true
+	} else if !u.announced {
 		u.e.sessionStartHook(u.e.startSource())
 	}
 	u.refreshStatus()
@@ -166,7 +179,7 @@ func (u *tui) pump(flush bool) {
 // way a line discipline hands over queued lines: each line is submitted on
 // its own once the previous turn is over.
 func (u *tui) drainBacklog() {
-	for !u.done && u.ready && u.busy == nil && !u.rewind {
+	for !u.done && u.ready && u.busy == nil && !u.rewind && !u.dialog {
 		k, ok := u.backlog.next(true)
 		if !ok {
 			return
@@ -176,6 +189,10 @@ func (u *tui) drainBacklog() {
 }
 
 func (u *tui) handle(k key) {
+	if u.dialog {
+		u.dialogKey(k)
+		return
+	}
 	if u.rewind { // any key closes the rewind menu, Escape included
 		u.rewind = false
 		return
@@ -311,6 +328,9 @@ func (u *tui) finish(a *activity) {
 		u.placeholder = true
 	default:
 		u.e.completeTurn(a.turn)
+	}
+	if a.turn != nil && strings.Contains(a.turn.prompt, dialogMarker) {
+		u.openDialog()
 	}
 	u.refreshStatus()
 	u.armIdle()

@@ -164,7 +164,7 @@ func readMode(s seat.Seat, cfg config.Config, cfgErr error, now time.Time) Text 
 		return Text{Meta: missing(err, "no mode.toml: no person has been observed at the pane")}
 	}
 	v, why := m.Mode, m.Why
-	if m.Draft != "" {
+	if m.Draft != "" && m.Mode == seat.ModeDirect {
 		v = m.Mode + " (held by a draft)"
 	}
 	return Text{Meta: meta(Known, "", "mode.toml ("+why+")", m.Since, now), Value: ptr(v)}
