@@ -30,12 +30,17 @@ func TestDialogEatsKeysAndRecordsThem(t *testing.T) {
 	p.keys("C-u")
 	p.keys("Enter")
 	log := filepath.Join(e.state, "dialog.jsonl")
-	var rows []map[string]any
-	for end := time.Now().Add(deadline); len(rows) < 3 && time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
-		if _, err := os.Stat(log); err == nil { // the first key may not be recorded yet
-			rows = readJSONL(t, log)
+	// The dialog records a key as it takes it, a moment after tmux sent it:
+	// wait for n rows (or the deadline) before judging them.
+	rowsOf := func(n int) (rows []map[string]any) {
+		for end := time.Now().Add(deadline); len(rows) < n && time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+			if _, err := os.Stat(log); err == nil {
+				rows = readJSONL(t, log)
+			}
 		}
+		return rows
 	}
+	rows := rowsOf(3)
 	if len(rows) != 3 || str(rows[0], "key") != "paste" || str(rows[1], "key") != "clear" ||
 		str(rows[2], "key") != "enter" || str(rows[2], "answer") != dialogOptions[0] {
 		t.Fatalf("dialog.jsonl: %v", rows)
@@ -51,7 +56,7 @@ func TestDialogEatsKeysAndRecordsThem(t *testing.T) {
 	p.waitScreen("the dialog again", func(s string) bool { return strings.Contains(s, dialogTitle) })
 	p.keys("2")
 	p.waitBox("")
-	if rows = readJSONL(t, log); len(rows) != 4 || str(rows[3], "text") != "2" || str(rows[3], "answer") != dialogOptions[1] {
+	if rows = rowsOf(4); len(rows) != 4 || str(rows[3], "text") != "2" || str(rows[3], "answer") != dialogOptions[1] {
 		t.Fatalf("dialog.jsonl after a person's 2: %v", rows)
 	}
 	p.submit("two")
