@@ -160,11 +160,13 @@ func (Adapter) Composer(screen string) (string, bool) {
 }
 
 // InputReady (harness.Capabilities.InputReady) is the simulator's input box on
-// the pane: a "> " line between two rules. Before it ("  Starting…") the
-// simulator takes no keys.
+// the pane: a "> " line between two rules — or, for a text taller than the
+// box shows, its count of hidden lines ("  … N more lines") where the "> "
+// line scrolled away (a long board message's paste read as a dialog, and
+// its Enter was held). Before it ("  Starting…") the simulator takes no keys.
 func (Adapter) InputReady(screen string) bool {
 	box, ok := seat.BetweenLastRules(screen, seat.IsRule)
-	return ok && len(box) > 0 && strings.HasPrefix(box[0], ">")
+	return ok && len(box) > 0 && (strings.HasPrefix(box[0], ">") || strings.HasPrefix(box[0], hiddenLines))
 }
 
 // CommandAnswer (harness.Capabilities.CommandAnswer) reads a command's output from the

@@ -64,3 +64,21 @@ func TestDialogEatsKeysAndRecordsThem(t *testing.T) {
 		t.Fatalf("prompt after the dialog: %q", str(ups[1], "prompt"))
 	}
 }
+
+// TestATallBoxIsStillTheBox: a pasted text taller than the box shows its
+// last lines under a count of the hidden ones, the "> " line out of sight.
+// That is the input box, not a dialog: read as one, a long board message's
+// paste was held before its Enter and never submitted.
+func TestATallBoxIsStillTheBox(t *testing.T) {
+	box := boxLines(strings.Repeat("a long message ", 400), 80)
+	screen := strings.Join(append(append([]string{"✻ pantty sim", "", rule(80)}, box...), rule(80), "  footer"), "\n")
+	if !strings.HasPrefix(box[0], hiddenLines) {
+		t.Fatalf("a tall text's box starts %q, want the hidden-lines count", box[0])
+	}
+	if !(Adapter{}).InputReady(screen) {
+		t.Fatalf("InputReady is false on a tall box:\n%s", screen)
+	}
+	if _, ok := (Adapter{}).Composer(screen); !ok {
+		t.Fatalf("Composer finds no box:\n%s", screen)
+	}
+}

@@ -101,6 +101,10 @@ func (u *tui) mainScreen(w, h int) []string {
 	return append(out, tail...)
 }
 
+// hiddenLines starts the box's first line when the text is taller than the
+// box: the count of lines scrolled out of sight above.
+const hiddenLines = "  … "
+
 // boxLines shows the input box: "> " before the first line, two spaces
 // before the others, long lines wrapped, at most maxBoxLines shown (the
 // last ones, under a count of the hidden ones).
@@ -128,7 +132,7 @@ func boxLines(box string, w int) []string {
 	}
 	if len(out) > maxBoxLines {
 		hidden := len(out) - maxBoxLines + 1
-		out = append([]string{"  … " + strconv.Itoa(hidden) + " more lines"}, out[len(out)-maxBoxLines+1:]...)
+		out = append([]string{hiddenLines + strconv.Itoa(hidden) + " more lines"}, out[len(out)-maxBoxLines+1:]...)
 	}
 	return out
 }
