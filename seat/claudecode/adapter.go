@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -362,7 +363,7 @@ func (Adapter) InputReady(screen string) bool {
 // placeholder hint counts as empty.
 func (Adapter) Composer(screen string) (string, bool) {
 	text, ok := Composer(screen)
-	if text == Placeholder {
+	if slices.Contains(Placeholders, text) {
 		text = ""
 	}
 	return text, ok
@@ -382,9 +383,16 @@ func Composer(screen string) (text string, ok bool) {
 	return seat.BoxText(box, "❯"), true
 }
 
-// Placeholder is the input box's dimmed hint after a turn ended in an API error;
-// it is not a draft and needs no clearing.
+// Placeholder is the input box's dimmed hint after a turn ended in an API error
+// the harness gave up retrying (a 429); it is not a draft and needs no clearing.
 const Placeholder = "Resend your message to try again"
+
+// Placeholders are every dimmed hint Claude Code 2.1.328 shows in an empty
+// input box after a failed turn: Placeholder, and after a 401 or a billing
+// refusal "Once fixed, resend your message" (measured 2026-12-05 on the
+// outage e2e: read as a person's draft, it held the queue for good once keys
+// went only into a free box).
+var Placeholders = []string{Placeholder, "Once fixed, resend your message"}
 
 // Commands is the command door's allow-list:
 //   - compact: pantty's compaction cycle (PreCompact, summarisation request,

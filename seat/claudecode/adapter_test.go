@@ -207,6 +207,10 @@ func TestScreens(t *testing.T) {
 		{"interrupted after streaming", screen(t, "interrupted-streamed"), false, true, ""},
 		{"prompt put back", screen(t, "putback"), false, true, "[Pasted text #4 +3 lines]"},
 		{"after a 429", screen(t, "placeholder"), false, true, ""},
+		// After a 401 or a billing refusal the hint differs: its words as the
+		// driver read them from the real pane (outage e2e, 2026-12-05), in the
+		// 429 capture's frame.
+		{"after a 401", screen(t, "placeholder-401"), false, true, ""},
 		{"a reply quoting the footer", quoting, false, true, ""},
 		{"blank (just launched)", "\n\n\n", false, false, ""},
 		{"banner only", " ▐▛███▛█   Claude Code v2.1.328\n▝▜██████▀  Opus 5.5 · API Usage Billing\n", false, false, ""},

@@ -88,9 +88,11 @@ func TestHookTranslatesATurn(t *testing.T) {
 	if out != "" || kinds(evs) != seat.EvUserPromptSubmit || evs[0].Fields.Prompt != prompt || evs[0].Fields.PromptID != promptID(recorded, prompt) {
 		t.Fatalf("BeforeAgent: printed %q, events %s %+v", out, kinds(evs), evs)
 	}
-	out, evs = hook(t, s, map[string]any{"hook_event_name": "AfterAgent", "prompt": prompt, "prompt_response": "standin received: …"})
+	// The reply is the chat file's (its recorded turn's gemini message), not
+	// the payload's prompt_response, which repeats chunks of a streamed reply.
+	out, evs = hook(t, s, map[string]any{"hook_event_name": "AfterAgent", "prompt": prompt, "prompt_response": "standin received: … garbled"})
 	if out != "" || kinds(evs) != seat.EvContextReading+" "+seat.EvStop || evs[1].Fields.PromptID != promptID(recorded, prompt) ||
-		evs[1].Fields.LastAssistantMessage != "standin received: …" {
+		evs[1].Fields.LastAssistantMessage != "standin received: [pantty] msg=m11 nonce=0123456789ab mentions=0" {
 		t.Fatalf("AfterAgent: printed %q, events %s %+v", out, kinds(evs), evs)
 	}
 	var r seat.ContextReadingPayload
