@@ -21,6 +21,14 @@ func paneDescendants(pid int) []int {
 	if _, ok := execAncestor(pid); !ok {
 		return nil
 	}
+	return Descendants(pid)
+}
+
+// Descendants lists every live descendant of pid (children first), from one
+// pass over /proc. The pane process uses it on itself to signal its whole
+// tree; a caller that did not start pid checks whose it is first
+// (paneDescendants).
+func Descendants(pid int) []int {
 	kids := procChildren()
 	var out []int
 	for queue := kids[pid]; len(queue) > 0; queue = queue[1:] {

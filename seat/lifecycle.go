@@ -197,7 +197,8 @@ func awaitExit(exited <-chan error) {
 }
 
 // Stop records the intent to stop, asks the live driver to stop the harness and
-// exit, and then makes sure the seat's tmux session and process group are gone.
+// exit, and then makes sure the seat's tmux session and every process of its
+// launches are gone (endStopped).
 // All state files stay.
 func Stop(s Seat) error {
 	if err := s.SetIntent(IntentStopped, "seat stop"); err != nil {
@@ -231,8 +232,18 @@ func Stop(s Seat) error {
 	if err := tm.KillSession(ctx, sess.TmuxName); err != nil && !errors.Is(err, tmux.ErrNoServer) && !errors.Is(err, tmux.ErrNoTarget) {
 		return fmt.Errorf("%w: kill tmux session %s: %v", ErrUnobservable, sess.TmuxName, err)
 	}
-	KillGroup(sess.PanePID)
-	return nil
+	return s.endStopped()
+}
+
+// endStopped ends what is left of the seat's launches once its driver and tmux
+// session are gone, and checks that no process of the launch outlives the
+// stop: ErrSurvivors names each one still running (exit 1). By ancestry and
+// the seat's markers (EndLaunch), not by the recorded pane pid's process
+// group: that pid may have been recycled since, and a stranger's group must
+// never be killed.
+func (s Seat) endStopped() error {
+	_, err := s.EndLaunch(LaunchGrace)
+	return err
 }
 
 // Retry re-queues a failed message: through the driver when one is live (it owns

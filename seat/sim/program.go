@@ -54,6 +54,10 @@ type simConfig struct {
 	floor     int
 	window    int
 	failStart bool
+	// stubborn: SIGHUP, SIGTERM and a closed terminal do not end the
+	// simulator (PANTTY_SIM_STUBBORN=1), like Gemini CLI 0.61.0 after its
+	// tmux server died (docs/sim.md): only SIGKILL does.
+	stubborn bool
 	// broken names harness behaviours switched off (PANTTY_SIM_BROKEN), so
 	// a measurement can show it fails when the harness lacks what it
 	// measures: escape (Escape does nothing mid-turn), reinject (no
@@ -342,6 +346,7 @@ func readEnv(cfg *simConfig) error {
 	cfg.sigils = envOr("PANTTY_SIM_SIGILS", "/!")
 	cfg.mentions = os.Getenv("PANTTY_SIM_MENTIONS") != "0"
 	cfg.failStart = os.Getenv("PANTTY_SIM_FAIL_START") == "1"
+	cfg.stubborn = os.Getenv("PANTTY_SIM_STUBBORN") == "1"
 	cfg.broken = map[string]bool{}
 	for _, b := range strings.Split(os.Getenv("PANTTY_SIM_BROKEN"), ",") {
 		switch b = strings.TrimSpace(b); b {
