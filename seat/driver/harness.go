@@ -74,6 +74,9 @@ func (d *Driver) launch(pane *tmux.Pane) error {
 		return err
 	}
 	env = auth.WithDrop(env)
+	if err := d.canWork(env); err != nil {
+		return err
+	}
 	// A missing binary is named before the adapter prepares anything: Codex's
 	// Argv runs codex itself to trust its hooks, and failed there in its own
 	// words ("hook trust: start X app-server: exec: …").
@@ -151,6 +154,25 @@ func (d *Driver) launch(pane *tmux.Pane) error {
 	d.readyT.set(d.Cfg.ReadyTimeout.Duration)
 	d.armReadyPoll()
 	return nil
+}
+
+// canWork refuses a launch that cannot work, as `seat start` and `recover`
+// do before they spawn a driver (harness.CanWork), here with the environment
+// the harness gets: a pass_env variable it lacks, or a home `pantty seat
+// prepare-home` would change. It covers a seat.toml or home changed since
+// the check; the refusal names the command that fixes it, and a relaunch
+// refused so counts towards the give-up (no loop).
+func (d *Driver) canWork(env map[string]string) error {
+	var missing []string
+	for _, k := range d.Cfg.PassEnv {
+		if _, ok := env[k]; !ok {
+			missing = append(missing, k)
+		}
+	}
+	if len(missing) > 0 {
+		return seat.MissingPassEnvError(d.S, missing, "pantty seat start "+d.S.Name)
+	}
+	return harness.CheckHome(d.Ad, d.S, d.Cfg, env)
 }
 
 // resolveBinary finds the harness command on the harness's PATH and keeps the
