@@ -177,3 +177,41 @@ func TestAdoptingDriverEndsAnEarlierLaunch(t *testing.T) {
 		t.Fatalf("the earlier launch's process %d still runs beside the adopted pane\ndriver.log:\n%s", old.Process.Pid, h.DriverLog())
 	}
 }
+
+// TestSurvivorsHintEndsThemWhenPasted: the error naming a survivor of a
+// seat's launch (seat stop's exit 1, recover's unverified revival) ends with a
+// command; pasted into a shell, it ends the processes it names. (As root every
+// process dies of SIGKILL, so a real survivor cannot be made here: the
+// command is checked on a process of the test's own.)
+func TestSurvivorsHintEndsThemWhenPasted(t *testing.T) {
+	t.Parallel()
+	h := seattest.New(t, "survivor")
+	var procs []seat.LaunchProc
+	var reaped []chan struct{}
+	for range 2 {
+		p := exec.Command("sleep", "600")
+		if err := p.Start(); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan struct{})
+		go func() { p.Wait(); close(done) }()
+		t.Cleanup(func() { p.Process.Kill(); <-done })
+		procs = append(procs, seat.LaunchProc{PID: p.Process.Pid, Cmd: "sleep 600"})
+		reaped = append(reaped, done)
+	}
+	msg := h.Seat().SurvivorsError(procs).Error()
+	_, command, ok := strings.Cut(msg, "end them with: ")
+	if !ok || !strings.Contains(msg, fmt.Sprintf("pid %d (sleep 600)", procs[1].PID)) {
+		t.Fatalf("survivors error %q: want each pid named and a command", msg)
+	}
+	if out, err := exec.Command("sh", "-c", command).CombinedOutput(); err != nil {
+		t.Fatalf("pasted %q: %v %s", command, err, out)
+	}
+	for i, done := range reaped {
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("pasted %q: pid %d still runs", command, procs[i].PID)
+		}
+	}
+}
