@@ -84,7 +84,7 @@ func (s Seat) LaunchProcs() []LaunchProc {
 func (s Seat) LaunchProcsOutside(panePID int) []LaunchProc {
 	all := scanProcs()
 	keep := map[int]bool{}
-	if where, ok := execAncestor(panePID); ok && where.Home == s.Home && where.Name == s.Name {
+	if where, ok := execAncestor(panePID); ok && where.Name == s.Name && sameDir(where.Home, s.Home) {
 		keep[panePID] = true
 		for _, d := range descendantsIn(all, panePID) {
 			keep[d] = true
@@ -153,16 +153,15 @@ func (s Seat) launchProcs(all map[int]procInfo) []LaunchProc {
 	found := map[int]bool{}
 	panes := map[int]bool{}
 	for pid, in := range all {
-		if where, ok := parsePaneArgv(in.argv); ok && where.Home == s.Home && where.Name == s.Name {
+		if where, ok := parsePaneArgv(in.argv); ok && where.Name == s.Name && sameDir(where.Home, s.Home) {
 			panes[pid], found[pid] = true, true
 			for _, d := range descendantsIn(all, pid) {
 				found[d] = true
 			}
 		}
 	}
-	markers := [][]byte{[]byte(SeatEnv + "=" + s.Name), []byte(SeatHomeEnv + "=" + s.Home)}
 	for pid := range all {
-		if !found[pid] && !self[pid] && carries(pid, markers) {
+		if !found[pid] && !self[pid] && s.marks(pid) {
 			found[pid] = true
 		}
 	}
@@ -177,20 +176,38 @@ func (s Seat) launchProcs(all map[int]procInfo) []LaunchProc {
 	return out
 }
 
-// carries reports whether a process's environment holds every marker as a
-// whole KEY=VALUE entry (another user's process is unreadable: not ours).
-func carries(pid int, markers [][]byte) bool {
+// marks reports whether a process's environment carries the seat's markers
+// (SeatEnv naming it, SeatHomeEnv naming its home, however spelled); another
+// user's process is unreadable: not ours.
+func (s Seat) marks(pid int) bool {
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
 	if err != nil {
 		return false
 	}
-	vars := bytes.Split(data, []byte{0})
-	for _, m := range markers {
-		if !slices.ContainsFunc(vars, func(v []byte) bool { return bytes.Equal(v, m) }) {
-			return false
+	var name, home string
+	for _, kv := range bytes.Split(data, []byte{0}) {
+		if k, v, ok := bytes.Cut(kv, []byte("=")); ok {
+			switch string(k) {
+			case SeatEnv:
+				name = string(v)
+			case SeatHomeEnv:
+				home = string(v)
+			}
 		}
 	}
-	return true
+	return name == s.Name && home != "" && sameDir(home, s.Home)
+}
+
+// sameDir reports whether two paths name one directory: the same string, or
+// the same file once resolved (cron and a terminal may spell $PANTTY_HOME
+// differently, through a symlink).
+func sameDir(a, b string) bool {
+	if filepath.Clean(a) == filepath.Clean(b) {
+		return true
+	}
+	ai, err1 := os.Stat(a)
+	bi, err2 := os.Stat(b)
+	return err1 == nil && err2 == nil && os.SameFile(ai, bi)
 }
 
 // shortCmd is a command line for a report: the program's base name and its

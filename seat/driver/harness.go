@@ -172,7 +172,13 @@ func (d *Driver) canWork(env map[string]string) error {
 	if len(missing) > 0 {
 		return seat.MissingPassEnvError(d.S, missing, "pantty seat start "+d.S.Name)
 	}
-	return harness.CheckHome(d.Ad, d.S, d.Cfg, env)
+	if err := harness.CheckHome(d.Ad, d.S, d.Cfg, env); err != nil {
+		if errors.Is(err, harness.ErrHomeUnprepared) {
+			return err
+		}
+		d.logf("launching although the harness's home could not be checked: %v", err)
+	}
+	return nil
 }
 
 // resolveBinary finds the harness command on the harness's PATH and keeps the

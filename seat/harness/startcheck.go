@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -29,6 +30,12 @@ func CanWork(s seat.Seat, c config.Config, caller []string, refresh bool, again 
 	return CheckHome(ad, s, c, env)
 }
 
+// ErrHomeUnprepared: the harness's home lacks answers `pantty seat
+// prepare-home` writes (CheckHome). It is bad input too (exit 2); the driver
+// refuses a launch only for it, not for a home it could not read (a file the
+// running harness was rewriting must not stop a relaunch).
+var ErrHomeUnprepared = errors.New("the harness's home is not prepared")
+
 // CheckHome refuses a launch into a home that `pantty seat prepare-home` would
 // still change (Capabilities.HomeUnprepared), naming what is missing and the
 // command. pantty does not prepare such a home on its own: it is the person's
@@ -46,6 +53,13 @@ func CheckHome(ad Adapter, s seat.Seat, c config.Config, env map[string]string) 
 	if len(missing) == 0 {
 		return nil
 	}
-	return fmt.Errorf("%w: seat %s: the %s home is not prepared for a start nobody watches (%s): run 'pantty seat prepare-home %s', then start it again",
-		seat.ErrBadInput, s.Name, ad.Name(), strings.Join(missing, "; "), s.Name)
+	return fmt.Errorf("%w: seat %s: the %s home is not prepared for a start nobody watches (%s): run 'pantty seat prepare-home %s', then start it again%w",
+		seat.ErrBadInput, s.Name, ad.Name(), strings.Join(missing, "; "), s.Name, quiet{ErrHomeUnprepared})
 }
+
+// quiet wraps a sentinel so that errors.Is finds it while the message does not
+// repeat it.
+type quiet struct{ error }
+
+func (quiet) Error() string   { return "" }
+func (q quiet) Unwrap() error { return q.error }
