@@ -22,7 +22,12 @@ func seatStart(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	// The command a refusal names is this one again: a refused start changed
+	// nothing, so the same holder (--takeover) still holds the seat.
 	again := "pantty seat start " + s.Name
+	if h := c.String("takeover"); h != "" {
+		again += " --takeover " + h
+	}
 	if c.Bool("refresh-env") {
 		again += " --refresh-env"
 	}
