@@ -15,6 +15,7 @@ import (
 	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/gates"
+	"github.com/pantty/pantty/seat/harness"
 	"github.com/pantty/pantty/tmux"
 	"golang.org/x/sys/unix"
 )
@@ -24,7 +25,6 @@ const (
 	askTimeout    = 10 * time.Second // a release request to a live driver
 	cancelTimeout = 25 * time.Second // a cancel request: the driver verifies for up to 10s
 	lockFreeWait  = 10 * time.Second // for owner.lock to be let go after a driver left
-	paneDeathWait = 5 * time.Second  // for a killed harness's pane to read dead
 	verifyMinimum = 5 * time.Second  // the least a revival is given to show itself
 	// verifyMaximum bounds how long one sweep waits for a revival to show
 	// itself, whatever the seat's ready_timeout: a scheduler runs recover every
@@ -91,6 +91,13 @@ func (sw *sweeper) recoverSeat(o *observation, v verdict) (did []string, verifie
 	if _, _, err := gates.CheckStart(o.s.Home, o.cfg, sw.now); err != nil {
 		return fail(fmt.Errorf("not restarted: %v", err))
 	}
+	// And the checks of `seat start`, on the recorded environment: a driver
+	// started for a seat that cannot work would only fail in the harness's
+	// words (or, without its key, come up unable to do anything) at every
+	// sweep. The reason and the command that fixes it go in the verdict.
+	if err := harness.CanWork(o.s, o.cfg, nil, false, "pantty seat start "+o.s.Name); err != nil {
+		return fail(fmt.Errorf("not restarted: %v", err))
+	}
 	if o.ownerLive {
 		how, err := sw.removeDriver(o, v.Responsive)
 		if how != "" {
@@ -124,7 +131,24 @@ func (sw *sweeper) recoverSeat(o *observation, v verdict) (did []string, verifie
 	if ok, why := sw.verify(o, start, exited); !ok {
 		return did, false, why
 	}
+	if why := survivors(o.s); why != "" {
+		return did, false, why
+	}
 	return did, true, ""
+}
+
+// survivors names the processes of the seat's earlier launches still running
+// beside the revived one (the new driver ends them before it launches or
+// when it adopts: one that outlives that is said, never passed as revived).
+func survivors(s seat.Seat) string {
+	sess, err := s.SessionFile().Read()
+	if err != nil {
+		return ""
+	}
+	if left := s.LaunchProcsOutside(sess.PanePID); len(left) > 0 {
+		return "revived, but processes of an earlier launch run beside it: " + s.SurvivorsError(left).Error()
+	}
+	return ""
 }
 
 // removeDriver makes the seat's driver leave: a responsive one is asked to
@@ -209,17 +233,13 @@ func (sw *sweeper) killHarness(o *observation) (string, error) {
 	if pane == nil {
 		return "the harness was already gone", nil
 	}
-	seat.KillGroup(pane.PID)
-	deadline := time.Now().Add(paneDeathWait)
-	for time.Now().Before(deadline) {
-		// Bounded poll: tmux reports the death on its own schedule and the
-		// pane-died hook belongs to the (absent) driver.
-		if _, err := seat.ProcStart(pane.PID); err != nil { // gone, or a zombie
-			return fmt.Sprintf("killed the harness (pane %s, pid %d)", pane.ID, pane.PID), nil
-		}
-		time.Sleep(50 * time.Millisecond)
+	// Every process of the seat's launch, the pane's tree and what escaped it
+	// (seat.EndLaunch waits on pidfds for each to die).
+	ended, err := o.s.EndLaunch(0)
+	if err != nil {
+		return "", err
 	}
-	return "", fmt.Errorf("the harness pid %d did not die within %s of SIGKILL", pane.PID, paneDeathWait)
+	return fmt.Sprintf("killed the harness (pane %s, pid %d; %d processes: %s)", pane.ID, pane.PID, len(ended), seat.Pids(ended)), nil
 }
 
 // spawnDriver starts `pantty --home H __drive NAME` detached (own session,

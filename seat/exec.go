@@ -21,6 +21,14 @@ func paneDescendants(pid int) []int {
 	if _, ok := execAncestor(pid); !ok {
 		return nil
 	}
+	return Descendants(pid)
+}
+
+// Descendants lists every live descendant of pid (children first), from one
+// pass over /proc. The pane process uses it on itself to signal its whole
+// tree; a caller that did not start pid checks whose it is first
+// (paneDescendants).
+func Descendants(pid int) []int {
 	kids := procChildren()
 	var out []int
 	for queue := kids[pid]; len(queue) > 0; queue = queue[1:] {
@@ -83,13 +91,21 @@ func HarnessPID(panePID int) (int, error) {
 // (tmux starts each pane in its own session), ending helpers the harness spawned,
 // and to every descendant of pantty's pane process (paneDescendants): a child the
 // harness detached with setsid is in another group, and would otherwise outlive
-// the pane, reparented to pid 1.
+// the pane, reparented to pid 1. It acts only while pid is still a pane
+// process (`pantty __exec …`): a recorded pane pid may have been recycled, and
+// a stranger's group must never be killed. Stop, recover and the driver end a
+// seat's launch with Seat.EndLaunch, which also finds what escaped the group
+// and the tree; KillGroup stays for tools that hold only a pane pid.
 func KillGroup(pid int) {
-	if pid > 1 {
-		rest := paneDescendants(pid) // listed first: once pid dies they are reparented away
-		syscall.Kill(-pid, syscall.SIGKILL)
-		for _, d := range rest {
-			syscall.Kill(d, syscall.SIGKILL)
-		}
+	if pid <= 1 {
+		return
+	}
+	if _, ok := execAncestor(pid); !ok {
+		return
+	}
+	rest := paneDescendants(pid) // listed first: once pid dies they are reparented away
+	syscall.Kill(-pid, syscall.SIGKILL)
+	for _, d := range rest {
+		syscall.Kill(d, syscall.SIGKILL)
 	}
 }

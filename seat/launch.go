@@ -1,6 +1,9 @@
 package seat
 
 import (
+	"errors"
+	"fmt"
+	"io/fs"
 	"sort"
 	"strings"
 
@@ -74,4 +77,56 @@ func EnvList(env map[string]string) []string {
 func HookCommand(pantty string, s Seat, extra ...string) string {
 	parts := []string{tmux.ShellQuote(pantty), "--home", tmux.ShellQuote(s.Home), "hook", "--seat", tmux.ShellQuote(s.Name)}
 	return strings.Join(append(parts, extra...), " ")
+}
+
+// PlannedEnv is the environment the seat's next launch would give its
+// harness, computed without writing anything: the recorded launch-env.toml
+// with the pass_env names it lacks taken from caller (as `seat start` fills
+// them in), or caller's variables alone when there is no record or refresh
+// asks to replace it (`--refresh-env`); then env_file, adapterEnv and
+// seat.toml's env as HarnessEnv applies them. missing lists the pass_env names
+// the harness would not get from any of them. Start and recover check it before
+// they change anything; `seat prepare-home` prepares the home this names.
+func PlannedEnv(s Seat, c config.Config, caller []string, refresh bool, adapterEnv map[string]string) (env map[string]string, missing []string, err error) {
+	from := envMap(caller)
+	vars := callerVars(from, c)
+	old, rerr := s.LaunchEnvFile().Read()
+	switch {
+	case rerr == nil && !refresh:
+		vars = map[string]string{}
+		for k, v := range old.Vars {
+			vars[k] = v
+		}
+		for _, k := range c.PassEnv {
+			if _, ok := vars[k]; !ok {
+				if v, ok := from[k]; ok {
+					vars[k] = v
+				}
+			}
+		}
+	case rerr != nil && !errors.Is(rerr, fs.ErrNotExist):
+		return nil, nil, fmt.Errorf("seat %q: %w", s.Name, rerr)
+	}
+	env, err = HarnessEnv(EnvList(vars), s, c, adapterEnv)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, k := range c.PassEnv {
+		if _, ok := env[k]; !ok {
+			missing = append(missing, k)
+		}
+	}
+	return env, missing, nil
+}
+
+// MissingPassEnvError is the refusal of a launch whose harness would miss
+// pass_env variables: it names them and the command to run once they are
+// exported (again is the command the person ran, or would run).
+func MissingPassEnvError(s Seat, missing []string, again string) error {
+	exports := make([]string, len(missing))
+	for i, k := range missing {
+		exports[i] = k + "=<value>"
+	}
+	return fmt.Errorf("%w: seat %s: pass_env %s is set nowhere the harness would get it from (the shell that starts it, launch-env.toml, env_file, env): export %s, then run '%s'",
+		ErrBadInput, s.Name, strings.Join(missing, ", "), strings.Join(exports, " "), again)
 }

@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
-	"strings"
 	"syscall"
 	"time"
 
@@ -25,7 +24,10 @@ type StartOptions struct {
 	RefreshEnv bool         // replace launch-env.toml with this shell's environment
 	Pantty     string       // absolute path of the pantty binary (the driver and hooks run it)
 	Progress   func(string) // progress lines for a terminal; nil for none
-	Warn       func(string) // warnings a person must see even off a terminal; nil for none
+	// Check says whether the seat's launch can work (harness.CanWork: every
+	// pass_env variable set, the harness's home prepared); Start calls it
+	// before it records or changes anything. nil checks nothing.
+	Check func(config.Config) error
 }
 
 // Start records the intent to run and spawns the seat's driver, then waits for
@@ -36,12 +38,26 @@ func Start(s Seat, o StartOptions) (Progress, error) {
 	if err != nil {
 		return Progress{}, err
 	}
-	if err := s.Ensure(); err != nil {
-		return Progress{}, err
-	}
 	owner, live, err := s.LiveOwner()
 	if err != nil {
 		return Progress{}, fmt.Errorf("%w: %v", ErrUnobservable, err)
+	}
+	switch {
+	case live && o.Takeover == "" && !o.RefreshEnv:
+		return Progress{}, fmt.Errorf("%w: seat %q is held by %s; 'pantty seat start %s --takeover %s' replaces it",
+			ErrOwned, s.Name, owner, s.Name, owner.Holder)
+	case live && o.Takeover != "" && o.Takeover != owner.Holder:
+		return Progress{}, fmt.Errorf("%w: --takeover names %s, but seat %q is held by %s", ErrOwned, o.Takeover, s.Name, owner)
+	}
+	// Whether the launch can work is checked before anything is recorded,
+	// evicted or spawned: a refused start changes nothing.
+	if o.Check != nil {
+		if err := o.Check(cfg); err != nil {
+			return Progress{}, err
+		}
+	}
+	if err := s.Ensure(); err != nil {
+		return Progress{}, err
 	}
 	switch {
 	case live && o.Takeover == "" && o.RefreshEnv:
@@ -53,11 +69,6 @@ func Start(s Seat, o StartOptions) (Progress, error) {
 		}
 		progress(o, "%s", what)
 		return Progress{State: StateEnvRecorded, Holder: owner.Holder}, nil
-	case live && o.Takeover == "":
-		return Progress{}, fmt.Errorf("%w: seat %q is held by %s; 'pantty seat start %s --takeover %s' replaces it",
-			ErrOwned, s.Name, owner, s.Name, owner.Holder)
-	case live && o.Takeover != owner.Holder:
-		return Progress{}, fmt.Errorf("%w: --takeover names %s, but seat %q is held by %s", ErrOwned, o.Takeover, s.Name, owner)
 	case live:
 		progress(o, "asking %s to release the seat", owner.Holder)
 		if err := s.evict(owner, CtlRelease); err != nil {
@@ -70,15 +81,11 @@ func Start(s Seat, o StartOptions) (Progress, error) {
 	if o.RefreshEnv {
 		by = "seat start --refresh-env"
 	}
-	rec, what, err := RecordLaunchEnv(s, cfg, os.Environ(), by, o.RefreshEnv)
+	_, what, err := RecordLaunchEnv(s, cfg, os.Environ(), by, o.RefreshEnv)
 	if err != nil {
 		return Progress{}, err
 	}
 	progress(o, "%s", what)
-	if len(rec.Missing) > 0 && o.Warn != nil {
-		o.Warn(fmt.Sprintf("warning: pass_env %s is not in the recorded environment, so the harness starts without it (set it and run 'pantty seat start --refresh-env %s', or use env_file)",
-			strings.Join(rec.Missing, ", "), s.Name))
-	}
 	if err := s.SetIntent(IntentRunning, "seat start"); err != nil {
 		return Progress{}, err
 	}
@@ -207,7 +214,8 @@ func awaitExit(exited <-chan error) {
 }
 
 // Stop records the intent to stop, asks the live driver to stop the harness and
-// exit, and then makes sure the seat's tmux session and process group are gone.
+// exit, and then makes sure the seat's tmux session and every process of its
+// launches are gone (endStopped).
 // All state files stay.
 //
 // A state root that cannot be written (full, read-only) must not keep a
@@ -290,8 +298,18 @@ func (s Seat) endHarness(lock bool) error {
 	if err := tm.KillSession(ctx, sess.TmuxName); err != nil && !errors.Is(err, tmux.ErrNoServer) && !errors.Is(err, tmux.ErrNoTarget) {
 		return fmt.Errorf("%w: kill tmux session %s: %v", ErrUnobservable, sess.TmuxName, err)
 	}
-	KillGroup(sess.PanePID)
-	return nil
+	return s.endStopped()
+}
+
+// endStopped ends what is left of the seat's launches once its driver and tmux
+// session are gone, and checks that no process of the launch outlives the
+// stop: ErrSurvivors names each one still running (exit 1). By ancestry and
+// the seat's markers (EndLaunch), not by the recorded pane pid's process
+// group: that pid may have been recycled since, and a stranger's group must
+// never be killed.
+func (s Seat) endStopped() error {
+	_, err := s.EndLaunch(LaunchGrace)
+	return err
 }
 
 // Retry re-queues a failed message: through the driver when one is live (it owns

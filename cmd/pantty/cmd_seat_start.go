@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/harness"
 	"github.com/urfave/cli/v2"
 )
 
@@ -20,8 +22,21 @@ func seatStart(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	// The command a refusal names is this one again: a refused start changed
+	// nothing, so the same holder (--takeover) still holds the seat.
+	again := "pantty seat start " + s.Name
+	if h := c.String("takeover"); h != "" {
+		again += " --takeover " + h
+	}
+	if c.Bool("refresh-env") {
+		again += " --refresh-env"
+	}
 	opts := seat.StartOptions{Takeover: c.String("takeover"), RefreshEnv: c.Bool("refresh-env"), Pantty: pantty,
-		Warn: func(line string) { fmt.Fprintf(os.Stderr, "pantty: %s\n", line) }}
+		// A seat that cannot work is refused before anything changes: a
+		// pass_env variable missing, a home prepare-home would change.
+		Check: func(cfg config.Config) error {
+			return harness.CanWork(s, cfg, os.Environ(), c.Bool("refresh-env"), again)
+		}}
 	if isTerminal(os.Stderr) {
 		opts.Progress = func(line string) { fmt.Fprintf(os.Stderr, "  %s …\n", line) }
 	}

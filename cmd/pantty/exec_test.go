@@ -135,3 +135,41 @@ func gone(pid int) bool {
 	_, err := seat.ProcStart(pid)
 	return err != nil
 }
+
+// TestHangupEndsThePaneProcessTree: a pane process whose terminal hung up
+// (SIGHUP: its tmux server died) or that a supervisor ends (SIGTERM) ends its
+// whole tree, even when the harness and a helper it detached with setsid
+// ignore both signals (as Gemini CLI 0.61.0's outer node does): the rest get
+// SIGTERM and, seat.LaunchGrace later, SIGKILL; then the pane process exits.
+func TestHangupEndsThePaneProcessTree(t *testing.T) {
+	t.Parallel()
+	h := seattest.New(t, "x")
+	for _, sig := range []syscall.Signal{syscall.SIGHUP, syscall.SIGTERM} {
+		pidFile := filepath.Join(h.Work, "harness.pid")
+		detFile := filepath.Join(h.Work, "detached.pid")
+		os.Remove(pidFile)
+		os.Remove(detFile)
+		script := fmt.Sprintf("trap '' HUP TERM; setsid -f sh -c 'trap \"\" HUP TERM; echo $$ >%[2]s.tmp; mv %[2]s.tmp %[2]s; while :; do sleep 1; done' </dev/null >/dev/null 2>&1; "+
+			"echo $$ >%[1]s.tmp; mv %[1]s.tmp %[1]s; while :; do sleep 1; done", pidFile, detFile)
+		pane, done := startPane(t, h, script, map[string]string{})
+		h.WaitFor("the harness and its detached child to start", time.Minute, func() bool {
+			_, err1 := os.Stat(pidFile)
+			_, err2 := os.Stat(detFile)
+			return err1 == nil && err2 == nil
+		})
+		harness, detached := readPID(t, pidFile), readPID(t, detFile)
+		sent := time.Now()
+		pane.Process.Signal(sig)
+		select {
+		case err := <-done:
+			done <- err
+		case <-time.After(10 * seat.LaunchGrace):
+			t.Fatalf("%v: the pane process still runs %s later (its harness ignores the signal)", sig, 10*seat.LaunchGrace)
+		}
+		t.Logf("%v: pane process ended in %s", sig, time.Since(sent).Round(time.Millisecond))
+		if !gone(harness) || !gone(detached) {
+			t.Fatalf("%v: the pane process ended but its harness (%d, gone %v) or detached helper (%d, gone %v) runs on",
+				sig, harness, gone(harness), detached, gone(detached))
+		}
+	}
+}

@@ -435,6 +435,6 @@ func (Adapter) CommandAnswer(_ seat.Seat, c config.Config, sessionID string, cmd
 // Caps lists what Claude Code can do beyond the required methods.
 func (a Adapter) Caps() harness.Capabilities {
 	return harness.Capabilities{FindPrompt: a.FindPrompt, InputReady: a.InputReady, Composer: a.Composer,
-		CommandAnswer: a.CommandAnswer, ProbeIsolation: a.ProbeIsolation, Secrets: a.Secrets, PrepareSeatHome: a.PrepareSeatHome,
+		CommandAnswer: a.CommandAnswer, ProbeIsolation: a.ProbeIsolation, Secrets: a.Secrets, PrepareSeatHome: a.PrepareSeatHome, HomeUnprepared: a.HomeUnprepared,
 		Measure: a.Measure, Binary: DefaultBinary}
 }

@@ -34,44 +34,12 @@ func PrepareHome(home, apiKey string, workdirs ...string) error {
 		return err
 	}
 	path := filepath.Join(home, ".claude.json")
-	cfg := map[string]any{}
-	data, err := os.ReadFile(path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-	case err != nil:
+	cfg, err := readClaudeJSON(path)
+	if err != nil {
 		return err
-	default:
-		if err := json.Unmarshal(data, &cfg); err != nil {
-			return fmt.Errorf("claude-code: %s: %v (not overwritten)", path, err)
-		}
 	}
-	cfg["hasCompletedOnboarding"] = true
-	if apiKey != "" {
-		tail := apiKey[max(0, len(apiKey)-20):]
-		resp := seat.JSONObject(cfg, "customApiKeyResponses")
-		approved, _ := resp["approved"].([]any)
-		if !slices.Contains(approved, any(tail)) {
-			approved = append(approved, tail)
-		}
-		resp["approved"] = approved
-		if _, ok := resp["rejected"]; !ok {
-			resp["rejected"] = []any{}
-		}
-	}
-	projects := seat.JSONObject(cfg, "projects")
-	for _, w := range workdirs {
-		abs, err := filepath.Abs(w)
-		if err != nil {
-			return err
-		}
-		seat.JSONObject(projects, abs)["hasTrustDialogAccepted"] = true
-		// Claude Code asks "trust this folder?" for the git repository that
-		// holds the workdir, not for the workdir itself (measured on 2.1.328: a
-		// workdir below a .git directory stopped at the dialog although the
-		// workdir was trusted), so the enclosing root is trusted too.
-		if root := gitRoot(abs); root != "" && root != abs {
-			seat.JSONObject(projects, root)["hasTrustDialogAccepted"] = true
-		}
+	if _, err := answerDialogs(cfg, apiKey, workdirs); err != nil {
+		return err
 	}
 	out, err := json.MarshalIndent(cfg, "", "  ")
 	if err != nil {
@@ -100,6 +68,69 @@ func PrepareHome(home, apiKey string, workdirs ...string) error {
 	return os.Rename(tmp.Name(), path)
 }
 
+// readClaudeJSON reads .claude.json as a JSON object (empty when there is
+// none); a file that is not one is an error, never overwritten.
+func readClaudeJSON(path string) (map[string]any, error) {
+	cfg := map[string]any{}
+	data, err := os.ReadFile(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return nil, err
+	default:
+		if err := json.Unmarshal(data, &cfg); err != nil {
+			return nil, fmt.Errorf("claude-code: %s: %v (not overwritten)", path, err)
+		}
+	}
+	return cfg, nil
+}
+
+// answerDialogs sets in cfg (.claude.json) the answers PrepareHome writes and
+// says which were not there yet, one line each: PrepareHome writes them,
+// HomeUnprepared reports them, so the check and the fix cannot disagree.
+func answerDialogs(cfg map[string]any, apiKey string, workdirs []string) (changed []string, err error) {
+	if cfg["hasCompletedOnboarding"] != true {
+		cfg["hasCompletedOnboarding"] = true
+		changed = append(changed, "hasCompletedOnboarding is not set (claude would run its onboarding, which checks api.anthropic.com even behind a gateway)")
+	}
+	if apiKey != "" {
+		tail := apiKey[max(0, len(apiKey)-20):]
+		resp := seat.JSONObject(cfg, "customApiKeyResponses")
+		approved, _ := resp["approved"].([]any)
+		if !slices.Contains(approved, any(tail)) {
+			approved = append(approved, tail)
+			changed = append(changed, fmt.Sprintf("the ANTHROPIC_API_KEY ending …%s is not approved (claude would ask \"use this API key?\")", apiKey[max(0, len(apiKey)-4):]))
+		}
+		resp["approved"] = approved
+		if _, ok := resp["rejected"]; !ok {
+			resp["rejected"] = []any{}
+		}
+	}
+	projects := seat.JSONObject(cfg, "projects")
+	for _, w := range workdirs {
+		abs, err := filepath.Abs(w)
+		if err != nil {
+			return nil, err
+		}
+		dirs := []string{abs}
+		// Claude Code asks "trust this folder?" for the git repository that
+		// holds the workdir, not for the workdir itself (measured on 2.1.328: a
+		// workdir below a .git directory stopped at the dialog although the
+		// workdir was trusted), so the enclosing root is trusted too.
+		if root := gitRoot(abs); root != "" && root != abs {
+			dirs = append(dirs, root)
+		}
+		for _, d := range dirs {
+			p := seat.JSONObject(projects, d)
+			if p["hasTrustDialogAccepted"] != true {
+				p["hasTrustDialogAccepted"] = true
+				changed = append(changed, fmt.Sprintf("%s is not trusted (claude would ask \"trust this folder?\")", d))
+			}
+		}
+	}
+	return changed, nil
+}
+
 // gitRoot is the nearest directory at or above dir that holds a .git entry
 // (a directory, or a file as in a worktree), "" when there is none.
 func gitRoot(dir string) string {
@@ -117,16 +148,18 @@ func gitRoot(dir string) string {
 // directory claude will read (.claude.json under $CLAUDE_CONFIG_DIR when the
 // seat sets or passes it, else under the seat's HOME), with the API key the
 // harness will see (ANTHROPIC_API_KEY from the seat's env or pass_env) and the
-// seat's workdir.
-func (Adapter) PrepareSeatHome(_ seat.Seat, c config.Config, _ string) ([]string, error) {
-	dir := harnessVar(c, "CLAUDE_CONFIG_DIR", false)
-	if dir == "" {
-		dir = harnessVar(c, "HOME", true)
+// seat's workdir. "Will see" is seat.PlannedEnv: the recorded launch-env.toml
+// with this shell filling in what it lacks, as the next `seat start` launches,
+// so a key recorded earlier is approved even when this shell has none.
+func (Adapter) PrepareSeatHome(s seat.Seat, c config.Config, _ string) ([]string, error) {
+	env, _, err := seat.PlannedEnv(s, c, os.Environ(), false, nil)
+	if err != nil {
+		return nil, err
 	}
-	if dir == "" {
-		return nil, errors.New("claude-code: neither CLAUDE_CONFIG_DIR nor HOME is set for the harness")
+	dir, key, err := claudeHome(env)
+	if err != nil {
+		return nil, err
 	}
-	key := harnessVar(c, "ANTHROPIC_API_KEY", false)
 	if err := PrepareHome(dir, key, c.Workdir); err != nil {
 		return nil, err
 	}
@@ -142,4 +175,38 @@ func (Adapter) PrepareSeatHome(_ seat.Seat, c config.Config, _ string) ([]string
 		wrote = append(wrote, "no ANTHROPIC_API_KEY in the seat's env or pass_env: no key approved (an OAuth login needs none; see docs/real-seats.md)")
 	}
 	return wrote, nil
+}
+
+// HomeUnprepared (harness.Capabilities.HomeUnprepared) lists what
+// PrepareSeatHome would still change in the .claude.json the harness reads
+// with env: onboarding not completed, the key not approved, the workdir (or
+// its git root) not trusted.
+func (Adapter) HomeUnprepared(_ seat.Seat, c config.Config, env map[string]string) ([]string, error) {
+	dir, key, err := claudeHome(env)
+	if err != nil {
+		return nil, err
+	}
+	path := filepath.Join(dir, ".claude.json")
+	cfg, err := readClaudeJSON(path)
+	if err != nil {
+		return nil, err
+	}
+	changed, err := answerDialogs(cfg, key, []string{c.Workdir})
+	if len(changed) > 0 {
+		changed[0] = "in " + path + ": " + changed[0]
+	}
+	return changed, err
+}
+
+// claudeHome is the directory holding the .claude.json the harness reads
+// ($CLAUDE_CONFIG_DIR, else HOME) and the API key it sees, from its environment.
+func claudeHome(env map[string]string) (dir, key string, err error) {
+	dir = env["CLAUDE_CONFIG_DIR"]
+	if dir == "" {
+		dir = env["HOME"]
+	}
+	if dir == "" {
+		return "", "", errors.New("claude-code: neither CLAUDE_CONFIG_DIR nor HOME is set for the harness")
+	}
+	return dir, env["ANTHROPIC_API_KEY"], nil
 }

@@ -65,6 +65,7 @@ type Driver struct {
 	readying bool // the harness started; the input box is being looked for (becomeReady)
 	adopted  bool
 	launchAt time.Time
+	termAt   time.Time       // harnessGone sent SIGTERM to what ran on of the launch (endPrevious)
 	paneDone chan paneAnswer // pane watches report here (panewatch.go)
 
 	entries     map[string]*inbox.Entry

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"syscall"
+	"time"
 
 	"github.com/pantty/pantty/handoff"
 	"github.com/pantty/pantty/internal/config"
@@ -34,6 +36,7 @@ func (d *Driver) ensureHarness() error {
 			d.adopted, d.ready = true, true
 			d.stepDone = true // an adopted session may have run its step: the next one starts fresh
 			d.logf("adopted live pane %s (pid %d) on session %s", p.ID, p.PID, d.sess.ID)
+			d.endBeside(p.PID)
 			d.report(seat.Progress{State: "progress", Text: fmt.Sprintf("adopted the live harness in pane %s", p.ID)})
 			if err := d.saveSession(); err != nil {
 				return err
@@ -74,6 +77,9 @@ func (d *Driver) launch(pane *tmux.Pane) error {
 		return err
 	}
 	env = auth.WithDrop(env)
+	if err := d.canWork(env); err != nil {
+		return err
+	}
 	// A missing binary is named before the adapter prepares anything: Codex's
 	// Argv runs codex itself to trust its hooks, and failed there in its own
 	// words ("hook trust: start X app-server: exec: …").
@@ -102,6 +108,9 @@ func (d *Driver) launch(pane *tmux.Pane) error {
 				d.S.InjectFile().Write(seat.Inject{SessionID: d.sess.ID, Hash: handoff.StableHash(text), Why: "first session of this step seat", At: d.now().UTC()})
 			}
 		}
+	}
+	if err := d.endPrevious(); err != nil {
+		return err
 	}
 	paneArgv := seat.PaneArgv(d.Pantty, d.S)
 	d.ready, d.readying, d.adopted = false, false, false
@@ -147,6 +156,31 @@ func (d *Driver) launch(pane *tmux.Pane) error {
 	d.to(machine.Launched, "harness SessionStart")
 	d.readyT.set(d.Cfg.ReadyTimeout.Duration)
 	d.armReadyPoll()
+	return nil
+}
+
+// canWork refuses a launch that cannot work, as `seat start` and `recover`
+// do before they spawn a driver (harness.CanWork), here with the environment
+// the harness gets: a pass_env variable it lacks, or a home `pantty seat
+// prepare-home` would change. It covers a seat.toml or home changed since
+// the check; the refusal names the command that fixes it, and a relaunch
+// refused so counts towards the give-up (no loop).
+func (d *Driver) canWork(env map[string]string) error {
+	var missing []string
+	for _, k := range d.Cfg.PassEnv {
+		if _, ok := env[k]; !ok {
+			missing = append(missing, k)
+		}
+	}
+	if len(missing) > 0 {
+		return seat.MissingPassEnvError(d.S, missing, "pantty seat start "+d.S.Name)
+	}
+	if err := harness.CheckHome(d.Ad, d.S, d.Cfg, env); err != nil {
+		if errors.Is(err, harness.ErrHomeUnprepared) {
+			return err
+		}
+		d.logf("launching although the harness's home could not be checked: %v", err)
+	}
 	return nil
 }
 
@@ -269,15 +303,85 @@ func (d *Driver) harnessGone(why string, pane *tmux.Pane) {
 	d.foreignTurn = ""
 	d.to(machine.HarnessGone, why)
 	d.settleLostFlight()
+	leftover := d.termLaunch()
 	switch {
 	case plan.GiveUp:
+		d.endLaunch("giving up")
 		d.giveUp()
 	case plan.After > 0:
 		d.logf("harness exited %d times within %s of launch: relaunching in %s", d.exits.Quick, machine.QuickExit, plan.After)
 		d.to(machine.HarnessGone, fmt.Sprintf("harness exited %d times within %s of launch; next launch in %s; it said: %s", d.exits.Quick, machine.QuickExit, plan.After, d.lastExit.LastLine()))
 		d.relaunchT.set(plan.After)
+	case leftover > 0:
+		// The launch's processes got SIGTERM just now: give them the grace
+		// before the relaunch (endPrevious kills what is left then).
+		d.relaunchT.set(seat.LaunchGrace)
 	default:
 		d.relaunchNow()
+	}
+}
+
+// termLaunch sends SIGTERM to every process of the seat's launch that still
+// runs although its harness is gone (after a tmux kill-server the pane process
+// and a harness that ignores SIGHUP live on, reparented to pid 1), and returns
+// how many there were.
+func (d *Driver) termLaunch() int {
+	procs := d.S.LaunchProcs()
+	if len(procs) == 0 {
+		return 0
+	}
+	seat.SignalProcs(procs, syscall.SIGTERM)
+	d.termAt = d.now()
+	d.logf("the harness is gone but %d processes of its launch run on: SIGTERM to pids %s (SIGKILL after %s)", len(procs), seat.Pids(procs), seat.LaunchGrace)
+	return len(procs)
+}
+
+// endPrevious ends every process of the seat's earlier launches before a new
+// launch starts: one harness per session, always. What got SIGTERM from
+// termLaunch gets the rest of seat.LaunchGrace, anything else SIGTERM and the
+// whole grace, then SIGKILL. A process that survives that is named and the
+// launch is refused: a second harness on the session would be worse than none.
+func (d *Driver) endPrevious() error {
+	grace := seat.LaunchGrace
+	if !d.termAt.IsZero() {
+		grace = max(0, seat.LaunchGrace-d.now().Sub(d.termAt))
+		d.termAt = time.Time{}
+	}
+	start := time.Now()
+	ended, err := d.S.EndLaunch(grace)
+	if len(ended) > 0 {
+		d.logf("ended %d processes of the seat's previous launch before launching, in %s: %s",
+			len(ended), time.Since(start).Round(time.Millisecond), seat.Pids(ended))
+	}
+	if err != nil {
+		return fmt.Errorf("not launching a second harness on session %s: %w", d.sess.ID, err)
+	}
+	return nil
+}
+
+// endBeside ends what runs of the seat's earlier launches beside the adopted
+// pane (a pane process of an older launch whose server died while no driver
+// was there to end it, a harness reparented to pid 1): one harness per session.
+func (d *Driver) endBeside(panePID int) {
+	ended, err := d.S.EndOutside(panePID, seat.LaunchGrace)
+	if len(ended) > 0 {
+		d.logf("ended %d processes of the seat's earlier launches beside the adopted pane: %s", len(ended), seat.Pids(ended))
+	}
+	if err != nil {
+		d.logf("adopt: %v", err)
+	}
+}
+
+// endLaunch ends the seat's launch for good (a stop, a give-up) and logs what
+// outlived it: nothing should.
+func (d *Driver) endLaunch(why string) {
+	start := time.Now()
+	ended, err := d.S.EndLaunch(seat.LaunchGrace)
+	if len(ended) > 0 {
+		d.logf("%s: ended %d processes of the seat's launch in %s: %s", why, len(ended), time.Since(start).Round(time.Millisecond), seat.Pids(ended))
+	}
+	if err != nil {
+		d.logf("%s: %v", why, err)
 	}
 }
 
@@ -319,8 +423,8 @@ func (d *Driver) relaunchNow() {
 	}
 }
 
-// killHarness ends the seat's tmux session and the harness's whole process group,
-// so no orphan outlives a stop.
+// killHarness ends the seat's tmux session and every process of its launch
+// (seat.EndLaunch), so no orphan outlives a stop.
 func (d *Driver) killHarness() {
 	ctx, cancel := d.ctx()
 	defer cancel()
@@ -328,7 +432,7 @@ func (d *Driver) killHarness() {
 	if err := d.tm.KillSession(ctx, d.sess.TmuxName); err != nil && !errors.Is(err, tmux.ErrNoServer) && !errors.Is(err, tmux.ErrNoTarget) {
 		d.logf("kill session: %v", err)
 	}
-	seat.KillGroup(pid)
+	d.endLaunch(fmt.Sprintf("harness stopped (pane pid %d)", pid))
 }
 
 // tmuxQuote quotes a string as one tmux command argument (double quotes, with the

@@ -150,6 +150,16 @@ type Capabilities struct {
 	// for `pantty seat prepare-home` to print. pantty is the absolute path of the
 	// pantty binary the harness's hooks call.
 	PrepareSeatHome func(s seat.Seat, c config.Config, pantty string) (wrote []string, err error)
+	// HomeUnprepared is the capability of a harness whose home pantty does
+	// not own (Claude Code: the person's HOME or CLAUDE_CONFIG_DIR): what
+	// PrepareSeatHome would still change in the home the harness sees with env,
+	// one line each; none when nothing. An unprepared home stops an unattended
+	// start at a dialog or at a check of its own (Claude Code's onboarding tried
+	// api.anthropic.com although a gateway was set, and exited after 7 s), so
+	// start, recover and the driver refuse it naming `pantty seat prepare-home`
+	// (CheckHome). A harness whose home pantty owns (Codex, Gemini CLI) prepares
+	// it at every launch instead, and needs no check.
+	HomeUnprepared func(s seat.Seat, c config.Config, env map[string]string) (missing []string, err error)
 	// HookFlags are the harness's own doors into `pantty hook`, for a harness
 	// whose hooks do not speak Claude Code's JSON on stdin (Codex: its hooks
 	// name the turn differently, its notify program passes the JSON as the last

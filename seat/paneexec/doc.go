@@ -2,8 +2,10 @@
 // it starts the harness as its child with exactly the recorded environment and
 // stays its parent for the harness's whole life — a child subreaper, so every
 // process the harness starts (setsid and double forks included) keeps the
-// pane as an ancestor; it forwards the signals a supervisor sends, reaps
-// orphans, kills what is left when the harness exits, and exits as the harness
-// did. Recognising such a process and killing its tree (seat.KillGroup,
+// pane as an ancestor; it forwards the signals a supervisor sends, ends its
+// whole tree when its terminal hangs up or it is told to terminate (SIGTERM,
+// then SIGKILL after seat.LaunchGrace), reaps orphans, kills what is left when
+// the harness exits, and exits as the harness did. Recognising such a process
+// and ending a seat's launch (seat.LaunchProcs, seat.EndLaunch, seat.KillGroup,
 // seat.HarnessPID) stays in seat, which knows the seat's paths.
 package paneexec

@@ -32,7 +32,9 @@ import (
 //     so KillGroup(pane pid) still ends both, and terminal signals (SIGINT, SIGQUIT,
 //     SIGTSTP, SIGWINCH) reach the harness from the kernel: this process drops its
 //     copy instead of sending a second one (a second Ctrl-C makes Claude Code exit);
-//   - SIGTERM, SIGHUP, SIGUSR1 and SIGUSR2 sent to the pane pid are forwarded;
+//   - SIGUSR1 and SIGUSR2 sent to the pane pid are forwarded; SIGHUP and SIGTERM
+//     end the whole tree (the harness gets the signal, the rest SIGTERM, and
+//     what runs seat.LaunchGrace later is killed: superviseHarness);
 //   - the harness gets PR_SET_PDEATHSIG SIGKILL, so a SIGKILL to the pane pid still
 //     ends the harness (no harness runs on in a pane tmux reports dead);
 //   - orphans it adopts are reaped as they exit (pid 1 does not reap here, §10), and
@@ -96,7 +98,17 @@ func Run(launchPath string) error {
 // superviseHarness forwards the signals meant for the harness and reaps every
 // child (the harness and adopted orphans) until the harness has exited; it returns
 // the harness's wait status. Reaping is wait4(-1), so os.Process.Wait is never used.
+//
+// SIGHUP (the pane's terminal hung up: its tmux server or session went away)
+// and SIGTERM (a supervisor ends the pane) end the whole seat, not only the
+// harness: the signal goes to the harness, SIGTERM to every other process
+// below this one, and whatever still runs seat.LaunchGrace later is killed.
+// Forwarding to the harness alone was not enough (measured on Gemini CLI
+// 0.61.0: its outer node ignores SIGHUP and SIGTERM, so after a tmux
+// kill-server the pane process and both nodes ran on beside the driver's
+// relaunch on the same session; a SIGTERM to the inner node ended all three).
 func superviseHarness(harness int, sigs <-chan os.Signal) unix.WaitStatus {
+	var grace <-chan time.Time
 	for {
 		for {
 			var ws unix.WaitStatus
@@ -111,9 +123,33 @@ func superviseHarness(harness int, sigs <-chan os.Signal) unix.WaitStatus {
 				return ws
 			}
 		}
-		switch sig := <-sigs; sig {
-		case unix.SIGTERM, unix.SIGHUP, unix.SIGUSR1, unix.SIGUSR2:
-			unix.Kill(harness, sig.(syscall.Signal))
+		select {
+		case sig := <-sigs:
+			switch sig {
+			case unix.SIGTERM, unix.SIGHUP:
+				unix.Kill(harness, sig.(syscall.Signal))
+				if grace == nil {
+					signalTree(harness, unix.SIGTERM)
+					grace = time.After(seat.LaunchGrace)
+				}
+			case unix.SIGUSR1, unix.SIGUSR2:
+				unix.Kill(harness, sig.(syscall.Signal))
+			}
+		case <-grace:
+			// Still running after the grace: kill the tree; the harness's
+			// end is reaped above, and killRemaining takes the rest.
+			unix.Kill(harness, unix.SIGKILL)
+			signalTree(harness, unix.SIGKILL)
+		}
+	}
+}
+
+// signalTree sends sig to every process below this one except the harness
+// (which got its own signal).
+func signalTree(harness int, sig unix.Signal) {
+	for _, pid := range seat.Descendants(os.Getpid()) {
+		if pid != harness {
+			unix.Kill(pid, sig)
 		}
 	}
 }

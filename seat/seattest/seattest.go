@@ -279,6 +279,7 @@ func (h *Harness) cleanup() {
 	if sess, err := s.SessionFile().Read(); err == nil {
 		seat.KillGroup(sess.PanePID)
 	}
+	s.EndLaunch(0) // what escaped the pane's group (a stubborn harness, a setsid helper)
 	h.killServer()
 	h.checkTransitions()
 }

@@ -59,6 +59,10 @@ type simConfig struct {
 	// Code's post-upgrade question), "before" ahead of it, SessionStart
 	// firing only once it is answered (Claude Code's folder-trust question).
 	dialog string
+	// stubborn: SIGHUP, SIGTERM and a closed terminal do not end the
+	// simulator (PANTTY_SIM_STUBBORN=1), like Gemini CLI 0.61.0 after its
+	// tmux server died (docs/sim.md): only SIGKILL does.
+	stubborn bool
 	// broken names harness behaviours switched off (PANTTY_SIM_BROKEN), so
 	// a measurement can show it fails when the harness lacks what it
 	// measures: escape (Escape does nothing mid-turn), reinject (no
@@ -353,6 +357,7 @@ func readEnv(cfg *simConfig) error {
 	default:
 		return fmt.Errorf("PANTTY_SIM_DIALOG=%q: want start or before", v)
 	}
+	cfg.stubborn = os.Getenv("PANTTY_SIM_STUBBORN") == "1"
 	cfg.broken = map[string]bool{}
 	for _, b := range strings.Split(os.Getenv("PANTTY_SIM_BROKEN"), ",") {
 		switch b = strings.TrimSpace(b); b {

@@ -100,7 +100,9 @@ func (u *tui) run(in <-chan []byte, sigs <-chan os.Signal) int {
 		case b, ok := <-in:
 			if !ok {
 				in = nil
-				u.hangup()
+				if !u.e.cfg.stubborn {
+					u.hangup()
+				}
 				break
 			}
 			if !u.ready {
@@ -114,7 +116,9 @@ func (u *tui) run(in <-chan []byte, sigs <-chan os.Signal) int {
 		case <-readyTimer.C:
 			u.becomeReady()
 		case <-sigs:
-			u.hangup()
+			if !u.e.cfg.stubborn {
+				u.hangup()
+			}
 		}
 		if !u.done {
 			u.render()
