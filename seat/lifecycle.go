@@ -174,7 +174,8 @@ func (s Seat) spawnDriver(cfg config.Config, o StartOptions) (Progress, error) {
 				return p, nil
 			case "refused":
 				awaitExit(exited)
-				return p, fmt.Errorf("%w: %s", ErrOwned, p.Text)
+				// The driver's text is its own ErrOwned refusal: class it once.
+				return p, fmt.Errorf("%w: %s", ErrOwned, strings.TrimPrefix(p.Text, ErrOwned.Error()+": "))
 			case "error":
 				awaitExit(exited)
 				return p, errors.New(p.Text)

@@ -28,7 +28,7 @@ func seatCommand() *cli.Command {
 			},
 			{
 				Name:      "start",
-				Usage:     "start the seat's harness in tmux and its driver (refused, exit 3, while a live driver holds it)",
+				Usage:     "start the seat's harness in tmux and its driver (a running seat: nothing changes, exit 0, its holder named; --takeover replaces it)",
 				ArgsUsage: "NAME",
 				Flags: []cli.Flag{
 					&cli.StringFlag{Name: "takeover", Usage: "replace the live driver whose holder id is `HOLDER`"},

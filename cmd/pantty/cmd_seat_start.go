@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 
@@ -25,7 +26,21 @@ func seatStart(c *cli.Context) error {
 	if isTerminal(os.Stderr) {
 		opts.Progress = func(line string) { fmt.Fprintf(os.Stderr, "  %s …\n", line) }
 	}
+	// A start of a running seat is done, as systemctl start of a running unit:
+	// it names the live holder and changes nothing. --takeover replaces it,
+	// --refresh-env records this shell's environment for its next launch.
+	if opts.Takeover == "" && !opts.RefreshEnv {
+		if o, live, err := s.LiveOwner(); err == nil && live {
+			return alreadyRunning(s, o)
+		}
+	}
 	p, err := seat.Start(s, opts)
+	if errors.Is(err, seat.ErrOwned) && opts.Takeover == "" {
+		// A start that lost a race to another start: the winner runs the seat.
+		if o, live, lerr := s.LiveOwner(); lerr == nil && live {
+			return alreadyRunning(s, o)
+		}
+	}
 	if err != nil {
 		return err
 	}
@@ -38,6 +53,13 @@ func seatStart(c *cli.Context) error {
 		how = "adopted its live harness"
 	}
 	say("seat %s %s: holder %s, session %s", s.Name, how, p.Holder, p.Session)
+	return nil
+}
+
+// alreadyRunning is the answer to a start of a seat whose driver is live: exit
+// 0, the holder named, and the one command that would replace it.
+func alreadyRunning(s seat.Seat, o seat.Owner) error {
+	say("seat %s is already running: %s; nothing changed ('pantty seat start %s --takeover %s' replaces that driver)", s.Name, o, s.Name, o.Holder)
 	return nil
 }
 

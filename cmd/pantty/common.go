@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/pantty/pantty/seat"
@@ -32,7 +33,7 @@ func panttyPath() (string, error) {
 // seatArg opens the seat named by the command's only positional argument.
 func seatArg(c *cli.Context, mustExist bool) (seat.Seat, error) {
 	if c.NArg() != 1 {
-		return seat.Seat{}, usageErr("%s needs exactly one seat NAME (got %d arguments)", c.Command.FullName(), c.NArg())
+		return seat.Seat{}, usageErr("usage: pantty %s NAME (got %d arguments)", cmdPath(c), c.NArg())
 	}
 	home, err := homeOf(c)
 	if err != nil {
@@ -48,7 +49,7 @@ func seatArg(c *cli.Context, mustExist bool) (seat.Seat, error) {
 // retry`, `seat show`).
 func seatAndID(c *cli.Context) (seat.Seat, string, error) {
 	if c.NArg() != 2 {
-		return seat.Seat{}, "", usageErr("usage: pantty %s NAME ID", c.Command.FullName())
+		return seat.Seat{}, "", usageErr("usage: pantty %s NAME ID (got %d arguments)", cmdPath(c), c.NArg())
 	}
 	home, err := homeOf(c)
 	if err != nil {
@@ -56,6 +57,19 @@ func seatAndID(c *cli.Context) (seat.Seat, string, error) {
 	}
 	s, err := seat.Existing(home, c.Args().Get(0))
 	return s, c.Args().Get(1), err
+}
+
+// cmdPath is the command's whole name as a user types it (`seat retry`, not
+// `retry`), so a usage line pastes and runs.
+func cmdPath(c *cli.Context) string {
+	var names []string
+	for _, x := range c.Lineage() {
+		// The app's own root command is in the lineage too: its name is not typed.
+		if x.Command != nil && x.Command.Name != "" && x.Command.Name != c.App.Name && (len(names) == 0 || names[0] != x.Command.Name) {
+			names = append([]string{x.Command.Name}, names...)
+		}
+	}
+	return strings.Join(names, " ")
 }
 
 // isTerminal reports whether f is a terminal: progress lines and colour only then.
