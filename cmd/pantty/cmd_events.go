@@ -39,7 +39,7 @@ func eventsAction(c *cli.Context) error {
 	if c.NArg() != 0 {
 		return usageErr("events takes no arguments (one seat: --seat NAME)")
 	}
-	home, err := homeOf(c)
+	home, err := stateRoot(c)
 	if err != nil {
 		return err
 	}

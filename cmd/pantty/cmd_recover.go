@@ -110,7 +110,7 @@ func recoverSweep(c *cli.Context) error {
 	if c.NArg() != 0 {
 		return usageErr("recover takes no arguments (did you mean 'recover install'?)")
 	}
-	home, err := homeOf(c)
+	home, err := stateRoot(c)
 	if err != nil {
 		return err
 	}
@@ -255,8 +255,8 @@ func recoverInstall(c *cli.Context) error {
 		fmt.Print(text)
 		return nil
 	}
-	if fi, err := os.Stat(home); err != nil || !fi.IsDir() {
-		return usageErr("no state root at %s: create a seat first ('pantty seat init'), or set PANTTY_HOME", home)
+	if _, err := stateRoot(c); err != nil {
+		return err
 	}
 	if err := seat.RefuseInside("recover install"); err != nil {
 		return err
@@ -273,7 +273,7 @@ func recoverInstall(c *cli.Context) error {
 }
 
 func recoverUninstall(c *cli.Context) error {
-	home, err := homeOf(c)
+	home, err := stateRoot(c)
 	if err != nil {
 		return err
 	}
@@ -288,7 +288,7 @@ func recoverUninstall(c *cli.Context) error {
 }
 
 func recoverCheck(c *cli.Context) error {
-	home, err := homeOf(c)
+	home, err := stateRoot(c)
 	if err != nil {
 		return err
 	}

@@ -17,7 +17,7 @@ func seatList(c *cli.Context) error {
 	if c.NArg() != 0 {
 		return usageErr("seat list takes no arguments")
 	}
-	home, err := homeOf(c)
+	home, err := stateRoot(c)
 	if err != nil {
 		return err
 	}

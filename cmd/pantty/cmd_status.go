@@ -76,7 +76,7 @@ func statusAction(c *cli.Context) error {
 	if o := c.String("output"); o != "" && o != "wide" {
 		return usageErr("-o %q: want wide", o)
 	}
-	home, err := homeOf(c)
+	home, err := stateRoot(c)
 	if err != nil {
 		return err
 	}
@@ -121,7 +121,7 @@ func watchAction(c *cli.Context) error {
 	if c.NArg() > 1 {
 		return usageErr("watch takes at most one seat NAME (got %d arguments)", c.NArg())
 	}
-	home, err := homeOf(c)
+	home, err := stateRoot(c)
 	if err != nil {
 		return err
 	}

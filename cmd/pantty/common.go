@@ -1,12 +1,15 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/pantty/pantty/internal/guard"
 	"github.com/pantty/pantty/seat"
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
@@ -18,6 +21,26 @@ func homeOf(c *cli.Context) (string, error) {
 		return filepath.Abs(h)
 	}
 	return seat.DefaultHome()
+}
+
+// stateRoot is homeOf for a command that reads an existing state root: a
+// missing one (a mistyped --home or PANTTY_HOME) is "not found", exit 5, never
+// an empty list with exit 0, so a script can tell it from a root with no seats.
+func stateRoot(c *cli.Context) (string, error) {
+	home, err := homeOf(c)
+	if err != nil {
+		return "", err
+	}
+	fi, err := os.Stat(home)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "", codedError{exitNotFound, fmt.Sprintf("no state root at %s: check --home or PANTTY_HOME ('pantty seat init' creates it)", home)}
+	case err != nil:
+		return "", codedError{exitUnknown, fmt.Sprintf("state root %s: %v", home, err)}
+	case !fi.IsDir():
+		return "", codedError{exitNotFound, fmt.Sprintf("no state root at %s: it is a file, not a directory (check --home or PANTTY_HOME)", home)}
+	}
+	return home, nil
 }
 
 // panttyPath is the absolute path of this binary: the driver, the pane's exec
@@ -35,12 +58,16 @@ func seatArg(c *cli.Context, mustExist bool) (seat.Seat, error) {
 	if c.NArg() != 1 {
 		return seat.Seat{}, usageErr("usage: pantty %s NAME (got %d arguments)", cmdPath(c), c.NArg())
 	}
+	if mustExist {
+		home, err := stateRoot(c)
+		if err != nil {
+			return seat.Seat{}, err
+		}
+		return seat.Existing(home, c.Args().First())
+	}
 	home, err := homeOf(c)
 	if err != nil {
 		return seat.Seat{}, err
-	}
-	if mustExist {
-		return seat.Existing(home, c.Args().First())
 	}
 	return seat.Open(home, c.Args().First())
 }
@@ -51,12 +78,30 @@ func seatAndID(c *cli.Context) (seat.Seat, string, error) {
 	if c.NArg() != 2 {
 		return seat.Seat{}, "", usageErr("usage: pantty %s NAME ID (got %d arguments)", cmdPath(c), c.NArg())
 	}
-	home, err := homeOf(c)
+	home, err := stateRoot(c)
 	if err != nil {
 		return seat.Seat{}, "", err
 	}
 	s, err := seat.Existing(home, c.Args().Get(0))
 	return s, c.Args().Get(1), err
+}
+
+// noMessage is the "not found" answer (exit 5) for a message id the seat does
+// not have.
+func noMessage(s seat.Seat, id string) error {
+	return codedError{exitNotFound, fmt.Sprintf("no message %q in seat %q (never sent, or pruned after %s)", id, s.Name, seat.MessageRetention)}
+}
+
+// storedID checks a message id named on the command line: a malformed id is
+// bad input (exit 2), one the seat does not have is not found (exit 5).
+func storedID(s seat.Seat, id string) error {
+	if !guard.ValidID(id) {
+		return usageErr("bad message id %q", id)
+	}
+	if _, err := os.Lstat(s.MsgPath(id)); errors.Is(err, fs.ErrNotExist) {
+		return noMessage(s, id)
+	}
+	return nil
 }
 
 // cmdPath is the command's whole name as a user types it (`seat retry`, not

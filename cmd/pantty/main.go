@@ -51,7 +51,8 @@ func newApp() *cli.App {
 		Usage: "keep AI coding seats in tmux safe to feed from a board and recoverable unattended",
 		Description: "State lives under $PANTTY_HOME (default ${XDG_STATE_HOME:-~/.local/state}/pantty), one directory per seat.\n" +
 			"Exit codes: 0 done, 1 failed, 2 bad input or usage (nothing changed), 3 refused: a live owner holds the seat,\n" +
-			"4 could not observe (the answer is unknown).",
+			"4 could not observe (the answer is unknown), 5 not found (no such seat, state root or message),\n" +
+			"6 conflict (the id is stored with a different text).",
 		Version:              buildVersion(),
 		EnableBashCompletion: true,
 		Flags:                globalFlags(),
