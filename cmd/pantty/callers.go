@@ -66,6 +66,7 @@ var callers = map[string]callerPolicy{
 	"events":            anyCaller, // reads records
 	"completion":        anyCaller,
 	"man":               anyCaller,
+	"version":           anyCaller,
 	"__drive":           outside, // drives a seat: only start and recover spawn it
 	"__exec":            outside, // launches a seat's harness from its launch record
 }

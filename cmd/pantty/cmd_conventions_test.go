@@ -27,11 +27,54 @@ func TestVersionNamesTheMeasuredHarnesses(t *testing.T) {
 func TestUnknownCommandsExit2(t *testing.T) {
 	t.Parallel()
 	h := seattest.New(t, "unk")
-	for _, args := range [][]string{{"help"}, {"frobnicate"}, {"seat", "frobnicate"}} {
+	for _, args := range [][]string{{"frobnicate"}, {"seat", "frobnicate"}, {"help", "frobnicate"}} {
 		r := h.Run(args...)
-		if r.Code != 2 || r.Stdout != "" || strings.Count(r.Stderr, "\n") != 1 || !strings.Contains(r.Stderr, "unknown command") {
-			t.Errorf("pantty %s: want exit 2 and one 'unknown command' line; got %s", strings.Join(args, " "), r)
+		if r.Code != 2 || r.Stdout != "" || strings.Count(r.Stderr, "\n") != 1 || !strings.Contains(r.Stderr, "unknown command") ||
+			strings.Contains(r.Stderr, "did you mean") {
+			t.Errorf("pantty %s: want exit 2 and one 'unknown command' line without a guess; got %s", strings.Join(args, " "), r)
 		}
+	}
+}
+
+// TestNearMissCommandsNameTheCommand: a typo gets the command it was probably
+// meant to be, whole, so the correction pastes and runs.
+func TestNearMissCommandsNameTheCommand(t *testing.T) {
+	t.Parallel()
+	h := seattest.New(t, "near")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"stauts"}, "pantty status"},
+		{[]string{"seat", "sned", "near"}, "pantty seat send"},
+		{[]string{"seat", "lsit"}, "pantty seat list"},
+		{[]string{"handoff", "shwo", "near"}, "pantty handoff show"},
+		{[]string{"recover", "instal", "--cron"}, "pantty recover install"},
+		{[]string{"help", "seat", "inbx"}, "pantty seat inbox"},
+	} {
+		r := h.Run(c.args...)
+		if r.Code != 2 || strings.Count(r.Stderr, "\n") != 1 || !strings.Contains(r.Stderr, "did you mean '"+c.want+"'?") {
+			t.Errorf("pantty %s: want exit 2 and did you mean '%s'; got %s", strings.Join(c.args, " "), c.want, r)
+		}
+	}
+	if d := editDistance("stauts", "status"); d != 1 {
+		t.Errorf("a swap of two neighbours counts %d, want 1", d)
+	}
+}
+
+// TestHelpAndVersionVerbs: `pantty help [COMMAND...]` and `pantty version` are
+// the flags' verb forms, exit 0, on stdout.
+func TestHelpAndVersionVerbs(t *testing.T) {
+	t.Parallel()
+	h := seattest.New(t, "verbs")
+	if r, flag := h.Run("version"), h.Run("--version"); r.Code != 0 || r.Stdout != flag.Stdout || !strings.Contains(r.Stdout, "claude-code") {
+		t.Errorf("pantty version: want --version's output, exit 0; got %s", r)
+	}
+	if r, flag := h.Run("help"), h.Run("--help"); r.Code != 0 || r.Stdout != flag.Stdout || !strings.Contains(r.Stdout, "seat") {
+		t.Errorf("pantty help: want --help's output, exit 0; got %s", r)
+	}
+	if r, flag := h.Run("help", "seat", "send"), h.Run("seat", "send", "--help"); r.Code != 0 || r.Stdout != flag.Stdout || !strings.Contains(r.Stdout, "--wait") {
+		t.Errorf("pantty help seat send: want seat send --help's output, exit 0; got %s", r)
 	}
 }
 

@@ -108,7 +108,10 @@ func seatDone(c *cli.Context) error {
 
 func recoverSweep(c *cli.Context) error {
 	if c.NArg() != 0 {
-		return usageErr("recover takes no arguments (did you mean 'recover install'?)")
+		if best := nearest(c.Args().First(), c.Command.Subcommands); best != "" {
+			return usageErr("unknown command %q (did you mean 'pantty recover %s'?)", c.Args().First(), best)
+		}
+		return usageErr("recover takes no arguments (its commands: install, uninstall, check)")
 	}
 	home, err := stateRoot(c)
 	if err != nil {
