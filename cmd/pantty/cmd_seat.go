@@ -75,6 +75,8 @@ func seatCommand() *cli.Command {
 			{Name: "probe", Usage: "prove the seat can run a turn: a probe through the board path must be processed", ArgsUsage: "NAME", Action: seatProbe},
 			{Name: "cancel", Usage: "cancel the in-flight turn (one Escape, verified)", ArgsUsage: "NAME", Action: seatCancel},
 			{Name: "retry", Usage: "re-queue a failed message", ArgsUsage: "NAME ID", Action: seatRetry},
+			seatDropCommand(),
+			seatRmCommand(),
 			{Name: "inbox", Usage: "list the seat's messages and their states", ArgsUsage: "NAME", Flags: []cli.Flag{jsonFlag()}, Action: seatInbox},
 			seatShowCommand(),
 			seatDoneCommand(),

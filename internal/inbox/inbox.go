@@ -64,6 +64,9 @@ const (
 	// (a symlink, a FIFO, over its size limit, not the JSON pantty writes).
 	// The entry is set aside as failed so the rest of the queue runs.
 	ReasonUnreadable = "unreadable"
+	// ReasonDropped: withdrawn while queued, before any delivery, by
+	// `pantty seat drop`; 'pantty seat retry' queues it again.
+	ReasonDropped = "dropped"
 )
 
 // Final reports whether a state is one the cursor may pass.
