@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"os"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -53,4 +54,54 @@ func TestHandoffShowBeforeAnyHandoff(t *testing.T) {
 		strings.Contains(r.Stderr, "no such file") || strings.Contains(r.Stderr, "open ") {
 		t.Fatalf("handoff show before any handoff: want exit %d and one line in the user's words; got %s", exitNotFound, r)
 	}
+}
+
+// column returns the text under heading in a padded table (status, seat
+// list): from where the heading starts to where the next one does.
+func column(t *testing.T, table, heading, seatName string) string {
+	t.Helper()
+	lines := strings.Split(strings.TrimRight(table, "\n"), "\n")
+	head := lines[0]
+	at := strings.Index(head, heading)
+	if at < 0 {
+		t.Fatalf("no %s column in\n%s", heading, table)
+	}
+	end := len(head) + 1000
+	if rest := strings.TrimLeft(head[at+len(heading):], " "); rest != "" {
+		end = strings.Index(head[at:], rest) + at
+	}
+	for _, l := range lines[1:] {
+		if strings.HasPrefix(l, seatName+" ") {
+			return strings.TrimSpace(l[at:min(end, len(l))])
+		}
+	}
+	t.Fatalf("no row for %s in\n%s", seatName, table)
+	return ""
+}
+
+// TestListAndStatusSayTheSamePhase: seat list and status read the phase the
+// same way — a seat whose driver died is "no driver (last: …)", not its last
+// beat's phase; a stopped one "stopped", not the "stopping" its last beat says.
+func TestListAndStatusSayTheSamePhase(t *testing.T) {
+	t.Parallel()
+	h := seattest.New(t, "phases")
+	h.Start()
+	o := h.Owner()
+	if err := syscall.Kill(o.PID, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	h.WaitFor("the driver gone", time.Minute, func() bool { return !h.Owner().Live() })
+	both := func(want string) {
+		t.Helper()
+		list, status := h.Run("seat", "list"), h.Run("status", "-o", "wide")
+		lp, sp := column(t, list.Stdout, "PHASE", h.Name), column(t, status.Stdout, "PHASE", h.Name)
+		if lp != sp || !strings.HasPrefix(lp, want) {
+			t.Fatalf("phase: seat list says %q, status says %q; want both %q…\n%s\n%s", lp, sp, want, list.Stdout, status.Stdout)
+		}
+	}
+	both("no driver (last: ")
+	if r := h.Run("seat", "stop", h.Name); r.Code != 0 {
+		t.Fatalf("seat stop: %s", r)
+	}
+	both("stopped")
 }

@@ -176,6 +176,14 @@ func (r Row) phaseCell() Cell {
 	if r.stopped() {
 		return Cell{"stopped", Dim}
 	}
+	if d := r.Driver; d.State != Error && d.Live != nil && !*d.Live {
+		// Meant to run, and no driver: the last beat ("relaunching" after a
+		// start that failed) is history, and saying it as the phase misleads.
+		if h.IsKnown() && h.Phase != nil {
+			return Cell{"no driver (last: " + h.PhaseText() + ")", Warn}
+		}
+		return Cell{"no driver", Warn}
+	}
 	if !h.IsKnown() || h.Phase == nil {
 		return off(h.Meta)
 	}
