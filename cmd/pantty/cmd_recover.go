@@ -320,8 +320,11 @@ func recoverCheck(c *cli.Context) error {
 	} else {
 		for _, r := range res {
 			state := "OK"
-			if !r.OK {
+			switch {
+			case !r.OK:
 				state = "FAILED"
+			case r.Pending != "":
+				state = "pending: " + r.Pending
 			}
 			say("%s: %s", r.Kind, state)
 			for _, p := range r.Passed {
