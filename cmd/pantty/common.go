@@ -34,7 +34,7 @@ func stateRoot(c *cli.Context) (string, error) {
 	fi, err := os.Stat(home)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return "", codedError{exitNotFound, fmt.Sprintf("no state root at %s: check --home or PANTTY_HOME ('pantty seat init' creates it)", home)}
+		return "", codedError{exitNotFound, fmt.Sprintf("no state root at %s: check --home or PANTTY_HOME (the first seat init creates one)", home)}
 	case err != nil:
 		return "", codedError{exitUnknown, fmt.Sprintf("state root %s: %v", home, err)}
 	case !fi.IsDir():
