@@ -30,14 +30,14 @@ func seatStart(c *cli.Context) error {
 	// it names the live holder and changes nothing. --takeover replaces it,
 	// --refresh-env records this shell's environment for its next launch.
 	if opts.Takeover == "" && !opts.RefreshEnv {
-		if o, live, err := s.LiveOwner(); err == nil && live {
+		if o, ok := runningHolder(s); ok {
 			return alreadyRunning(s, o)
 		}
 	}
 	p, err := seat.Start(s, opts)
 	if errors.Is(err, seat.ErrOwned) && opts.Takeover == "" {
 		// A start that lost a race to another start: the winner runs the seat.
-		if o, live, lerr := s.LiveOwner(); lerr == nil && live {
+		if o, ok := runningHolder(s); ok {
 			return alreadyRunning(s, o)
 		}
 	}
@@ -54,6 +54,21 @@ func seatStart(c *cli.Context) error {
 	}
 	say("seat %s %s: holder %s, session %s", s.Name, how, p.Holder, p.Session)
 	return nil
+}
+
+// runningHolder returns the live holder of a seat meant to run. A live holder
+// of a seat meant to be stopped is a `seat stop` (or drop, rm) at work, not a
+// running seat: a start then is refused naming it (exit 3), not "already
+// running".
+func runningHolder(s seat.Seat) (seat.Owner, bool) {
+	o, live, err := s.LiveOwner()
+	if err != nil || !live {
+		return o, false
+	}
+	if in, err := s.IntentFile().Read(); err == nil && in.Want == seat.IntentStopped {
+		return o, false
+	}
+	return o, true
 }
 
 // alreadyRunning is the answer to a start of a seat whose driver is live: exit
