@@ -10,6 +10,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/internal/guard"
 	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/seat"
@@ -53,7 +54,7 @@ func seatSend(c *cli.Context) error {
 	if err := seat.RefuseOtherSeat(s, "seat send"); err != nil {
 		return err
 	}
-	cfg, err := s.LoadConfig()
+	cfg, err := liveConfig(s)
 	if err != nil {
 		return err
 	}
@@ -120,6 +121,26 @@ func seatSend(c *cli.Context) error {
 		sw = newStreamWaiter(s, wt, c.Duration("timeout"))
 	}
 	return sendStream(c, s, base, max, sw)
+}
+
+// liveConfig loads seat.toml for a send. A seat.toml that no longer
+// validates (a typo made while the seat runs) does not stop the board door of
+// a seat whose live driver keeps the configuration it started with: the
+// message is stored, within the guard's own size limit, and a warning names
+// the error to fix before the next start. With no live driver it is refused.
+func liveConfig(s seat.Seat) (config.Config, error) {
+	cfg, err := s.LoadConfig()
+	if !errors.Is(err, seat.ErrBadConfig) {
+		return cfg, err
+	}
+	if _, live, lerr := s.LiveOwner(); lerr != nil || !live {
+		return cfg, err
+	}
+	fmt.Fprintf(os.Stderr, "pantty: warning: %v; seat %s's running driver keeps the configuration it started with, so the message is taken (fix seat.toml before its next start)\n", err, s.Name)
+	if cfg.MaxMessageBytes <= 0 || cfg.MaxMessageBytes > guard.DefaultMaxMessageBytes {
+		cfg.MaxMessageBytes = guard.DefaultMaxMessageBytes
+	}
+	return cfg, nil
 }
 
 // isStored reports whether message id is already in the seat's inbox.

@@ -378,3 +378,29 @@ func TestSendJSONL(t *testing.T) {
 		t.Errorf("inbox holds %d messages, want 2 (j1, j5): %v", n, keys(h.InboxFiles()))
 	}
 }
+
+// TestSendToARunningSeatWithATypoInSeatToml: the running driver keeps the
+// configuration it started with, so the board door keeps taking messages and
+// says what to fix; a stopped seat with the same typo refuses (exit 2).
+func TestSendToARunningSeatWithATypoInSeatToml(t *testing.T) {
+	t.Parallel()
+	h := seattest.New(t, "typo")
+	h.Start()
+	f, err := os.OpenFile(h.Seat().ConfigPath(), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("\nturn_cieling = \"5m\"\n")
+	f.Close()
+	r := h.RunStdin("still taken", "seat", "send", h.Name, "--id", "t1", "--wait", "--timeout", "60s")
+	if r.Code != 0 || !strings.Contains(r.Stdout, "sim: received") || strings.Count(r.Stderr, "\n") != 1 ||
+		!strings.Contains(r.Stderr, "warning") || !strings.Contains(r.Stderr, "turn_cieling") {
+		t.Fatalf("send to a running seat with a typo in seat.toml: want the reply and one warning naming the typo; got %s", r)
+	}
+	if r := h.Run("seat", "stop", h.Name); r.Code != 0 {
+		t.Fatalf("seat stop: %s", r)
+	}
+	if r := h.RunStdin("refused now", "seat", "send", h.Name); r.Code != exitBadInput || !strings.Contains(r.Stderr, "turn_cieling") {
+		t.Fatalf("send to a stopped seat with a typo: want exit 2 naming it; got %s", r)
+	}
+}
