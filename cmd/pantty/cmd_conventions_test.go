@@ -4,6 +4,8 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -159,6 +161,49 @@ func TestCompletionAndManAreGeneratedFromTheCommands(t *testing.T) {
 	for _, want := range []string{".TH pantty 1", "events", "--wait", "seat"} {
 		if r.Code != 0 || !strings.Contains(r.Stdout, want) {
 			t.Fatalf("man page lacks %q: %s", want, r.Stderr)
+		}
+	}
+}
+
+// TestBashCompletionOnABareBash: the script works without the bash-completion
+// package (bash --norc: no _get_comp_words_by_ref, no _init_completion), and
+// TAB after a command that takes a seat NAME offers the seats that exist.
+func TestBashCompletionOnABareBash(t *testing.T) {
+	t.Parallel()
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("no bash")
+	}
+	h := seattest.New(t, "reviewer")
+	bin := t.TempDir()
+	if err := os.Symlink(h.Bin, filepath.Join(bin, "pantty")); err != nil {
+		t.Fatal(err)
+	}
+	complete := func(words ...string) (string, string) {
+		t.Helper()
+		script := "source <(pantty completion bash)\nCOMP_WORDS=(" + strings.Join(words, " ") + ")\nCOMP_CWORD=" +
+			fmt.Sprint(len(words)-1) + "\n_pantty_complete\necho \"${COMPREPLY[*]}\""
+		cmd := exec.Command(bash, "--norc", "--noprofile", "-c", script)
+		cmd.Env = []string{"PATH=" + bin + ":/usr/bin:/bin", "PANTTY_HOME=" + h.Home}
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("bash: %v: %s", err, stderr.String())
+		}
+		return strings.TrimSpace(string(out)), stderr.String()
+	}
+	for _, c := range []struct {
+		words []string
+		want  string
+	}{
+		{[]string{"pantty", "seat", "sen"}, "send"},
+		{[]string{"pantty", "seat", "send", "rev"}, "reviewer"},
+		{[]string{"pantty", "status", `""`}, "reviewer"},
+		{[]string{"pantty", "seat", "send", "reviewer", "--wa"}, "--wait"},
+	} {
+		if got, stderr := complete(c.words...); got != c.want || stderr != "" {
+			t.Errorf("TAB after %v: got %q (stderr %q), want %q", c.words, got, stderr, c.want)
 		}
 	}
 }

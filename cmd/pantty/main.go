@@ -94,6 +94,7 @@ func newApp() *cli.App {
 		},
 	}
 	oneLineUsageErrors(app.Commands)
+	completeSeatNames(app.Commands)
 	applyCallerPolicies(app.Commands, "")
 	return app
 }
