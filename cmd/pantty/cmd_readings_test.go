@@ -105,3 +105,36 @@ func TestListAndStatusSayTheSamePhase(t *testing.T) {
 	}
 	both("stopped")
 }
+
+// TestHealthBeforeTheFirstSweepAndAfterARevival: before recover has judged a
+// seat its HEALTH is read from the live records (a live driver, or none), not
+// "unknown" for every seat; right after a sweep revived it and verified the
+// revival it reads "revived", not "dead" until the next sweep.
+func TestHealthBeforeTheFirstSweepAndAfterARevival(t *testing.T) {
+	t.Parallel()
+	h := seattest.New(t, "healthy")
+	h.Start()
+	health := func() string {
+		t.Helper()
+		r := h.Run("status", "-o", "wide")
+		return column(t, r.Stdout, "HEALTH", h.Name)
+	}
+	if got := health(); got != "live (no recover verdict yet)" {
+		t.Fatalf("HEALTH of a running seat before any sweep: %q", got)
+	}
+	o := h.Owner()
+	if err := syscall.Kill(o.PID, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	h.WaitFor("the driver gone", time.Minute, func() bool { return !h.Owner().Live() })
+	if got := health(); got != "no driver (no recover verdict yet)" {
+		t.Fatalf("HEALTH of a seat whose driver died, before any sweep: %q", got)
+	}
+	if r := h.Run("recover"); r.Code != 0 {
+		t.Fatalf("recover: %s\ndriver.log:\n%s", r, h.DriverLog())
+	}
+	if got := health(); got != "revived" {
+		b, _ := os.ReadFile(h.Seat().Dir + "/health.toml")
+		t.Fatalf("HEALTH right after a verified revival: %q\nhealth.toml:\n%s", got, b)
+	}
+}

@@ -156,7 +156,7 @@ func (r Row) healthCell() Cell {
 		if h.State == Error {
 			return Cell{"error", Bad}
 		}
-		return Cell{"unknown (no recover verdict)", Dim}
+		return r.healthBeforeRecover()
 	}
 	if h.State == Stale {
 		return Cell{"stale: " + *h.Verdict + " " + ageOf(h.Meta), Warn}
@@ -164,11 +164,34 @@ func (r Row) healthCell() Cell {
 	st := Good
 	switch *h.Verdict {
 	case "dead":
+		if h.revived {
+			// Dead when judged, then revived and verified in the same sweep:
+			// the seat is back, not dead until the next sweep says so.
+			return Cell{"revived", Good}
+		}
 		st = Bad
 	case "unknown":
 		return Cell{"unknown (recover could not observe)", Dim}
 	}
 	return Cell{*h.Verdict, st}
+}
+
+// healthBeforeRecover is the health cell of a seat recover has not judged
+// (no health.toml: recover never ran, or not yet on this seat), derived from
+// the live records instead of "unknown" for every seat: a stopped seat is
+// stopped, a live driver with a fresh beat is live, a seat meant to run with
+// no live driver has none. Recover's first verdict replaces it.
+func (r Row) healthBeforeRecover() Cell {
+	d, hb := r.Driver, r.Heartbeat
+	switch {
+	case r.stopped():
+		return Cell{"stopped (no recover verdict)", Dim}
+	case d.State != Error && d.Live != nil && *d.Live && hb.State == Known:
+		return Cell{"live (no recover verdict yet)", Good}
+	case d.State != Error && d.Live != nil && !*d.Live:
+		return Cell{"no driver (no recover verdict yet)", Bad}
+	}
+	return Cell{"unknown (no recover verdict)", Dim}
 }
 
 func (r Row) phaseCell() Cell {
