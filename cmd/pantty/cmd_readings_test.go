@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/seat/seattest"
 )
 
@@ -136,5 +137,33 @@ func TestHealthBeforeTheFirstSweepAndAfterARevival(t *testing.T) {
 	if got := health(); got != "revived" {
 		b, _ := os.ReadFile(h.Seat().Dir + "/health.toml")
 		t.Fatalf("HEALTH right after a verified revival: %q\nhealth.toml:\n%s", got, b)
+	}
+}
+
+// TestAttachWithNothingToAttachToLeavesNoRelay: a turn-spawned seat has no tmux
+// session between turns. seat attach says so in one line before entering
+// relay, so the queue is not held: the next message is processed.
+func TestAttachWithNothingToAttachToLeavesNoRelay(t *testing.T) {
+	t.Parallel()
+	h := seattest.New(t, "turnattach")
+	path := h.Seat().ConfigPath()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(strings.Replace(string(data), `shape = "resident"`, `shape = "turn"`, 1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h.Start()
+	h.Send("t1", "a first turn")
+	h.WaitFinal(time.Minute, "t1")
+	r := h.Run("seat", "attach", h.Name)
+	if r.Code != exitFailed || strings.Count(r.Stderr, "\n") != 1 || !strings.Contains(r.Stderr, "no tmux session to attach to") {
+		t.Fatalf("seat attach of a turn-spawned seat between turns: want exit 1 and one line; got %s", r)
+	}
+	h.Send("t2", "after the attach")
+	h.WaitFinal(time.Minute, "t2")
+	if st := h.Status("t2"); st.State != inbox.StateProcessed {
+		t.Fatalf("the message after a failed attach: %+v", st)
 	}
 }
