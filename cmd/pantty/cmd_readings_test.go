@@ -167,3 +167,22 @@ func TestAttachWithNothingToAttachToLeavesNoRelay(t *testing.T) {
 		t.Fatalf("the message after a failed attach: %+v", st)
 	}
 }
+
+// TestCommandHeldByAnOutageSaysSo: while the driver holds the queue for a
+// provider outage (a 5xx, probed again with backoff), a command that times out
+// waiting names the outage and its next probe, not "not at a turn boundary".
+func TestCommandHeldByAnOutageSaysSo(t *testing.T) {
+	t.Parallel()
+	h := seattest.New(t, "heldcmd", seattest.TOML(`[recovery]`, `backoff = "5m"`, `backoff_max = "5m"`, `transient_attempts = 5`))
+	h.Start()
+	h.Send("m1", "[sim:5xx] the provider fails this request")
+	h.WaitFor("the queue held for the outage", time.Minute, func() bool {
+		hb, err := h.Seat().HeartbeatFile().Read()
+		return err == nil && hb.Phase == "waiting-retry"
+	})
+	r := h.Run("seat", "command", h.Name, "--wait", "1s", "--", "/context")
+	if r.Code != exitFailed || !strings.Contains(r.Stderr, "outage") || !strings.Contains(r.Stderr, "500 Internal server error") ||
+		!strings.Contains(r.Stderr, "next probe") || strings.Contains(r.Stderr, "turn boundary") {
+		t.Fatalf("seat command during an outage: want exit 1 naming the outage and its next probe; got %s", r)
+	}
+}

@@ -106,6 +106,10 @@ func (d *Driver) holdReason() string {
 		return d.blocked
 	case d.now().Before(d.notBefore):
 		return "a provider wait until " + d.notBefore.UTC().Format(time.RFC3339)
+	case d.outage != nil && d.now().Before(d.outage.probeAt):
+		// The queue is held for a means or transient outage: nothing, a
+		// command included, goes to the harness before the next probe.
+		return "the queue is held for a " + d.outage.class + " outage: " + d.outageText()
 	case d.cmdHeld != "":
 		return d.cmdHeld
 	}
