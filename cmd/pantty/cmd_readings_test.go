@@ -169,8 +169,9 @@ func TestAttachWithNothingToAttachToLeavesNoRelay(t *testing.T) {
 }
 
 // TestCommandHeldByAnOutageSaysSo: while the driver holds the queue for a
-// provider outage (a 5xx, probed again with backoff), a command that times out
-// waiting names the outage and its next probe, not "not at a turn boundary".
+// provider outage (a 5xx, probed again with backoff), status's WAITS names the
+// hold and its next probe (not "none"), and a command that times out waiting
+// names the outage and its next probe, not "not at a turn boundary".
 func TestCommandHeldByAnOutageSaysSo(t *testing.T) {
 	t.Parallel()
 	h := seattest.New(t, "heldcmd", seattest.TOML(`[recovery]`, `backoff = "5m"`, `backoff_max = "5m"`, `transient_attempts = 5`))
@@ -180,6 +181,9 @@ func TestCommandHeldByAnOutageSaysSo(t *testing.T) {
 		hb, err := h.Seat().HeartbeatFile().Read()
 		return err == nil && hb.Phase == "waiting-retry"
 	})
+	if waits := column(t, h.Run("status", "-o", "wide").Stdout, "WAITS", h.Name); !strings.HasPrefix(waits, "held: transient outage, next probe ") {
+		t.Fatalf("status WAITS while the queue is held for an outage: %q, want the hold and its next probe", waits)
+	}
 	r := h.Run("seat", "command", h.Name, "--wait", "1s", "--", "/context")
 	if r.Code != exitFailed || !strings.Contains(r.Stderr, "outage") || !strings.Contains(r.Stderr, "500 Internal server error") ||
 		!strings.Contains(r.Stderr, "next probe") || strings.Contains(r.Stderr, "turn boundary") {

@@ -364,6 +364,16 @@ func (r Row) waitsCell() Cell {
 		return off(w.Meta)
 	}
 	if len(w.Waits) == 0 {
+		// No provider-wide wait, but the seat's own driver may hold its queue
+		// for an outage (a transient 5xx, a means fault): a held queue is
+		// named here too, with its next probe, never "none".
+		if hb := r.Heartbeat; hb.State == Known && hb.Fault != nil && !r.stopped() {
+			t := "held: " + *hb.Fault + " outage"
+			if hb.Waiting != nil && strings.Contains(*hb.Waiting, "next probe") {
+				t += ", next probe" + (*hb.Waiting)[strings.LastIndex(*hb.Waiting, "next probe")+len("next probe"):]
+			}
+			return Cell{t, Warn}
+		}
 		return Cell{"none", Plain}
 	}
 	first := w.Waits[0]
