@@ -190,3 +190,20 @@ func TestCommandHeldByAnOutageSaysSo(t *testing.T) {
 		t.Fatalf("seat command during an outage: want exit 1 naming the outage and its next probe; got %s", r)
 	}
 }
+
+// TestStartWarnsAboutOpenModes: a seat directory or seat.toml other users can
+// read (made by hand: mkdir and cp with a 022 umask) is said at start, with
+// the chmod that closes it; the start goes on.
+func TestStartWarnsAboutOpenModes(t *testing.T) {
+	t.Parallel()
+	h := seattest.New(t, "openmodes")
+	s := h.Seat()
+	os.Chmod(s.Dir, 0o755)
+	os.Chmod(s.ConfigPath(), 0o644)
+	r := h.Start()
+	for _, want := range []string{"chmod 700 " + s.Dir, "chmod 600 " + s.ConfigPath()} {
+		if !strings.Contains(r.Stderr, want) {
+			t.Fatalf("start of a seat with open modes: stderr lacks %q: %s", want, r)
+		}
+	}
+}

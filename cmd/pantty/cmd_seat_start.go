@@ -17,6 +17,7 @@ func seatStart(c *cli.Context) error {
 	if err := startGates(s); err != nil {
 		return err
 	}
+	warnOpenModes(s)
 	pantty, err := panttyPath()
 	if err != nil {
 		return err
@@ -54,6 +55,22 @@ func seatStart(c *cli.Context) error {
 	}
 	say("seat %s %s: holder %s, session %s", s.Name, how, p.Holder, p.Session)
 	return nil
+}
+
+// warnOpenModes says on stderr when the seat's directory or seat.toml can be
+// read or written by other users (a directory made by hand, a copied file): the
+// seat's records and its configuration (the command its start runs, env
+// values) are the person's only, 0700 and 0600 as seat init makes them.
+// pantty does not change modes it did not set; the line says how.
+func warnOpenModes(s seat.Seat) {
+	for _, f := range []struct {
+		path string
+		want os.FileMode
+	}{{s.Dir, 0o700}, {s.ConfigPath(), 0o600}} {
+		if fi, err := os.Stat(f.path); err == nil && fi.Mode().Perm()&0o077 != 0 {
+			fmt.Fprintf(os.Stderr, "pantty: warning: %s is %#o: other users can read it (chmod %o %s)\n", f.path, fi.Mode().Perm(), f.want, f.path)
+		}
+	}
 }
 
 // runningHolder returns the live holder of a seat meant to run. A live holder
