@@ -39,6 +39,9 @@ func eventsAction(c *cli.Context) error {
 	if c.NArg() != 0 {
 		return usageErr("events takes no arguments (one seat: --seat NAME)")
 	}
+	if err := validSeatArg(c.String("seat")); err != nil {
+		return err
+	}
 	home, err := stateRoot(c)
 	if err != nil {
 		return err

@@ -25,11 +25,7 @@ func seatDrop(c *cli.Context) error {
 	if len(args) < 1 || (len(args) == 1) == !c.Bool("queued") {
 		return usageErr("usage: pantty %s NAME ID... | pantty %s NAME --queued", cmdPath(c), cmdPath(c))
 	}
-	home, err := stateRoot(c)
-	if err != nil {
-		return err
-	}
-	s, err := seat.Existing(home, args[0])
+	s, err := existingSeat(c, args[0])
 	if err != nil {
 		return err
 	}

@@ -77,6 +77,9 @@ func statusAction(c *cli.Context) error {
 	if o := c.String("output"); o != "" && o != "wide" {
 		return usageErr("-o %q: want wide", o)
 	}
+	if err := validSeatArg(c.Args().First()); err != nil {
+		return err
+	}
 	home, err := stateRoot(c)
 	if err != nil {
 		return err
@@ -121,6 +124,9 @@ func statusAction(c *cli.Context) error {
 func watchAction(c *cli.Context) error {
 	if c.NArg() > 1 {
 		return usageErr("watch takes at most one seat NAME (got %d arguments)", c.NArg())
+	}
+	if err := validSeatArg(c.Args().First()); err != nil {
+		return err
 	}
 	home, err := stateRoot(c)
 	if err != nil {

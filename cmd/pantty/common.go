@@ -59,11 +59,7 @@ func seatArg(c *cli.Context, mustExist bool) (seat.Seat, error) {
 		return seat.Seat{}, usageErr("usage: pantty %s NAME (got %d arguments)", cmdPath(c), c.NArg())
 	}
 	if mustExist {
-		home, err := stateRoot(c)
-		if err != nil {
-			return seat.Seat{}, err
-		}
-		return seat.Existing(home, c.Args().First())
+		return existingSeat(c, c.Args().First())
 	}
 	home, err := homeOf(c)
 	if err != nil {
@@ -72,17 +68,36 @@ func seatArg(c *cli.Context, mustExist bool) (seat.Seat, error) {
 	return seat.Open(home, c.Args().First())
 }
 
+// validSeatArg checks an optional seat name (status [NAME], events --seat):
+// a bad one is bad input before the state root is looked at.
+func validSeatArg(name string) error {
+	if name == "" {
+		return nil
+	}
+	return seat.ValidateName(name)
+}
+
+// existingSeat opens the existing seat name under the state root: a bad name
+// is bad input (exit 2) before the root is looked at, then a missing root or
+// seat is not found (exit 5).
+func existingSeat(c *cli.Context, name string) (seat.Seat, error) {
+	if err := seat.ValidateName(name); err != nil {
+		return seat.Seat{}, err
+	}
+	home, err := stateRoot(c)
+	if err != nil {
+		return seat.Seat{}, err
+	}
+	return seat.Existing(home, name)
+}
+
 // seatAndID opens the existing seat and message id named by NAME ID (`seat
 // retry`, `seat show`).
 func seatAndID(c *cli.Context) (seat.Seat, string, error) {
 	if c.NArg() != 2 {
 		return seat.Seat{}, "", usageErr("usage: pantty %s NAME ID (got %d arguments)", cmdPath(c), c.NArg())
 	}
-	home, err := stateRoot(c)
-	if err != nil {
-		return seat.Seat{}, "", err
-	}
-	s, err := seat.Existing(home, c.Args().Get(0))
+	s, err := existingSeat(c, c.Args().Get(0))
 	return s, c.Args().Get(1), err
 }
 
