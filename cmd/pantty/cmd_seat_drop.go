@@ -40,7 +40,7 @@ func seatDrop(c *cli.Context) error {
 		return err
 	}
 	if len(w.Left) > 0 {
-		return codedError{exitFailed, fmt.Sprintf("seat %s: %s (only a queued message can be dropped)", s.Name, w.Summary())}
+		return codedError{exitFailed, fmt.Sprintf("seat %s: %s: only a queued message can be dropped", s.Name, w.Summary())}
 	}
 	say("seat %s: %s", s.Name, w.Summary())
 	return nil

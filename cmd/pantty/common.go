@@ -56,7 +56,7 @@ func panttyPath() (string, error) {
 // seatArg opens the seat named by the command's only positional argument.
 func seatArg(c *cli.Context, mustExist bool) (seat.Seat, error) {
 	if c.NArg() != 1 {
-		return seat.Seat{}, usageErr("usage: pantty %s NAME (got %d arguments)", cmdPath(c), c.NArg())
+		return seat.Seat{}, usageErr("usage: pantty %s NAME (got %s)", cmdPath(c), arguments(c.NArg()))
 	}
 	if mustExist {
 		return existingSeat(c, c.Args().First())
@@ -95,16 +95,32 @@ func existingSeat(c *cli.Context, name string) (seat.Seat, error) {
 // retry`, `seat show`).
 func seatAndID(c *cli.Context) (seat.Seat, string, error) {
 	if c.NArg() != 2 {
-		return seat.Seat{}, "", usageErr("usage: pantty %s NAME ID (got %d arguments)", cmdPath(c), c.NArg())
+		return seat.Seat{}, "", usageErr("usage: pantty %s NAME ID (got %s)", cmdPath(c), arguments(c.NArg()))
 	}
 	s, err := existingSeat(c, c.Args().Get(0))
 	return s, c.Args().Get(1), err
 }
 
+// arguments counts positional arguments in words: "1 argument", "3 arguments".
+func arguments(n int) string {
+	if n == 1 {
+		return "1 argument"
+	}
+	return fmt.Sprintf("%d arguments", n)
+}
+
+// retention says how long a final message is kept, the way a person says it.
+func retention() string {
+	if d := seat.MessageRetention; d%(24*time.Hour) == 0 {
+		return fmt.Sprintf("%d days", d/(24*time.Hour))
+	}
+	return seat.MessageRetention.String()
+}
+
 // noMessage is the "not found" answer (exit 5) for a message id the seat does
 // not have.
 func noMessage(s seat.Seat, id string) error {
-	return codedError{exitNotFound, fmt.Sprintf("no message %q in seat %q (never sent, or pruned after %s)", id, s.Name, seat.MessageRetention)}
+	return codedError{exitNotFound, fmt.Sprintf("no message %q in seat %q (never sent, or pruned after %s)", id, s.Name, retention())}
 }
 
 // storedID checks a message id named on the command line: a malformed id is
