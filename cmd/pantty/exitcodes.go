@@ -20,8 +20,9 @@ const (
 	exitConflict = 6 // the id is stored with a different text: nothing was stored
 )
 
-// exitCodes is the table above in words, in the order docs/cli.md lists it;
-// the app's help prints it and a test checks the binary returns each code.
+// exitCodes is the table above in words, row for row as docs/cli.md lists it:
+// TestEveryDocumentedExitCodeIsReturned checks each row is in the doc and
+// runs the binary into each code.
 var exitCodes = []struct {
 	code    int
 	meaning string
