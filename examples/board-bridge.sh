@@ -9,7 +9,12 @@
 #   SPOOL/out/ID.result    the model's reply            (send exit 0)
 #   SPOOL/out/ID.failed    why the message failed       (exit 1)
 #   SPOOL/out/ID.refused   why pantty refused the task  (exit 2: bad id, control bytes, ...)
+#   SPOOL/out/ID.conflict  the id is stored with another text (exit 6): not sent
 #   SPOOL/done/ID.task     the task, once its result is out
+#
+# A seat or state root pantty does not know (exit 5: a mistyped SEAT or
+# PANTTY_HOME) stops the pass at once with exit 5: nothing is marked done or
+# refused, and the claimed tasks wait in work/ for a pass with the right name.
 #
 # One pass over in/ and work/, then exit: run it from cron, a systemd path unit,
 # or `inotifywait -m SPOOL/in | while read -r _; do board-bridge.sh ...; done`.
@@ -45,6 +50,11 @@ for f in "$spool"/work/*.task; do
 	0) kind=result src=$tmp.out ;;
 	1) kind=failed src=$tmp.err ;;
 	2) kind=refused src=$tmp.err ;;
+	6) kind=conflict src=$tmp.err ;;
+	5) # No such seat or state root: no task can go anywhere this pass.
+		echo "board-bridge: $(tail -n 1 "$tmp.err")" >&2
+		rm -f "$tmp.out" "$tmp.err"
+		exit 5 ;;
 	*) # 4: not final yet or unknown; 3 cannot happen for send. Next pass.
 		echo "board-bridge: $id: $(tail -n 1 "$tmp.err")" >&2
 		rm -f "$tmp.out" "$tmp.err"

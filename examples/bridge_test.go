@@ -31,7 +31,9 @@ func TestBoardBridgeSpool(t *testing.T) {
 		"stuck":      "this one never ends [sim:hang]",
 		"bad id!":    "refused for its id",
 		"multi-line": "first line\nsecond line\n",
+		"taken":      "a task whose id is already used",
 	}
+	h.Send("taken", "another message under the same id, sent before")
 	for id, text := range tasks {
 		if err := os.WriteFile(filepath.Join(in, id+".task"), []byte(text), 0o600); err != nil {
 			t.Fatal(err)
@@ -49,6 +51,27 @@ func TestBoardBridgeSpool(t *testing.T) {
 			t.Fatal(err)
 		}
 		return 0, stderr.String()
+	}
+	// A mistyped seat name first: the pass stops with exit 5 and marks nothing
+	// done or refused; the claimed tasks wait in work/.
+	runAs := func(name string) (int, string) {
+		cmd := exec.Command("sh", "board-bridge.sh", name, spool)
+		cmd.Env = append(h.Env(), "PANTTY="+h.Bin, "BRIDGE_TIMEOUT=60s")
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		err := cmd.Run()
+		if ee, ok := err.(*exec.ExitError); ok {
+			return ee.ExitCode(), stderr.String()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return 0, stderr.String()
+	}
+	if code, stderr := runAs("brigde"); code != 5 || !strings.Contains(stderr, "unknown seat") {
+		t.Fatalf("bridge with a mistyped seat: want exit 5 naming it, got exit %d: %s", code, stderr)
+	}
+	if out, done := mustGlob(t, filepath.Join(spool, "out", "*")), mustGlob(t, filepath.Join(spool, "done", "*")); len(out)+len(done) != 0 {
+		t.Fatalf("a pass with a mistyped seat marked tasks: out %v, done %v", out, done)
 	}
 	if code, stderr := run(); code != 0 {
 		t.Fatalf("bridge: exit %d: %s", code, stderr)
@@ -75,6 +98,9 @@ func TestBoardBridgeSpool(t *testing.T) {
 	}
 	if got := read("bad id!.refused"); !strings.Contains(got, "message id") {
 		t.Errorf("out/bad id!.refused = %q", got)
+	}
+	if got := read("taken.conflict"); !strings.Contains(got, "conflict: message taken is already stored with a different text") {
+		t.Errorf("out/taken.conflict = %q", got)
 	}
 	left, _ := filepath.Glob(filepath.Join(spool, "*", "*.task"))
 	if len(left) != len(tasks) || len(mustGlob(t, filepath.Join(spool, "done", "*.task"))) != len(tasks) {

@@ -181,6 +181,11 @@ func runProg(stdin []byte, env []string, name string, args ...string) (string, e
 	if ctx.Err() != nil {
 		return out.String(), fmt.Errorf("%s %s: timed out after %s", name, strings.Join(args, " "), commandTimeout)
 	}
+	if errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist) {
+		// Said in the user's words: which program is missing and what to do,
+		// not the exec package's "executable file not found in $PATH".
+		return "", fmt.Errorf("%s is not installed here (not found on PATH); install it, or choose another scheduler (--cron, --systemd, --launchd)", name)
+	}
 	if err != nil {
 		return out.String(), fmt.Errorf("%s %s: %v: %s", name, strings.Join(args, " "), err, strings.TrimSpace(errb.String()))
 	}

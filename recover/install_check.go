@@ -24,6 +24,9 @@ type CheckResult struct {
 	OK       bool     `json:"ok"`
 	Passed   []string `json:"passed"`
 	Problems []string `json:"problems"`
+	// Pending is set when no sweep has run yet but the entry was installed
+	// less than two intervals ago: nothing is wrong yet, the first run is due.
+	Pending string `json:"pending,omitempty"`
 }
 
 // Check asserts that every recorded entry is installed and loadable: it is
@@ -31,7 +34,9 @@ type CheckResult struct {
 // own linter where one exists (systemd-analyze verify, plutil -lint) or an XML
 // parse; its exact command runs in the scheduler's minimal environment with
 // --dry-run and produces a sweep report; and the last real sweep is younger
-// than two intervals. Any failure is a problem named in the result.
+// than two intervals (before the first one, within two intervals of the
+// install, the result is Pending, not a problem). Any failure is a problem
+// named in the result.
 func Check(home string, now time.Time) ([]CheckResult, error) {
 	rec, err := ReadInstall(home)
 	if err != nil {
@@ -155,6 +160,9 @@ func Check(home string, now time.Time) ([]CheckResult, error) {
 		}
 		last, err := ReadLastSweep(home)
 		switch {
+		case errors.Is(err, fs.ErrNotExist) && !e.InstalledAt.IsZero() && now.Sub(e.InstalledAt) <= 2*e.Interval.Duration:
+			r.Pending = fmt.Sprintf("installed %s ago; no sweep has run yet: the first is due within %s (run 'pantty recover check' again after it)",
+				shortDur(now.Sub(e.InstalledAt)), e.Interval.Duration)
 		case errors.Is(err, fs.ErrNotExist):
 			fail("no sweep has run yet (no %s): the scheduler has not run the entry", LastSweepPath(home))
 		case err != nil:

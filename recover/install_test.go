@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -123,8 +124,20 @@ func TestInstallCheckUninstallCron(t *testing.T) {
 		!strings.Contains(tab, "PANTTY_HOME='"+h.Home+"' '"+h.Bin+"' recover") {
 		t.Fatalf("crontab after two installs:\n%s", tab)
 	}
+	// Right after install, before the scheduler's first run: pending, not a failure.
+	if r := run("recover", "check"); r.Code != 0 || !strings.Contains(r.Stdout, "cron: pending: installed") || strings.Contains(r.Stdout, "FAILED") {
+		t.Fatalf("check right after install: want exit 0 and pending; got %s", r)
+	}
+	// Two intervals after the install with still no sweep: the scheduler is not running it.
+	rec := filepath.Join(h.Home, "recover-install.toml")
+	old := read(t, rec)
+	aged := regexp.MustCompile(`installed_at = \S+`).ReplaceAllString(old, "installed_at = 2000-01-01T00:00:00Z")
+	if aged == old {
+		t.Fatalf("no installed_at in %s:\n%s", rec, old)
+	}
+	os.WriteFile(rec, []byte(aged), 0o600)
 	if r := run("recover", "check"); r.Code != 1 || !strings.Contains(r.Stderr, "no sweep has run yet") {
-		t.Fatalf("check before any sweep: %s", r)
+		t.Fatalf("check two intervals after install with no sweep: %s", r)
 	}
 	if r := run("recover"); r.Code != 0 {
 		t.Fatalf("sweep: %s", r)

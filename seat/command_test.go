@@ -67,8 +67,9 @@ func TestCommandReportsTheHarnessAnswer(t *testing.T) {
 	h := seattest.New(t, "ctxcmd", seattest.Env(map[string]string{"PANTTY_SIM_FLOOR": "9000"}))
 	h.Start()
 	r := h.Run("seat", "command", "ctxcmd", "--", "/context")
-	if r.Code != 0 || !strings.Contains(r.Stdout, "Context Usage") {
-		t.Fatalf("seat command -- /context: want exit 0 naming the harness's answer, got %s", r)
+	// The whole answer, not its first line (the title).
+	if r.Code != 0 || !strings.Contains(r.Stdout, "Context Usage") || !strings.Contains(r.Stdout, "(floor): 9000 tokens") || !strings.Contains(r.Stdout, "Free space:") {
+		t.Fatalf("seat command -- /context: want exit 0 and the harness's whole answer, got %s", r)
 	}
 }
 

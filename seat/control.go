@@ -26,10 +26,12 @@ const (
 	CtlStop    = "stop"    // stop the harness and the driver
 	CtlRelease = "release" // leave the harness running and exit (takeover)
 	CtlRetry   = "retry"   // re-queue a failed message
-	CtlCompact = "compact" // run the compaction cycle (materialize, /compact, re-inject)
-	CtlProbe   = "probe"   // prove capability: a turn must really run
-	CtlRefresh = "refresh" // the seat asks for a refresh (pantty handoff request, from inside)
-	CtlRelay   = "relay"   // relay on/off around `seat attach`; force-off from `seat relay --off`
+	// CtlWithdraw drops queued messages before delivery (`pantty seat drop`).
+	CtlWithdraw = "withdraw"
+	CtlCompact  = "compact" // run the compaction cycle (materialize, /compact, re-inject)
+	CtlProbe    = "probe"   // prove capability: a turn must really run
+	CtlRefresh  = "refresh" // the seat asks for a refresh (pantty handoff request, from inside)
+	CtlRelay    = "relay"   // relay on/off around `seat attach`; force-off from `seat relay --off`
 	// CtlTestBlock wedges the work loop forever (its process lives on, its
 	// heartbeat goes stale), so recovery tests can make a wedged driver. The
 	// driver honours it only when its environment has TestHooksEnv=1.
@@ -39,7 +41,7 @@ const (
 // TestHooksEnv enables test-only control requests in a driver's environment.
 const TestHooksEnv = "PANTTY_TEST_HOOKS"
 
-var ctlKinds = map[string]bool{CtlCommand: true, CtlCancel: true, CtlStop: true, CtlRelease: true, CtlRetry: true,
+var ctlKinds = map[string]bool{CtlCommand: true, CtlCancel: true, CtlStop: true, CtlRelease: true, CtlRetry: true, CtlWithdraw: true,
 	CtlCompact: true, CtlProbe: true, CtlRefresh: true, CtlTestBlock: true, CtlRelay: true}
 
 // Request is control/<id>.toml, schema-checked by the driver before it acts.
@@ -49,6 +51,10 @@ type Request struct {
 	Command string `toml:"command,omitempty"` // CtlCommand: name without '/'
 	Args    string `toml:"args,omitempty"`    // CtlCommand: its arguments
 	MsgID   string `toml:"msg_id,omitempty"`  // CtlRetry
+	// MsgIDs and All name what CtlWithdraw drops: these ids, or every queued
+	// board message.
+	MsgIDs []string `toml:"msg_ids,omitempty"`
+	All    bool     `toml:"all,omitempty"`
 	// Wait bounds how long a command or compaction may wait for the seat to be
 	// free before it is refused unsent (0: DefaultCommandWait).
 	Wait    config.Duration `toml:"wait,omitempty"`
@@ -67,6 +73,16 @@ func (r Request) Validate() error {
 	if r.Kind == CtlRetry && !guard.ValidID(r.MsgID) {
 		return fmt.Errorf("retry: bad message id %q", r.MsgID)
 	}
+	if r.Kind == CtlWithdraw {
+		if len(r.MsgIDs) == 0 && !r.All {
+			return fmt.Errorf("withdraw: no message named")
+		}
+		for _, id := range r.MsgIDs {
+			if !guard.ValidID(id) {
+				return fmt.Errorf("withdraw: bad message id %q", id)
+			}
+		}
+	}
 	if r.Kind == CtlCommand && r.Command == "" {
 		return fmt.Errorf("command: no command named")
 	}
@@ -79,6 +95,11 @@ type Result struct {
 	OK     bool   `toml:"ok"`
 	Error  string `toml:"error,omitempty"`
 	Detail string `toml:"detail,omitempty"`
+	// Dropped and Left answer CtlWithdraw: how many were dropped (Detail
+	// names them when they are few), and the ones named but left as they
+	// were, with why ("ID (submitting)").
+	Dropped int      `toml:"dropped,omitempty"`
+	Left    []string `toml:"left,omitempty"`
 	// Unknown: the driver could not observe the outcome (the caller exits 4).
 	Unknown bool      `toml:"unknown,omitempty"`
 	At      time.Time `toml:"at"`

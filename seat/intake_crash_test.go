@@ -76,8 +76,8 @@ func TestCancelSlowTurn(t *testing.T) {
 	// The harness puts an interrupted prompt back into its input box; pantty
 	// must have cleared it, or the next paste would be appended to it.
 	waitComposerEmpty(h)
-	if r := h.RunStdin("other text", "seat", "send", "cancel", "--id", "slow"); r.Code != 0 || !strings.Contains(r.Stdout, "duplicate") {
-		t.Fatalf("re-sending a failed message's id: want a duplicate (exit 0), got %s", r)
+	if r := h.RunStdin("other text", "seat", "send", "cancel", "--id", "slow"); r.Code != 6 || !strings.Contains(r.Stderr, "conflict") {
+		t.Fatalf("re-sending a failed message's id with another text: want a conflict (exit 6), got %s", r)
 	}
 
 	h.Send("next", "after the cancel")

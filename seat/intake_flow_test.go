@@ -23,17 +23,22 @@ import (
 	"github.com/pantty/pantty/seat/seattest"
 )
 
-// duplicate sends text under an id already stored and checks the door's answer:
-// exit 0, "duplicate", and the stored message unchanged.
+// duplicate sends an id already stored again and checks the door's answer:
+// the same text is exit 0, "duplicate"; another text is a conflict (exit 6);
+// the stored message is unchanged either way.
 func duplicate(t *testing.T, h *seattest.Harness, id, when string) {
 	t.Helper()
 	before, err := h.Seat().ReadStored(id)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := h.RunStdin("a different text under the same id", "seat", "send", h.Name, "--id", id)
+	r := h.RunStdin(before.Text, "seat", "send", h.Name, "--id", id)
 	if r.Code != 0 || strings.TrimSpace(r.Stdout) != id+" duplicate: already stored" {
-		t.Fatalf("%s: second send of %s: want exit 0 and a duplicate line, got %s", when, id, r)
+		t.Fatalf("%s: second send of %s with the same text: want exit 0 and a duplicate line, got %s", when, id, r)
+	}
+	r = h.RunStdin("a different text under the same id", "seat", "send", h.Name, "--id", id)
+	if r.Code != 6 || r.Stdout != "" || !strings.Contains(r.Stderr, "conflict") {
+		t.Fatalf("%s: send of %s with another text: want exit 6, a conflict, got %s", when, id, r)
 	}
 	if after, _ := h.Seat().ReadStored(id); after != before {
 		t.Fatalf("%s: the duplicate changed the stored message: %+v", when, after)

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"strings"
 	"syscall"
 	"time"
 
@@ -191,7 +192,8 @@ func (s Seat) spawnDriver(cfg config.Config, o StartOptions) (Progress, error) {
 				return p, fmt.Errorf("seat %q runs (holder %s) but did not start: %s", s.Name, p.Holder, p.Text)
 			case "refused":
 				awaitExit(exited)
-				return p, fmt.Errorf("%w: %s", ErrOwned, p.Text)
+				// The driver's text is its own ErrOwned refusal: class it once.
+				return p, fmt.Errorf("%w: %s", ErrOwned, strings.TrimPrefix(p.Text, ErrOwned.Error()+": "))
 			case "error":
 				awaitExit(exited)
 				return p, errors.New(p.Text)

@@ -63,7 +63,7 @@ func TestPruneRemovesOnlyOldFinalWorkBehindTheCursor(t *testing.T) {
 		t.Error("fresh consumed event was removed")
 	}
 	// A pruned id is no longer a duplicate: documented in docs/state.md.
-	res, err := s.Enqueue(guard.Message{ID: "b", Text: "again"}, 0, now)
+	res, err := s.Enqueue(guard.Message{ID: "b", Text: "x"}, 0, now)
 	must(err)
 	if !res.Duplicate {
 		t.Error("b is still stored and must be a duplicate")

@@ -44,6 +44,8 @@ var callers = map[string]callerPolicy{
 	"seat probe":        outside,
 	"seat cancel":       outside,
 	"seat retry":        outside,
+	"seat drop":         outside, // withdraws queued messages
+	"seat rm":           outside, // removes a seat and its records
 	"seat inbox":        anyCaller,
 	"seat show":         anyCaller,
 	"seat prepare-home": outside, // writes the harness's first-run answers (trust, key approval) into its home
@@ -66,6 +68,7 @@ var callers = map[string]callerPolicy{
 	"events":            anyCaller, // reads records
 	"completion":        anyCaller,
 	"man":               anyCaller,
+	"version":           anyCaller,
 	"__drive":           outside, // drives a seat: only start and recover spawn it
 	"__exec":            outside, // launches a seat's harness from its launch record
 }

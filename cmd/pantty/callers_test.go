@@ -61,9 +61,11 @@ func steeringArgs(name, launchB, work string) []string {
 		return append(args, "a", "--", "/compact")
 	case "seat retry":
 		return append(args, "b", "x1")
+	case "seat drop":
+		return append(args, "b", "--queued")
 	case "seat relay":
 		return append(args, "b", "--off")
-	case "seat compact", "seat probe", "seat cancel", "seat start", "seat stop", "seat attach", "__drive":
+	case "seat compact", "seat probe", "seat cancel", "seat start", "seat stop", "seat attach", "seat rm", "__drive":
 		return append(args, "b")
 	case "__exec":
 		return append(args, launchB)

@@ -5,8 +5,10 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"strings"
 
+	"github.com/pantty/pantty/seat"
 	"github.com/urfave/cli/v2"
 )
 
@@ -23,11 +25,15 @@ func completionCommand() *cli.Command {
 }
 
 // The bash and zsh scripts are urfave/cli v2's autocomplete/ scripts with the
-// program name filled in.
+// program name filled in; bash's works without the bash-completion package
+// (its fallback reads COMP_WORDS itself).
 const bashCompletion = `# pantty bash completion: source <(pantty completion bash)
+# Without the bash-completion package (no _init_completion): bash's own words.
 _pantty_init_completion() {
   COMPREPLY=()
-  _get_comp_words_by_ref "$@" cur prev words cword
+  cur="${COMP_WORDS[COMP_CWORD]}"
+  words=("${COMP_WORDS[@]}")
+  cword=$COMP_CWORD
 }
 _pantty_complete() {
   local cur opts words cword requestComp
@@ -90,6 +96,36 @@ func completionAction(c *cli.Context) error {
 		return usageErr("completion %q: want bash, zsh or fish", sh)
 	}
 	return nil
+}
+
+// completeSeatNames makes every command whose first argument is a seat NAME
+// complete it with the seats under the state root (and its flags after a
+// "-"), so TAB offers what exists instead of file names.
+func completeSeatNames(cmds []*cli.Command) {
+	for _, c := range cmds {
+		completeSeatNames(c.Subcommands)
+		if len(c.Subcommands) > 0 || c.BashComplete != nil || !strings.HasPrefix(c.ArgsUsage, "NAME") && !strings.HasPrefix(c.ArgsUsage, "[NAME]") {
+			continue
+		}
+		flags := cli.DefaultCompleteWithFlags(c)
+		c.BashComplete = func(ctx *cli.Context) {
+			if n := len(os.Args); n > 2 && strings.HasPrefix(os.Args[n-2], "-") {
+				flags(ctx)
+				return
+			}
+			if ctx.NArg() > 0 {
+				return // the seat is named: what follows is not a seat
+			}
+			home, err := homeOf(ctx)
+			if err != nil {
+				return
+			}
+			names, _ := seat.List(home)
+			for _, n := range names {
+				fmt.Fprintln(ctx.App.Writer, n)
+			}
+		}
+	}
 }
 
 func manCommand() *cli.Command {

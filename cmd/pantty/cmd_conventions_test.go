@@ -4,6 +4,8 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -27,11 +29,54 @@ func TestVersionNamesTheMeasuredHarnesses(t *testing.T) {
 func TestUnknownCommandsExit2(t *testing.T) {
 	t.Parallel()
 	h := seattest.New(t, "unk")
-	for _, args := range [][]string{{"help"}, {"frobnicate"}, {"seat", "frobnicate"}} {
+	for _, args := range [][]string{{"frobnicate"}, {"seat", "frobnicate"}, {"help", "frobnicate"}} {
 		r := h.Run(args...)
-		if r.Code != 2 || r.Stdout != "" || strings.Count(r.Stderr, "\n") != 1 || !strings.Contains(r.Stderr, "unknown command") {
-			t.Errorf("pantty %s: want exit 2 and one 'unknown command' line; got %s", strings.Join(args, " "), r)
+		if r.Code != 2 || r.Stdout != "" || strings.Count(r.Stderr, "\n") != 1 || !strings.Contains(r.Stderr, "unknown command") ||
+			strings.Contains(r.Stderr, "did you mean") {
+			t.Errorf("pantty %s: want exit 2 and one 'unknown command' line without a guess; got %s", strings.Join(args, " "), r)
 		}
+	}
+}
+
+// TestNearMissCommandsNameTheCommand: a typo gets the command it was probably
+// meant to be, whole, so the correction pastes and runs.
+func TestNearMissCommandsNameTheCommand(t *testing.T) {
+	t.Parallel()
+	h := seattest.New(t, "near")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"stauts"}, "pantty status"},
+		{[]string{"seat", "sned", "near"}, "pantty seat send"},
+		{[]string{"seat", "lsit"}, "pantty seat list"},
+		{[]string{"handoff", "shwo", "near"}, "pantty handoff show"},
+		{[]string{"recover", "instal", "--cron"}, "pantty recover install"},
+		{[]string{"help", "seat", "inbx"}, "pantty seat inbox"},
+	} {
+		r := h.Run(c.args...)
+		if r.Code != 2 || strings.Count(r.Stderr, "\n") != 1 || !strings.Contains(r.Stderr, "did you mean '"+c.want+"'?") {
+			t.Errorf("pantty %s: want exit 2 and did you mean '%s'; got %s", strings.Join(c.args, " "), c.want, r)
+		}
+	}
+	if d := editDistance("stauts", "status"); d != 1 {
+		t.Errorf("a swap of two neighbours counts %d, want 1", d)
+	}
+}
+
+// TestHelpAndVersionVerbs: `pantty help [COMMAND...]` and `pantty version` are
+// the flags' verb forms, exit 0, on stdout.
+func TestHelpAndVersionVerbs(t *testing.T) {
+	t.Parallel()
+	h := seattest.New(t, "verbs")
+	if r, flag := h.Run("version"), h.Run("--version"); r.Code != 0 || r.Stdout != flag.Stdout || !strings.Contains(r.Stdout, "claude-code") {
+		t.Errorf("pantty version: want --version's output, exit 0; got %s", r)
+	}
+	if r, flag := h.Run("help"), h.Run("--help"); r.Code != 0 || r.Stdout != flag.Stdout || !strings.Contains(r.Stdout, "seat") {
+		t.Errorf("pantty help: want --help's output, exit 0; got %s", r)
+	}
+	if r, flag := h.Run("help", "seat", "send"), h.Run("seat", "send", "--help"); r.Code != 0 || r.Stdout != flag.Stdout || !strings.Contains(r.Stdout, "--wait") {
+		t.Errorf("pantty help seat send: want seat send --help's output, exit 0; got %s", r)
 	}
 }
 
@@ -116,6 +161,49 @@ func TestCompletionAndManAreGeneratedFromTheCommands(t *testing.T) {
 	for _, want := range []string{".TH pantty 1", "events", "--wait", "seat"} {
 		if r.Code != 0 || !strings.Contains(r.Stdout, want) {
 			t.Fatalf("man page lacks %q: %s", want, r.Stderr)
+		}
+	}
+}
+
+// TestBashCompletionOnABareBash: the script works without the bash-completion
+// package (bash --norc: no _get_comp_words_by_ref, no _init_completion), and
+// TAB after a command that takes a seat NAME offers the seats that exist.
+func TestBashCompletionOnABareBash(t *testing.T) {
+	t.Parallel()
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("no bash")
+	}
+	h := seattest.New(t, "reviewer")
+	bin := t.TempDir()
+	if err := os.Symlink(h.Bin, filepath.Join(bin, "pantty")); err != nil {
+		t.Fatal(err)
+	}
+	complete := func(words ...string) (string, string) {
+		t.Helper()
+		script := "source <(pantty completion bash)\nCOMP_WORDS=(" + strings.Join(words, " ") + ")\nCOMP_CWORD=" +
+			fmt.Sprint(len(words)-1) + "\n_pantty_complete\necho \"${COMPREPLY[*]}\""
+		cmd := exec.Command(bash, "--norc", "--noprofile", "-c", script)
+		cmd.Env = []string{"PATH=" + bin + ":/usr/bin:/bin", "PANTTY_HOME=" + h.Home}
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("bash: %v: %s", err, stderr.String())
+		}
+		return strings.TrimSpace(string(out)), stderr.String()
+	}
+	for _, c := range []struct {
+		words []string
+		want  string
+	}{
+		{[]string{"pantty", "seat", "sen"}, "send"},
+		{[]string{"pantty", "seat", "send", "rev"}, "reviewer"},
+		{[]string{"pantty", "status", `""`}, "reviewer"},
+		{[]string{"pantty", "seat", "send", "reviewer", "--wa"}, "--wait"},
+	} {
+		if got, stderr := complete(c.words...); got != c.want || stderr != "" {
+			t.Errorf("TAB after %v: got %q (stderr %q), want %q", c.words, got, stderr, c.want)
 		}
 	}
 }

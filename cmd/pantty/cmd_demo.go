@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -73,20 +75,48 @@ func runDemo(c *cli.Context) error {
 	}
 	os.Setenv("PANTTY_TMUX_SOCKET", t.socket) // the driver inherits it: a private server
 	os.Setenv(config.HomeEnv, t.home)
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		tmux.New(t.socket).KillServer(ctx)
-		cancel()
-		if c.Bool("keep") {
-			say("\nstate kept in %s", t.home)
-		} else {
-			os.RemoveAll(tmp)
-		}
-	}()
-	if t.pantty, err = panttyPath(); err != nil {
+	if t.s, err = seat.Open(t.home, "demo"); err != nil {
 		return err
 	}
-	if t.s, err = seat.Open(t.home, "demo"); err != nil {
+	var once sync.Once
+	cleanup := func(interrupted bool) {
+		once.Do(func() {
+			if interrupted {
+				t.teardown()
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			tmux.New(t.socket).KillServer(ctx)
+			cancel()
+			if c.Bool("keep") {
+				say("\nstate kept in %s", t.home)
+			} else {
+				os.RemoveAll(tmp)
+			}
+		})
+	}
+	defer cleanup(false)
+	// Interrupted (Ctrl-C, a closed terminal) or its reader gone (`pantty demo
+	// | head`): the tour is abandoned, but what it started is not left running.
+	// SIGPIPE is taken here so that a write to a closed pipe fails instead of
+	// ending the process before the clean-up.
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGPIPE)
+	defer signal.Stop(sigs)
+	gone := untilOutputClosed(context.Background(), os.Stdout)
+	go func() {
+		code := 141 // 128 + SIGPIPE, as a shell reports a pipeline cut short
+		select {
+		case sig := <-sigs:
+			if n, ok := sig.(syscall.Signal); ok {
+				code = 128 + int(n)
+			}
+		case <-gone.Done():
+		}
+		fmt.Fprintln(os.Stderr, "pantty: demo interrupted: stopping its seat and removing its temporary state")
+		cleanup(true)
+		os.Exit(code)
+	}()
+	if t.pantty, err = panttyPath(); err != nil {
 		return err
 	}
 	start := time.Now()
@@ -101,6 +131,25 @@ func runDemo(c *cli.Context) error {
 	}
 	say("\ndone in %s: every step behaved.", time.Since(start).Round(100*time.Millisecond))
 	return nil
+}
+
+// teardown stops the tour's seat after an interruption, whatever step the
+// tour was at (the tour's own end stops it otherwise). A driver that start
+// spawned but that holds no lock yet cannot be asked to stop: it is looked for
+// a little longer and stopped once it does. A stop records this process as the
+// holder while it tears down, and stopping that holder would kill this
+// process: only another one is stopped.
+func (t *tour) teardown() {
+	stop := func() {
+		if o, live, _ := t.s.LiveOwner(); !live || o.PID != os.Getpid() {
+			seat.Stop(t.s)
+		}
+	}
+	stop()
+	for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline); {
+		time.Sleep(100 * time.Millisecond)
+		stop()
+	}
 }
 
 func (t *tour) run() error {

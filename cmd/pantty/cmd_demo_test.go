@@ -1,9 +1,12 @@
 package main
 
 import (
+	"bufio"
 	"context"
+	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -43,5 +46,53 @@ func TestDemoRunsEndToEnd(t *testing.T) {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("demo output lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// TestDemoCleansUpWhenInterrupted: Ctrl-C in the middle of the tour, or its
+// reader going away (`pantty demo | head`), stops the demo's seat and removes
+// its temporary state; the package's leak check finds any tmux server,
+// driver or simulator left behind.
+func TestDemoCleansUpWhenInterrupted(t *testing.T) {
+	t.Parallel()
+	for _, how := range []string{"SIGINT", "closed pipe"} {
+		t.Run(how, func(t *testing.T) {
+			tmp := tmuxtest.Dir(t)
+			cmd := exec.Command(seattest.Binary(t), "demo")
+			cmd.Env = append(cleanEnv(), "TMPDIR="+tmp)
+			out, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			// Read until the seat runs and holds its messages (stage 3).
+			sc := bufio.NewScanner(out)
+			for sc.Scan() && !strings.HasPrefix(sc.Text(), "== 3.") {
+			}
+			if how == "SIGINT" {
+				cmd.Process.Signal(os.Interrupt)
+				go func() { io.Copy(io.Discard, out); done <- cmd.Wait() }()
+			} else {
+				out.Close()
+				go func() { done <- cmd.Wait() }()
+			}
+			select {
+			case err = <-done:
+			case <-time.After(time.Minute):
+				cmd.Process.Kill()
+				t.Fatalf("the demo did not end after it was interrupted (%s); stderr: %s", how, stderr.String())
+			}
+			if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() == 0 || !strings.Contains(stderr.String(), "demo interrupted") {
+				t.Fatalf("interrupted demo (%s): want a non-zero exit and the interruption said; got %v, stderr %s", how, err, stderr.String())
+			}
+			if left, _ := filepath.Glob(filepath.Join(tmp, "pantty-demo-*")); len(left) != 0 {
+				t.Fatalf("the demo left its temporary state (%s): %v", how, left)
+			}
+		})
 	}
 }

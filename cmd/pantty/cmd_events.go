@@ -28,7 +28,7 @@ func eventsCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "seat", Usage: "only this seat (default: every seat, also seats created while following)"},
 			&cli.BoolFlag{Name: "follow", Aliases: []string{"f"}, Usage: "keep printing new events until interrupted or stdout closes"},
-			&cli.StringFlag{Name: "since", Usage: "start after `CURSOR` (from an event line), at an RFC 3339 time, or now (default: the oldest record)"},
+			&cli.StringFlag{Name: "since", Usage: "start after `CURSOR` (from an event line), at an RFC 3339 time, a duration ago (5m, 2h), or now (default: the oldest record)"},
 			&cli.DurationFlag{Name: "settle", Value: feed.DefaultSettle, Usage: "hold events until they are this old, so lines come in time order"},
 		},
 		Action: eventsAction,
@@ -39,7 +39,10 @@ func eventsAction(c *cli.Context) error {
 	if c.NArg() != 0 {
 		return usageErr("events takes no arguments (one seat: --seat NAME)")
 	}
-	home, err := homeOf(c)
+	if err := validSeatArg(c.String("seat")); err != nil {
+		return err
+	}
+	home, err := stateRoot(c)
 	if err != nil {
 		return err
 	}

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"strings"
 	"time"
@@ -97,8 +99,11 @@ func handoffShow(c *cli.Context) error {
 		return err
 	}
 	text, err := s.Handoff().Current()
+	if errors.Is(err, fs.ErrNotExist) {
+		return codedError{exitNotFound, fmt.Sprintf("seat %s has no handoff yet: the first is written at its first compaction", s.Name)}
+	}
 	if err != nil {
-		return fmt.Errorf("seat %s has no handoff yet: %w", s.Name, err)
+		return fmt.Errorf("%w: seat %s: read its handoff: %v", seat.ErrUnobservable, s.Name, err)
 	}
 	fmt.Print(text)
 	return nil

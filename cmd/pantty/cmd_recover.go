@@ -108,9 +108,12 @@ func seatDone(c *cli.Context) error {
 
 func recoverSweep(c *cli.Context) error {
 	if c.NArg() != 0 {
-		return usageErr("recover takes no arguments (did you mean 'recover install'?)")
+		if best := nearest(c.Args().First(), c.Command.Subcommands); best != "" {
+			return usageErr("unknown command %q (did you mean 'pantty recover %s'?)", c.Args().First(), best)
+		}
+		return usageErr("recover takes no arguments (its commands: install, uninstall, check)")
 	}
-	home, err := homeOf(c)
+	home, err := stateRoot(c)
 	if err != nil {
 		return err
 	}
@@ -255,8 +258,8 @@ func recoverInstall(c *cli.Context) error {
 		fmt.Print(text)
 		return nil
 	}
-	if fi, err := os.Stat(home); err != nil || !fi.IsDir() {
-		return usageErr("no state root at %s: create a seat first ('pantty seat init'), or set PANTTY_HOME", home)
+	if _, err := stateRoot(c); err != nil {
+		return err
 	}
 	if err := seat.RefuseInside("recover install"); err != nil {
 		return err
@@ -273,7 +276,7 @@ func recoverInstall(c *cli.Context) error {
 }
 
 func recoverUninstall(c *cli.Context) error {
-	home, err := homeOf(c)
+	home, err := stateRoot(c)
 	if err != nil {
 		return err
 	}
@@ -288,7 +291,7 @@ func recoverUninstall(c *cli.Context) error {
 }
 
 func recoverCheck(c *cli.Context) error {
-	home, err := homeOf(c)
+	home, err := stateRoot(c)
 	if err != nil {
 		return err
 	}
@@ -317,8 +320,11 @@ func recoverCheck(c *cli.Context) error {
 	} else {
 		for _, r := range res {
 			state := "OK"
-			if !r.OK {
+			switch {
+			case !r.OK:
 				state = "FAILED"
+			case r.Pending != "":
+				state = "pending: " + r.Pending
 			}
 			say("%s: %s", r.Kind, state)
 			for _, p := range r.Passed {

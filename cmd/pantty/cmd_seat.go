@@ -28,7 +28,7 @@ func seatCommand() *cli.Command {
 			},
 			{
 				Name:      "start",
-				Usage:     "start the seat's harness in tmux and its driver (refused, exit 3, while a live driver holds it)",
+				Usage:     "start the seat's harness in tmux and its driver (a running seat: nothing changes, exit 0, its holder named; --takeover replaces it)",
 				ArgsUsage: "NAME",
 				Flags: []cli.Flag{
 					&cli.StringFlag{Name: "takeover", Usage: "replace the live driver whose holder id is `HOLDER`"},
@@ -75,6 +75,8 @@ func seatCommand() *cli.Command {
 			{Name: "probe", Usage: "prove the seat can run a turn: a probe through the board path must be processed", ArgsUsage: "NAME", Action: seatProbe},
 			{Name: "cancel", Usage: "cancel the in-flight turn (one Escape, verified)", ArgsUsage: "NAME", Action: seatCancel},
 			{Name: "retry", Usage: "re-queue a failed message", ArgsUsage: "NAME ID", Action: seatRetry},
+			seatDropCommand(),
+			seatRmCommand(),
 			{Name: "inbox", Usage: "list the seat's messages and their states", ArgsUsage: "NAME", Flags: []cli.Flag{jsonFlag()}, Action: seatInbox},
 			seatShowCommand(),
 			seatDoneCommand(),

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -8,6 +10,7 @@ import (
 	"time"
 
 	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/tmux"
 	"github.com/urfave/cli/v2"
 )
 
@@ -29,6 +32,19 @@ func seatAttach(c *cli.Context) error {
 	s, sess, err := attachable(c)
 	if err != nil {
 		return err
+	}
+	// Nothing to attach to (a stopped seat, or a turn-spawned one between
+	// turns): say so before relay is entered, or the failed attach would
+	// leave the seat holding its queue in relay.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ok, err := tmux.New(sess.Socket).HasSession(ctx, sess.TmuxName)
+	cancel()
+	switch {
+	case errors.Is(err, tmux.ErrNoServer) || err == nil && !ok:
+		return fmt.Errorf("seat %s has no tmux session to attach to now (%s on %s): a stopped seat has none, a turn-spawned one only during a turn; nothing was changed",
+			s.Name, sess.TmuxName, sess.Socket)
+	case err != nil:
+		return fmt.Errorf("%w: seat %s: tmux session %s: %v", seat.ErrUnobservable, s.Name, sess.TmuxName, err)
 	}
 	// Relay first, then attach: the driver stops submitting before the person
 	// can type, and a submission already in flight finishes normally.

@@ -19,11 +19,7 @@ func steered(c *cli.Context, what string) (seat.Seat, []string, error) {
 	if len(args) < 1 {
 		return seat.Seat{}, nil, usageErr("usage: pantty %s %s", what, c.Command.ArgsUsage)
 	}
-	home, err := homeOf(c)
-	if err != nil {
-		return seat.Seat{}, nil, err
-	}
-	s, err := seat.Existing(home, args[0])
+	s, err := existingSeat(c, args[0])
 	if err != nil {
 		return s, nil, err
 	}
@@ -82,6 +78,9 @@ func seatCancel(c *cli.Context) error {
 func seatRetry(c *cli.Context) error {
 	s, id, err := seatAndID(c)
 	if err != nil {
+		return err
+	}
+	if err := storedID(s, id); err != nil {
 		return err
 	}
 	if err := seat.Retry(s, id); err != nil {

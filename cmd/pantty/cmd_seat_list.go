@@ -17,7 +17,7 @@ func seatList(c *cli.Context) error {
 	if c.NArg() != 0 {
 		return usageErr("seat list takes no arguments")
 	}
-	home, err := homeOf(c)
+	home, err := stateRoot(c)
 	if err != nil {
 		return err
 	}
@@ -47,11 +47,10 @@ func seatList(c *cli.Context) error {
 		} else if live {
 			row[3] = o.Holder
 		}
-		if hb, err := s.HeartbeatFile().Read(); err == nil {
-			row[4] = hb.Phase
-			if hb.Stale(now) {
-				row[4] += " (stale)"
-			}
+		// The phase is status's reading, word for word (one vocabulary: a
+		// stopped seat is "stopped", not the last beat's "stopping").
+		if r, err := telemetryReader.ReadSeat(home, n, now); err == nil {
+			row[4] = r.Cells()["phase"].Text
 		}
 		if v, err := s.View(); err == nil {
 			q := 0

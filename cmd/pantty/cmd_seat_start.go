@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 
@@ -18,6 +19,7 @@ func seatStart(c *cli.Context) error {
 	if err := startGates(s); err != nil {
 		return err
 	}
+	warnOpenModes(s)
 	pantty, err := panttyPath()
 	if err != nil {
 		return err
@@ -40,7 +42,21 @@ func seatStart(c *cli.Context) error {
 	if isTerminal(os.Stderr) {
 		opts.Progress = func(line string) { fmt.Fprintf(os.Stderr, "  %s …\n", line) }
 	}
+	// A start of a running seat is done, as systemctl start of a running unit:
+	// it names the live holder and changes nothing. --takeover replaces it,
+	// --refresh-env records this shell's environment for its next launch.
+	if opts.Takeover == "" && !opts.RefreshEnv {
+		if o, ok := runningHolder(s); ok {
+			return alreadyRunning(s, o)
+		}
+	}
 	p, err := seat.Start(s, opts)
+	if errors.Is(err, seat.ErrOwned) && opts.Takeover == "" {
+		// A start that lost a race to another start: the winner runs the seat.
+		if o, ok := runningHolder(s); ok {
+			return alreadyRunning(s, o)
+		}
+	}
 	if err != nil {
 		return err
 	}
@@ -53,6 +69,44 @@ func seatStart(c *cli.Context) error {
 		how = "adopted its live harness"
 	}
 	say("seat %s %s: holder %s, session %s", s.Name, how, p.Holder, p.Session)
+	return nil
+}
+
+// warnOpenModes says on stderr when the seat's directory or seat.toml can be
+// read or written by other users (a directory made by hand, a copied file): the
+// seat's records and its configuration (the command its start runs, env
+// values) are the person's only, 0700 and 0600 as seat init makes them.
+// pantty does not change modes it did not set; the line says how.
+func warnOpenModes(s seat.Seat) {
+	for _, f := range []struct {
+		path string
+		want os.FileMode
+	}{{s.Dir, 0o700}, {s.ConfigPath(), 0o600}} {
+		if fi, err := os.Stat(f.path); err == nil && fi.Mode().Perm()&0o077 != 0 {
+			fmt.Fprintf(os.Stderr, "pantty: warning: %s is %#o: other users can read it (chmod %o %s)\n", f.path, fi.Mode().Perm(), f.want, f.path)
+		}
+	}
+}
+
+// runningHolder returns the live holder of a seat meant to run. A live holder
+// of a seat meant to be stopped is a `seat stop` (or drop, rm) at work, not a
+// running seat: a start then is refused naming it (exit 3), not "already
+// running".
+func runningHolder(s seat.Seat) (seat.Owner, bool) {
+	o, live, err := s.LiveOwner()
+	if err != nil || !live {
+		return o, false
+	}
+	if in, err := s.IntentFile().Read(); err == nil && in.Want == seat.IntentStopped {
+		return o, false
+	}
+	return o, true
+}
+
+// alreadyRunning is the answer to a start of a seat whose driver is live: exit
+// 0, the holder named, and the one command that would replace it.
+func alreadyRunning(s seat.Seat, o seat.Owner) error {
+	say("seat %s is already running: %s; nothing changed ('pantty seat start %s --takeover %s' replaces that driver)", s.Name, o, s.Name, o.Holder)
 	return nil
 }
 

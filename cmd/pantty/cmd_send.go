@@ -10,6 +10,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/internal/guard"
 	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/seat"
@@ -23,7 +24,9 @@ func sendCommand() *cli.Command {
 		Description: "Whole stdin is one message by default; --lines makes each line a message (blank lines are skipped),\n" +
 			"--jsonl reads objects {id, from, board, channel, text}. Each message is stored as it arrives and its id\n" +
 			"printed. A refused line is reported with its line number and the stream goes on; the exit code at the\n" +
-			"end is 2 if any line was refused. An id already stored is a duplicate: reported, exit 0.\n" +
+			"end is 2 if any line was refused. An id already stored with the same text is a duplicate: reported, exit 0;\n" +
+			"with a different text it is a conflict: nothing stored, exit 6. An empty stdin (or a terminal) with a\n" +
+			"stored --id means that message: with --wait, wait for it again.\n" +
 			"With --wait it blocks until the message is final and prints the model's reply on stdout: exit 0 processed,\n" +
 			"1 failed (the reason on stderr), 4 not final by --timeout or unknown (the message stays queued; its id on\n" +
 			"stderr). With --lines/--jsonl (or --json) --wait prints one JSON result line per message instead.",
@@ -51,7 +54,7 @@ func seatSend(c *cli.Context) error {
 	if err := seat.RefuseOtherSeat(s, "seat send"); err != nil {
 		return err
 	}
-	cfg, err := s.LoadConfig()
+	cfg, err := liveConfig(s)
 	if err != nil {
 		return err
 	}
@@ -82,22 +85,34 @@ func seatSend(c *cli.Context) error {
 	}
 	max := cfg.MaxMessageBytes
 	if !c.Bool("lines") && !c.Bool("jsonl") {
-		data, err := io.ReadAll(io.LimitReader(os.Stdin, int64(max)+1))
-		if err != nil {
-			return fmt.Errorf("read stdin: %w", err)
+		stored := base.ID != "" && isStored(s, base.ID)
+		var data []byte
+		// A stored id with no text is that message again (`--id ID --wait`
+		// after a timeout): a terminal is not read at all, so the hint pantty
+		// prints works as pasted.
+		if !stored || !isTerminal(os.Stdin) {
+			if data, err = io.ReadAll(io.LimitReader(os.Stdin, int64(max)+1)); err != nil {
+				return fmt.Errorf("read stdin: %w", err)
+			}
 		}
 		if len(data) > max {
 			return fmt.Errorf("%w: message is over the %d-byte limit (max_message_bytes)", seat.ErrBadInput, max)
 		}
 		m := base
 		m.Text = string(data)
-		if wt == nil {
-			_, err := store(s, m, max, true)
+		res := inbox.EnqueueResult{ID: m.ID, Duplicate: true}
+		if stored && len(data) == 0 {
+			if wt == nil {
+				say("%s already stored", m.ID)
+			}
+		} else if res, err = store(s, m, max, wt == nil); err != nil {
 			return err
 		}
-		res, err := store(s, m, max, false)
-		if err != nil {
-			return err
+		if wt == nil {
+			if !res.Duplicate {
+				noteStopped(s, res.ID)
+			}
+			return nil
 		}
 		return waitOne(s, wt, res.ID, c.Duration("timeout"), c.Bool("json"))
 	}
@@ -106,6 +121,41 @@ func seatSend(c *cli.Context) error {
 		sw = newStreamWaiter(s, wt, c.Duration("timeout"))
 	}
 	return sendStream(c, s, base, max, sw)
+}
+
+// liveConfig loads seat.toml for a send. A seat.toml that no longer
+// validates (a typo made while the seat runs) does not stop the board door of
+// a seat whose live driver keeps the configuration it started with: the
+// message is stored, within the guard's own size limit, and a warning names
+// the error to fix before the next start. With no live driver it is refused.
+func liveConfig(s seat.Seat) (config.Config, error) {
+	cfg, err := s.LoadConfig()
+	if !errors.Is(err, seat.ErrBadConfig) {
+		return cfg, err
+	}
+	if _, live, lerr := s.LiveOwner(); lerr != nil || !live {
+		return cfg, err
+	}
+	fmt.Fprintf(os.Stderr, "pantty: warning: %v; seat %s's running driver keeps the configuration it started with, so the message is taken (fix seat.toml before its next start)\n", err, s.Name)
+	if cfg.MaxMessageBytes <= 0 || cfg.MaxMessageBytes > guard.DefaultMaxMessageBytes {
+		cfg.MaxMessageBytes = guard.DefaultMaxMessageBytes
+	}
+	return cfg, nil
+}
+
+// isStored reports whether message id is already in the seat's inbox.
+func isStored(s seat.Seat, id string) bool {
+	_, err := os.Lstat(s.MsgPath(id))
+	return err == nil
+}
+
+// noteStopped says on stderr that a message stored for a seat with no live
+// driver waits there until the seat is started, so a sender is not left to
+// guess why nothing happens.
+func noteStopped(s seat.Seat, id string) {
+	if _, live, err := s.LiveOwner(); err == nil && !live {
+		fmt.Fprintf(os.Stderr, "pantty: seat %s is not running: %s waits in its queue until 'pantty seat start %s' (or recover) starts it\n", s.Name, id, s.Name)
+	}
 }
 
 // store enqueues one message and, when show is set, prints its id.
@@ -127,7 +177,8 @@ func store(s seat.Seat, m guard.Message, max int, show bool) (inbox.EnqueueResul
 // each message's result line is printed when it settles, instead of its id.
 func sendStream(c *cli.Context, s seat.Seat, base guard.Message, max int, sw *streamWaiter) error {
 	r := bufio.NewReaderSize(os.Stdin, 64<<10)
-	refused := 0
+	refused, conflicts := 0, 0
+	noted := false // the seat-not-running note is said once per stream
 	for n := 1; ; n++ {
 		line, tooLong, err := readLine(r, max)
 		if len(line) == 0 && err != nil {
@@ -156,13 +207,20 @@ func sendStream(c *cli.Context, s seat.Seat, base guard.Message, max int, sw *st
 			var res inbox.EnqueueResult
 			if res, lerr = store(s, m, max, sw == nil); lerr == nil && sw != nil {
 				sw.follow(res.ID)
+			} else if lerr == nil && !res.Duplicate && !noted {
+				noteStopped(s, "each message")
+				noted = true
 			}
 		}
 		if lerr != nil {
-			if !errors.Is(lerr, seat.ErrBadInput) {
+			switch {
+			case errors.Is(lerr, inbox.ErrConflict):
+				conflicts++
+			case errors.Is(lerr, seat.ErrBadInput):
+				refused++
+			default:
 				return fmt.Errorf("line %d: %w", n, lerr)
 			}
-			refused++
 			fmt.Fprintf(os.Stderr, "pantty: line %d refused: %v\n", n, lerr)
 		}
 		if err != nil {
@@ -175,7 +233,9 @@ func sendStream(c *cli.Context, s seat.Seat, base guard.Message, max int, sw *st
 	}
 	switch {
 	case refused > 0:
-		return codedError{exitBadInput, fmt.Sprintf("%d line(s) refused", refused)}
+		return codedError{exitBadInput, fmt.Sprintf("%d line(s) refused", refused+conflicts)}
+	case conflicts > 0:
+		return codedError{exitConflict, fmt.Sprintf("%d line(s) refused: their id is stored with a different text", conflicts)}
 	case worst == exitUnknown:
 		return codedError{exitUnknown, "some messages are not final or unknown (timed_out or unknown in their result lines); they stay queued"}
 	case worst == exitFailed:

@@ -31,6 +31,7 @@ type refusal struct {
 	args  []string // after "seat send"; the seat name is added when seat is ""
 	seat  string   // another seat name to send to (default: the test seat)
 	want  string   // a word the one stderr line must contain
+	code  int      // the exit code when it is not 2 (bad input)
 }
 
 func TestSendRefusesBadInputAndStoresNothing(t *testing.T) {
@@ -82,7 +83,8 @@ func TestSendRefusesBadInputAndStoresNothing(t *testing.T) {
 	}
 	cases = append(cases,
 		refusal{name: "reserved sender", stdin: "x", args: []string{"--from", "pantty"}, want: "reserved"},
-		refusal{name: "unknown seat", stdin: "x", seat: "nosuch", want: "unknown seat"},
+		refusal{name: "unknown seat", stdin: "x", seat: "nosuch", want: "unknown seat", code: exitNotFound},
+		refusal{name: "a stored id with another text", stdin: "another text", args: []string{"--id", "good-1"}, want: "conflict", code: exitConflict},
 		refusal{name: "invalid seat name", stdin: "x", seat: "Bad.Name", want: "seat name"},
 		refusal{name: "--lines with --jsonl", stdin: "x", args: []string{"--lines", "--jsonl"}, want: "exclude"},
 		refusal{name: "--id with --lines", stdin: "x", args: []string{"--lines", "--id", "z1"}, want: "--id"},
@@ -94,7 +96,7 @@ func TestSendRefusesBadInputAndStoresNothing(t *testing.T) {
 				name = h.Name
 			}
 			r := h.RunStdin(c.stdin, append([]string{"seat", "send", name}, c.args...)...)
-			assertRefused(t, r, c.want)
+			assertRefused(t, r, c.want, c.code)
 			if after := h.InboxFiles(); !reflect.DeepEqual(before, after) {
 				t.Fatalf("refused send changed the inbox:\nbefore %v\nafter  %v", keys(before), keys(after))
 			}
@@ -109,12 +111,15 @@ func TestSendRefusesBadInputAndStoresNothing(t *testing.T) {
 	}
 }
 
-// assertRefused checks the refusal contract: exit 2, nothing on stdout, exactly
-// one line on stderr that names the problem.
-func assertRefused(t *testing.T, r seattest.Result, want string) {
+// assertRefused checks the refusal contract: exit 2 (or code, when not 0),
+// nothing on stdout, exactly one line on stderr that names the problem.
+func assertRefused(t *testing.T, r seattest.Result, want string, code int) {
 	t.Helper()
-	if r.Code != 2 {
-		t.Fatalf("want exit 2, got %s", r)
+	if code == 0 {
+		code = exitBadInput
+	}
+	if r.Code != code {
+		t.Fatalf("want exit %d, got %s", code, r)
 	}
 	if r.Stdout != "" {
 		t.Fatalf("a refusal printed on stdout: %q", r.Stdout)
@@ -168,7 +173,7 @@ func TestSendSizeLimitFromSeatToml(t *testing.T) {
 	}
 	before := h.InboxFiles()
 	r := h.RunStdin(strings.Repeat("x", 101), "seat", "send", "small", "--id", "over")
-	assertRefused(t, r, "100-byte limit")
+	assertRefused(t, r, "100-byte limit", 0)
 	r = h.RunStdin("ok\n"+strings.Repeat("y", 101)+"\nalso ok\n", "seat", "send", "small", "--lines")
 	if r.Code != 2 || !strings.Contains(r.Stderr, "line 2 refused") || strings.Count(strings.TrimSpace(r.Stdout), "\n") != 1 {
 		t.Fatalf("--lines with one line over the limit: want lines 1 and 3 stored, line 2 refused, exit 2; got %s", r)
@@ -190,16 +195,23 @@ func TestSendDefaultLimitIsInclusive(t *testing.T) {
 	}
 }
 
-func TestSendSameIDTwiceIsADuplicate(t *testing.T) {
+// TestSendSameIDIsADuplicateOrAConflict: an id names one message. The same
+// text again is done (exit 0, a duplicate); another text under it is a
+// conflict (exit 6, one line), and the stored text stays.
+func TestSendSameIDIsADuplicateOrAConflict(t *testing.T) {
 	t.Parallel()
 	h := seattest.New(t, "dup")
 	h.Send("d1", "first text")
-	r := h.RunStdin("second text", "seat", "send", "dup", "--id", "d1")
+	r := h.RunStdin("first text", "seat", "send", "dup", "--id", "d1")
 	if r.Code != 0 || strings.TrimSpace(r.Stdout) != "d1 duplicate: already stored" {
-		t.Fatalf("second send of one id: want exit 0 and a duplicate line, got %s", r)
+		t.Fatalf("second send of one id with the same text: want exit 0 and a duplicate line, got %s", r)
+	}
+	r = h.RunStdin("second text", "seat", "send", "dup", "--id", "d1")
+	if r.Code != exitConflict || r.Stdout != "" || strings.Count(r.Stderr, "\n") != 1 || !strings.Contains(r.Stderr, "conflict: message d1 is already stored with a different text") {
+		t.Fatalf("another text under a stored id: want exit %d and one conflict line, got %s", exitConflict, r)
 	}
 	if got := storedText(t, h, "d1").Text; got != "first text" {
-		t.Fatalf("the duplicate replaced the stored text: %q", got)
+		t.Fatalf("the second send replaced the stored text: %q", got)
 	}
 	if n := msgCount(t, h); n != 1 {
 		t.Fatalf("inbox holds %d messages, want 1", n)
@@ -218,8 +230,11 @@ func TestSendConcurrentSameIDStoresOnce(t *testing.T) {
 		}
 		res := h.RunConcurrently(jobs)
 		winner := -1
+		// Each sender's text differs: one stores it, every other one is told
+		// its text conflicts with the stored one.
 		for i, r := range res {
 			switch out := strings.TrimSpace(r.Stdout); {
+			case r.Code == exitConflict && out == "" && strings.Contains(r.Stderr, "conflict"):
 			case r.Code != 0:
 				t.Fatalf("round %d sender %d: %s", round, i, r)
 			case out == id:
@@ -227,7 +242,7 @@ func TestSendConcurrentSameIDStoresOnce(t *testing.T) {
 					t.Fatalf("round %d: senders %d and %d both stored %s", round, winner, i, id)
 				}
 				winner = i
-			case out != id+" duplicate: already stored":
+			default:
 				t.Fatalf("round %d sender %d: unexpected output %q", round, i, out)
 			}
 		}
@@ -316,8 +331,10 @@ func TestSendLinesStoresEachLineAsItArrives(t *testing.T) {
 	if n := msgCount(t, h); n != 3 {
 		t.Fatalf("inbox holds %d messages, want 3", n)
 	}
-	if lines := strings.Split(strings.TrimSpace(stderr.String()), "\n"); len(lines) != 2 || !strings.Contains(lines[1], "1 line(s) refused") {
-		t.Fatalf("stderr: want the refused line and a summary, got %q", stderr.String())
+	// The seat is not running: said once, then the refused line and a summary.
+	if lines := strings.Split(strings.TrimSpace(stderr.String()), "\n"); len(lines) != 3 || !strings.Contains(lines[0], "not running") ||
+		!strings.Contains(lines[2], "1 line(s) refused") {
+		t.Fatalf("stderr: want the not-running note, the refused line and a summary, got %q", stderr.String())
 	}
 }
 
@@ -328,26 +345,27 @@ func TestSendJSONL(t *testing.T) {
 		`{"id":"j1","from":"alice","board":"main","channel":"ops","text":"hello /compact"}`, // 1 stored
 		`{"id":"j2","text":"x","color":"red"}`,                                              // 2 unknown field
 		`not json at all`,                                                                   // 3
-		`{"id":"j1","text":"again"}`,                                                        // 4 duplicate
+		`{"id":"j1","text":"again"}`,                                                        // 4 conflict: another text
 		`{"id":"j3","from":"pantty","text":"x"}`,                                            // 5 reserved sender
 		`{"id":"j4","text":"esc \u001b[201~ inside"}`,                                       // 6 control byte
 		``, // 7 blank: skipped
-		`{"id":"j5","text":"fine\nwith two lines"}`,            // 8 stored
-		`{"id":"j6","text":"a"} {"id":"j7","text":"smuggled"}`, // 9 two objects on one line
-		`{"id":"j8 x","text":"bad id"}`,                        // 10
+		`{"id":"j5","text":"fine\nwith two lines"}`,                                         // 8 stored
+		`{"id":"j6","text":"a"} {"id":"j7","text":"smuggled"}`,                              // 9 two objects on one line
+		`{"id":"j8 x","text":"bad id"}`,                                                     // 10
+		`{"id":"j1","from":"alice","board":"main","channel":"ops","text":"hello /compact"}`, // 11 duplicate: done
 	}, "\n") + "\n"
 	r := h.RunStdin(in, "seat", "send", "jsonl", "--jsonl")
 	if r.Code != 2 {
 		t.Fatalf("want exit 2 (some lines refused), got %s", r)
 	}
 	for _, want := range []string{"line 2 refused", "unknown field", "line 3 refused", "line 5 refused", "reserved",
-		"line 6 refused", "ESC", "line 9 refused", "line 10 refused", "6 line(s) refused"} {
+		"line 4 refused", "conflict", "line 6 refused", "ESC", "line 9 refused", "line 10 refused", "7 line(s) refused"} {
 		if !strings.Contains(r.Stderr, want) {
 			t.Errorf("stderr does not say %q:\n%s", want, r.Stderr)
 		}
 	}
 	if !strings.Contains(r.Stdout, "j1 duplicate: already stored") {
-		t.Errorf("line 4 (id j1 again) not reported as a duplicate: %q", r.Stdout)
+		t.Errorf("line 11 (j1 again, the same text) not reported as a duplicate: %q", r.Stdout)
 	}
 	m := storedText(t, h, "j1")
 	if m.Text != "hello /compact" || m.From != "alice" || m.Board != "main" || m.Channel != "ops" {
@@ -358,5 +376,31 @@ func TestSendJSONL(t *testing.T) {
 	}
 	if n := msgCount(t, h); n != 2 {
 		t.Errorf("inbox holds %d messages, want 2 (j1, j5): %v", n, keys(h.InboxFiles()))
+	}
+}
+
+// TestSendToARunningSeatWithATypoInSeatToml: the running driver keeps the
+// configuration it started with, so the board door keeps taking messages and
+// says what to fix; a stopped seat with the same typo refuses (exit 2).
+func TestSendToARunningSeatWithATypoInSeatToml(t *testing.T) {
+	t.Parallel()
+	h := seattest.New(t, "typo")
+	h.Start()
+	f, err := os.OpenFile(h.Seat().ConfigPath(), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("\nturn_cieling = \"5m\"\n")
+	f.Close()
+	r := h.RunStdin("still taken", "seat", "send", h.Name, "--id", "t1", "--wait", "--timeout", "60s")
+	if r.Code != 0 || !strings.Contains(r.Stdout, "sim: received") || strings.Count(r.Stderr, "\n") != 1 ||
+		!strings.Contains(r.Stderr, "warning") || !strings.Contains(r.Stderr, "turn_cieling") {
+		t.Fatalf("send to a running seat with a typo in seat.toml: want the reply and one warning naming the typo; got %s", r)
+	}
+	if r := h.Run("seat", "stop", h.Name); r.Code != 0 {
+		t.Fatalf("seat stop: %s", r)
+	}
+	if r := h.RunStdin("refused now", "seat", "send", h.Name); r.Code != exitBadInput || !strings.Contains(r.Stderr, "turn_cieling") {
+		t.Fatalf("send to a stopped seat with a typo: want exit 2 naming it; got %s", r)
 	}
 }

@@ -107,7 +107,7 @@ func resultErr(s seat.Seat, r resultLine, timeout time.Duration) error {
 			return codedError{exitUnknown, fmt.Sprintf("message %s still %s after %s; it stays in the queue (wait again: pantty seat send %s --id %s --wait)",
 				r.ID, r.State, timeout, s.Name, r.ID)}
 		}
-		return codedError{exitUnknown, fmt.Sprintf("message %s: could not observe: %s", r.ID, r.Unknown)}
+		return codedError{exitUnknown, fmt.Sprintf("message %s: could not observe: %s", r.ID, strings.TrimPrefix(r.Unknown, seat.ErrUnobservable.Error()+": "))}
 	case exitFailed:
 		why := r.Reason
 		if r.Detail != "" {

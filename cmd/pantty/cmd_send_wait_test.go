@@ -163,8 +163,8 @@ func TestSendWaitPrintsTheWholeReply(t *testing.T) {
 			t.Fatalf("seat show: %q missing from\n%s", want, r)
 		}
 	}
-	if r := h.Run("seat", "show", h.Name, "no-such-id"); r.Code != 2 || !strings.Contains(r.Stderr, "no message") {
-		t.Fatalf("seat show of an unknown id: want exit 2, got %s", r)
+	if r := h.Run("seat", "show", h.Name, "no-such-id"); r.Code != exitNotFound || !strings.Contains(r.Stderr, "no message") {
+		t.Fatalf("seat show of an unknown id: want exit %d, got %s", exitNotFound, r)
 	}
 }
 

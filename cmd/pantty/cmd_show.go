@@ -111,7 +111,7 @@ func seatShow(c *cli.Context) error {
 func showMessage(s seat.Seat, id string) (shownMessage, error) {
 	msg, err := s.ReadStored(id)
 	if errors.Is(err, fs.ErrNotExist) {
-		return shownMessage{}, fmt.Errorf("%w: no message %q in seat %q (never sent, or pruned after %s)", seat.ErrBadInput, id, s.Name, seat.MessageRetention)
+		return shownMessage{}, noMessage(s, id)
 	}
 	if err != nil {
 		return shownMessage{}, fmt.Errorf("%w: %v", seat.ErrUnobservable, err)

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -35,7 +36,7 @@ func statusCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "json", Usage: "print the JSON form (same as --format json)"},
 			&cli.StringFlag{Name: "format", Usage: "table | json | prom (Prometheus text format)"},
-			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "wide: every column (default on a terminal: the most useful columns that fit its width)"},
+			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "wide: every column (default: the most useful columns that fit the terminal, or $COLUMNS, or 120 off a terminal)"},
 		},
 		Action: statusAction,
 	}
@@ -76,7 +77,10 @@ func statusAction(c *cli.Context) error {
 	if o := c.String("output"); o != "" && o != "wide" {
 		return usageErr("-o %q: want wide", o)
 	}
-	home, err := homeOf(c)
+	if err := validSeatArg(c.Args().First()); err != nil {
+		return err
+	}
+	home, err := stateRoot(c)
 	if err != nil {
 		return err
 	}
@@ -109,9 +113,9 @@ func statusAction(c *cli.Context) error {
 		fmt.Fprintf(out, "no seats under %s\n", home)
 		return nil
 	}
-	width := 0 // every column: -o wide, or not a terminal (a pipe, a file)
-	if c.String("output") != "wide" && isTerminal(out) {
-		width = terminalWidth(out)
+	width := 0 // every column: -o wide
+	if c.String("output") != "wide" {
+		width = outputWidth(out)
 	}
 	writeTable(out, rows, col, width)
 	return nil
@@ -121,7 +125,10 @@ func watchAction(c *cli.Context) error {
 	if c.NArg() > 1 {
 		return usageErr("watch takes at most one seat NAME (got %d arguments)", c.NArg())
 	}
-	home, err := homeOf(c)
+	if err := validSeatArg(c.Args().First()); err != nil {
+		return err
+	}
+	home, err := stateRoot(c)
 	if err != nil {
 		return err
 	}
@@ -304,6 +311,25 @@ func writeDetail(w io.Writer, r telemetry.Row, col bool) {
 			}
 		}
 	}
+}
+
+// pipeWidth is the width status keeps to off a terminal (a pipe, a file, a
+// mail from cron) when $COLUMNS does not say: every column is some 300
+// characters, which wraps in any reader; -o wide asks for them all.
+const pipeWidth = 120
+
+// outputWidth is the width the table keeps to: the terminal's, else $COLUMNS,
+// else pipeWidth.
+func outputWidth(f *os.File) int {
+	if isTerminal(f) {
+		if w := terminalWidth(f); w > 0 {
+			return w
+		}
+	}
+	if n, err := strconv.Atoi(os.Getenv("COLUMNS")); err == nil && n > 0 {
+		return n
+	}
+	return pipeWidth
 }
 
 // terminalWidth is f's width in columns; 0 (every column) when it cannot be told.

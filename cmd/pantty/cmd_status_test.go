@@ -159,3 +159,26 @@ func TestFollowersEndWhenTheirReaderGoesAway(t *testing.T) {
 		}
 	}
 }
+
+// TestStatusFitsAPipe: off a terminal the table keeps to $COLUMNS, else 120
+// characters (every column is about 300); -o wide still prints them all.
+func TestStatusFitsAPipe(t *testing.T) {
+	t.Parallel()
+	h := seattest.New(t, "piped")
+	fits := func(r seattest.Result, width int) {
+		t.Helper()
+		for _, l := range strings.Split(strings.TrimRight(r.Stdout, "\n"), "\n") {
+			if n := utf8.RuneCountInString(l); n > width {
+				t.Fatalf("a status line of %d characters in a pipe, want at most %d:\n%s", n, width, r.Stdout)
+			}
+		}
+		if r.Code != 0 || !strings.Contains(r.Stdout, "HEALTH") || !strings.Contains(r.Stdout, "PHASE") {
+			t.Fatalf("status in a pipe lacks the first columns: %s", r)
+		}
+	}
+	fits(h.Run("status"), 120)
+	fits(h.RunEnv(map[string]string{"COLUMNS": "70"}, "", "status"), 70)
+	if r := h.Run("status", "-o", "wide"); !strings.Contains(r.Stdout, "ISOL") || !strings.Contains(r.Stdout, "CYCLE") {
+		t.Fatalf("status -o wide in a pipe lacks columns: %s", r)
+	}
+}

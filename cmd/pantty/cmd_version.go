@@ -15,6 +15,21 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
+// versionCommand is `pantty version`, the verb form of --version.
+func versionCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "version",
+		Usage: "print the version and the harness versions it was measured against (as --version)",
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 0 {
+				return usageErr("version takes no arguments")
+			}
+			printVersion(c)
+			return nil
+		},
+	}
+}
+
 // buildVersion names this binary: the module version when installed with
 // `go install …@vX`, else the VCS revision Go stamped into the build.
 func buildVersion() string {

@@ -5,17 +5,36 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/seat"
 )
 
 // The exit-code table for every command (docs/cli.md repeats it per command).
 const (
-	exitOK       = 0 // done (including "duplicate id, already stored")
+	exitOK       = 0 // done (including "duplicate id, already stored" with the same text)
 	exitFailed   = 1 // failed (the reason on stderr)
 	exitBadInput = 2 // bad input or usage (nothing was changed)
 	exitRefused  = 3 // refused: another live owner holds the seat (named)
 	exitUnknown  = 4 // could not observe: the answer is unknown
+	exitNotFound = 5 // no such seat, state root or message (a name or --home to check)
+	exitConflict = 6 // the id is stored with a different text: nothing was stored
 )
+
+// exitCodes is the table above in words, row for row as docs/cli.md lists it:
+// TestEveryDocumentedExitCodeIsReturned checks each row is in the doc and
+// runs the binary into each code.
+var exitCodes = []struct {
+	code    int
+	meaning string
+}{
+	{exitOK, "done (including an id already stored with the same text, and a start of a running seat)"},
+	{exitFailed, "failed (the reason on stderr)"},
+	{exitBadInput, "bad input or usage: nothing was changed"},
+	{exitRefused, "refused: another live owner holds the seat (the holder is named)"},
+	{exitUnknown, "could not observe: the answer is unknown"},
+	{exitNotFound, "not found: no such seat, state root or message"},
+	{exitConflict, "conflict: the id is already stored with a different text (nothing was stored)"},
+}
 
 // codedError carries an explicit exit code for errors no sentinel classifies.
 type codedError struct {
@@ -36,8 +55,11 @@ func exitCode(err error) int {
 	switch {
 	case errors.As(err, &ce):
 		return ce.code
-	case errors.Is(err, seat.ErrBadInput), errors.Is(err, seat.ErrBadConfig),
-		errors.Is(err, seat.ErrUnknownSeat), errors.Is(err, seat.ErrInsideSeat):
+	case errors.Is(err, seat.ErrUnknownSeat):
+		return exitNotFound
+	case errors.Is(err, inbox.ErrConflict):
+		return exitConflict
+	case errors.Is(err, seat.ErrBadInput), errors.Is(err, seat.ErrBadConfig), errors.Is(err, seat.ErrInsideSeat):
 		return exitBadInput
 	case errors.Is(err, seat.ErrOwned):
 		return exitRefused

@@ -23,13 +23,7 @@ func main() {
 
 // run executes the CLI and returns the exit code (docs/cli.md lists them).
 func run(args []string) int {
-	app := newApp()
-	var unknown string
-	app.CommandNotFound = func(_ *cli.Context, name string) { unknown = name }
-	err := app.Run(interspersed(app, args))
-	if err == nil && unknown != "" {
-		err = usageErr("unknown command %q (pantty --help lists them)", unknown)
-	}
+	err := runArgs(args)
 	if err == nil {
 		return 0
 	}
@@ -38,6 +32,24 @@ func run(args []string) int {
 		fmt.Fprintln(os.Stderr, "pantty: "+msg)
 	}
 	return code
+}
+
+// runArgs runs one command line and returns its error (nil: exit 0).
+func runArgs(args []string) error {
+	// `pantty help [COMMAND...]` is `pantty [COMMAND...] --help`. It is not a
+	// command of the tree: urfave/cli drops its --help flag when the app has a
+	// command named help.
+	if len(args) > 1 && args[1] == "help" {
+		args = append(append([]string{args[0]}, args[2:]...), "--help")
+	}
+	app := newApp()
+	var unknown error
+	app.CommandNotFound = func(c *cli.Context, name string) { unknown = unknownCommand(c, name) }
+	err := app.Run(interspersed(app, args))
+	if err == nil && unknown != nil {
+		err = unknown
+	}
+	return err
 }
 
 // newApp is the whole command tree with the app-wide rules applied: one-line
@@ -49,9 +61,11 @@ func newApp() *cli.App {
 	app := &cli.App{
 		Name:  "pantty",
 		Usage: "keep AI coding seats in tmux safe to feed from a board and recoverable unattended",
-		Description: "State lives under $PANTTY_HOME (default ${XDG_STATE_HOME:-~/.local/state}/pantty), one directory per seat.\n" +
+		Description: "pantty help [COMMAND...] is pantty [COMMAND...] --help; pantty version is pantty --version.\n" +
+			"State lives under $PANTTY_HOME (default ${XDG_STATE_HOME:-~/.local/state}/pantty), one directory per seat.\n" +
 			"Exit codes: 0 done, 1 failed, 2 bad input or usage (nothing changed), 3 refused: a live owner holds the seat,\n" +
-			"4 could not observe (the answer is unknown).",
+			"4 could not observe (the answer is unknown), 5 not found (no such seat, state root or message),\n" +
+			"6 conflict (the id is stored with a different text).",
 		Version:              buildVersion(),
 		EnableBashCompletion: true,
 		Flags:                globalFlags(),
@@ -67,6 +81,7 @@ func newApp() *cli.App {
 			demoCommand(),
 			completionCommand(),
 			manCommand(),
+			versionCommand(),
 			hookCommand(),
 			simCommand(),
 			driveCommand(),
@@ -79,6 +94,7 @@ func newApp() *cli.App {
 		},
 	}
 	oneLineUsageErrors(app.Commands)
+	completeSeatNames(app.Commands)
 	applyCallerPolicies(app.Commands, "")
 	return app
 }

@@ -64,6 +64,9 @@ const (
 	// (a symlink, a FIFO, over its size limit, not the JSON pantty writes).
 	// The entry is set aside as failed so the rest of the queue runs.
 	ReasonUnreadable = "unreadable"
+	// ReasonDropped: withdrawn while queued, before any delivery, by
+	// `pantty seat drop`; 'pantty seat retry' queues it again.
+	ReasonDropped = "dropped"
 )
 
 // Final reports whether a state is one the cursor may pass.
@@ -122,6 +125,12 @@ func knownState(s string) bool {
 	return false
 }
 
+// ErrConflict: the message id is already stored with a different text. The
+// new text was not stored; an id names one message, so a second text under it
+// is refused rather than dropped without a word (the same text again is a
+// duplicate: done).
+var ErrConflict = errors.New("conflict")
+
 // EnqueueResult says what a send did.
 type EnqueueResult struct {
 	ID        string
@@ -131,7 +140,8 @@ type EnqueueResult struct {
 // Enqueue validates a board message and stores it durably in the inbox: the file
 // is fsynced, linked into inbox/msgs without replacing anything, and the
 // directory fsynced before this returns. An id already stored — in any state —
-// is reported as a duplicate and nothing is written.
+// is reported as a duplicate and nothing is written; with a different text the
+// error wraps ErrConflict.
 func (b Box) Enqueue(m guard.Message, maxBytes int, now time.Time) (EnqueueResult, error) {
 	if m.ID == "" {
 		m.ID = guard.NewMessageID(now)
@@ -158,16 +168,30 @@ func (b Box) Enqueue(m guard.Message, maxBytes int, now time.Time) (EnqueueResul
 	// An id already stored is answered without writing (a replayed stream is
 	// all duplicates); the no-replace link below still decides a race.
 	if _, err := os.Lstat(b.MsgPath(m.ID)); err == nil {
-		return EnqueueResult{ID: m.ID, Duplicate: true}, nil
+		return b.duplicate(m)
 	}
 	err = fsatomic.LinkNew(b.Tmp, b.MsgPath(m.ID), append(data, '\n'))
 	if errors.Is(err, fs.ErrExist) {
-		return EnqueueResult{ID: m.ID, Duplicate: true}, nil
+		return b.duplicate(m)
 	}
 	if err != nil {
 		return EnqueueResult{}, err
 	}
 	return EnqueueResult{ID: m.ID}, nil
+}
+
+// duplicate answers a send of an id already stored: done when the text is the
+// same, a conflict naming both lengths when it is not. A stored file that
+// cannot be read is left to the reader that sets it aside; the send is then
+// answered as a duplicate.
+func (b Box) duplicate(m guard.Message) (EnqueueResult, error) {
+	res := EnqueueResult{ID: m.ID, Duplicate: true}
+	old, err := b.ReadStored(m.ID)
+	if err != nil || old.Text == m.Text {
+		return res, nil
+	}
+	return res, fmt.Errorf("%w: message %s is already stored with a different text (%d bytes stored, %d sent); nothing was stored: send it under a new id",
+		ErrConflict, m.ID, len(old.Text), len(m.Text))
 }
 
 // MsgPath is the file of message id.

@@ -64,7 +64,7 @@ func (d *Driver) cancelTurn(reason string, done func(error)) {
 	d.to(machine.CancelBegun, fl.e.Msg.ID)
 	if d.Cfg.Shape == config.ShapeTurn {
 		d.killTurn(reason)
-		d.finish(fl.e, inbox.StateFailed, reason, "the turn process was killed; 'pantty seat retry "+fl.e.Msg.ID+"' re-queues it", "")
+		d.finish(fl.e, inbox.StateFailed, reason, "the turn process was killed; 'pantty seat retry "+d.S.Name+" "+fl.e.Msg.ID+"' re-queues it", "")
 		done(nil)
 		return
 	}
@@ -214,7 +214,7 @@ func (d *Driver) cancelCurrent(c *cancelRun) bool {
 // cancelFinish fails the cancelled message and answers the cancel.
 func (d *Driver) cancelFinish(c *cancelRun) {
 	d.cancel = nil
-	d.finish(c.fl.e, inbox.StateFailed, c.reason, "cancelled by pantty; 'pantty seat retry "+c.fl.e.Msg.ID+"' re-queues it", "")
+	d.finish(c.fl.e, inbox.StateFailed, c.reason, "cancelled by pantty; 'pantty seat retry "+d.S.Name+" "+c.fl.e.Msg.ID+"' re-queues it", "")
 	c.done(nil)
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/pantty/pantty/internal/guard"
 	"github.com/pantty/pantty/seat"
@@ -103,6 +104,10 @@ func (d *Driver) holdReason() string {
 		return d.held
 	case d.now().Before(d.notBefore):
 		return "a provider wait until " + d.notBefore.UTC().Format(time.RFC3339)
+	case d.outage != nil && d.now().Before(d.outage.probeAt):
+		// The queue is held for a means or transient outage: nothing, a
+		// command included, goes to the harness before the next probe.
+		return "the queue is held for a " + d.outage.class + " outage: " + d.outageText()
 	case d.cmdHeld != "":
 		return d.cmdHeld
 	}
@@ -202,7 +207,8 @@ func (d *Driver) onCommandTick() {
 				// Its answer came before its done hook: the harness refused it.
 				d.commandRefused(fmt.Sprintf("the %s harness refused %s: %q (no %s hook)", d.Ad.Name(), f.cmd.Text(), firstLine(ans), hooks.done), false)
 			} else {
-				d.commandAccepted(fmt.Sprintf("the %s harness ran %s: %s", d.Ad.Name(), f.cmd.Text(), firstLine(ans)))
+				// The whole answer: /context's first line is only its title.
+				d.commandAccepted(fmt.Sprintf("the %s harness ran %s; its answer:\n%s", d.Ad.Name(), f.cmd.Text(), boundAnswer(ans)))
 			}
 			return
 		}
@@ -269,6 +275,24 @@ func (d *Driver) compactionDone(f *cmdFlight) bool {
 	return true
 }
 
+// maxAnswer bounds a command's answer carried in its result file (a state
+// file of at most 4 MiB).
+const maxAnswer = 1 << 20
+
+// boundAnswer is a harness command's answer, trimmed, cut at maxAnswer with
+// the cut said.
+func boundAnswer(s string) string {
+	s = strings.TrimSpace(s)
+	if len(s) > maxAnswer {
+		n := maxAnswer
+		for n > 0 && !utf8.RuneStart(s[n]) {
+			n-- // never cut a character in two
+		}
+		return s[:n] + fmt.Sprintf("\n… (cut: %d of %d bytes shown)", n, len(s))
+	}
+	return s
+}
+
 func firstLine(s string) string {
 	l, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
 	return clip(strings.TrimSpace(l), 120)
@@ -294,7 +318,7 @@ func (d *Driver) onCommandEvidence(ev seat.Event) {
 func (d *Driver) commandAccepted(detail string) {
 	f := d.cmdRun
 	d.cmdRun = nil
-	d.logf("command door: %s", detail)
+	d.logf("command door: %s", firstLine(detail))
 	if f.req != nil {
 		d.answer(*f.req, nil, detail)
 	}

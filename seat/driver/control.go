@@ -86,6 +86,8 @@ func (d *Driver) onRequest(r seat.Request) {
 		d.answer(r, err, detail)
 	case seat.CtlRetry:
 		d.answer(r, d.retry(r.MsgID), "re-queued "+r.MsgID)
+	case seat.CtlWithdraw:
+		d.withdraw(r)
 	case seat.CtlStop:
 		d.to(machine.StopAsked, "")
 		d.killTurn("stopped")

@@ -78,7 +78,7 @@ func (d *Driver) outageFailed(e *inbox.Entry, class, cause string, spent bool) {
 	if spent {
 		d.logf("message %s: %d provider errors in a row, the last: %s", e.Msg.ID, e.Status.Transients, cause)
 		d.finish(e, inbox.StateFailed, seat.ReasonTransientExhausted,
-			fmt.Sprintf("%s (%d attempts; 'pantty seat retry' queues it again)", cause, e.Status.Transients), "")
+			fmt.Sprintf("%s (%d attempts; 'pantty seat retry %s %s' queues it again)", cause, e.Status.Transients, d.S.Name, e.Msg.ID), "")
 		d.to(ev, d.outageText())
 		return
 	}

@@ -83,8 +83,8 @@ func (c Cursor) After(e Event) bool {
 
 func cursorOf(e Event) Cursor { return Cursor{e.At.UnixNano(), e.key} }
 
-// ParseSince reads --since: a cursor from an event line, an RFC 3339 time (the
-// events at or after it), or "now".
+// ParseSince reads --since: a cursor from an event line, an RFC 3339 time or a
+// duration back from now (the events at or after it), or "now".
 func ParseSince(s string, now time.Time) (Cursor, error) {
 	if s == "now" {
 		return Cursor{NS: now.UnixNano(), Key: "\xff"}, nil
@@ -92,10 +92,17 @@ func ParseSince(s string, now time.Time) (Cursor, error) {
 	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
 		return Cursor{NS: t.UnixNano() - 1, Key: "\xff"}, nil
 	}
+	// A duration is "that long ago", as journalctl, kubectl and docker take it.
+	if d, err := time.ParseDuration(s); err == nil {
+		if d < 0 {
+			return Cursor{}, fmt.Errorf("%w: --since %q: a duration counts back from now and cannot be negative", seat.ErrBadInput, s)
+		}
+		return Cursor{NS: now.Add(-d).UnixNano() - 1, Key: "\xff"}, nil
+	}
 	ns, key, ok := strings.Cut(s, "/")
 	n, err := strconv.ParseInt(ns, 10, 64)
 	if !ok || err != nil || key == "" {
-		return Cursor{}, fmt.Errorf("%w: --since %q: want a cursor from an event line (NS/KEY), an RFC 3339 time, or now", seat.ErrBadInput, s)
+		return Cursor{}, fmt.Errorf("%w: --since %q: want a cursor from an event line (NS/KEY), an RFC 3339 time, a duration (5m, 2h) or now", seat.ErrBadInput, s)
 	}
 	return Cursor{NS: n, Key: key}, nil
 }

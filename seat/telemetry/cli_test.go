@@ -93,8 +93,8 @@ func TestStatusCommandReadsFilesOnlyWithNoTmux(t *testing.T) {
 	if out, _, _ := runPantty(t, f.home, "status", "cli"); !strings.Contains(out, "bound: context.toml session_id matches") {
 		t.Errorf("detail view lacks the bindings:\n%s", out)
 	}
-	if _, code, _ := runPantty(t, f.home, "status", "nobody"); code != 2 {
-		t.Errorf("unknown seat: exit %d, want 2", code)
+	if _, code, _ := runPantty(t, f.home, "status", "nobody"); code != 5 {
+		t.Errorf("unknown seat: exit %d, want 5 (not found)", code)
 	}
 	if _, code, _ := runPantty(t, f.home, "status", "--format", "xml"); code != 2 {
 		t.Errorf("bad format: exit %d, want 2", code)

@@ -84,7 +84,8 @@ func ReadHealthFile(s seat.Seat, now time.Time) Health {
 				roundAge(now.Sub(h.At)), last.Interval.Duration, why)
 		}
 	}
-	return Health{Meta: meta(state, why, bound, h.At, now), Verdict: ptr(h.Verdict)}
+	return Health{Meta: meta(state, why, bound, h.At, now), Verdict: ptr(h.Verdict),
+		revived: h.Verdict == "dead" && strings.HasPrefix(h.Result, "verified")}
 }
 
 // decodeLenient reads a TOML file written by another layer, refusing symlinks;

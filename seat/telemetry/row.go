@@ -107,6 +107,9 @@ type Text struct {
 type Health struct {
 	Meta
 	Verdict *string `json:"verdict"` // ok, dead or unknown (recover could not observe)
+	// revived: the verdict is dead and the same sweep revived the seat and
+	// verified it (health.toml's result); the listings say "revived".
+	revived bool
 }
 
 // Heartbeat is heartbeat.toml: the driver loop's last beat.

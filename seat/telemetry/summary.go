@@ -156,7 +156,7 @@ func (r Row) healthCell() Cell {
 		if h.State == Error {
 			return Cell{"error", Bad}
 		}
-		return Cell{"unknown (no recover verdict)", Dim}
+		return r.healthBeforeRecover()
 	}
 	if h.State == Stale {
 		return Cell{"stale: " + *h.Verdict + " " + ageOf(h.Meta), Warn}
@@ -164,6 +164,11 @@ func (r Row) healthCell() Cell {
 	st := Good
 	switch *h.Verdict {
 	case "dead":
+		if h.revived {
+			// Dead when judged, then revived and verified in the same sweep:
+			// the seat is back, not dead until the next sweep says so.
+			return Cell{"revived", Good}
+		}
 		st = Bad
 	case "unknown":
 		return Cell{"unknown (recover could not observe)", Dim}
@@ -171,10 +176,36 @@ func (r Row) healthCell() Cell {
 	return Cell{*h.Verdict, st}
 }
 
+// healthBeforeRecover is the health cell of a seat recover has not judged
+// (no health.toml: recover never ran, or not yet on this seat), derived from
+// the live records instead of "unknown" for every seat: a stopped seat is
+// stopped, a live driver with a fresh beat is live, a seat meant to run with
+// no live driver has none. Recover's first verdict replaces it.
+func (r Row) healthBeforeRecover() Cell {
+	d, hb := r.Driver, r.Heartbeat
+	switch {
+	case r.stopped():
+		return Cell{"stopped (no recover verdict)", Dim}
+	case d.State != Error && d.Live != nil && *d.Live && hb.State == Known:
+		return Cell{"live (no recover verdict yet)", Good}
+	case d.State != Error && d.Live != nil && !*d.Live:
+		return Cell{"no driver (no recover verdict yet)", Bad}
+	}
+	return Cell{"unknown (no recover verdict)", Dim}
+}
+
 func (r Row) phaseCell() Cell {
 	h := r.Heartbeat
 	if r.stopped() {
 		return Cell{"stopped", Dim}
+	}
+	if d := r.Driver; d.State != Error && d.Live != nil && !*d.Live {
+		// Meant to run, and no driver: the last beat ("relaunching" after a
+		// start that failed) is history, and saying it as the phase misleads.
+		if h.IsKnown() && h.Phase != nil {
+			return Cell{"no driver (last: " + h.PhaseText() + ")", Warn}
+		}
+		return Cell{"no driver", Warn}
 	}
 	if !h.IsKnown() || h.Phase == nil {
 		return off(h.Meta)
@@ -333,6 +364,16 @@ func (r Row) waitsCell() Cell {
 		return off(w.Meta)
 	}
 	if len(w.Waits) == 0 {
+		// No provider-wide wait, but the seat's own driver may hold its queue
+		// for an outage (a transient 5xx, a means fault): a held queue is
+		// named here too, with its next probe, never "none".
+		if hb := r.Heartbeat; hb.State == Known && hb.Fault != nil && !r.stopped() {
+			t := "held: " + *hb.Fault + " outage"
+			if hb.Waiting != nil && strings.Contains(*hb.Waiting, "next probe") {
+				t += ", next probe" + (*hb.Waiting)[strings.LastIndex(*hb.Waiting, "next probe")+len("next probe"):]
+			}
+			return Cell{t, Warn}
+		}
 		return Cell{"none", Plain}
 	}
 	first := w.Waits[0]

@@ -72,7 +72,7 @@ func (r Row) Keys() map[string]string {
 	case h.State == Error:
 		k["health"] = "error"
 	default:
-		k["health"] = "unknown (no recover verdict)"
+		k["health"] = r.healthCell().Text // derived from the live records until recover judges
 	}
 	switch h := r.Heartbeat; {
 	case h.IsKnown() && h.Phase != nil:
