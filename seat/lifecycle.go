@@ -275,9 +275,9 @@ func (s Seat) signalStop(owner Owner) error {
 	return nil
 }
 
-// endHarness kills the seat's tmux session and the pane's process group
-// once no driver holds the seat. lock says whether to take owner.lock
-// meanwhile (it cannot be created on a read-only root).
+// endHarness kills the seat's tmux session and ends what is left of its
+// launches (endStopped) once no driver holds the seat. lock says whether to
+// take owner.lock meanwhile (it cannot be created on a read-only root).
 func (s Seat) endHarness(lock bool) error {
 	sess, err := s.SessionFile().Read()
 	if errors.Is(err, fs.ErrNotExist) {
