@@ -44,7 +44,11 @@ func ClaudeSettings(pantty string, s Seat, activity bool, a Authority) ([]byte, 
 	}
 	var deny []string
 	for _, p := range a.Protected {
-		for _, tool := range []string{"Read", "Edit", "Write"} {
+		// Read and Edit: Claude Code's Edit rules cover every tool that
+		// writes a file. A Write(…) rule matches nothing, and 2.1.328 said so
+		// on the seat's first screen, four times ("⚠ Deny rule Write(//…)
+		// never matches · use Edit(…)"): noise of pantty's own making.
+		for _, tool := range []string{"Read", "Edit"} {
 			deny = append(deny, tool+"(/"+p+"/**)", tool+"(/"+p+")")
 		}
 	}

@@ -3,6 +3,7 @@ package seat_test
 import (
 	"encoding/json"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/pantty/pantty/internal/config"
@@ -39,9 +40,14 @@ func TestClaudeSettingsCarryTheAuthority(t *testing.T) {
 	}
 	prot := []string{"/st/pantty", "/h/.claude/.credentials.json"}
 	off := read(seat.Authority{Isolation: config.IsolationUnavailable, Protected: prot})
-	for _, rule := range []string{"Read(//st/pantty/**)", "Edit(//st/pantty/**)", "Write(//st/pantty/**)", "Read(//h/.claude/.credentials.json)"} {
+	for _, rule := range []string{"Read(//st/pantty/**)", "Edit(//st/pantty/**)", "Read(//h/.claude/.credentials.json)", "Edit(//h/.claude/.credentials.json)"} {
 		if !slices.Contains(off.Permissions.Deny, rule) {
 			t.Errorf("deny rules %v lack %s", off.Permissions.Deny, rule)
+		}
+	}
+	for _, rule := range off.Permissions.Deny {
+		if strings.HasPrefix(rule, "Write(") {
+			t.Errorf("deny rule %s: Claude Code matches no Write(…) rule and warns about it on the first screen (Edit covers writes)", rule)
 		}
 	}
 	if off.Cross != "refuse" || off.Sandbox != nil {

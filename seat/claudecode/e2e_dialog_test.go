@@ -69,6 +69,12 @@ func TestAnUntrustedFolderIsRefusedBeforeItsDialogOnRealClaude(t *testing.T) {
 		t.Fatalf("the printed fix, pasted: %s", p)
 	}
 	r.Start()
+	// The first screen carries no warning of pantty's own making: 2.1.328
+	// showed four "⚠ Deny rule Write(//…) never matches · use Edit(…)" for
+	// the settings pantty passes.
+	if screen := r.Screen(); strings.Contains(screen, "never matches") || strings.Contains(screen, "Deny rule") {
+		t.Errorf("claude's first screen warns about pantty's settings:\n%s", screen)
+	}
 	r.WaitFinal(90*time.Second, "x1")
 	if turns := r.Turns(); turns["x1"] != 1 || r.Status("x1").State != inbox.StateProcessed {
 		t.Fatalf("after prepare-home: turns %v, x1 %+v\ndriver.log:\n%s", turns, r.Status("x1"), r.DriverLog())
