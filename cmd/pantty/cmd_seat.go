@@ -39,8 +39,9 @@ func seatCommand() *cli.Command {
 			{
 				Name: "prepare-home",
 				Usage: "answer the harness's first-run dialogs ahead (onboarding, API key, folder trust, hook review) in the home the seat's " +
-					"harness will see, and print what was written; refused while a driver holds the seat",
+					"harness will see, and print what was written (a changed file of yours is kept beside it first); refused while a driver holds the seat",
 				ArgsUsage: "NAME",
+				Flags:     []cli.Flag{&cli.BoolFlag{Name: "dry-run", Usage: "print what would change in a home that is not the seat's own, and write nothing"}},
 				Action:    seatPrepareHome,
 			},
 			{Name: "stop", Usage: "stop driver and harness; all state stays", ArgsUsage: "NAME", Action: seatStop},

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/pantty/pantty/internal/config"
@@ -64,6 +65,9 @@ func seatPrepareHome(c *cli.Context) error {
 		say("the %s harness asks no first-run questions: nothing to prepare", cfg.Harness)
 		return nil
 	}
+	if c.Bool("dry-run") {
+		return prepareHomeDryRun(s, cfg, ad)
+	}
 	pantty, err := panttyPath()
 	if err != nil {
 		return err
@@ -75,5 +79,34 @@ func seatPrepareHome(c *cli.Context) error {
 	for _, l := range wrote {
 		say("%s", l)
 	}
+	return nil
+}
+
+// prepareHomeDryRun lists what prepare-home would change in a home that is
+// not the seat's own (the adapter's HomeUnprepared, the same function `seat
+// start` refuses on), from the environment the next launch gets, and writes
+// nothing.
+func prepareHomeDryRun(s seat.Seat, cfg config.Config, ad harness.Adapter) error {
+	unprepared := ad.Caps().HomeUnprepared
+	if unprepared == nil {
+		say("the %s home is the seat's own and is written at every launch: nothing of yours would change", cfg.Harness)
+		return nil
+	}
+	env, _, err := seat.PlannedEnv(s, cfg, os.Environ(), false, ad.Env(s, cfg))
+	if err != nil {
+		return err
+	}
+	todo, err := unprepared(s, cfg, env)
+	if err != nil {
+		return err
+	}
+	if len(todo) == 0 {
+		say("nothing would change: the %s home is prepared (pantty seat start %s)", cfg.Harness, s.Name)
+		return nil
+	}
+	for _, t := range todo {
+		say("would change: %s", t)
+	}
+	say("nothing written; to write it (the previous file is kept beside it): pantty seat prepare-home %s", s.Name)
 	return nil
 }

@@ -8,8 +8,10 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"time"
 
 	"github.com/pantty/pantty/internal/config"
+	"github.com/pantty/pantty/internal/fsatomic"
 	"github.com/pantty/pantty/seat"
 )
 
@@ -151,6 +153,11 @@ func gitRoot(dir string) string {
 // seat's workdir. "Will see" is seat.PlannedEnv: the recorded launch-env.toml
 // with this shell filling in what it lacks, as the next `seat start` launches,
 // so a key recorded earlier is approved even when this shell has none.
+//
+// The home is usually the person's own: a file it changes is first kept
+// beside it as .claude.json.before-pantty-<UTC time> (0600), and a home with
+// nothing to change is left untouched (`pantty seat prepare-home --dry-run`
+// lists what would change without writing: HomeUnprepared).
 func (Adapter) PrepareSeatHome(s seat.Seat, c config.Config, _ string) ([]string, error) {
 	env, _, err := seat.PlannedEnv(s, c, os.Environ(), false, nil)
 	if err != nil {
@@ -160,14 +167,34 @@ func (Adapter) PrepareSeatHome(s seat.Seat, c config.Config, _ string) ([]string
 	if err != nil {
 		return nil, err
 	}
+	path := filepath.Join(dir, ".claude.json")
+	todo, err := Adapter{}.HomeUnprepared(s, c, env)
+	if err != nil {
+		return nil, err
+	}
+	if len(todo) == 0 {
+		return []string{path + ": nothing to change (onboarding done, the key approved, the workdir trusted)"}, nil
+	}
+	var backup string
+	if old, err := os.ReadFile(path); err == nil {
+		backup = path + ".before-pantty-" + time.Now().UTC().Format("20060102T150405Z")
+		if err := fsatomic.WriteFile(dir, backup, old); err != nil {
+			return nil, fmt.Errorf("keep the previous %s: %w", path, err)
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
 	if err := PrepareHome(dir, key, c.Workdir); err != nil {
 		return nil, err
 	}
-	path := filepath.Join(dir, ".claude.json")
-	wrote := []string{
+	var wrote []string
+	if backup != "" {
+		wrote = append(wrote, "the previous "+path+" is kept as "+backup)
+	}
+	wrote = append(wrote, []string{
 		path + ": hasCompletedOnboarding = true (no theme and onboarding screens)",
 		fmt.Sprintf("%s: projects[%q].hasTrustDialogAccepted = true (no \"trust this folder?\")", path, c.Workdir),
-	}
+	}...)
 	if key != "" {
 		wrote = append(wrote, fmt.Sprintf("%s: customApiKeyResponses.approved holds the last 20 characters of ANTHROPIC_API_KEY (…%s; no \"use this API key?\")",
 			path, key[max(0, len(key)-4):]))
