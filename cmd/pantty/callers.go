@@ -9,7 +9,7 @@ import (
 
 // callerPolicy says whether a command may run inside a seat's process tree.
 // A seat's model has a shell tool, and board text can ask it to use it: every
-// command that changes what a seat does is refused there (DESIGN §9), whatever
+// command that changes what a seat does is refused there (docs/intake.md), whatever
 // the environment says, because Inside finds the seat by process ancestry.
 type callerPolicy string
 
