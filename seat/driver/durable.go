@@ -2,7 +2,6 @@ package driver
 
 import (
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/pantty/pantty/internal/fsatomic"
@@ -30,6 +29,7 @@ type unwritten struct {
 	statuses map[string]*inbox.Entry // messages whose status in memory is newer than on disk
 	replies  map[string]string       // whole replies not yet in inbox/replies/
 	seen     map[string]bool         // consumed events still in events/ (their move to seen/ failed)
+	failures int                     // writes that failed so far: a flush that added one did not end the fault
 	retryT   timer
 }
 
@@ -84,6 +84,7 @@ func (d *Driver) stateFailed(what string, err error) {
 		u.since = d.now()
 		d.logf("%s: %v: holding the queue until the state is writable again", what, err)
 	}
+	u.failures++
 	u.err = fmt.Errorf("%s: %w", what, err)
 	if u.retryT.C() == nil {
 		u.retryT.set(stateRetry)
@@ -136,13 +137,11 @@ func (d *Driver) flushState() {
 	if u.err == nil {
 		return
 	}
-	u.err = nil
+	// The fault stays (and is logged once, not every second) until every
+	// write below has worked; one that fails re-arms the timer.
+	failures := u.failures
 	for id, text := range u.replies {
-		err := os.MkdirAll(d.S.RepliesDir(), fsatomic.DirMode)
-		if err == nil {
-			err = d.S.WriteRaw(d.S.ReplyPath(id), []byte(text))
-		}
-		if err != nil {
+		if err := d.writeReply(id, text); err != nil {
 			d.stateFailed("reply of "+id, err)
 			return
 		}
@@ -164,9 +163,10 @@ func (d *Driver) flushState() {
 		return
 	}
 	d.updateCursor()
-	if u.err != nil {
+	if u.failures != failures {
 		return
 	}
+	u.err = nil
 	d.logf("the state is writable again after %s: pending records written", d.now().Sub(u.since).Round(time.Millisecond))
 	u.since = time.Time{}
 	if d.phase == machine.Held {

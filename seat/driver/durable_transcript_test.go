@@ -60,7 +60,11 @@ func TestNoKeyBeforeItsRecordIsDurable(t *testing.T) {
 	if d.phase != machine.Held || !strings.HasPrefix(d.waiting, "state not writable: ") || d.unwritten.retryT.C() == nil {
 		t.Fatalf("phase %s (%q), retry armed %v: want held, the cause named, a retry armed", d.phase, d.waiting, d.unwritten.retryT.C() != nil)
 	}
-	d.flushState() // still broken: stays held
+	since := d.unwritten.since
+	d.flushState() // still broken: stays held, the same fault (not a new one every second)
+	if !d.unwritten.since.Equal(since) || !d.unwritten.faulty() || d.unwritten.retryT.C() == nil {
+		t.Fatalf("a failed retry began a new fault (since %v → %v) or armed no retry", since, d.unwritten.since)
+	}
 	d.maybeSubmit()
 	if acts := pane.did(); len(acts) != 0 || d.phase != machine.Held {
 		t.Fatalf("after a failed retry: actions %q, phase %s", acts, d.phase)

@@ -29,14 +29,19 @@ func (d *Driver) keepReply(e *inbox.Entry, text string) {
 		}
 		return
 	}
-	err := os.MkdirAll(d.S.RepliesDir(), fsatomic.DirMode)
-	if err == nil {
-		err = d.S.WriteRaw(d.S.ReplyPath(e.Msg.ID), []byte(whole))
-	}
-	if err != nil {
+	if err := d.writeReply(e.Msg.ID, whole); err != nil {
 		// Kept in memory and written again with the status after it
 		// (durable.go): a full disk must not cost the reply.
 		d.unwritten.keepReply(e.Msg.ID, whole)
 		d.stateFailed("reply of "+e.Msg.ID, err)
 	}
+}
+
+// writeReply stores a whole reply in inbox/replies/ (keepReply, and again
+// from flushState after a failed write).
+func (d *Driver) writeReply(id, text string) error {
+	if err := os.MkdirAll(d.S.RepliesDir(), fsatomic.DirMode); err != nil {
+		return err
+	}
+	return d.S.WriteRaw(d.S.ReplyPath(id), []byte(text))
 }
