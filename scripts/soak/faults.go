@@ -34,6 +34,24 @@ const (
 var faultKinds = []string{fKillDriver, fKillHarness, fKillHook, fStopDriver, fStopHarness, fKillTmux,
 	fProvider429, fOutageAuth, fCompact, fStopStart, fSecondStart, fDoubleStart}
 
+// lockAll marks every seat of rs as under a fault, or none of them when one
+// already is.
+func lockAll(rs []*seatRig) bool {
+	for i, r := range rs {
+		if !r.tryLock() {
+			unlockAll(rs[:i])
+			return false
+		}
+	}
+	return true
+}
+
+func unlockAll(rs []*seatRig) {
+	for _, r := range rs {
+		r.unlock()
+	}
+}
+
 // faultRec is what one injected fault did.
 type faultRec struct {
 	kind, seat string
@@ -72,8 +90,16 @@ func (w *world) injector(rng *rand.Rand, stop <-chan struct{}, gap func(*rand.Ra
 		kind := faultKinds[rng.Intn(len(faultKinds))]
 		r := w.seats[rng.Intn(len(w.seats))]
 		seed := rng.Int63()
-		if !r.tryLock() {
-			w.log.printf("fault %s on %s skipped: the seat is still recovering from the last one", kind, r.name)
+		// A full state root is every seat's fault at once: it waits until no
+		// seat has a fault in progress and holds them all while it lasts (a
+		// stop during it rightly fails "intent could not be recorded", which
+		// the stop's own check would count as a broken promise).
+		hit := []*seatRig{r}
+		if kind == fStateFull {
+			hit = w.seats
+		}
+		if !lockAll(hit) {
+			w.log.printf("fault %s on %s skipped: a seat is still recovering from the last fault", kind, r.name)
 			continue
 		}
 		n++
@@ -82,7 +108,7 @@ func (w *world) injector(rng *rand.Rand, stop <-chan struct{}, gap func(*rand.Ra
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			defer r.unlock()
+			defer unlockAll(hit)
 			w.fault(rec, r, rand.New(rand.NewSource(seed)), l, n)
 			status := "ok"
 			if rec.violation != "" {
