@@ -293,11 +293,14 @@ func readHeartbeat(s seat.Seat, o seat.Owner, ownerErr error, now time.Time) Hea
 	if hb.Stale(now) {
 		state = Stale
 		why = fmt.Sprintf("last beat %s ago, beyond twice its declared interval of %s", roundAge(now.Sub(hb.At)), hb.Interval.Duration)
-		if err := s.StateUnwritable(); err != nil {
-			// Not a stuck loop, or not only: nothing can be written (a
-			// full or read-only state root), the heartbeat included.
-			why += "; state not writable: " + err.Error()
-			h.Waiting = ptr("state not writable: " + err.Error())
+		// With a live driver, a stale beat may be a loop that cannot write
+		// (a full or read-only state root), not a stuck one: probe. With
+		// none it is just the last beat, and nothing is written for it.
+		if ownerErr == nil && o.Live() {
+			if err := s.StateUnwritable(); err != nil {
+				why += "; state not writable: " + err.Error()
+				h.Waiting = ptr("state not writable: " + err.Error())
+			}
 		}
 	}
 	h.Meta = meta(state, why, bound, hb.At, now)
