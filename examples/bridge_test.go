@@ -39,21 +39,7 @@ func TestBoardBridgeSpool(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	run := func() (int, string) {
-		cmd := exec.Command("sh", "board-bridge.sh", h.Name, spool)
-		cmd.Env = append(h.Env(), "PANTTY="+h.Bin, "BRIDGE_TIMEOUT=60s")
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		err := cmd.Run()
-		if ee, ok := err.(*exec.ExitError); ok {
-			return ee.ExitCode(), stderr.String()
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		return 0, stderr.String()
-	}
-	// A mistyped seat name first: the pass stops with exit 5 and marks nothing
-	// done or refused; the claimed tasks wait in work/.
+	// runAs runs one pass of the bridge for seat name; run, for the seat.
 	runAs := func(name string) (int, string) {
 		cmd := exec.Command("sh", "board-bridge.sh", name, spool)
 		cmd.Env = append(h.Env(), "PANTTY="+h.Bin, "BRIDGE_TIMEOUT=60s")
@@ -67,6 +53,9 @@ func TestBoardBridgeSpool(t *testing.T) {
 		}
 		return 0, stderr.String()
 	}
+	run := func() (int, string) { return runAs(h.Name) }
+	// A mistyped seat name first: the pass stops with exit 5 and marks nothing
+	// done or refused; the claimed tasks wait in work/.
 	if code, stderr := runAs("brigde"); code != 5 || !strings.Contains(stderr, "unknown seat") {
 		t.Fatalf("bridge with a mistyped seat: want exit 5 naming it, got exit %d: %s", code, stderr)
 	}

@@ -95,19 +95,9 @@ func TestKillingThePaneProcessEndsTheHarness(t *testing.T) {
 	t.Parallel()
 	h := seattest.New(t, "x")
 	for _, how := range []string{"SIGKILL to the pane pid", "seat.KillGroup"} {
-		pidFile := filepath.Join(h.Work, "harness.pid")
-		detFile := filepath.Join(h.Work, "detached.pid")
-		os.Remove(pidFile)
-		os.Remove(detFile)
-		script := fmt.Sprintf("setsid -f sh -c 'echo $$ >%[2]s.tmp; mv %[2]s.tmp %[2]s; exec sleep 600' </dev/null >/dev/null 2>&1; "+
-			"echo $$ >%[1]s.tmp; mv %[1]s.tmp %[1]s; exec sleep 600", pidFile, detFile)
-		pane, done := startPane(t, h, script, map[string]string{})
-		h.WaitFor("the harness and its detached child to start", time.Minute, func() bool {
-			_, err1 := os.Stat(pidFile)
-			_, err2 := os.Stat(detFile)
-			return err1 == nil && err2 == nil
-		})
-		harness, detached := readPID(t, pidFile), readPID(t, detFile)
+		pane, done, harness, detached := startTree(t, h,
+			"setsid -f sh -c 'echo $$ >%[2]s.tmp; mv %[2]s.tmp %[2]s; exec sleep 600' </dev/null >/dev/null 2>&1; "+
+				"echo $$ >%[1]s.tmp; mv %[1]s.tmp %[1]s; exec sleep 600")
 		if got, err := seat.HarnessPID(pane.Process.Pid); err != nil || got != harness {
 			t.Fatalf("HarnessPID(pane) = %d, %v; want the harness %d", got, err, harness)
 		}
@@ -124,6 +114,24 @@ func TestKillingThePaneProcessEndsTheHarness(t *testing.T) {
 			syscall.Kill(detached, syscall.SIGKILL) // escaped with the pane process (docs/intake.md)
 		}
 	}
+}
+
+// startTree starts a pane process running the shell script shape (a format
+// whose %[1]s is where the harness writes its pid and %[2]s where the helper
+// it detached with setsid writes its own) and waits for both pids.
+func startTree(t *testing.T, h *seattest.Harness, shape string) (pane *exec.Cmd, done chan error, harness, detached int) {
+	t.Helper()
+	pidFile := filepath.Join(h.Work, "harness.pid")
+	detFile := filepath.Join(h.Work, "detached.pid")
+	os.Remove(pidFile)
+	os.Remove(detFile)
+	pane, done = startPane(t, h, fmt.Sprintf(shape, pidFile, detFile), map[string]string{})
+	h.WaitFor("the harness and its detached child to start", time.Minute, func() bool {
+		_, err1 := os.Stat(pidFile)
+		_, err2 := os.Stat(detFile)
+		return err1 == nil && err2 == nil
+	})
+	return pane, done, readPID(t, pidFile), readPID(t, detFile)
 }
 
 // gone reports whether pid has ended: no such process, or a zombie (orphans are
@@ -146,19 +154,9 @@ func TestHangupEndsThePaneProcessTree(t *testing.T) {
 	t.Parallel()
 	h := seattest.New(t, "x")
 	for _, sig := range []syscall.Signal{syscall.SIGHUP, syscall.SIGTERM} {
-		pidFile := filepath.Join(h.Work, "harness.pid")
-		detFile := filepath.Join(h.Work, "detached.pid")
-		os.Remove(pidFile)
-		os.Remove(detFile)
-		script := fmt.Sprintf("trap '' HUP TERM; setsid -f sh -c 'trap \"\" HUP TERM; echo $$ >%[2]s.tmp; mv %[2]s.tmp %[2]s; while :; do sleep 1; done' </dev/null >/dev/null 2>&1; "+
-			"echo $$ >%[1]s.tmp; mv %[1]s.tmp %[1]s; while :; do sleep 1; done", pidFile, detFile)
-		pane, done := startPane(t, h, script, map[string]string{})
-		h.WaitFor("the harness and its detached child to start", time.Minute, func() bool {
-			_, err1 := os.Stat(pidFile)
-			_, err2 := os.Stat(detFile)
-			return err1 == nil && err2 == nil
-		})
-		harness, detached := readPID(t, pidFile), readPID(t, detFile)
+		pane, done, harness, detached := startTree(t, h,
+			"trap '' HUP TERM; setsid -f sh -c 'trap \"\" HUP TERM; echo $$ >%[2]s.tmp; mv %[2]s.tmp %[2]s; while :; do sleep 1; done' </dev/null >/dev/null 2>&1; "+
+				"echo $$ >%[1]s.tmp; mv %[1]s.tmp %[1]s; while :; do sleep 1; done")
 		sent := time.Now()
 		pane.Process.Signal(sig)
 		select {
