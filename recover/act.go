@@ -11,11 +11,11 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+	"github.com/pantty/pantty/harness"
 	"github.com/pantty/pantty/internal/fsafe"
 	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/gates"
-	"github.com/pantty/pantty/seat/harness"
 	"github.com/pantty/pantty/tmux"
 	"golang.org/x/sys/unix"
 )

@@ -39,7 +39,7 @@ ensure_harness() {
 	(cd "$2" && npm install --no-audit --no-fund --loglevel=error "$3" >&2)
 }
 
-# The real Claude Code for seat/claudecode's end-to-end tests, installed once into
+# The real Claude Code for harness/claudecode's end-to-end tests, installed once into
 # a cache outside the repository (they run it against a loopback API stand-in: no
 # network to Anthropic, no key). The tests use the native binary directly.
 claude_version=2.1.328
@@ -54,7 +54,7 @@ ensure_harness "Claude Code $claude_version" "$claude_cache" "@anthropic-ai/clau
 export PANTTY_CLAUDE_BIN="$claude_bin"
 echo "test.sh: claude $("$PANTTY_CLAUDE_BIN" --version)" >&2
 
-# The real Codex CLI for seat/codex's end-to-end tests, the same way: the native
+# The real Codex CLI for harness/codex's end-to-end tests, the same way: the native
 # binary of the npm package's platform dependency, run against a loopback
 # Responses-API stand-in through a per-seat CODEX_HOME.
 codex_version=0.171.0
@@ -69,7 +69,7 @@ ensure_harness "Codex CLI $codex_version" "$codex_cache" "@openai/codex@$codex_v
 export PANTTY_CODEX_BIN="$codex_bin"
 echo "test.sh: $("$PANTTY_CODEX_BIN" --version)" >&2
 
-# The real Gemini CLI for seat/gemini/standin's test that the real CLI completes
+# The real Gemini CLI for harness/gemini/standin's test that the real CLI completes
 # a turn against the stand-in (no adapter yet: docs/gemini.md). Its npm package
 # is JavaScript: node runs it.
 gemini_version=0.61.0

@@ -11,7 +11,7 @@ import (
 	"github.com/pantty/pantty/seat/seattest"
 )
 
-// The simulator's dialog (seat/sim/dialog.go) as the pane shows it.
+// The simulator's dialog (harness/sim/dialog.go) as the pane shows it.
 const simDialog = "Try the new fullscreen renderer?"
 
 func heartbeat(t *testing.T, h *seattest.Harness) seat.Heartbeat {

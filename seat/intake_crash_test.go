@@ -13,11 +13,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pantty/pantty/harness/sim"
 	"github.com/pantty/pantty/internal/guard"
 	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/seattest"
-	"github.com/pantty/pantty/seat/sim"
 )
 
 // waitBusy waits until the pane shows a running turn, so that a cancel acts on

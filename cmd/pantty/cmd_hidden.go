@@ -4,12 +4,12 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/pantty/pantty/harness"
+	"github.com/pantty/pantty/harness/sim"
 	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/driver"
-	"github.com/pantty/pantty/seat/harness"
 	"github.com/pantty/pantty/seat/hookrun"
 	"github.com/pantty/pantty/seat/paneexec"
-	"github.com/pantty/pantty/seat/sim"
 	"github.com/urfave/cli/v2"
 )
 

@@ -7,9 +7,9 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/pantty/pantty/harness"
 	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/gates"
-	"github.com/pantty/pantty/seat/harness"
 	"github.com/pantty/pantty/seat/measure"
 	"github.com/urfave/cli/v2"
 )

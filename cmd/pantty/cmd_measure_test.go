@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pantty/pantty/seat/claudecode"
+	"github.com/pantty/pantty/harness/claudecode"
 	"github.com/pantty/pantty/seat/seattest"
 	"github.com/pantty/pantty/tmux/tmuxtest"
 )

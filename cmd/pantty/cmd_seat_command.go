@@ -5,9 +5,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pantty/pantty/harness"
 	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/seat"
-	"github.com/pantty/pantty/seat/harness"
 	"github.com/urfave/cli/v2"
 )
 

@@ -8,14 +8,14 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/pantty/pantty/harness/all"
 	"github.com/pantty/pantty/internal/config"
-	"github.com/pantty/pantty/seat/harnesses"
 	"github.com/urfave/cli/v2"
 )
 
-// init registers the harnesses this binary drives (seat/harnesses: the
+// init registers the harnesses this binary drives (harness/all: the
 // commands built from them, hook flags, and the tests see the same registry).
-func init() { harnesses.Register() }
+func init() { all.Register() }
 
 func main() {
 	os.Exit(run(os.Args))

@@ -26,7 +26,7 @@ var unshipped = []*regexp.Regexp{
 
 var (
 	// goDecl is a Go file followed by the declaration it cites:
-	// "seat/codex/e2e_test.go TestCancelSlowTurn", "seat/limits.go (`FileKinds`)".
+	// "harness/codex/e2e_test.go TestCancelSlowTurn", "seat/limits.go (`FileKinds`)".
 	goDecl = regexp.MustCompile("([A-Za-z0-9_./-]+\\.go)`?,? \\(?`?([A-Z][A-Za-z0-9_]*)(?:\\.([A-Z][A-Za-z0-9_]*))?")
 	// docSection is a docs file followed by a section title: `docs/x.md,
 	// "Title"`, `docs/x.md ("Title")`, `docs/x.md (Title)`, `docs/x.md#anchor`.
@@ -133,8 +133,15 @@ func (c *Checker) Check(name, text string) (bad []string, cited int) {
 // placeholder (`<harness>`, `*`, `…`) is checked up to the directory before it.
 func (c *Checker) path(p string) string {
 	p = strings.TrimRight(p, ".")
-	if first, _, _ := strings.Cut(p, "/"); c.state[first] && !strings.HasSuffix(p, ".go") {
-		return "" // a seat's state file, not the repository's
+	// A seat's state file (handoff/current, handoff/notes/<ns>.md,
+	// harness/gemini-compress.json) under a directory the seat and the
+	// repository both have: its first name below is not the repository's.
+	// Below one that is (harness/gemini/…), the path is checked.
+	if first, rest, _ := strings.Cut(p, "/"); c.state[first] && !strings.HasSuffix(p, ".go") {
+		second, _, _ := strings.Cut(rest, "/")
+		if _, err := os.Stat(filepath.Join(c.root, first, second)); err != nil || second == "" {
+			return ""
+		}
 	}
 	check := p
 	if i := strings.IndexAny(p, "<*…{"); i >= 0 {

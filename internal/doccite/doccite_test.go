@@ -21,8 +21,9 @@ func TestCitationsResolveOrAreReported(t *testing.T) {
 	write("docs/a.md", "# A\n## Failure classes (what recover does)\n**The drop directory.** text\n| same-user writes | x |\n")
 	write("seat/x.go", "package seat\nfunc Keep() {}\ntype Seat struct{}\nfunc (Seat) SessionFile() {}\n")
 	write("handoff/handoff.go", "package handoff\n")
+	write("harness/gemini/adapter.go", "package gemini\n")
 	write("seat/x_test.go", "package seat\nfunc TestKeep(t *testing.T) {}\nfunc BenchmarkKeep(b *testing.B) {}\n")
-	c, err := New(root, "handoff")
+	c, err := New(root, "handoff", "harness")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,6 +52,9 @@ func TestCitationsResolveOrAreReported(t *testing.T) {
 		{"$PANTTY_HOME/seat/x, ~/seat/y, github.com/p/seat/z", ""},
 		{"handoff/current and handoff/cycle.toml", ""},
 		{"handoff/gone.go", "handoff/gone.go, which is not in the repository"},
+		{"handoff/notes/<ns>.md and harness/gemini-compress.json", ""},
+		{"harness/gemini/adapter.go", ""},
+		{"harness/gemini/testdata/gone/", "harness/gemini/testdata/gone/, which is not in the repository"},
 		{"as DESIGN §10 says", `"DESIGN"`},
 		{"the Design Brief", `"Design Brief"`},
 		{"../shared/DESIGN.md", `"../shared"`},

@@ -17,7 +17,7 @@ func TestDocumentsCiteWhatShips(t *testing.T) {
 	root := moduleRoot(t)
 	// The seat's handoff/ directory (handoff/current, cycle.toml …) shares its
 	// name with the handoff package.
-	c, err := doccite.New(root, "handoff")
+	c, err := doccite.New(root, "handoff", "harness")
 	if err != nil {
 		t.Fatal(err)
 	}

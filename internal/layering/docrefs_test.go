@@ -17,8 +17,8 @@ import (
 // docPackages maps the package names the documents write (`seat.Config`,
 // `guard.Prefix`) to the module directories that hold them.
 var docPackages = map[string]string{
-	"seat": "seat", "harness": "seat/harness", "driver": "seat/driver", "telemetry": "seat/telemetry", "gates": "seat/gates",
-	"seattest": "seat/seattest", "standinkit": "seat/standinkit", "recover": "recover",
+	"seat": "seat", "harness": "harness", "driver": "seat/driver", "telemetry": "seat/telemetry", "gates": "seat/gates",
+	"seattest": "seat/seattest", "standinkit": "harness/standinkit", "recover": "recover",
 	"config": "internal/config", "guard": "internal/guard", "inbox": "internal/inbox",
 	"machine": "internal/machine", "fsatomic": "internal/fsatomic", "fsafe": "internal/fsafe",
 	"termtext": "internal/termtext", "tmux": "tmux", "handoff": "handoff",

@@ -17,11 +17,11 @@ import (
 const module = "github.com/pantty/pantty/"
 
 // adapters may be imported only by adapterUsers (and by tests, which go list
-// does not show in Imports): seat/harnesses is the one list every program
+// does not show in Imports): harness/all is the one list every program
 // registers, and cmd/pantty runs the simulator's program (`pantty __sim`).
 var (
-	adapters     = []string{"seat/sim", "seat/claudecode", "seat/codex", "seat/gemini"}
-	adapterUsers = []string{"seat/harnesses", "cmd/pantty"}
+	adapters     = []string{"harness/sim", "harness/claudecode", "harness/codex", "harness/gemini"}
+	adapterUsers = []string{"harness/all", "cmd/pantty"}
 )
 
 // driver is the seat's work loop; only the binary's hidden `__drive` verb runs
@@ -50,7 +50,7 @@ func TestImportsRunDownTheLayers(t *testing.T) {
 				t.Errorf("%s (layer %d) imports %s (layer %d): imports run downward only", pkg, l, imp, il)
 			}
 			if contains(adapters, imp) && !contains(adapterUsers, pkg) {
-				t.Errorf("%s imports the adapter %s: only %v may (adapters register through seat/harnesses)", pkg, imp, adapterUsers)
+				t.Errorf("%s imports the adapter %s: only %v may (adapters register through harness/all)", pkg, imp, adapterUsers)
 			}
 			if imp == driver && !contains(driverUsers, pkg) {
 				t.Errorf("%s imports the driver %s: only %v may (readers read the seat's records, never the loop)", pkg, imp, driverUsers)

@@ -26,7 +26,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/pantty/pantty/seat/harnesses"
+	"github.com/pantty/pantty/harness/all"
 )
 
 // sections in the order they run; idle runs last so nothing else is running.
@@ -35,7 +35,7 @@ var sections = []string{"enqueue", "hook", "delivery", "turnend", "recover", "st
 // init registers the harnesses: the seats this program makes in-process
 // (newRealSeat, synth) name one, and seat.toml's validation knows only the
 // registered names.
-func init() { harnesses.Register() }
+func init() { all.Register() }
 
 func main() {
 	pantty := flag.String("pantty", "", "the pantty binary to measure (required)")

@@ -3,10 +3,10 @@ package driver
 import (
 	"testing"
 
+	"github.com/pantty/pantty/harness"
 	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/internal/guard"
 	"github.com/pantty/pantty/seat"
-	"github.com/pantty/pantty/seat/harness"
 )
 
 // bareAdapter has only the required methods and zero Capabilities: every
@@ -27,7 +27,7 @@ func (bareAdapter) PasteSettle() config.Duration { return config.Duration{} }
 func (bareAdapter) Caps() harness.Capabilities   { return harness.Capabilities{} }
 
 // TestZeroCapabilitiesMeanCannot: the driver treats a zero Capabilities field
-// as "this harness cannot" (the harness package's own readers are checked in seat/harness/caps_test.go).
+// as "this harness cannot" (the harness package's own readers are checked in harness/caps_test.go).
 func TestZeroCapabilitiesMeanCannot(t *testing.T) {
 	t.Parallel()
 	d := &Driver{Ad: bareAdapter{}}

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pantty/pantty/seat/harness"
+	"github.com/pantty/pantty/harness"
 )
 
 // settleAdapter is bareAdapter with a completion list under its input box,

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pantty/pantty/harness"
 	"github.com/pantty/pantty/internal/machine"
 	"github.com/pantty/pantty/seat"
-	"github.com/pantty/pantty/seat/harness"
 )
 
 // cycleRun is the compaction cycle in progress and the request to answer.

@@ -7,12 +7,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pantty/pantty/harness"
 	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/internal/guard"
 	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/internal/machine"
 	"github.com/pantty/pantty/seat"
-	"github.com/pantty/pantty/seat/harness"
 )
 
 // drainControl answers every request waiting in control/. Each is schema-checked

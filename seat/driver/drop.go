@@ -4,8 +4,8 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/pantty/pantty/harness"
 	"github.com/pantty/pantty/seat"
-	"github.com/pantty/pantty/seat/harness"
 )
 
 // writeSettings resolves what this launch lets the model reach, records it in

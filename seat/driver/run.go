@@ -9,8 +9,8 @@ import (
 	"os"
 	"time"
 
+	"github.com/pantty/pantty/harness"
 	"github.com/pantty/pantty/seat"
-	"github.com/pantty/pantty/seat/harness"
 )
 
 // Run is the body of the hidden `pantty __drive` command: take the lock or

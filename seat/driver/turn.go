@@ -10,11 +10,11 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/pantty/pantty/harness"
 	"github.com/pantty/pantty/internal/guard"
 	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/internal/machine"
 	"github.com/pantty/pantty/seat"
-	"github.com/pantty/pantty/seat/harness"
 )
 
 // Envelope is the harness's result envelope (claude -p --output-format json).

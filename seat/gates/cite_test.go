@@ -15,7 +15,7 @@ import (
 // every met row cites at least one thing a user can open.
 func TestRegistryCitesWhatShips(t *testing.T) {
 	t.Parallel()
-	c, err := doccite.New("../..", "handoff")
+	c, err := doccite.New("../..", "handoff", "harness")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,15 +8,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pantty/pantty/harness"
+	"github.com/pantty/pantty/harness/claudecode"
+	"github.com/pantty/pantty/harness/codex"
+	"github.com/pantty/pantty/harness/gemini"
+	"github.com/pantty/pantty/harness/sim"
 	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/internal/guard"
 	"github.com/pantty/pantty/seat"
-	"github.com/pantty/pantty/seat/claudecode"
-	"github.com/pantty/pantty/seat/codex"
-	"github.com/pantty/pantty/seat/gemini"
-	"github.com/pantty/pantty/seat/harness"
 	"github.com/pantty/pantty/seat/seattest"
-	"github.com/pantty/pantty/seat/sim"
 )
 
 func TestMain(m *testing.M) { os.Exit(seattest.Main(m)) }
@@ -118,7 +118,7 @@ func TestRegistryDecodeIsStrict(t *testing.T) {
 	cases := []struct{ name, old, new, want string }{
 		{"unknown key", `title = "pantty sim`, `titel = "pantty sim`, `unknown key "harness.titel"`},
 		{"unknown row key", "status = \"met\"\nhow = \"one Escape", "status = \"met\"\nnote = \"x\"\nhow = \"one Escape", `unknown key`},
-		{"missing row", "[harness.cancel]\nstatus = \"met\"\nhow = \"one Escape cancels the turn; the driver verifies the busy footer is gone and clears the composer\"\nsources = [\"seat/intake_crash_test.go TestCancelSlowTurn\", \"seat/sim/tui_test.go TestEscapeCancelsTurn\"]\n", "", "[harness.cancel]: missing"},
+		{"missing row", "[harness.cancel]\nstatus = \"met\"\nhow = \"one Escape cancels the turn; the driver verifies the busy footer is gone and clears the composer\"\nsources = [\"seat/intake_crash_test.go TestCancelSlowTurn\", \"harness/sim/tui_test.go TestEscapeCancelsTurn\"]\n", "", "[harness.cancel]: missing"},
 		{"bad status", "[harness.cancel]\nstatus = \"met\"", "[harness.cancel]\nstatus = \"yes\"", `status = "yes"`},
 		{"missing fail_after", "fail_after = 2028-12-02\n", "", "as_of, revisit and fail_after are all required"},
 		{"partial row dates", "revisit = 2027-01-01\nfail_after = 2027-03-02\nhow = \"a pasted", "revisit = 2027-01-01\nhow = \"a pasted", "all three"},
@@ -156,7 +156,7 @@ func TestSimPassesEveryGate(t *testing.T) {
 	}
 }
 
-// Codex 0.171.x was measured on the tmux path through seat/codex (2026-12-02):
+// Codex 0.171.x was measured on the tmux path through harness/codex (2026-12-02):
 // every gate passes, the dispatch row records the measured trimmed-first-char
 // predicate with its artifacts, and the guard takes it.
 func TestCodexMeasuredOnTheTmuxPath(t *testing.T) {
@@ -171,7 +171,7 @@ func TestCodexMeasuredOnTheTmuxPath(t *testing.T) {
 		t.Fatalf("codex verdict: %+v", v)
 	}
 	if d := e.Dispatch; d.Form != guard.FormTrimmedFirstChar || d.Sigils != "/!" || !d.ControlOK ||
-		!strings.Contains(d.Artifacts, "seat/codex/testdata/") {
+		!strings.Contains(d.Artifacts, "harness/codex/testdata/") {
 		t.Fatalf("codex dispatch row %+v", d)
 	}
 	// A version no entry covers is unmeasured — 0.171.1 too: only what was

@@ -7,12 +7,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pantty/pantty/harness"
 	"github.com/pantty/pantty/internal/fsatomic"
 	"github.com/pantty/pantty/internal/guard"
 	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/gates"
-	"github.com/pantty/pantty/seat/harness"
 )
 
 // opLimit bounds each step of a contract run that waits for the harness: a

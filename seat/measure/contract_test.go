@@ -4,11 +4,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pantty/pantty/harness"
+	"github.com/pantty/pantty/harness/sim"
 	"github.com/pantty/pantty/seat"
-	"github.com/pantty/pantty/seat/harness"
 	"github.com/pantty/pantty/seat/measure"
 	"github.com/pantty/pantty/seat/seattest"
-	"github.com/pantty/pantty/seat/sim"
 	"github.com/pantty/pantty/tmux/tmuxtest"
 )
 

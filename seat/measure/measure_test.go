@@ -5,13 +5,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pantty/pantty/harness"
+	"github.com/pantty/pantty/harness/sim"
 	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/internal/guard"
 	"github.com/pantty/pantty/seat"
-	"github.com/pantty/pantty/seat/harness"
 	"github.com/pantty/pantty/seat/measure"
 	"github.com/pantty/pantty/seat/seattest"
-	"github.com/pantty/pantty/seat/sim"
 	"github.com/pantty/pantty/tmux/tmuxtest"
 )
 

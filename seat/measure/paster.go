@@ -8,9 +8,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pantty/pantty/harness"
 	"github.com/pantty/pantty/internal/statedir"
 	"github.com/pantty/pantty/seat"
-	"github.com/pantty/pantty/seat/harness"
 	"github.com/pantty/pantty/tmux"
 )
 

@@ -6,12 +6,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pantty/pantty/harness"
+	"github.com/pantty/pantty/harness/claudecode"
+	"github.com/pantty/pantty/harness/codex"
+	"github.com/pantty/pantty/harness/gemini"
 	"github.com/pantty/pantty/internal/guard"
-	"github.com/pantty/pantty/seat/claudecode"
-	"github.com/pantty/pantty/seat/codex"
 	"github.com/pantty/pantty/seat/gates"
-	"github.com/pantty/pantty/seat/gemini"
-	"github.com/pantty/pantty/seat/harness"
 	"github.com/pantty/pantty/seat/measure"
 	"github.com/pantty/pantty/seat/seattest"
 	"github.com/pantty/pantty/tmux/tmuxtest"
@@ -31,7 +31,7 @@ type realHarness struct {
 	// measures form none (the corpus's unknown /context and a pasted ! reach
 	// the model; only a known command such as the /compress control
 	// dispatches). Their dispatch gates keep the registry's dated rows
-	// (seat/codex/testdata, seat/gemini/testdata).
+	// (harness/codex/testdata, harness/gemini/testdata).
 	dispatch bool
 }
 

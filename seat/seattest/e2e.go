@@ -10,11 +10,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pantty/pantty/harness"
+	"github.com/pantty/pantty/harness/standinkit"
 	"github.com/pantty/pantty/internal/guard"
 	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/seat"
-	"github.com/pantty/pantty/seat/harness"
-	"github.com/pantty/pantty/seat/standinkit"
 )
 
 // E2E is the end-to-end suite every real harness passes, written once: an

@@ -5,10 +5,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pantty/pantty/harness/standinkit"
 	"github.com/pantty/pantty/internal/guard"
 	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/seat"
-	"github.com/pantty/pantty/seat/standinkit"
 )
 
 // OutageTOML makes an outage's waits short in seat.toml: the driver re-probes
