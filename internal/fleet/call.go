@@ -50,6 +50,9 @@ type Call struct {
 	// Bound is the most the call may take, connection included; 0: no bound
 	// but ssh's own connect timeout (a follow, a send --wait).
 	Bound time.Duration
+	// Answered, when set, is called once the remote pantty has said its
+	// version: the host is up (a follow that prints nothing is still heard).
+	Answered func()
 }
 
 // Reply is what came back: the remote exit code, or why the answer is unknown.
@@ -119,7 +122,7 @@ func (h Host) Run(ctx context.Context, c Call) Reply {
 	if sink == nil {
 		sink = &out
 	}
-	pre := &preamble{next: sink}
+	pre := &preamble{next: sink, answered: c.Answered}
 	cmd.Stdout = pre
 	var errTail tail
 	var errBuf bytes.Buffer
@@ -169,11 +172,12 @@ func (h Host) Run(ctx context.Context, c Call) Reply {
 // preamble takes the version line off the front of the remote's stdout and
 // passes the rest on.
 type preamble struct {
-	next    io.Writer
-	line    []byte
-	done    bool // the version line was read
-	bad     bool // the first line was not a version line
-	version Version
+	next     io.Writer
+	line     []byte
+	answered func()
+	done     bool // the version line was read
+	bad      bool // the first line was not a version line
+	version  Version
 }
 
 func (p *preamble) Write(b []byte) (int, error) {
@@ -193,6 +197,9 @@ func (p *preamble) Write(b []byte) (int, error) {
 			p.bad = true
 		} else {
 			p.done = true
+			if p.answered != nil {
+				p.answered()
+			}
 		}
 	}
 	if p.bad {
