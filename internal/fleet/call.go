@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -117,6 +118,13 @@ func (h Host) Run(ctx context.Context, c Call) Reply {
 	}
 	cmd := h.command(ctx, c.Bound, c.Args)
 	cmd.WaitDelay = time.Second // a remote's child holding the pipes does not hold the answer
+	if c.Bound > 0 {
+		// A bounded call ends whole at its bound: ssh and what it started (a
+		// ProxyCommand, a jump host's client) are one process group. An
+		// unbounded one stays in the terminal's group, where ssh may ask it.
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	}
 	var out bytes.Buffer
 	sink := c.Stdout
 	if sink == nil {
