@@ -216,4 +216,3 @@ func remoteSeat(c *cli.Context, name string, args func(seatName string) []string
 	}
 	return true, forward(h, args(seatName)...)
 }
-

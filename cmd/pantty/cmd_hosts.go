@@ -29,7 +29,7 @@ func hostsCommand() *cli.Command {
 			"--timeout. A host that cannot be reached, does not answer in time or runs a pantty too old for the\n" +
 			"fleet is listed as unknown with the reason. Exit 0 every host answered; 4 a host's answer is unknown;\n" +
 			"2 a bad hosts.toml; 5 no state root. docs/fleet.md sets a fleet up.",
-		Flags: []cli.Flag{jsonFlag(), hostTimeoutFlag()},
+		Flags:  []cli.Flag{jsonFlag(), hostTimeoutFlag()},
 		Action: hostsAction,
 	}
 }
