@@ -31,8 +31,9 @@ func statusCommand() *cli.Command {
 		Usage: "show every seat's (or one seat's) readings, derived from recorded state only",
 		Description: "Reads the state files and nothing else: no lock, no tmux, no model turn. A missing record\n" +
 			"shows as unknown and an old one as stale, never as 0 or idle. With NAME the readings are\n" +
-			"listed one per line with how each was bound to the seat. docs/telemetry.md lists every field.",
-		ArgsUsage: "[NAME | HOST:NAME]",
+			"listed one per line with how each was bound to the seat. docs/telemetry.md lists every field.\n" +
+			"HOST:NAME is a seat of a host of hosts.toml; --host and --all-hosts list hosts' seats (docs/fleet.md).",
+		ArgsUsage: "[NAME]",
 		Flags: append([]cli.Flag{
 			&cli.BoolFlag{Name: "json", Usage: "print the JSON form (same as --format json)"},
 			&cli.StringFlag{Name: "format", Usage: "table | json | prom (Prometheus text format)"},
