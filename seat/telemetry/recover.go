@@ -100,3 +100,29 @@ func decodeLenient(path string, v any) error {
 	}
 	return nil
 }
+
+// Sweep is recover's last sweep of a state root as `status --json` shows it
+// (`last_sweep`): a fleet's status reads every host's from there, so a host
+// whose scheduler stopped is seen from the one terminal that lists them all.
+type Sweep struct {
+	At              time.Time `json:"at"`
+	AgeSeconds      float64   `json:"age_seconds"`
+	IntervalSeconds float64   `json:"interval_seconds"`
+	ExitCode        int       `json:"exit_code"`
+	// Stale: the sweep is older than twice its interval, so the scheduler
+	// entry on that host is not running it.
+	Stale bool `json:"stale"`
+}
+
+// ReadSweep reads recover-last.toml under home; nil when no sweep has run
+// (or the record cannot be read), which status prints as null, never as a
+// sweep at the epoch.
+func ReadSweep(home string, now time.Time) *Sweep {
+	var l seat.LastSweep
+	if decodeLenient(filepath.Join(home, LastSweepFile), &l) != nil || l.At.IsZero() {
+		return nil
+	}
+	age := now.Sub(l.At)
+	return &Sweep{At: l.At.UTC(), AgeSeconds: age.Seconds(), IntervalSeconds: l.Interval.Seconds(), ExitCode: l.Code,
+		Stale: l.Interval.Duration > 0 && age > 2*l.Interval.Duration}
+}

@@ -48,6 +48,9 @@ type Document struct {
 	At      time.Time `json:"at"`   // when the readings were taken
 	Home    string    `json:"home"` // the state root read
 	Seats   []Row     `json:"seats"`
+	// LastSweep is recover's last sweep of the state root (ReadSweep); null
+	// before the first.
+	LastSweep *Sweep `json:"last_sweep"`
 }
 
 // Row is every reading of one seat.
