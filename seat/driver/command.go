@@ -10,6 +10,7 @@ import (
 
 	"github.com/pantty/pantty/internal/guard"
 	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/flight"
 )
 
 // commandPoll is how often the driver looks again while a command waits: the
@@ -62,28 +63,24 @@ func commandDeadline(r seat.Request) time.Time {
 // did not put there (a person's draft: the paste would clear or extend it).
 func (d *Driver) paneNotFree() (why string, unknown bool) {
 	ctx, cancel := d.ctx()
-	screen, err := d.tm.Capture(ctx, d.sess.PaneID)
+	l, err := d.lookAtBox(ctx)
 	cancel()
 	if err != nil {
 		return "the pane could not be read: " + err.Error(), true
 	}
-	switch l := d.readBox(screen); {
-	case l.busy:
+	switch {
+	case l.Busy:
 		return "a turn is running in the pane", false
-	case l.dialog != "":
-		return "the pane shows no input box (" + dialogHold + l.dialog + ")", false
-	case l.draft != "":
-		return fmt.Sprintf("the input box holds text pantty did not put there (%q)", clip(seat.Redact(l.draft), 60)), false
+	case l.Dialog != "":
+		return "the pane shows no input box (" + dialogHold + l.Dialog + ")", false
+	case l.Draft != "":
+		return fmt.Sprintf("the input box holds text pantty did not put there (%q)", clip(seat.Redact(l.Draft), 60)), false
 	}
 	return "", false
 }
 
-func clip(s string, n int) string {
-	if r := []rune(s); len(r) > n {
-		return string(r[:n]) + "…"
-	}
-	return s
-}
+// clip cuts s to n runes (flight.Clip: one cut for every line the driver writes).
+var clip = flight.Clip
 
 // holdReason says what keeps the loop from reaching the command queue.
 func (d *Driver) holdReason() string {
@@ -231,7 +228,7 @@ func (d *Driver) onCommandTick() {
 		what = "no " + hooks.start + " hook"
 	}
 	ctx, cancel := d.ctx()
-	screen, err := d.tm.Capture(ctx, d.sess.PaneID)
+	screen, err := d.pane().Screen(ctx)
 	cancel()
 	if err == nil && d.Ad.Busy(screen) && d.now().Sub(f.sent) < commandBusyCap {
 		// Still working on it (Claude's /context counts tokens with the API,

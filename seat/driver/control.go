@@ -13,6 +13,7 @@ import (
 	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/internal/machine"
 	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/flight"
 )
 
 // drainControl answers every request waiting in control/. Each is schema-checked
@@ -182,18 +183,19 @@ func (d *Driver) Run(c guard.Command, live func() bool, entered func(error)) {
 	if err := d.S.CommandFile(now).Write(seat.CommandRecord{Command: c.Text(), Author: "adapter", At: now.UTC()}); err != nil {
 		d.logf("command record: %v", err)
 	}
-	settled := d.Ad.Caps().CommandSettled
-	if settled == nil {
-		err := d.paste(c.Text())
-		if errors.Is(err, errBoxNotFree) && !errors.Is(err, errNotPasted) {
+	settle := flight.Wait{Quiet: d.Cfg.PasteSettle.Duration}
+	if settled := d.Ad.Caps().CommandSettled; settled != nil {
+		settle = flight.Wait{Quiet: commandSettlePoll, Every: commandSettlePoll, Limit: commandSettleLimit, Hold: commandSettleHold,
+			Cond: func(screen string) bool { return settled(screen, c.Text()) }}
+	}
+	d.paste(c.Text(), settle, live, func(err error) {
+		if errors.Is(err, flight.ErrBoxNotFree) && !errors.Is(err, flight.ErrNotPasted) {
 			// Pasted, but a dialog came before its Enter: the command waits
 			// in the box under it, pantty's own, cleared at the next paste.
 			d.strandedCmd = c.Text()
 		}
 		entered(err)
-		return
-	}
-	d.pasteSettled(c.Text(), settled, live, entered)
+	})
 }
 
 // commandSettleLimit bounds the wait for a pasted command to settle in the
@@ -211,33 +213,3 @@ const (
 	commandSettlePoll  = 50 * time.Millisecond
 	commandSettleHold  = time.Second
 )
-
-// pasteSettled pastes a command and sends Enter only once the pane shows it
-// settled: the box holding exactly text and no other completion Enter could
-// take. If it does not settle, the box is cleared and nothing is entered.
-// The looks run in a pane watch: the loop goes on meanwhile (up to
-// commandSettleLimit), and the boundary holds, since a command is in flight.
-func (d *Driver) pasteSettled(text string, settled func(screen, text string) bool, live func() bool, entered func(error)) {
-	ctx, cancel := d.ctx()
-	defer cancel()
-	if err := d.fillBox(ctx, text); err != nil {
-		entered(err)
-		return
-	}
-	look := paneLook{quiet: commandSettlePoll, every: commandSettlePoll, limit: commandSettleLimit, hold: commandSettleHold,
-		cond: func(screen string) bool { return settled(screen, text) }}
-	d.watchPane(look, func(ok bool) {
-		if !live() {
-			d.clearComposer()
-			return
-		}
-		if !ok {
-			d.clearComposer()
-			entered(fmt.Errorf("the pane did not show %s settled in the input box within %s (a completion Enter would take instead): not entered", text, commandSettleLimit))
-			return
-		}
-		ctx, cancel := d.ctx()
-		defer cancel()
-		entered(d.tm.SendKeys(ctx, d.sess.PaneID, "Enter"))
-	})
-}

@@ -179,7 +179,7 @@ func (d *Driver) checkForeignTurn() {
 // running turn; a failed capture counts as "cannot tell", so callers wait.
 func (d *Driver) paneShowsNoTurn() bool {
 	ctx, cancel := d.ctx()
-	screen, err := d.tm.Capture(ctx, d.sess.PaneID)
+	screen, err := d.pane().Screen(ctx)
 	cancel()
 	return err == nil && !d.Ad.Busy(screen)
 }

@@ -2,7 +2,6 @@ package driver
 
 import (
 	"context"
-	"errors"
 	"strings"
 	"time"
 
@@ -10,6 +9,7 @@ import (
 	"github.com/pantty/pantty/internal/guard"
 	"github.com/pantty/pantty/internal/machine"
 	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/flight"
 )
 
 // Keys only into the input box. A pane that shows anything else where the
@@ -23,93 +23,36 @@ import (
 // adapter's box reader (harness.Capabilities.Composer, with InputReady where
 // the adapter has one) decides; pantty answers no dialog itself.
 
-// boxLook is what the pane shows where the harness takes keys.
-type boxLook struct {
-	busy     bool   // a turn runs (the adapter's Busy)
-	dialog   string // no input box the adapter recognises: what stands there instead, one line
-	draft    string // text in the box that pantty did not put there
-	leftover bool   // the box holds pantty's own text (its prefix first): C-u may clear it
-}
-
-// Hold texts, as the heartbeat's waiting and the logs show them.
+// Hold texts, as the heartbeat's waiting and the logs show them (the
+// flight's: one spelling for the driver and the box reader).
 const (
-	blankScreen = "(a blank screen)" // no box and no words: a harness starting or redrawing
-	dialogHold  = "blocked: the harness shows a dialog: "
-	draftHold   = "held: a draft in the input box"
+	blankScreen = flight.BlankScreen
+	dialogHold  = flight.DialogHold
+	draftHold   = flight.DraftHold
 )
 
-// errBoxNotFree is a paste or a key the driver did not send because the pane
-// showed no free input box at that moment (a dialog, a person's draft).
-var errBoxNotFree = errors.New("the input box is not free")
+// pane is the transport to the harness of the current launch.
+func (d *Driver) pane() flight.Pane { return flight.Pane{Keys: d.tm, ID: d.sess.PaneID} }
 
-// readBox classifies a screen. An adapter that cannot read its box
-// (no Composer) gets the old behaviour: the box counts as free.
-func (d *Driver) readBox(screen string) boxLook {
-	if d.Ad.Busy(screen) {
-		return boxLook{busy: true}
-	}
+// box is the adapter's reader of its input box. pantty's own leftover is
+// text starting with its prefix, or the command the door left in the box
+// under a dialog (strandedCmd).
+func (d *Driver) box() flight.Box {
 	caps := d.Ad.Caps()
-	if caps.Composer == nil {
-		return boxLook{}
-	}
-	text, ok := caps.Composer(screen)
-	if !ok || caps.InputReady != nil && !caps.InputReady(screen) {
-		return boxLook{dialog: dialogWords(screen)}
-	}
-	switch text = strings.TrimSpace(text); {
-	case text == "":
-		return boxLook{}
-	case strings.HasPrefix(text, strings.TrimSpace(guard.Prefix)), d.strandedCmd != "" && text == d.strandedCmd:
-		return boxLook{leftover: true}
-	}
-	return boxLook{draft: text}
+	stranded := d.strandedCmd
+	return flight.Box{Busy: d.Ad.Busy, Composer: caps.Composer, InputReady: caps.InputReady,
+		Own: func(text string) bool {
+			return strings.HasPrefix(text, strings.TrimSpace(guard.Prefix)) || stranded != "" && text == stranded
+		}}
 }
 
 // lookAtBox captures the pane and classifies it.
-func (d *Driver) lookAtBox(ctx context.Context) (boxLook, error) {
-	screen, err := d.tm.Capture(ctx, d.sess.PaneID)
+func (d *Driver) lookAtBox(ctx context.Context) (flight.Look, error) {
+	screen, err := d.pane().Screen(ctx)
 	if err != nil {
-		return boxLook{}, err
+		return flight.Look{}, err
 	}
-	return d.readBox(screen), nil
-}
-
-// dialogLines is how many of a dialog's lines its one-line description keeps,
-// and dialogWidth how long that line may be.
-const (
-	dialogLines = 3
-	dialogWidth = 160
-)
-
-// dialogWords describes what stands where the input box should be: its first
-// non-empty lines, one line, cut, credentials redacted. Dialogs draw their own
-// top rule (Claude Code's trust and upgrade dialogs, the simulator's), so
-// that is what the lines below the screen's last rule are; with no rule, the
-// screen's last lines.
-func dialogWords(screen string) string {
-	lines := strings.Split(strings.TrimRight(screen, "\n "), "\n")
-	from := max(0, len(lines)-2*dialogLines)
-	for i := len(lines) - 1; i >= 0; i-- {
-		if seat.IsRule(lines[i]) {
-			if i < len(lines)-1 {
-				from = i + 1
-			}
-			break
-		}
-	}
-	var words []string
-	for _, l := range lines[from:] {
-		if t := strings.TrimSpace(l); t != "" {
-			words = append(words, t)
-			if len(words) == dialogLines {
-				break
-			}
-		}
-	}
-	if len(words) == 0 {
-		return blankScreen
-	}
-	return clip(seat.Redact(strings.Join(words, " / ")), dialogWidth)
+	return d.box().Read(screen), nil
 }
 
 // heldByDialog reports whether the hold is a dialog with words on the pane (a
@@ -130,13 +73,13 @@ func (d *Driver) boxHolds() bool {
 	l, err := d.lookAtBox(ctx)
 	cancel()
 	switch {
-	case err != nil || l.busy:
+	case err != nil || l.Busy:
 		return false
-	case l.dialog != "":
-		d.hold(machine.DialogShown, dialogHold+l.dialog, "")
+	case l.Dialog != "":
+		d.hold(machine.DialogShown, dialogHold+l.Dialog, "")
 		return true
-	case l.draft != "":
-		d.hold(machine.DraftHeld, draftHold, l.draft)
+	case l.Draft != "":
+		d.hold(machine.DraftHeld, draftHold, l.Draft)
 		return true
 	}
 	d.releaseHold()
@@ -178,7 +121,7 @@ func (d *Driver) releaseHold() {
 	was := d.held
 	d.endHold()
 	d.logf("the input box is free again: the queue goes on (was %s)", was)
-	d.setMode(seat.ModeDirect, "the input box is free again (was "+kind(was)+": "+clip(was[len(kind(was))+1:], 80)+")", nil)
+	d.setMode(seat.ModeDirect, "the input box is free again (was "+kind(was)+": "+flight.Clip(was[len(kind(was))+1:], 80)+")", nil)
 }
 
 // endHold forgets a hold and turns its pane watch off (the box is free, or a
@@ -224,15 +167,6 @@ func (d *Driver) paneChanged() <-chan struct{} {
 		return nil
 	}
 	return d.notified.Changed()
-}
-
-// enterAllowed says whether Enter may go to the pane now, or why not: never
-// onto a screen without the input box (it would answer the dialog).
-func (d *Driver) enterAllowed(screen string) string {
-	if l := d.readBox(screen); l.dialog != "" {
-		return dialogHold + l.dialog
-	}
-	return ""
 }
 
 // notPasted marks the flight whose paste fillBox refused (a draft or a dialog

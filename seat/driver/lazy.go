@@ -9,6 +9,7 @@ import (
 	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/internal/machine"
 	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/flight"
 )
 
 // readyPoll is how often the driver looks at the pane of a lazily starting
@@ -41,7 +42,7 @@ func (d *Driver) pollReady() bool {
 		return false
 	}
 	ctx, cancel := d.ctx()
-	screen, err := d.tm.Capture(ctx, d.sess.PaneID)
+	screen, err := d.pane().Screen(ctx)
 	cancel()
 	if err == nil && ls(screen) {
 		d.becomeReady("the pane shows the input box (this harness fires SessionStart only with a turn)")
@@ -68,7 +69,7 @@ func (d *Driver) becomeReady(why string) {
 		return
 	}
 	d.readying = true
-	d.watchPane(paneLook{quiet: caps.RedrawAfterStart, every: 50 * time.Millisecond, limit: inputReadyLimit, cond: caps.InputReady},
+	d.watchPane(flight.Wait{Quiet: caps.RedrawAfterStart, Every: 50 * time.Millisecond, Limit: inputReadyLimit, Cond: caps.InputReady},
 		func(ok bool) {
 			d.readying = false
 			if !ok {

@@ -72,15 +72,15 @@ func (d *Driver) leaveRelay(why string) {
 }
 
 // draft reads the input box, or "" when it is empty or cannot be read. While
-// the command door waits for its pasted command to settle, the box holds
+// either door waits for its paste to settle before Enter, the box holds
 // pantty's own text, not a person's draft.
 func (d *Driver) draft() string {
 	composer := d.Ad.Caps().Composer
-	if composer == nil || d.sess.PaneID == "" || d.cmdRun != nil && d.cmdRun.entering {
+	if composer == nil || d.sess.PaneID == "" || d.cmdRun != nil && d.cmdRun.entering || d.flight != nil && d.flight.entering {
 		return ""
 	}
 	ctx, cancel := d.ctx()
-	screen, err := d.tm.Capture(ctx, d.sess.PaneID)
+	screen, err := d.pane().Screen(ctx)
 	cancel()
 	if err != nil {
 		return ""

@@ -160,7 +160,7 @@ func TestADeliveryTranscript(t *testing.T) {
 	t.Parallel()
 	d, pane := idleDriver(t)
 	queue(t, d, "m1", "fix the build")
-	d.maybeSubmit()
+	submitNow(t, d)
 
 	if len(pane.actions) != 2 || !strings.HasPrefix(pane.actions[0], "paste ") || pane.actions[1] != "keys Enter" {
 		t.Fatalf("pane actions: %q, want one paste, Enter", pane.actions)
@@ -232,7 +232,7 @@ func TestAPersonsTurnHoldsTheQueue(t *testing.T) {
 		Fields: seat.HookFields{SessionID: d.sess.ID, Prompt: "what does this function do?", PromptID: "person-1"}})
 	queue(t, d, "m1", "fix the build")
 	// The pane does not show the person's turn yet: the prompt alone holds.
-	d.maybeSubmit()
+	submitNow(t, d)
 	if len(pane.actions) != 0 || status(t, d, "m1").State != inbox.StateQueued {
 		t.Fatalf("a board message went in during a person's turn: %q", pane.actions)
 	}
@@ -240,7 +240,7 @@ func TestAPersonsTurnHoldsTheQueue(t *testing.T) {
 	// Another prompt's Stop does not end the person's turn.
 	d.onHookEvent(seat.Event{Kind: seat.EvStop, ReceivedAt: time.Now(),
 		Fields: seat.HookFields{SessionID: d.sess.ID, PromptID: "someone-else"}})
-	d.maybeSubmit()
+	submitNow(t, d)
 	if len(pane.actions) != 0 {
 		t.Fatalf("another prompt's Stop released the queue: %q", pane.actions)
 	}
@@ -250,13 +250,13 @@ func TestAPersonsTurnHoldsTheQueue(t *testing.T) {
 	pane.show(busyScreen)
 	d.onHookEvent(seat.Event{Kind: seat.EvStop, ReceivedAt: time.Now(),
 		Fields: seat.HookFields{SessionID: d.sess.ID, PromptID: "person-1"}})
-	d.maybeSubmit()
+	submitNow(t, d)
 	if len(pane.actions) != 0 || status(t, d, "m1").State != inbox.StateQueued {
 		t.Fatalf("pasted into a pane that shows a running turn: %q", pane.actions)
 	}
 
 	pane.show(idleScreen)
-	d.maybeSubmit()
+	submitNow(t, d)
 	if len(pane.actions) != 2 || !strings.Contains(pane.actions[0], "fix the build") || status(t, d, "m1").State != inbox.StateSubmitting {
 		t.Fatalf("after the person's turn: %q, %+v", pane.actions, status(t, d, "m1"))
 	}
@@ -278,14 +278,14 @@ func TestAMessageWaitsForItsTimeOnTheDriversClock(t *testing.T) {
 	d.entries["m1"].Status.NotBefore = now.Add(time.Minute)
 	t.Cleanup(d.waitT.stop)
 
-	d.maybeSubmit()
+	submitNow(t, d)
 	now = now.Add(59 * time.Second)
-	d.maybeSubmit()
+	submitNow(t, d)
 	if len(pane.actions) != 0 || status(t, d, "m1").State != inbox.StateQueued {
 		t.Fatalf("pasted before its time: %q", pane.actions)
 	}
 	now = now.Add(2 * time.Second)
-	d.maybeSubmit()
+	submitNow(t, d)
 	if len(pane.actions) != 2 || status(t, d, "m1").State != inbox.StateSubmitting {
 		t.Fatalf("not pasted once its time had come: %q, %+v", pane.actions, status(t, d, "m1"))
 	}
@@ -300,7 +300,7 @@ func TestSilenceRetriesEnterNeverThePaste(t *testing.T) {
 	t.Parallel()
 	d, pane := idleDriver(t)
 	queue(t, d, "m1", "fix the build")
-	d.maybeSubmit()
+	submitNow(t, d)
 	for i := 0; i < d.Cfg.SubmitRetries; i++ {
 		d.onEvidenceTimeout()
 		if st := status(t, d, "m1"); st.State != inbox.StateSubmitting {
@@ -327,7 +327,7 @@ func TestSilenceRetriesEnterNeverThePaste(t *testing.T) {
 func deliverAndTake(t *testing.T, d *Driver, pane *fakeServer, promptID string) {
 	t.Helper()
 	n := len(pane.actions)
-	d.maybeSubmit()
+	submitNow(t, d)
 	if len(pane.actions) != n+2 {
 		t.Fatalf("no delivery: %q", pane.actions[n:])
 	}
@@ -369,7 +369,7 @@ func TestATransientFailureHoldsTheQueueUntilItsProbe(t *testing.T) {
 
 	pasted := len(pane.actions)
 	now = now.Add(59 * time.Second)
-	d.maybeSubmit()
+	submitNow(t, d)
 	if len(pane.actions) != pasted || status(t, d, "m2").State != inbox.StateQueued {
 		t.Fatalf("the queue moved before the probe: %q", pane.actions[pasted:])
 	}
@@ -404,6 +404,21 @@ func loopAnswers(t *testing.T, d *Driver, settled func() bool) {
 			t.Fatal("no pane watch answered")
 		}
 	}
+}
+
+// submitNow runs a turn boundary and plays the loop's part for the pane
+// watches it started (a paste's settle before its Enter), so the transcript
+// reads as the loop would have it once they answered.
+func submitNow(t *testing.T, d *Driver) {
+	t.Helper()
+	d.maybeSubmit()
+	answerWatches(t, d)
+}
+
+// answerWatches plays the loop's part for every pane watch under way.
+func answerWatches(t *testing.T, d *Driver) {
+	t.Helper()
+	loopAnswers(t, d, func() bool { return d.watching == 0 })
 }
 
 // cancelAndWait runs `seat cancel` on the turn in flight, plays the loop's
