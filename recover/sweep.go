@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/pantty/pantty/internal/config"
+	"github.com/pantty/pantty/internal/machine"
 	"github.com/pantty/pantty/seat"
 )
 
@@ -41,21 +42,21 @@ type Report struct {
 
 // SeatReport is one seat's verdict and what was done about it.
 type SeatReport struct {
-	Seat        string     `json:"seat"`
-	Intent      string     `json:"intent"`
-	Verdict     string     `json:"verdict"` // ok, dead, unknown; "" for a seat left alone
-	Cause       string     `json:"cause,omitempty"`
-	Class       string     `json:"class,omitempty"`
-	Reason      string     `json:"reason"`
-	Action      string     `json:"action,omitempty"`
-	Result      string     `json:"result,omitempty"` // verified, not verified: why, dry run, ...
-	Phase       string     `json:"phase,omitempty"`
-	Session     string     `json:"session,omitempty"`
-	Rung        string     `json:"rung,omitempty"`  // the rung the harness was launched on
-	Floor       string     `json:"floor,omitempty"` // the demotion floor
-	Waiting     string     `json:"waiting,omitempty"`
-	Failures    int        `json:"failures,omitempty"`
-	NextAttempt *time.Time `json:"next_attempt,omitempty"`
+	Seat        string        `json:"seat"`
+	Intent      string        `json:"intent"`
+	Verdict     string        `json:"verdict"` // ok, dead, unknown; "" for a seat left alone
+	Cause       string        `json:"cause,omitempty"`
+	Class       machine.Class `json:"class,omitempty"`
+	Reason      string        `json:"reason"`
+	Action      string        `json:"action,omitempty"`
+	Result      string        `json:"result,omitempty"` // verified, not verified: why, dry run, ...
+	Phase       string        `json:"phase,omitempty"`
+	Session     string        `json:"session,omitempty"`
+	Rung        string        `json:"rung,omitempty"`  // the rung the harness was launched on
+	Floor       string        `json:"floor,omitempty"` // the demotion floor
+	Waiting     string        `json:"waiting,omitempty"`
+	Failures    int           `json:"failures,omitempty"`
+	NextAttempt *time.Time    `json:"next_attempt,omitempty"`
 	// Launch lists what would stop the harness from launching the way `seat
 	// start` recorded, judged in this process's environment (the scheduler's).
 	Launch []string `json:"launch_problems,omitempty"`

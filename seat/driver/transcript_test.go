@@ -363,7 +363,7 @@ func TestATransientFailureHoldsTheQueueUntilItsProbe(t *testing.T) {
 		t.Fatalf("m1 after a 5xx: %+v", st)
 	}
 	hb, err := d.S.HeartbeatFile().Read()
-	if err != nil || hb.Fault != seat.FailTransient || !strings.Contains(hb.FaultCause, "500 Internal server error") || hb.Phase != seat.PhaseRetry {
+	if err != nil || hb.Fault != machine.ClassTransient || !strings.Contains(hb.FaultCause, "500 Internal server error") || hb.Phase != seat.PhaseRetry {
 		t.Fatalf("heartbeat during the outage: %+v (%v)", hb, err)
 	}
 
