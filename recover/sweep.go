@@ -78,7 +78,10 @@ type ProviderWait struct {
 }
 
 type sweeper struct {
-	opts      Options
+	opts Options
+	// now is the instant the sweep observes at (opts.Now() at its start);
+	// a decision made later in the sweep, after an action took real time,
+	// reads opts.Now() again: the same injected clock, never the wall's.
 	now       time.Time
 	snaps     map[string]paneSnap
 	tmuxCalls int
@@ -368,12 +371,12 @@ func (sw *sweeper) act(o *observation, v verdict, rec *seat.Recovery) (action, r
 	// The seat is read again: the first attempt changed the driver. A live,
 	// beating driver follows the new floor by itself at its next boundary: it is
 	// only waited for. Without one, a driver is started on the new floor.
-	o2 := readFiles(o.s, time.Now(), nil)
+	o2 := readFiles(o.s, sw.opts.Now(), nil)
 	o2.rec = *rec
 	if len(o2.unreadable) > 0 {
 		why = strings.Join(o2.unreadable, "; ")
 	} else if o2.ownerLive && o2.ours() && !o2.hbStale() {
-		if okv, why2 := sw.verify(o2, time.Now(), nil); okv {
+		if okv, why2 := sw.verify(o2, sw.opts.Now(), nil); okv {
 			sw.revivedBooks(rec, did)
 			return strings.Join(did, "; "), "verified on rung " + rec.Floor + " (the live driver followed the floor)", true
 		} else {
