@@ -104,7 +104,7 @@ func (d *Driver) holdReason() string {
 	case d.outage != nil && d.now().Before(d.outage.probeAt):
 		// The queue is held for a means or transient outage: nothing, a
 		// command included, goes to the harness before the next probe.
-		return "the queue is held for a " + d.outage.class + " outage: " + d.outageText()
+		return "the queue is held for a " + string(d.outage.class) + " outage: " + d.outageText()
 	case d.cmdHeld != "":
 		return d.cmdHeld
 	}

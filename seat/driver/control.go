@@ -100,16 +100,6 @@ func (d *Driver) onRequest(r seat.Request) {
 		d.answer(r, nil, "driver released the seat; the harness keeps running")
 		code := 0
 		d.exit = &code
-	case seat.CtlTestBlock:
-		if os.Getenv(seat.TestHooksEnv) != "1" {
-			d.answer(r, fmt.Errorf("test hooks are off in this driver (%s is not 1)", seat.TestHooksEnv), "")
-			return
-		}
-		d.answer(r, nil, "the work loop blocks now, forever")
-		d.logf("test hook: the work loop blocks forever (its heartbeat will go stale)")
-		for {
-			time.Sleep(time.Hour) // a timer, so the runtime never reports a deadlock
-		}
 	}
 }
 

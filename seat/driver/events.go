@@ -211,7 +211,7 @@ func (d *Driver) onTurnEnd(ev seat.Event) {
 		// The result envelope decides a turn-spawned message; an outage seen
 		// here (a failure that is not the message's) is remembered for it.
 		if ev.Kind == seat.EvStopFailure {
-			if class, _ := seat.ClassifyFailure(f.Error, f.LastAssistantMessage); class != seat.FailWork {
+			if class, _ := seat.ClassifyFailure(f.Error, f.LastAssistantMessage); class != machine.ClassWork {
 				d.turnRefusal = f.Error + ": " + f.LastAssistantMessage
 			}
 		}

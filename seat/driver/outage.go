@@ -20,7 +20,8 @@ const maxReprobe = 10 * time.Minute
 // (a new driver probes at once: its start is a probe) and is published in the
 // heartbeat, where status and recover read it.
 type outage struct {
-	class, cause   string
+	class          machine.Class
+	cause          string
 	since, probeAt time.Time
 	failures       int
 }
@@ -32,7 +33,7 @@ type outage struct {
 // message's own.
 func (d *Driver) onTurnFailed(e *inbox.Entry, errName, text string) bool {
 	class, cause := seat.ClassifyFailure(errName, seat.Redact(text))
-	switch machine.AfterFailure(machine.Failure{Class: machine.Class(class), Transients: e.Status.Transients,
+	switch machine.AfterFailure(machine.Failure{Class: class, Transients: e.Status.Transients,
 		Attempts: d.Cfg.Recovery.TransientAttempts}) {
 	case machine.HoldForOutage:
 		d.outageFailed(e, class, cause, false)
@@ -59,7 +60,7 @@ func (d *Driver) onTurnFailed(e *inbox.Entry, errName, text string) bool {
 // time as this one would have. A means failure makes the seat report itself
 // dead (heartbeat fault, read by recover); a transient one is only a visible
 // wait.
-func (d *Driver) outageFailed(e *inbox.Entry, class, cause string, spent bool) {
+func (d *Driver) outageFailed(e *inbox.Entry, class machine.Class, cause string, spent bool) {
 	now := d.now()
 	o := d.outage
 	if o == nil || o.class != class {
@@ -70,7 +71,7 @@ func (d *Driver) outageFailed(e *inbox.Entry, class, cause string, spent bool) {
 	o.failures++
 	o.probeAt = now.Add(reprobeAfter(d.Cfg.Recovery, o.failures))
 	reason, ev := seat.ReasonTransient, machine.RequestFailed
-	if class == seat.FailMeans {
+	if class == machine.ClassMeans {
 		reason, ev = seat.ReasonMeansFault, machine.MeansLost
 	} else {
 		e.Status.Transients++
@@ -142,7 +143,7 @@ func (d *Driver) onRequestFailed(ev seat.Event) {
 		return
 	}
 	class, cause := seat.ClassifyFailure(f.Error, seat.Redact(f.LastAssistantMessage))
-	if class != seat.FailMeans {
+	if class != machine.ClassMeans {
 		return
 	}
 	now := d.now()

@@ -83,6 +83,7 @@ func Run(home, name, pantty string) int {
 	logger.SetPrefix(fmt.Sprintf("[%s %s] ", name, lock.Owner.Holder))
 	logger.Printf("driver pid %d holds %s", os.Getpid(), s.LockPath())
 	d := &Driver{S: s, Cfg: cfg, Ad: ad, Lock: lock, Pantty: pantty, Log: logger}
+	d.S.Box.Now = d.now // the statuses it writes carry its clock's times
 	if pipe != nil {
 		// Only a driver someone waits for reports (and gives up at ready_timeout);
 		// one spawned by recover keeps trying, and recover judges it.

@@ -133,6 +133,7 @@ func idleDriver(t *testing.T) (*Driver, *fakeServer) {
 		Cfg: config.Config{Name: "tr", Harness: "bare", Shape: config.ShapeResident,
 			SubmitTimeout: config.Duration{Duration: time.Hour}, TurnCeiling: config.Duration{Duration: time.Hour},
 			HeartbeatInterval: config.Duration{Duration: time.Hour}, SubmitRetries: 3}}
+	d.S.Box.Now = d.now // as Run does: a transcript's clock is the statuses' too
 	d.sess = seat.Session{ID: "11111111-2222-4333-8444-555555555555", PaneID: "%0"}
 	d.entries = map[string]*inbox.Entry{}
 	d.ready = true
@@ -363,7 +364,7 @@ func TestATransientFailureHoldsTheQueueUntilItsProbe(t *testing.T) {
 		t.Fatalf("m1 after a 5xx: %+v", st)
 	}
 	hb, err := d.S.HeartbeatFile().Read()
-	if err != nil || hb.Fault != seat.FailTransient || !strings.Contains(hb.FaultCause, "500 Internal server error") || hb.Phase != seat.PhaseRetry {
+	if err != nil || hb.Fault != machine.ClassTransient || !strings.Contains(hb.FaultCause, "500 Internal server error") || hb.Phase != seat.PhaseRetry {
 		t.Fatalf("heartbeat during the outage: %+v (%v)", hb, err)
 	}
 

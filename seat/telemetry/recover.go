@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/BurntSushi/toml"
+	"github.com/pantty/pantty/internal/machine"
 	"github.com/pantty/pantty/seat"
 )
 
@@ -38,13 +39,13 @@ const (
 // (docs/telemetry.md, "What telemetry reads from recover"); the rest of the
 // file is recover's and is left to it.
 type healthRecord struct {
-	Verdict string    `toml:"verdict"` // ok, dead, unknown
-	Reason  string    `toml:"reason"`
-	Cause   string    `toml:"cause"`
-	Class   string    `toml:"class"`
-	Action  string    `toml:"action"`
-	Result  string    `toml:"result"`
-	At      time.Time `toml:"at"`
+	Verdict string        `toml:"verdict"` // ok, dead, unknown
+	Reason  string        `toml:"reason"`
+	Cause   string        `toml:"cause"`
+	Class   machine.Class `toml:"class"`
+	Action  string        `toml:"action"`
+	Result  string        `toml:"result"`
+	At      time.Time     `toml:"at"`
 }
 
 // ReadHealthFile is the default RecoverReader. Without health.toml the verdict
@@ -63,7 +64,7 @@ func ReadHealthFile(s seat.Seat, now time.Time) Health {
 		return Health{Meta: Meta{State: Error, Why: fmt.Sprintf("health.toml: verdict = %q is not ok, dead or unknown", h.Verdict)}}
 	}
 	var parts []string
-	for _, p := range []struct{ k, v string }{{"", h.Reason}, {"cause", h.Cause}, {"class", h.Class}, {"action", h.Action}, {"result", h.Result}} {
+	for _, p := range []struct{ k, v string }{{"", h.Reason}, {"cause", h.Cause}, {"class", string(h.Class)}, {"action", h.Action}, {"result", h.Result}} {
 		switch {
 		case p.v == "":
 		case p.k == "":
