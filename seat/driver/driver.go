@@ -66,7 +66,7 @@ type Driver struct {
 	adopted  bool
 	launchAt time.Time
 	termAt   time.Time       // harnessGone sent SIGTERM to what ran on of the launch (endPrevious)
-	paneDone chan paneAnswer // pane watches report here (panewatch.go)
+	paneDone chan paneAnswer // pane watches report here (waits.go)
 
 	entries     map[string]*inbox.Entry
 	order       []*inbox.Entry
