@@ -26,7 +26,12 @@ func (s *screens) Screen(context.Context) (string, error) {
 	}
 	return f, nil
 }
-func (s *screens) op(o string) error { s.mu.Lock(); s.did = append(s.did, o); s.mu.Unlock(); return nil }
+func (s *screens) op(o string) error {
+	s.mu.Lock()
+	s.did = append(s.did, o)
+	s.mu.Unlock()
+	return nil
+}
 func (s *screens) Clear(context.Context) error           { return s.op("clear") }
 func (s *screens) Put(_ context.Context, t string) error { return s.op("put " + t) }
 func (s *screens) Enter(context.Context) error           { return s.op("enter") }
