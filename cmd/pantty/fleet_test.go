@@ -82,10 +82,18 @@ func (f *fleetRig) run(stdin string, args ...string) seattest.Result {
 // five hosts show the two good hosts' seats; the closed port, the host that
 // never answers and the too-old pantty each show unknown with its reason,
 // within the bound; the listing exits 4.
+// fleetBound is the tests' bound per host. One healthy round trip (sshd,
+// the remote pantty twice) took 0.8–0.9 s on this 2-core machine at load
+// 4.4, but more than 10 s while the whole suite ran beside it (real
+// harnesses, four packages at once: 2026-12-05): a healthy host must not be
+// judged timed out by the machine's load, so the bound is generous, and the
+// hanging host's test takes it once per listing.
+const fleetBound = 30 * time.Second
+
 func TestFleetListsEveryHostAndSaysWhichAreUnknown(t *testing.T) {
 	f := newFleet(t, true)
 	start := time.Now()
-	r := f.run("", "status", "--all-hosts", "--json", "--host-timeout", "8s")
+	r := f.run("", "status", "--all-hosts", "--json", "--host-timeout", fleetBound.String())
 	took := time.Since(start)
 	if r.Code != 4 {
 		t.Fatalf("status --all-hosts with unknown hosts: want exit 4, got %s", r)
@@ -116,18 +124,18 @@ func TestFleetListsEveryHostAndSaysWhichAreUnknown(t *testing.T) {
 			t.Errorf("host %s: want %q, got %q", host, want, got[host])
 		}
 	}
-	if took > 8*time.Second+2*time.Second {
-		t.Errorf("status --all-hosts took %s: the 8s bound per host did not hold", took)
+	if took > fleetBound+2*time.Second {
+		t.Errorf("status --all-hosts took %s: the %s bound per host did not hold", took, fleetBound)
 	}
-	t.Logf("status --all-hosts over 5 hosts (3 unknown, bound 8s): %s", took.Round(time.Millisecond))
+	t.Logf("status --all-hosts over 5 hosts (3 unknown, bound %s): %s", fleetBound, took.Round(time.Millisecond))
 
-	r = f.run("", "seat", "list", "--all-hosts", "--host-timeout", "8s")
+	r = f.run("", "seat", "list", "--all-hosts", "--host-timeout", fleetBound.String())
 	for _, want := range []string{"ha:wa", "hb:wb", "hdown:*", "hhang:*", "hold:*"} {
 		if !strings.Contains(r.Stdout, want) {
 			t.Errorf("seat list --all-hosts: no %s in\n%s", want, r.Stdout)
 		}
 	}
-	r = f.run("", "hosts", "--host-timeout", "8s")
+	r = f.run("", "hosts", "--host-timeout", fleetBound.String())
 	if r.Code != 4 || !strings.Contains(r.Stdout, "too old") || !strings.Contains(r.Stdout, "fleet") && !strings.Contains(r.Stdout, "ha ") {
 		t.Errorf("pantty hosts: %s", r)
 	}
@@ -162,7 +170,7 @@ func TestFleetSendKeepsExitCodesAndIsStoredOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	msg := filepath.Join(f.b.Seat().Dir, "inbox", "msgs", "m2.json")
-	waitUntil(t, "m2 stored on hb", 20*time.Second, func() bool { _, err := os.Stat(msg); return err == nil })
+	waitUntil(t, "m2 stored on hb", 3*fleetBound, func() bool { _, err := os.Stat(msg); return err == nil })
 	ssh := childNamed(t, cmd.Process.Pid, "ssh")
 	syscall.Kill(ssh, syscall.SIGKILL)
 	f.b.Start()
@@ -217,7 +225,7 @@ type fleetEvent struct {
 
 func (f *fleetRig) events(t *testing.T, args ...string) []fleetEvent {
 	t.Helper()
-	r := f.run("", append([]string{"events", "--all-hosts", "--settle", "0"}, args...)...)
+	r := f.run("", append([]string{"events", "--all-hosts", "--settle", "0", "--host-timeout", fleetBound.String()}, args...)...)
 	if r.Code != 0 {
 		t.Fatalf("events --all-hosts: %s", r)
 	}
