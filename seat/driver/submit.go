@@ -375,6 +375,14 @@ func (d *Driver) paste(text string, settle flight.Wait, live func() bool, entere
 		case !ok:
 			d.clearComposer()
 			entered(fmt.Errorf("the pane did not show %s settled in the input box within %s (a completion Enter would take instead): not entered", text, settle.Limit))
+		case settle.Cond != nil:
+			// The watch saw the box hold exactly the text, settled (the
+			// command door's CommandSettled): that look is the box check.
+			// A second reading would take Gemini CLI's completion list
+			// under the command for a dialog.
+			ctx, cancel := d.ctx()
+			defer cancel()
+			entered(d.pane().Enter(ctx))
 		default:
 			ctx, cancel := d.ctx()
 			defer cancel()
