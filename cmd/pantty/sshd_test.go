@@ -55,6 +55,14 @@ func freePort(t *testing.T) int {
 // server). The ssh on BinDir is /usr/bin/ssh -F that config: OpenSSH reads
 // ~/.ssh/config from the passwd entry, not $HOME, so a test cannot point it
 // elsewhere by environment; pantty runs plain `ssh DEST` all the same.
+//
+// The server sets SHLVL=1 for its sessions: sshd runs every command through
+// the user's login shell, and Debian's bash then reads ~/.bashrc (it does so
+// when SSH_CLIENT is set and SHLVL is unset). A CI machine's root .bashrc runs
+// `pyenv init`, whose rehash takes a lock file: three hosts asked at once
+// waited on it past the 30 s bound, and a killed session left the lock behind
+// so every later login hung 60 s (CI, 2026-12-05). The test measures pantty,
+// not the machine's dotfiles; docs/fleet.md tells users the same.
 func startSSHD(t *testing.T, aliases map[string]string) *sshServer {
 	t.Helper()
 	sshd := requireSSHD(t)
@@ -88,6 +96,7 @@ PermitRootLogin prohibit-password
 MaxStartups 100
 MaxSessions 100
 LogLevel ERROR
+SetEnv SHLVL=1
 `, dir))
 	cmd := exec.Command(sshd, "-D", "-e", "-f", filepath.Join(dir, "sshd_config"), "-p", fmt.Sprint(s.Port))
 	log, _ := os.Create(filepath.Join(dir, "sshd.log"))
