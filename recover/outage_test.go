@@ -8,8 +8,10 @@ import (
 
 	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/recover"
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/hookwire"
+	"github.com/pantty/pantty/seat/outage"
 	"github.com/pantty/pantty/seat/seattest"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // A credential outage (the simulator's StopFailure authentication_failed, in
@@ -33,11 +35,11 @@ func TestCredentialOutageHoldsTheQueueAndIsDead(t *testing.T) {
 	h.Send("m1", fmt.Sprintf("[sim:auth][sim:until=%d] the first message of the outage", until))
 	h.Send("m2", "second")
 	h.Send("m3", "third")
-	var hb seat.Heartbeat
+	var hb state.Heartbeat
 	h.WaitFor("the heartbeat to publish the means fault", wait, func() bool {
 		var err error
 		hb, err = h.Seat().HeartbeatFile().Read()
-		return err == nil && hb.Fault == seat.FailMeans
+		return err == nil && hb.Fault == hookwire.FailMeans
 	})
 	const words = "cannot authenticate: Invalid API key · Fix external API key"
 	if hb.FaultCause != words {
@@ -90,13 +92,13 @@ func TestCredentialOutageDescendsTheLadder(t *testing.T) {
 	h.Send("m2", "behind it")
 	h.WaitFor("the means fault", wait, func() bool {
 		hb, err := h.Seat().HeartbeatFile().Read()
-		return err == nil && hb.Fault == seat.FailMeans
+		return err == nil && hb.Fault == hookwire.FailMeans
 	})
 	rep, _ := sweep(t, h)
 	if r := seatIn(t, rep, "nokey-ladder"); r.Cause != recover.CauseNoModel || r.Floor != "b" {
 		t.Fatalf("the sweep that saw the outage: %+v", r)
 	}
-	h.WaitFor("the harness on rung b", wait, func() bool { r, _ := h.Seat().LaunchedRung(); return r == "b" })
+	h.WaitFor("the harness on rung b", wait, func() bool { r, _ := outage.LaunchedRung(h.Seat()); return r == "b" })
 	onceAfterOutage(t, h, "m1", "m2")
 	if m := modelOf(t, h, "m2"); m != "sim-b" {
 		t.Fatalf("m2 ran on %q, want sim-b", m)

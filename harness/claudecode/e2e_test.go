@@ -19,7 +19,7 @@ import (
 	"github.com/pantty/pantty/harness/standinkit"
 	"github.com/pantty/pantty/internal/guard"
 	"github.com/pantty/pantty/internal/inbox"
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/hookwire"
 	"github.com/pantty/pantty/seat/seattest"
 	"github.com/pantty/pantty/tmux/tmuxtest"
 )
@@ -109,16 +109,16 @@ func TestE2E(t *testing.T) {
 		Outages: []seattest.E2EOutage{
 			// A 401 (authentication_failed, "Invalid API key · Fix external API
 			// key") is a means outage: the seat is dead until the key works.
-			{Name: "Credential", Fault: standinkit.FaultAuth, Class: seat.FailMeans, Words: "cannot authenticate: Invalid API key · Fix external API key"},
+			{Name: "Credential", Fault: standinkit.FaultAuth, Class: hookwire.FailMeans, Words: "cannot authenticate: Invalid API key · Fix external API key"},
 			// A 400 "credit balance is too low" (billing_error) is a provider
 			// refusal: a wait shared by the provider's seats, re-probed.
-			{Name: "Billing", Fault: standinkit.FaultBilling, Class: seat.FailProvider, Words: "Credit balance is too low"},
+			{Name: "Billing", Fault: standinkit.FaultBilling, Class: hookwire.FailProvider, Words: "Credit balance is too low"},
 			// A 500 after claude's own retries (server_error) is transient: the
 			// message goes back to the queue with backoff.
-			{Name: "ServerError", Fault: standinkit.FaultServer, Class: seat.FailTransient, Words: "server error: API Error: 500 Internal server error"},
+			{Name: "ServerError", Fault: standinkit.FaultServer, Class: hookwire.FailTransient, Words: "server error: API Error: 500 Internal server error"},
 			// A refused connection (server_error, "API Error: Connection
 			// refused — … (ECONNREFUSED)") is a means outage by its words.
-			{Name: "ConnectionRefused", Fault: standinkit.FaultRefused, Class: seat.FailMeans, Words: "cannot connect: API Error: Connection refused"},
+			{Name: "ConnectionRefused", Fault: standinkit.FaultRefused, Class: hookwire.FailMeans, Words: "cannot connect: API Error: Connection refused"},
 		},
 		ResumeArgv: func(h *seattest.Harness, id, argv string) error {
 			if !strings.Contains(argv, "--resume "+id) || !strings.Contains(argv, "--settings "+h.Seat().SettingsPath()) ||
@@ -138,7 +138,7 @@ func TestE2E(t *testing.T) {
 			})
 		},
 		AfterCancel: func(r *seattest.E2ERig, st inbox.Status) {
-			for _, ev := range append(r.Events(seat.EvStop), r.Events(seat.EvStopFailure)...) {
+			for _, ev := range append(r.Events(hookwire.EvStop), r.Events(hookwire.EvStopFailure)...) {
 				if ev.Fields.PromptID == st.PromptID {
 					r.T.Fatalf("a turn end arrived for the cancelled prompt: %+v", ev.Fields)
 				}
@@ -191,7 +191,7 @@ func TestRateLimitIsAProviderRefusal(t *testing.T) {
 	if st.Attempts != 1 || !st.NotBefore.After(time.Now()) {
 		t.Fatalf("q1 %+v: want one attempt and a wait in the future", st)
 	}
-	failures := r.Events(seat.EvStopFailure)
+	failures := r.Events(hookwire.EvStopFailure)
 	if len(failures) != 1 || failures[0].Fields.Error != "rate_limit" ||
 		!strings.Contains(failures[0].Fields.LastAssistantMessage, "429") {
 		t.Fatalf("StopFailure events %+v", failures)

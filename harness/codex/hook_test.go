@@ -6,8 +6,9 @@ import (
 	"testing"
 
 	"github.com/pantty/pantty/harness/codex"
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/hookwire"
 	"github.com/pantty/pantty/seat/seattest"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // A failed request's error is named in the StopFailure vocabulary and then
@@ -17,21 +18,21 @@ import (
 func TestClassifyError(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct{ msg, name, class string }{
-		{"unexpected status 401 Unauthorized: Incorrect API key provided: sk-…. You can find your API key at https://platform.openai.com/account/api-keys., url: http://127.0.0.1:40123/v1/responses", "authentication_failed", seat.FailMeans},
-		{"Connection failed: error sending request", codex.ErrConnection, seat.FailMeans},
-		{"Quota exceeded. Check your plan and billing details.", "billing_error", seat.FailProvider},
-		{"You've hit your usage limit. Try again later.", "usage_limit", seat.FailProvider},
-		{"exceeded retry limit, last status: 429 Too Many Requests", "rate_limit", seat.FailProvider},
-		{"unexpected status 503 Service Unavailable: The server is overloaded or not ready yet., url: http://127.0.0.1:45001/v1/responses", "overloaded", seat.FailTransient},
-		{"We’re currently experiencing high demand, which may cause temporary errors.", "server_error", seat.FailTransient},
-		{"exceeded retry limit, last status: 500 Internal Server Error", "server_error", seat.FailTransient},
-		{"unexpected status 400 Bad Request: input too long, url: http://127.0.0.1:40100/v1/responses", "api_error", seat.FailWork},
+		{"unexpected status 401 Unauthorized: Incorrect API key provided: sk-…. You can find your API key at https://platform.openai.com/account/api-keys., url: http://127.0.0.1:40123/v1/responses", "authentication_failed", hookwire.FailMeans},
+		{"Connection failed: error sending request", codex.ErrConnection, hookwire.FailMeans},
+		{"Quota exceeded. Check your plan and billing details.", "billing_error", hookwire.FailProvider},
+		{"You've hit your usage limit. Try again later.", "usage_limit", hookwire.FailProvider},
+		{"exceeded retry limit, last status: 429 Too Many Requests", "rate_limit", hookwire.FailProvider},
+		{"unexpected status 503 Service Unavailable: The server is overloaded or not ready yet., url: http://127.0.0.1:45001/v1/responses", "overloaded", hookwire.FailTransient},
+		{"We’re currently experiencing high demand, which may cause temporary errors.", "server_error", hookwire.FailTransient},
+		{"exceeded retry limit, last status: 500 Internal Server Error", "server_error", hookwire.FailTransient},
+		{"unexpected status 400 Bad Request: input too long, url: http://127.0.0.1:40100/v1/responses", "api_error", hookwire.FailWork},
 	} {
 		name := codex.ClassifyError(c.msg)
 		if name != c.name {
 			t.Errorf("%q: named %s, want %s", c.msg, name, c.name)
 		}
-		if class, _ := seat.ClassifyFailure(name, c.msg); class != c.class {
+		if class, _ := hookwire.ClassifyFailure(name, c.msg); class != c.class {
 			t.Errorf("%q (%s): class %s, want %s", c.msg, name, class, c.class)
 		}
 	}
@@ -44,7 +45,7 @@ func TestNotifyFiltersTheTitleThreadAndHookEndedTurns(t *testing.T) {
 	t.Parallel()
 	h := seattest.New(t, "notify")
 	s := h.Seat()
-	if err := s.SessionFile().Write(seat.Session{Harness: "sim", ID: "01a237bc-dcb1-7042-8b96-e42ff21a4e27", Generation: 1}); err != nil {
+	if err := s.SessionFile().Write(state.Session{Harness: "sim", ID: "01a237bc-dcb1-7042-8b96-e42ff21a4e27", Generation: 1}); err != nil {
 		t.Fatal(err)
 	}
 	note := func(thread, turn string) string {
@@ -62,20 +63,20 @@ func TestNotifyFiltersTheTitleThreadAndHookEndedTurns(t *testing.T) {
 		return n
 	}
 	codex.RunNotify(h.Home, h.Name, note("01a237bd-04f8-7ed3-bb9a-3040b5d4c3f9", "t-title"), io.Discard)
-	if count(seat.EvStop) != 0 || count(codex.EvCodexNotify) != 1 {
+	if count(hookwire.EvStop) != 0 || count(codex.EvCodexNotify) != 1 {
 		t.Fatalf("the title thread's notify made a turn end")
 	}
 	codex.RunNotify(h.Home, h.Name, note("01a237bc-dcb1-7042-8b96-e42ff21a4e27", "t1"), io.Discard)
-	if count(seat.EvUserPromptSubmit) != 1 || count(seat.EvStop) != 1 {
+	if count(hookwire.EvUserPromptSubmit) != 1 || count(hookwire.EvStop) != 1 {
 		t.Fatalf("the seat's notify without a Stop hook: want UserPromptSubmit and Stop")
 	}
 	names, _ := s.PendingEvents()
-	ev, err := seat.ReadEvent(s.EventsDir() + "/" + names[len(names)-1])
-	if err != nil || ev.Kind != seat.EvStop || ev.Fields.PromptID != "t1" || ev.Fields.SessionID != "01a237bc-dcb1-7042-8b96-e42ff21a4e27" {
+	ev, err := hookwire.ReadEvent(s.EventsDir() + "/" + names[len(names)-1])
+	if err != nil || ev.Kind != hookwire.EvStop || ev.Fields.PromptID != "t1" || ev.Fields.SessionID != "01a237bc-dcb1-7042-8b96-e42ff21a4e27" {
 		t.Fatalf("Stop from notify: %+v %v", ev.Fields, err)
 	}
 	codex.RunNotify(h.Home, h.Name, note("01a237bc-dcb1-7042-8b96-e42ff21a4e27", "t1"), io.Discard)
-	if count(seat.EvStop) != 1 || count(codex.EvCodexNotify) != 2 {
+	if count(hookwire.EvStop) != 1 || count(codex.EvCodexNotify) != 2 {
 		t.Fatalf("a second notify for a turn that has its Stop must only be recorded")
 	}
 }

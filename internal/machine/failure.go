@@ -1,7 +1,7 @@
 package machine
 
 // Class is whose problem a failed turn is, read from the harness's own
-// words (seat.ClassifyFailure). It decides what becomes of the message, so
+// words (hookwire.ClassifyFailure). It decides what becomes of the message, so
 // an outage of the seat's means or of its provider never fails board work.
 // The values are the file format (heartbeat.toml's fault, recover's class).
 type Class string

@@ -9,7 +9,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/pantty/pantty/internal/guard"
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/hookwire"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // commandPoll is how often the driver looks again while a command waits: the
@@ -22,7 +23,7 @@ const commandPoll = 250 * time.Millisecond
 // Claude Code 2.1.328 fires it and then answers "Not enough messages to
 // compact." with no PostCompact (measured 2026-12-03). A command without
 // hooks is taken on the harness's recorded answer (Capabilities.CommandAnswer).
-var commandHooks = map[string]struct{ start, done string }{"compact": {seat.EvPreCompact, seat.EvPostCompact}}
+var commandHooks = map[string]struct{ start, done string }{"compact": {hookwire.EvPreCompact, hookwire.EvPostCompact}}
 
 // cmdFlight is the command the door pasted and whose acceptance the driver
 // awaits; nothing else is pasted meanwhile. Until the harness is given its
@@ -30,8 +31,8 @@ var commandHooks = map[string]struct{ start, done string }{"compact": {seat.EvPr
 // the flight belongs to the pane watch that will send it.
 type cmdFlight struct {
 	cmd      guard.Command
-	req      *seat.Request // the request to answer; nil when a compaction cycle sent it (the cycle answers)
-	sent     time.Time     // when the door began to paste it: the harness's answers are looked for from here
+	req      *state.Request // the request to answer; nil when a compaction cycle sent it (the cycle answers)
+	sent     time.Time      // when the door began to paste it: the harness's answers are looked for from here
 	until    time.Time
 	started  string // the start hook's event file, once it fired
 	entering bool
@@ -48,10 +49,10 @@ const commandBusyCap = time.Minute
 const commandLatePoll = 2 * time.Second
 
 // commandDeadline is when a queued request stops waiting for a free seat.
-func commandDeadline(r seat.Request) time.Time {
+func commandDeadline(r state.Request) time.Time {
 	wait := r.Wait.Duration
 	if wait == 0 {
-		wait = seat.DefaultCommandWait
+		wait = hookwire.DefaultCommandWait
 	}
 	return r.At.Add(wait)
 }
@@ -73,7 +74,7 @@ func (d *Driver) paneNotFree() (why string, unknown bool) {
 	case l.dialog != "":
 		return "the pane shows no input box (" + dialogHold + l.dialog + ")", false
 	case l.draft != "":
-		return fmt.Sprintf("the input box holds text pantty did not put there (%q)", clip(seat.Redact(l.draft), 60)), false
+		return fmt.Sprintf("the input box holds text pantty did not put there (%q)", clip(state.Redact(l.draft), 60)), false
 	}
 	return "", false
 }
@@ -96,7 +97,7 @@ func (d *Driver) holdReason() string {
 		return "a compaction cycle is running"
 	case d.cmdRun != nil:
 		return "the harness has not yet answered " + d.cmdRun.cmd.Text()
-	case d.mode.Mode == seat.ModeRelay:
+	case d.mode.Mode == state.ModeRelay:
 		return "a person holds the input (relay mode)"
 	case d.blocked != "":
 		return d.blocked
@@ -125,7 +126,7 @@ func (d *Driver) expireCommands() {
 			continue
 		}
 		what := "/" + r.Command
-		if r.Kind == seat.CtlCompact {
+		if r.Kind == state.CtlCompact {
 			what = "the compaction cycle"
 		}
 		err := fmt.Errorf("not sent: %s after waiting %s for the seat to be free (%s)", what, now.Sub(r.At).Round(time.Second), d.holdReason())
@@ -139,7 +140,7 @@ func (d *Driver) expireCommands() {
 // answer (nil for a cycle's own /compact). failed runs, on the loop, if c
 // could not be entered; from then on the flight is the harness's answer to
 // wait for. The loop is not held while the box settles (Run).
-func (d *Driver) sendCommand(c guard.Command, req *seat.Request, failed func(error)) {
+func (d *Driver) sendCommand(c guard.Command, req *state.Request, failed func(error)) {
 	// Transcript times have millisecond precision.
 	sent := d.now().Truncate(time.Millisecond)
 	f := &cmdFlight{cmd: c, req: req, sent: sent, entering: true, launch: d.launchAt, failed: failed}
@@ -159,7 +160,7 @@ func (d *Driver) commandEntered(f *cmdFlight, err error) {
 		return
 	}
 	f.entering = false
-	f.until = d.now().Add(seat.CommandAcceptWindow)
+	f.until = d.now().Add(hookwire.CommandAcceptWindow)
 	d.cmdT.set(commandPoll)
 }
 
@@ -219,7 +220,7 @@ func (d *Driver) onCommandTick() {
 	if f.started != "" {
 		if f.req != nil {
 			d.commandAccepted(fmt.Sprintf("the %s harness took %s: %s fired (%s) and no refusal came within %s; %s ends it",
-				d.Ad.Name(), f.cmd.Text(), hooks.start, f.started, seat.CommandAcceptWindow, hooks.done))
+				d.Ad.Name(), f.cmd.Text(), hooks.start, f.started, hookwire.CommandAcceptWindow, hooks.done))
 			return
 		}
 		// A cycle's own /compact: watch for a late refusal until the cycle ends.
@@ -240,13 +241,13 @@ func (d *Driver) onCommandTick() {
 		return
 	}
 	if err != nil {
-		d.commandRefused(fmt.Sprintf("%s within %s, and the pane could not be read (%v): whether the %s harness took %s is unknown", what, seat.CommandAcceptWindow, err, d.Ad.Name(), f.cmd.Text()), true)
+		d.commandRefused(fmt.Sprintf("%s within %s, and the pane could not be read (%v): whether the %s harness took %s is unknown", what, hookwire.CommandAcceptWindow, err, d.Ad.Name(), f.cmd.Text()), true)
 		return
 	}
 	// The line may still sit in the input box (a lost Enter): it is pantty's
 	// own paste, so it is cleared rather than left for the next submission.
 	d.clearComposer()
-	d.commandRefused(fmt.Sprintf("%s within %s: the %s harness did not take %s%s", what, seat.CommandAcceptWindow, d.Ad.Name(), f.cmd.Text(), d.paneTail()), false)
+	d.commandRefused(fmt.Sprintf("%s within %s: the %s harness did not take %s%s", what, hookwire.CommandAcceptWindow, d.Ad.Name(), f.cmd.Text(), d.paneTail()), false)
 }
 
 // compactionDone asks a harness with no hook after a compaction
@@ -266,8 +267,8 @@ func (d *Driver) compactionDone(f *cmdFlight) bool {
 	if !ok {
 		return false
 	}
-	payload, _ := json.Marshal(map[string]string{"hook_event_name": seat.EvPostCompact, "session_id": d.sess.ID, "compact_summary": where})
-	if _, err := d.S.WriteEventNote(seat.EvPostCompact, payload, map[string]string{"from": "the " + d.Ad.Name() + " harness's record: " + where}, d.now()); err != nil {
+	payload, _ := json.Marshal(map[string]string{"hook_event_name": hookwire.EvPostCompact, "session_id": d.sess.ID, "compact_summary": where})
+	if _, err := d.S.WriteEventNote(hookwire.EvPostCompact, payload, map[string]string{"from": "the " + d.Ad.Name() + " harness's record: " + where}, d.now()); err != nil {
 		d.logf("command door: record PostCompact: %v", err)
 		return false
 	}
@@ -300,7 +301,7 @@ func firstLine(s string) string {
 
 // onCommandEvidence follows the command in flight by its hooks: the start hook
 // marks it running, the done hook completes it.
-func (d *Driver) onCommandEvidence(ev seat.Event) {
+func (d *Driver) onCommandEvidence(ev hookwire.Event) {
 	f := d.cmdRun
 	if f == nil {
 		return
@@ -339,7 +340,7 @@ func (d *Driver) commandRefused(why string, unknown bool) {
 	}
 	err := errors.New(why)
 	if unknown {
-		err = fmt.Errorf("%w: %s", seat.ErrUnobservable, why)
+		err = fmt.Errorf("%w: %s", state.ErrUnobservable, why)
 	}
 	d.answer(*f.req, err, "")
 }

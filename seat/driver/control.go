@@ -13,6 +13,7 @@ import (
 	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/internal/machine"
 	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // drainControl answers every request waiting in control/. Each is schema-checked
@@ -37,7 +38,7 @@ func (d *Driver) drainControl() {
 		os.Remove(f.Path())
 		if err != nil {
 			d.logf("control %s refused: %v", name, err)
-			d.answer(seat.Request{ID: id}, err, "")
+			d.answer(state.Request{ID: id}, err, "")
 			continue
 		}
 		d.onRequest(r)
@@ -47,20 +48,20 @@ func (d *Driver) drainControl() {
 	}
 }
 
-func (d *Driver) answer(r seat.Request, err error, detail string) {
-	res := seat.Result{ID: r.ID, OK: err == nil, Detail: detail, At: d.now().UTC()}
+func (d *Driver) answer(r state.Request, err error, detail string) {
+	res := state.Result{ID: r.ID, OK: err == nil, Detail: detail, At: d.now().UTC()}
 	if err != nil {
-		res.Error, res.Unknown = err.Error(), errors.Is(err, seat.ErrUnobservable)
+		res.Error, res.Unknown = err.Error(), errors.Is(err, state.ErrUnobservable)
 	}
 	if werr := d.S.ResultFile(r.ID).Write(res); werr != nil {
 		d.logf("control answer %s: %v", r.ID, werr)
 	}
 }
 
-func (d *Driver) onRequest(r seat.Request) {
+func (d *Driver) onRequest(r state.Request) {
 	d.logf("control request %s: %s %s %s", r.ID, r.Kind, r.Command, r.MsgID)
 	switch r.Kind {
-	case seat.CtlCommand:
+	case state.CtlCommand:
 		// Re-check the allow-list here: the driver trusts no file.
 		if _, err := harness.NewCommand(d.Ad, r.Command, r.Args); err != nil {
 			d.answer(r, err, "")
@@ -68,40 +69,40 @@ func (d *Driver) onRequest(r seat.Request) {
 		}
 		// Commands run at the next turn boundary, like messages, but first.
 		d.cmds = append(d.cmds, r)
-	case seat.CtlCancel:
+	case state.CtlCancel:
 		if d.flight == nil {
 			d.answer(r, fmt.Errorf("no turn in flight"), "")
 			return
 		}
 		id := d.flight.e.Msg.ID
 		d.cancelTurn(inbox.ReasonCancelled, func(err error) { d.answer(r, err, "cancelled message "+id) })
-	case seat.CtlCompact:
+	case state.CtlCompact:
 		d.cmds = append(d.cmds, r)
-	case seat.CtlProbe:
+	case state.CtlProbe:
 		d.startProbe(r)
-	case seat.CtlRelay:
+	case state.CtlRelay:
 		d.onRelayRequest(r)
-	case seat.CtlRefresh:
+	case state.CtlRefresh:
 		detail, err := d.requestRefresh()
 		d.answer(r, err, detail)
-	case seat.CtlRetry:
+	case state.CtlRetry:
 		d.answer(r, d.retry(r.MsgID), "re-queued "+r.MsgID)
-	case seat.CtlWithdraw:
+	case state.CtlWithdraw:
 		d.withdraw(r)
-	case seat.CtlStop:
+	case state.CtlStop:
 		d.to(machine.StopAsked, "")
 		d.killTurn("stopped")
 		d.killHarness()
 		d.answer(r, nil, "harness and driver stopped")
 		code := 0
 		d.exit = &code
-	case seat.CtlRelease:
+	case state.CtlRelease:
 		d.answer(r, nil, "driver released the seat; the harness keeps running")
 		code := 0
 		d.exit = &code
-	case seat.CtlTestBlock:
-		if os.Getenv(seat.TestHooksEnv) != "1" {
-			d.answer(r, fmt.Errorf("test hooks are off in this driver (%s is not 1)", seat.TestHooksEnv), "")
+	case state.CtlTestBlock:
+		if os.Getenv(state.TestHooksEnv) != "1" {
+			d.answer(r, fmt.Errorf("test hooks are off in this driver (%s is not 1)", state.TestHooksEnv), "")
 			return
 		}
 		d.answer(r, nil, "the work loop blocks now, forever")
@@ -156,7 +157,7 @@ func (d *Driver) runCommand() {
 		return
 	}
 	d.cmds = d.cmds[1:]
-	if r.Kind == seat.CtlCompact {
+	if r.Kind == state.CtlCompact {
 		d.startCycle(&r, "requested by 'pantty seat compact'", r.Args)
 		return
 	}
@@ -166,7 +167,7 @@ func (d *Driver) runCommand() {
 		return
 	}
 	d.sendCommand(c, &r, func(err error) {
-		d.answer(r, fmt.Errorf("%w: paste %s: %v", seat.ErrUnobservable, c.Text(), err), "")
+		d.answer(r, fmt.Errorf("%w: paste %s: %v", state.ErrUnobservable, c.Text(), err), "")
 		d.checkHarness("paste failed")
 	})
 }
@@ -179,7 +180,7 @@ func (d *Driver) runCommand() {
 func (d *Driver) Run(c guard.Command, live func() bool, entered func(error)) {
 	d.logf("command door: %s (adapter-authored)", c.Text())
 	now := d.now()
-	if err := d.S.CommandFile(now).Write(seat.CommandRecord{Command: c.Text(), Author: "adapter", At: now.UTC()}); err != nil {
+	if err := d.S.CommandFile(now).Write(state.CommandRecord{Command: c.Text(), Author: "adapter", At: now.UTC()}); err != nil {
 		d.logf("command record: %v", err)
 	}
 	settled := d.Ad.Caps().CommandSettled

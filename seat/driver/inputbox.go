@@ -9,7 +9,8 @@ import (
 	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/internal/guard"
 	"github.com/pantty/pantty/internal/machine"
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/panetext"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // Keys only into the input box. A pane that shows anything else where the
@@ -90,7 +91,7 @@ func dialogWords(screen string) string {
 	lines := strings.Split(strings.TrimRight(screen, "\n "), "\n")
 	from := max(0, len(lines)-2*dialogLines)
 	for i := len(lines) - 1; i >= 0; i-- {
-		if seat.IsRule(lines[i]) {
+		if panetext.IsRule(lines[i]) {
 			if i < len(lines)-1 {
 				from = i + 1
 			}
@@ -109,7 +110,7 @@ func dialogWords(screen string) string {
 	if len(words) == 0 {
 		return blankScreen
 	}
-	return clip(seat.Redact(strings.Join(words, " / ")), dialogWidth)
+	return clip(state.Redact(strings.Join(words, " / ")), dialogWidth)
 }
 
 // heldByDialog reports whether the hold is a dialog with words on the pane (a
@@ -152,13 +153,13 @@ func (d *Driver) hold(ev machine.Event, why, draft string) {
 	if d.held == why && d.phase == machine.Relay {
 		return
 	}
-	mode := seat.ModeDialog
+	mode := state.ModeDialog
 	if ev == machine.DraftHeld {
-		mode = seat.ModeDraft
+		mode = state.ModeDraft
 	}
 	if d.mode.Mode != mode { // once per hold: a draft being typed is not a new event each key
 		d.logf("queue %s", why)
-		d.mode = seat.Mode{Mode: mode, Since: d.now().UTC(), Why: why, Draft: draft}
+		d.mode = state.Mode{Mode: mode, Since: d.now().UTC(), Why: why, Draft: draft}
 		if err := d.S.ModeFile().Write(d.mode); err != nil {
 			d.logf("mode: %v", err)
 		}
@@ -178,7 +179,7 @@ func (d *Driver) releaseHold() {
 	was := d.held
 	d.endHold()
 	d.logf("the input box is free again: the queue goes on (was %s)", was)
-	d.setMode(seat.ModeDirect, "the input box is free again (was "+kind(was)+": "+clip(was[len(kind(was))+1:], 80)+")", nil)
+	d.setMode(state.ModeDirect, "the input box is free again (was "+kind(was)+": "+clip(was[len(kind(was))+1:], 80)+")", nil)
 }
 
 // endHold forgets a hold and turns its pane watch off (the box is free, or a

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/pantty/pantty/internal/machine"
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/outage"
 	"github.com/pantty/pantty/tmux"
 )
 
@@ -16,13 +16,13 @@ import (
 // same session (a new generation, with why); a wait sets the phase
 // waiting-provider and a timer for the earliest unblock.
 func (d *Driver) followLadder(now time.Time) bool {
-	p, err := d.S.Plan(d.Cfg, now)
+	p, err := outage.PlanOf(d.S, d.Cfg, now)
 	if err != nil {
 		// Unreadable records are never replaced by defaults: stay where we are.
 		d.logf("ladder: %v (staying on the current rung)", err)
 		return true
 	}
-	launched, err := d.S.LaunchedRung()
+	launched, err := outage.LaunchedRung(d.S)
 	if err == nil && launched != p.Rung {
 		d.switchRung(p, launched)
 		return false
@@ -43,7 +43,7 @@ func (d *Driver) followLadder(now time.Time) bool {
 }
 
 // switchRung relaunches the harness on another rung, resuming the same session.
-func (d *Driver) switchRung(p seat.Plan, from string) {
+func (d *Driver) switchRung(p outage.Plan, from string) {
 	name := func(s string) string {
 		if s == "" {
 			return "(none)"

@@ -8,7 +8,10 @@ import (
 
 	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/internal/machine"
+	"github.com/pantty/pantty/internal/procid"
 	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/hookwire"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // readyPoll is how often the driver looks at the pane of a lazily starting
@@ -90,7 +93,7 @@ func (d *Driver) dialogBeforeStart() bool {
 	}
 	// A harness that exited leaves its last screen on the dead pane
 	// (remain-on-exit): an error message is no dialog, and that start fails.
-	if _, err := seat.ProcStart(d.sess.PanePID); err != nil {
+	if _, err := procid.Start(d.sess.PanePID); err != nil {
 		return false
 	}
 	if !d.boxHolds() || !d.heldByDialog() {
@@ -143,7 +146,7 @@ func (d *Driver) injectsLater() bool {
 // the cycle it belongs to was done (Capabilities.StartsLazily): the handoff it injected into the
 // first request after the compaction is recorded in that cycle's record, and
 // checked against the one materialized. It reports whether a cycle was waiting.
-func (d *Driver) recordLateInjection(ev seat.Event) bool {
+func (d *Driver) recordLateInjection(ev hookwire.Event) bool {
 	r, err := d.S.CycleFile().Read()
 	if err != nil || r.State != "done" || r.Injected != "" || r.PostCompact == "" {
 		return false
@@ -179,8 +182,8 @@ func (d *Driver) applyLateReadings() {
 // rule as the status line (applyReading). The reading describes the request
 // that ended the turn, so it is taken in as of now, not of the hook's write:
 // it is never older than the turn end it belongs to.
-func (d *Driver) onContextReading(ev seat.Event) {
-	var p seat.ContextReadingPayload
+func (d *Driver) onContextReading(ev hookwire.Event) {
+	var p state.ContextReadingPayload
 	if err := json.Unmarshal(ev.Payload, &p); err != nil || p.SessionID == "" || p.Occupancy <= 0 {
 		return
 	}
@@ -199,6 +202,6 @@ func (d *Driver) onContextReading(ev seat.Event) {
 	if src == "" {
 		src = "adapter context reading"
 	}
-	d.applyReading(seat.StatusReading{SessionID: p.SessionID, Input: p.Added, Occupancy: p.Occupancy, Window: p.Window, Model: p.Model},
+	d.applyReading(state.StatusReading{SessionID: p.SessionID, Input: p.Added, Occupancy: p.Occupancy, Window: p.Window, Model: p.Model},
 		src, d.now().UTC())
 }

@@ -6,7 +6,7 @@ import (
 
 	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/internal/inbox"
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // freshReadingWait bounds how long the context policy waits after a turn end for
@@ -21,7 +21,7 @@ func (d *Driver) refreshBefore(next *inbox.Entry) bool {
 	if d.Cfg.Shape == config.ShapeTurn {
 		return false // each turn resumes the session in a new process: nothing to refresh
 	}
-	dec := seat.RefreshDecision{Policy: rc.Policy, Next: next.Msg.ID, Processed: d.sinceRefresh, At: d.now().UTC()}
+	dec := state.RefreshDecision{Policy: rc.Policy, Next: next.Msg.ID, Processed: d.sinceRefresh, At: d.now().UTC()}
 	switch rc.Policy {
 	case config.RefreshFixed:
 		if d.sinceRefresh < rc.Every {

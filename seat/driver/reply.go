@@ -7,7 +7,7 @@ import (
 
 	"github.com/pantty/pantty/internal/fsatomic"
 	"github.com/pantty/pantty/internal/inbox"
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // keepReply stores the turn's reply: the status keeps a preview of up to
@@ -16,10 +16,10 @@ import (
 // that makes the message final, so a reader that sees the final state finds
 // the reply beside it.
 func (d *Driver) keepReply(e *inbox.Entry, text string) {
-	e.Status.Reply = seat.Truncate(text, seat.MaxReply)
+	e.Status.Reply = state.Truncate(text, state.MaxReply)
 	e.Status.ReplyBytes = len(text)
-	whole := seat.CapUTF8(text, seat.MaxReplyBytes)
-	if len(text) <= seat.MaxReply {
+	whole := state.CapUTF8(text, state.MaxReplyBytes)
+	if len(text) <= state.MaxReply {
 		// The preview in the status is the whole reply: a file would only
 		// repeat it, at a page of disk each (docs/state.md). A file an
 		// earlier attempt left must go, or a reader would take it for this

@@ -11,6 +11,9 @@ import (
 
 	"github.com/pantty/pantty/harness"
 	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/launch"
+	"github.com/pantty/pantty/seat/outage"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // Run is the body of the hidden `pantty __drive` command: take the lock or
@@ -44,7 +47,7 @@ func Run(home, name, pantty string) int {
 		enc(seat.Progress{State: state, Text: err.Error()})
 		return code
 	}
-	s, err := seat.Existing(home, name)
+	s, err := state.Existing(home, name)
 	if err != nil {
 		return fail(2, err)
 	}
@@ -56,7 +59,7 @@ func Run(home, name, pantty string) int {
 	// driver (cron's PATH=/usr/bin:/bin and no key must not reach the harness).
 	switch rec, err := s.LaunchEnvFile().Read(); {
 	case err == nil:
-		seat.AdoptLaunchEnv(rec, cfg)
+		launch.AdoptLaunchEnv(rec, cfg)
 		logger.Printf("driver: harness environment from launch-env.toml (recorded %s by %s)", rec.RecordedAt.Format(time.RFC3339), rec.By)
 	case errors.Is(err, fs.ErrNotExist):
 		logger.Printf("driver: no launch-env.toml (never recorded by 'pantty seat start'): the harness gets this process's environment")
@@ -65,15 +68,15 @@ func Run(home, name, pantty string) int {
 	}
 	// Start on the running rung (demotion floor, provider blocks); the loop keeps
 	// following it at every turn boundary.
-	if cfg, err = s.RunningConfig(cfg, time.Now()); err != nil {
+	if cfg, err = outage.RunningConfig(s, cfg, time.Now()); err != nil {
 		logger.Printf("driver: ladder: %v (starting on the top rung)", err)
 	}
 	ad, err := harness.AdapterFor(cfg.Harness)
 	if err != nil {
 		return fail(2, err)
 	}
-	lock, err := s.Acquire()
-	if errors.Is(err, seat.ErrOwned) {
+	lock, err := seat.Acquire(s)
+	if errors.Is(err, state.ErrOwned) {
 		return fail(3, err)
 	}
 	if err != nil {

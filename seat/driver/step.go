@@ -5,7 +5,7 @@ import (
 
 	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/internal/machine"
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // recycleStep gives the next step a fresh session (the polecat model: atomic
@@ -29,11 +29,11 @@ func (d *Driver) recycleStep(next *inbox.Entry) {
 	}
 	old := d.sess.ID
 	d.killHarness()
-	d.sess.ID = seat.NewSessionID()
+	d.sess.ID = state.NewSessionID()
 	d.sess.Generation++
 	d.sess.Why = fmt.Sprintf("step: a fresh session for %s (the previous step ran on %s)", next.Msg.ID, old)
 	d.sess.PaneID, d.sess.PanePID = "", 0
-	if err := d.S.InjectFile().Write(seat.Inject{SessionID: d.sess.ID, Hash: rec.Hash, Why: d.sess.Why, At: now.UTC()}); err != nil {
+	if err := d.S.InjectFile().Write(state.Inject{SessionID: d.sess.ID, Hash: rec.Hash, Why: d.sess.Why, At: now.UTC()}); err != nil {
 		d.logf("step inject: %v", err)
 	}
 	if err := d.saveSession(); err != nil {

@@ -14,7 +14,10 @@ import (
 	"github.com/pantty/pantty/internal/guard"
 	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/internal/machine"
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/hookwire"
+	"github.com/pantty/pantty/seat/launch"
+	"github.com/pantty/pantty/seat/outage"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // Envelope is the harness's result envelope (claude -p --output-format json).
@@ -62,7 +65,7 @@ func (d *Driver) setupTurn() error {
 // deliverTurn starts one harness process for the submission.
 func (d *Driver) deliverTurn(e *inbox.Entry, sub guard.Submission) {
 	resume, err := d.Ad.SessionExists(d.S, d.Cfg, d.sess.ID)
-	var auth seat.Authority
+	var auth state.Authority
 	if err == nil {
 		auth, err = d.writeSettings()
 	}
@@ -75,7 +78,7 @@ func (d *Driver) deliverTurn(e *inbox.Entry, sub guard.Submission) {
 		d.turnStartFailed(e, err)
 		return
 	}
-	env, err := seat.HarnessEnv(os.Environ(), d.S, d.Cfg, d.Ad.Env(d.S, d.Cfg))
+	env, err := launch.HarnessEnv(os.Environ(), d.S, d.Cfg, d.Ad.Env(d.S, d.Cfg))
 	if err == nil {
 		env = auth.WithDrop(env)
 		argv[0], err = d.resolveBinary(argv[0], env["PATH"])
@@ -85,7 +88,7 @@ func (d *Driver) deliverTurn(e *inbox.Entry, sub guard.Submission) {
 		return
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Dir, cmd.Env = d.Cfg.Workdir, seat.EnvList(env)
+	cmd.Dir, cmd.Env = d.Cfg.Workdir, state.EnvList(env)
 	cmd.Stdin = strings.NewReader(sub.Text())
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &limitWriter{w: &out, n: maxEnvelope}, &limitWriter{w: &errb, n: 64 << 10}
@@ -142,16 +145,16 @@ func (d *Driver) onTurnDone(r turnDone) {
 		name, text, _ := strings.Cut(d.turnRefusal, ": ")
 		d.onTurnFailed(e, name, text)
 	case machine.NoEnvelope:
-		d.finish(e, inbox.StateFailed, inbox.ReasonWorkError, fmt.Sprintf("no result envelope (%v; exit %v): %s", perr, r.err, seat.Truncate(string(r.stderr), 300)), "")
+		d.finish(e, inbox.StateFailed, inbox.ReasonWorkError, fmt.Sprintf("no result envelope (%v; exit %v): %s", perr, r.err, state.Truncate(string(r.stderr), 300)), "")
 	case machine.Processed:
 		d.keepReply(e, env.Result)
 		e.Status.SessionID = env.SessionID
 		d.learnSessionID(env.SessionID) // a self-naming harness names its session in the envelope
 		d.finish(e, inbox.StateProcessed, "", "", fmt.Sprintf("envelope: success, %d turn(s), session %s", env.NumTurns, env.SessionID))
 	case machine.NoTurn:
-		d.finish(e, inbox.StateFailed, seat.ReasonNoTurn, "the envelope says success with zero model turns: not processing", "")
+		d.finish(e, inbox.StateFailed, hookwire.ReasonNoTurn, "the envelope says success with zero model turns: not processing", "")
 	default:
-		d.finish(e, inbox.StateFailed, inbox.ReasonWorkError, fmt.Sprintf("envelope %s is_error=%v: %s", env.Subtype, env.IsError, seat.Truncate(env.Result, 300)), "")
+		d.finish(e, inbox.StateFailed, inbox.ReasonWorkError, fmt.Sprintf("envelope %s is_error=%v: %s", env.Subtype, env.IsError, state.Truncate(env.Result, 300)), "")
 	}
 	d.turnRefusal = ""
 }
@@ -204,12 +207,12 @@ func (l *limitWriter) Write(p []byte) (int, error) {
 func (d *Driver) providerRefused(e *inbox.Entry, errName, text string) {
 	now := d.now()
 	rc := d.Cfg.Recovery
-	b := seat.RefusalBlock(d.S.Name, errName, text, now, rc.ProviderReprobe.Duration, rc.ProviderMaxWait.Duration)
-	if err := seat.RecordBlock(d.S.Home, d.Cfg.Provider, b, now); err != nil {
+	b := outage.RefusalBlock(d.S.Name, errName, text, now, rc.ProviderReprobe.Duration, rc.ProviderMaxWait.Duration)
+	if err := outage.RecordBlock(d.S.Home, d.Cfg.Provider, b, now); err != nil {
 		d.logf("provider block for %s: %v (kept in this driver)", d.Cfg.Provider, err)
 	}
 	e.Status.NotBefore = b.Until
-	e.Status.Reason = seat.ReasonProviderRefusal
+	e.Status.Reason = outage.ReasonProviderRefusal
 	d.requeue(e, fmt.Sprintf("provider %s refused (%s): %s", d.Cfg.Provider, errName, text))
 	d.to(machine.ProviderRefused, fmt.Sprintf("provider %s: %s until %s: %s", d.Cfg.Provider, errName, b.Until.Format(time.RFC3339), b.Text))
 }

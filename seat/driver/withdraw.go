@@ -6,6 +6,7 @@ import (
 	"github.com/pantty/pantty/internal/guard"
 	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // withdraw answers `pantty seat drop`: the named messages, or every queued
@@ -13,7 +14,7 @@ import (
 // queue maybeSubmit reads, and on disk — unless they are no longer queued (in
 // flight or final), which are left as they are and named. The cursor moves
 // once, after all of them.
-func (d *Driver) withdraw(r seat.Request) {
+func (d *Driver) withdraw(r state.Request) {
 	var w seat.Withdrawal
 	var targets []*inbox.Entry
 	if r.All {
@@ -52,7 +53,7 @@ func (d *Driver) withdraw(r seat.Request) {
 		d.logf("withdrew %d queued message(s)", w.Count)
 		d.updateCursor()
 	}
-	res := seat.Result{ID: r.ID, OK: true, Detail: w.Summary(), Dropped: w.Count, Left: w.Left, At: d.now().UTC()}
+	res := state.Result{ID: r.ID, OK: true, Detail: w.Summary(), Dropped: w.Count, Left: w.Left, At: d.now().UTC()}
 	if err := d.S.ResultFile(r.ID).Write(res); err != nil {
 		d.logf("control answer %s: %v", r.ID, err)
 	}

@@ -8,7 +8,9 @@ import (
 	"github.com/pantty/pantty/harness/standinkit"
 	"github.com/pantty/pantty/internal/guard"
 	"github.com/pantty/pantty/internal/inbox"
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/hookwire"
+	"github.com/pantty/pantty/seat/outage"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // OutageTOML makes an outage's waits short in seat.toml: the driver re-probes
@@ -73,8 +75,8 @@ type Outage struct {
 	// answered (status 200) whose new input carried it: what reached the
 	// model, from the stand-in's own request log.
 	Answered func() map[string]int
-	// Class is the failure class the seat must report (seat.FailMeans,
-	// seat.FailProvider, seat.FailTransient).
+	// Class is the failure class the seat must report (hookwire.FailMeans,
+	// hookwire.FailProvider, hookwire.FailTransient).
 	Class string
 	// Words are the harness's own words the heartbeat, status and recover
 	// must name.
@@ -152,16 +154,16 @@ func (h *Harness) reportsOutage(o Outage) bool {
 	if err != nil {
 		return false
 	}
-	if o.Class != seat.FailProvider {
+	if o.Class != hookwire.FailProvider {
 		return hb.Fault == o.Class && strings.Contains(hb.FaultCause, o.Words)
 	}
-	bs, err := seat.ReadBlocks(h.Home)
+	bs, err := outage.ReadBlocks(h.Home)
 	if err != nil {
 		return false
 	}
 	for _, b := range bs {
 		if strings.Contains(b.Error+": "+b.Text, o.Words) {
-			return hb.Phase == seat.PhaseProvider
+			return hb.Phase == state.PhaseProvider
 		}
 	}
 	return false
@@ -182,7 +184,7 @@ func (h *Harness) checkSweep(o Outage) {
 			continue
 		}
 		want := s.Verdict == "ok" && strings.Contains(s.Reason+s.Waiting, o.Words)
-		if o.Class == seat.FailMeans {
+		if o.Class == hookwire.FailMeans {
 			want = s.Verdict == "dead" && s.Cause == "no-model-access" && s.Class == "means" && strings.Contains(s.Reason, o.Words) && r.Code == 1
 		}
 		if !want {
