@@ -11,8 +11,6 @@ import (
 	"github.com/pantty/pantty/seat/state"
 )
 
-
-
 // EnqueueInternal stores a prompt pantty writes itself (a probe, a refresh
 // request) under the reserved sender. It takes the same guarded, evidence-bound
 // path as board messages but never moves the board's cursor.

@@ -1,3 +1,6 @@
+// Package procid is a process's identity: its pid with its start time, so a
+// recycled pid is never taken for the process it once named (an owner record,
+// a pane process, a harness).
 package procid
 
 import (

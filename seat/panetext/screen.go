@@ -1,3 +1,6 @@
+// Package panetext reads what a harness draws in its pane: the horizontal rules
+// around an input box, the lines between the last two of them, the text in the
+// box. Adapters and the driver share it; it imports nothing of pantty.
 package panetext
 
 import "strings"

@@ -152,4 +152,3 @@ func Truncate(s string, n int) string {
 	}
 	return s[:n] + "…"
 }
-

@@ -140,3 +140,5 @@ func Within(path, dir string) bool {
 	rel, err := filepath.Rel(dir, path)
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
 }
+
+func (s Seat) ConfigPath() string { return s.path("seat.toml") }

@@ -93,15 +93,7 @@ func List(home string) ([]string, error) {
 // Paths of the seat's files; docs/state.md describes each.
 func (s Seat) path(p ...string) string { return filepath.Join(append([]string{s.Dir}, p...)...) }
 
-func (s Seat) ConfigPath() string    { return s.path("seat.toml") }
-func (s Seat) LockPath() string      { return s.path("owner.lock") }
-func (s Seat) OwnerPath() string     { return s.path("owner.toml") }
-func (s Seat) SessionPath() string   { return s.path("session.toml") }
-func (s Seat) IntentPath() string    { return s.path("intent.toml") }
-func (s Seat) CursorPath() string    { return s.path("cursor.toml") }
-func (s Seat) HeartbeatPath() string { return s.path("heartbeat.toml") }
-func (s Seat) LaunchPath() string    { return s.path("launch.toml") }
-func (s Seat) SettingsPath() string  { return s.path("harness-settings.json") }
+func (s Seat) SettingsPath() string { return s.path("harness-settings.json") }
 func (s Seat) StatusLinePath() string {
 	return s.path("statusline.json")
 }

@@ -102,3 +102,5 @@ func (s Seat) LaunchFile() statedir.File[LaunchFile] { return bind[LaunchFile](s
 func LaunchFileAt(path string) statedir.File[LaunchFile] {
 	return statedir.Bind[LaunchFile](filepath.Join(filepath.Dir(path), "tmp"), path, ReadRegular)
 }
+
+func (s Seat) LaunchPath() string { return s.path("launch.toml") }

@@ -56,3 +56,7 @@ func (s Seat) OwnerFile() statedir.File[Owner] {
 		return nil
 	})
 }
+
+func (s Seat) LockPath() string { return s.path("owner.lock") }
+
+func (s Seat) OwnerPath() string { return s.path("owner.toml") }

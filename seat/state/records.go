@@ -178,3 +178,11 @@ func (s Seat) CursorFile() statedir.File[inbox.Cursor] { return bind[inbox.Curso
 
 // ModeFile is mode.toml: direct or relay. A seat that never had a person at it has none (direct is then the driver's state, and readers say unknown).
 func (s Seat) ModeFile() statedir.File[Mode] { return bind[Mode](s, s.ModePath()) }
+
+func (s Seat) SessionPath() string { return s.path("session.toml") }
+
+func (s Seat) IntentPath() string { return s.path("intent.toml") }
+
+func (s Seat) CursorPath() string { return s.path("cursor.toml") }
+
+func (s Seat) HeartbeatPath() string { return s.path("heartbeat.toml") }
