@@ -265,3 +265,15 @@ func StandinRows[R standinkit.Logged](rows func() []R) func() []StandinRequest {
 		return out
 	}
 }
+
+// StartRig is the start every stand-in rig shares: the harness binary
+// (spec.Binary with the adapter's cache lookup) and its stand-in started
+// with the request log where spec keeps it and the bodies kept, for the
+// detector to read.
+func StartRig[S MeasureStandin](spec MeasureSpec, cached func() (string, error), start func(standinkit.Options) (S, error)) (bin string, api S, err error) {
+	if bin, err = spec.Binary(cached); err != nil {
+		return "", api, err
+	}
+	api, err = start(standinkit.Options{LogPath: spec.StandinLog(), KeepBodies: true})
+	return bin, api, err
+}

@@ -125,7 +125,7 @@ func (sw *sweeper) recoverSeat(o *observation, v verdict) (did []string, verifie
 	if sw.opts.Pantty == "" {
 		return fail(fmt.Errorf("no pantty binary to start a driver with"))
 	}
-	start := time.Now()
+	start := sw.opts.Now()
 	pid, exited, err := sw.spawnDriver(o)
 	if err != nil {
 		return fail(err)
@@ -334,8 +334,8 @@ func (sw *sweeper) revived(o *observation, after time.Time) (bool, string) {
 		return false, "no heartbeat yet"
 	case hb.Holder != owner.Holder || !hb.At.After(after):
 		return false, fmt.Sprintf("no heartbeat from the new driver %s yet", owner.Holder)
-	case time.Since(hb.At) > staleIntervals*hb.Interval.Duration:
-		return false, fmt.Sprintf("the new driver's heartbeat is stale (%s)", shortDur(time.Since(hb.At)))
+	case sw.opts.Now().Sub(hb.At) > staleIntervals*hb.Interval.Duration:
+		return false, fmt.Sprintf("the new driver's heartbeat is stale (%s)", shortDur(sw.opts.Now().Sub(hb.At)))
 	case hb.Phase == state.PhaseStarting || hb.Phase == state.PhaseRelaunching:
 		return false, fmt.Sprintf("the harness is not up yet (phase %s%s)", hb.Phase, suffix(hb.Waiting))
 	}

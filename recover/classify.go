@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/pantty/pantty/internal/inbox"
-	"github.com/pantty/pantty/seat/hookwire"
+	"github.com/pantty/pantty/internal/machine"
 	"github.com/pantty/pantty/seat/state"
 	"github.com/pantty/pantty/tmux"
 )
@@ -34,8 +34,6 @@ const (
 	CauseTmux         = "tmux-unobservable" // tmux timed out or failed unclassified (unknown)
 	CauseLockHolder   = "lock-holder"       // owner.lock is held by a process owner.toml does not name (unknown)
 	CauseUnwritable   = "state-unwritable"  // the state root cannot be written: the driver holds its queue (unknown)
-
-	ClassMeans = "means"
 )
 
 // Graces: how long recover lets a live, beating driver fix its own harness
@@ -57,7 +55,7 @@ const (
 type verdict struct {
 	State  string
 	Cause  string
-	Class  string
+	Class  machine.Class // machine.ClassMeans for every dead verdict
 	Reason string
 	// Since is when this cause was first seen (carried from health.toml).
 	Since time.Time
@@ -73,7 +71,7 @@ func unknown(cause, format string, a ...any) verdict {
 }
 
 func dead(cause, format string, a ...any) verdict {
-	return verdict{State: Dead, Cause: cause, Class: ClassMeans, Reason: fmt.Sprintf(format, a...)}
+	return verdict{State: Dead, Cause: cause, Class: machine.ClassMeans, Reason: fmt.Sprintf(format, a...)}
 }
 
 func ok(format string, a ...any) verdict {
@@ -190,7 +188,7 @@ func classify(o *observation) verdict {
 		// directory of its own full, a quota): the driver holds its queue.
 		return unknown(CauseUnwritable, "driver pid %d holds the queue: %s", o.owner.PID, o.hb.Waiting)
 	}
-	if o.hb.Fault == hookwire.FailMeans {
+	if o.hb.Fault == machine.ClassMeans {
 		// The driver's own classification of the harness's error: a restart
 		// cannot fix a key or a network, so the live driver keeps re-probing
 		// and recover only counts it (the ladder may descend).

@@ -73,21 +73,22 @@ func TestDriverKilled(t *testing.T) {
 	}
 }
 
-// A loop wedged inside a live process (the test hook blocks it) goes stale;
+// A driver whose loop no longer runs inside a live process goes stale;
 // recover kills that process — its identity matches owner.toml — waits for the
-// lock and starts a replacement, which adopts the harness.
+// lock and starts a replacement, which adopts the harness and delivers what
+// was sent meanwhile exactly once. The wedge is a real one: the driver is
+// stopped (SIGSTOP), so it lives on, holds its lock and answers nothing; the
+// shipped driver has no hook that blocks its loop.
 func TestWedgedLoopIsReplaced(t *testing.T) {
 	t.Parallel()
 	h := newSeat(t, "wedged")
-	if r := h.RunEnv(map[string]string{state.TestHooksEnv: "1"}, "", "seat", "start", "wedged"); r.Code != 0 {
-		t.Fatalf("start: %s", r)
-	}
+	h.Start()
 	h.Send("m1", "before the wedge")
 	h.WaitFinal(wait, "m1")
 	o := h.Owner()
 	killOnCleanup(t, o.PID)
-	if _, err := h.Seat().Ask(state.Request{Kind: state.CtlTestBlock}, 10*time.Second); err != nil {
-		t.Fatalf("test-block: %v", err)
+	if err := syscall.Kill(o.PID, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
 	}
 	h.Send("m2", "sent to a wedged loop")
 	seen := sweepUntil(t, h, "revived", func(r recover.SeatReport) bool { return okVerdict(r) && r.Session != "" && !alive(o.PID) })

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/pantty/pantty/internal/inbox"
+	"github.com/pantty/pantty/internal/machine"
 	"github.com/pantty/pantty/recover"
-	"github.com/pantty/pantty/seat/hookwire"
 	"github.com/pantty/pantty/seat/outage"
 	"github.com/pantty/pantty/seat/seattest"
 	"github.com/pantty/pantty/seat/state"
@@ -39,7 +39,7 @@ func TestCredentialOutageHoldsTheQueueAndIsDead(t *testing.T) {
 	h.WaitFor("the heartbeat to publish the means fault", wait, func() bool {
 		var err error
 		hb, err = h.Seat().HeartbeatFile().Read()
-		return err == nil && hb.Fault == hookwire.FailMeans
+		return err == nil && hb.Fault == machine.ClassMeans
 	})
 	const words = "cannot authenticate: Invalid API key · Fix external API key"
 	if hb.FaultCause != words {
@@ -47,7 +47,7 @@ func TestCredentialOutageHoldsTheQueueAndIsDead(t *testing.T) {
 	}
 	rep, res := sweep(t, h)
 	r := seatIn(t, rep, "nokey")
-	if r.Verdict != recover.Dead || r.Cause != recover.CauseNoModel || r.Class != recover.ClassMeans ||
+	if r.Verdict != recover.Dead || r.Cause != recover.CauseNoModel || r.Class != machine.ClassMeans ||
 		!strings.Contains(r.Reason, words) || res.Code != 1 || strings.Contains(r.Action, "started driver") {
 		t.Fatalf("a seat that cannot authenticate: %+v (exit %d)", r, res.Code)
 	}
@@ -92,7 +92,7 @@ func TestCredentialOutageDescendsTheLadder(t *testing.T) {
 	h.Send("m2", "behind it")
 	h.WaitFor("the means fault", wait, func() bool {
 		hb, err := h.Seat().HeartbeatFile().Read()
-		return err == nil && hb.Fault == hookwire.FailMeans
+		return err == nil && hb.Fault == machine.ClassMeans
 	})
 	rep, _ := sweep(t, h)
 	if r := seatIn(t, rep, "nokey-ladder"); r.Cause != recover.CauseNoModel || r.Floor != "b" {

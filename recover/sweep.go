@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/pantty/pantty/internal/config"
+	"github.com/pantty/pantty/internal/machine"
 	"github.com/pantty/pantty/seat/launch"
 	"github.com/pantty/pantty/seat/outage"
 	"github.com/pantty/pantty/seat/state"
@@ -43,24 +44,28 @@ type Report struct {
 
 // SeatReport is one seat's verdict and what was done about it.
 type SeatReport struct {
-	Seat        string     `json:"seat"`
-	Intent      string     `json:"intent"`
-	Verdict     string     `json:"verdict"` // ok, dead, unknown; "" for a seat left alone
-	Cause       string     `json:"cause,omitempty"`
-	Class       string     `json:"class,omitempty"`
-	Reason      string     `json:"reason"`
-	Action      string     `json:"action,omitempty"`
-	Result      string     `json:"result,omitempty"` // verified, not verified: why, dry run, ...
-	Phase       string     `json:"phase,omitempty"`
-	Session     string     `json:"session,omitempty"`
-	Rung        string     `json:"rung,omitempty"`  // the rung the harness was launched on
-	Floor       string     `json:"floor,omitempty"` // the demotion floor
-	Waiting     string     `json:"waiting,omitempty"`
-	Failures    int        `json:"failures,omitempty"`
-	NextAttempt *time.Time `json:"next_attempt,omitempty"`
+	Seat        string        `json:"seat"`
+	Intent      string        `json:"intent"`
+	Verdict     string        `json:"verdict"` // ok, dead, unknown; "" for a seat left alone
+	Cause       string        `json:"cause,omitempty"`
+	Class       machine.Class `json:"class,omitempty"`
+	Reason      string        `json:"reason"`
+	Action      string        `json:"action,omitempty"`
+	Result      string        `json:"result,omitempty"` // verified, not verified: why, dry run, ...
+	Phase       string        `json:"phase,omitempty"`
+	Session     string        `json:"session,omitempty"`
+	Rung        string        `json:"rung,omitempty"`  // the rung the harness was launched on
+	Floor       string        `json:"floor,omitempty"` // the demotion floor
+	Waiting     string        `json:"waiting,omitempty"`
+	Failures    int           `json:"failures,omitempty"`
+	NextAttempt *time.Time    `json:"next_attempt,omitempty"`
 	// Launch lists what would stop the harness from launching the way `seat
 	// start` recorded, judged in this process's environment (the scheduler's).
 	Launch []string `json:"launch_problems,omitempty"`
+	// revived: the action's revival was verified (Result then starts
+	// "verified"). The exit code and recover-last.toml's count read this,
+	// not Result's words; the JSON has the words only, as it always had.
+	revived bool
 }
 
 // ProviderWait is one active provider block, and the seats it holds.
@@ -75,7 +80,10 @@ type ProviderWait struct {
 }
 
 type sweeper struct {
-	opts      Options
+	opts Options
+	// now is the instant the sweep observes at (opts.Now() at its start);
+	// a decision made later in the sweep, after an action took real time,
+	// reads opts.Now() again: the same injected clock, never the wall's.
 	now       time.Time
 	snaps     map[string]paneSnap
 	tmuxCalls int
@@ -148,16 +156,20 @@ func Sweep(opts Options) (Report, error) {
 	// A seat that is not dead is only recorded (health.toml: two fsyncs), and
 	// those writes overlap when such seats are handled concurrently. A dead seat
 	// is acted on one at a time, in order, as before.
+	// Each seat is classified once, and its verdict is what it is handled
+	// by: a second reading could disagree with the first (a status written
+	// in between) and act on a seat in parallel that was judged not dead.
 	rep.Seats = make([]SeatReport, len(obs))
+	verdicts := make([]verdict, len(obs))
 	handled := make([]bool, len(obs))
 	inParallel(len(obs), func(i int) {
-		if classify(obs[i]).State != Dead {
-			rep.Seats[i], handled[i] = sw.handle(obs[i]), true
+		if verdicts[i] = classify(obs[i]); verdicts[i].State != Dead {
+			rep.Seats[i], handled[i] = sw.handle(obs[i], verdicts[i]), true
 		}
 	})
 	for i, o := range obs {
 		if !handled[i] {
-			rep.Seats[i] = sw.handle(o)
+			rep.Seats[i] = sw.handle(o, verdicts[i])
 		}
 	}
 	for _, p := range blocks.SortedProviders() {
@@ -196,7 +208,7 @@ func Sweep(opts Options) (Report, error) {
 			if r.Verdict != "" {
 				last.Seats++
 			}
-			if strings.HasPrefix(r.Result, "verified") {
+			if r.revived {
 				last.Revived++
 			}
 		}
@@ -215,7 +227,7 @@ func exitCode(r Report) int {
 		switch {
 		case s.Verdict == Unknown:
 			return 4
-		case s.Verdict == Dead && !strings.HasPrefix(s.Result, "verified"):
+		case s.Verdict == Dead && !s.revived:
 			code = 1
 		}
 	}
@@ -227,8 +239,8 @@ func exitCode(r Report) int {
 	return code
 }
 
-// handle classifies one seat, acts when it is dead, and records the verdict.
-func (sw *sweeper) handle(o *observation) SeatReport {
+// handle acts on one seat's verdict when it is dead, and records the verdict.
+func (sw *sweeper) handle(o *observation, v verdict) SeatReport {
 	r := SeatReport{Seat: o.s.Name}
 	if !o.hasIntent && len(o.unreadable) == 0 {
 		r.Intent, r.Reason = "none", "never started (no intent.toml): left alone"
@@ -239,7 +251,6 @@ func (sw *sweeper) handle(o *observation) SeatReport {
 		r.Reason = "intent " + o.intent.Want + ": left alone"
 		return r
 	}
-	v := classify(o)
 	r.Verdict, r.Cause, r.Class, r.Reason = v.State, v.Cause, v.Class, v.Reason
 	if o.cfg.Name != "" {
 		r.Launch = launch.LaunchProblems(o.s, o.cfg)
@@ -273,7 +284,7 @@ func (sw *sweeper) handle(o *observation) SeatReport {
 	case sw.opts.DryRun:
 		r.Action, r.Result = plan(v), "dry run: nothing done"
 	default:
-		r.Action, r.Result = sw.act(o, v, &rec)
+		r.Action, r.Result, r.revived = sw.act(o, v, &rec)
 		recChanged = true
 	}
 	r.Failures, r.Floor = rec.Failures, rec.Floor
@@ -322,12 +333,12 @@ func (o *observation) cannotWriteHealth() bool {
 // failure counter and the backoff; an unverified one counts as a means failure,
 // backs off exponentially (capped) and, after demote_after of them on one
 // floor, lowers the floor one rung and tries again at once on the new floor.
-func (sw *sweeper) act(o *observation, v verdict, rec *state.Recovery) (action, result string) {
+func (sw *sweeper) act(o *observation, v verdict, rec *state.Recovery) (action, result string, revived bool) {
 	did, verified, why := sw.recoverSeat(o, v)
 	rec.LastCause, rec.LastAt = v.Cause, sw.now.UTC()
 	if verified {
 		sw.revivedBooks(rec, did)
-		return strings.Join(did, "; "), "verified: fresh heartbeat from the new driver, harness up on session " + o.sess.ID
+		return strings.Join(did, "; "), "verified: fresh heartbeat from the new driver, harness up on session " + o.sess.ID, true
 	}
 	rec.Failures++
 	rec.MeansFailures++
@@ -345,7 +356,7 @@ func (sw *sweeper) act(o *observation, v verdict, rec *state.Recovery) (action, 
 		if fi+1 >= len(rungs) && rec.MeansFailures >= rc.DemoteAfter && len(rungs) > 1 {
 			result += "; already on the lowest rung"
 		}
-		return strings.Join(did, "; "), result + fmt.Sprintf("; failure %d, next attempt at %s", rec.Failures, rec.NextAttempt.Format(time.RFC3339))
+		return strings.Join(did, "; "), result + fmt.Sprintf("; failure %d, next attempt at %s", rec.Failures, rec.NextAttempt.Format(time.RFC3339)), false
 	}
 	// Demote: the floor moves down one rung, persisted; the running rung is
 	// derived from it by every driver from now on.
@@ -357,19 +368,19 @@ func (sw *sweeper) act(o *observation, v verdict, rec *state.Recovery) (action, 
 	// Persist the floor before acting on it: a new driver starts on the rung it
 	// derives from recovery.toml, and a live one follows it at its next boundary.
 	if err := o.s.RecoveryFile().Write(*rec); err != nil {
-		return strings.Join(did, "; "), "not verified: recording the new floor failed: " + err.Error()
+		return strings.Join(did, "; "), "not verified: recording the new floor failed: " + err.Error(), false
 	}
 	// The seat is read again: the first attempt changed the driver. A live,
 	// beating driver follows the new floor by itself at its next boundary: it is
 	// only waited for. Without one, a driver is started on the new floor.
-	o2 := readFiles(o.s, time.Now(), nil)
+	o2 := readFiles(o.s, sw.opts.Now(), nil)
 	o2.rec = *rec
 	if len(o2.unreadable) > 0 {
 		why = strings.Join(o2.unreadable, "; ")
 	} else if o2.ownerLive && o2.ours() && !o2.hbStale() {
-		if okv, why2 := sw.verify(o2, time.Now(), nil); okv {
+		if okv, why2 := sw.verify(o2, sw.opts.Now(), nil); okv {
 			sw.revivedBooks(rec, did)
-			return strings.Join(did, "; "), "verified on rung " + rec.Floor + " (the live driver followed the floor)"
+			return strings.Join(did, "; "), "verified on rung " + rec.Floor + " (the live driver followed the floor)", true
 		} else {
 			why = why2
 		}
@@ -378,12 +389,12 @@ func (sw *sweeper) act(o *observation, v verdict, rec *state.Recovery) (action, 
 		did = append(did, did2...)
 		if verified2 {
 			sw.revivedBooks(rec, did)
-			return strings.Join(did, "; "), "verified on rung " + rec.Floor
+			return strings.Join(did, "; "), "verified on rung " + rec.Floor, true
 		}
 		why = why2
 	}
 	rec.LastAction, rec.LastResult = strings.Join(did, "; "), "not verified: "+why
-	return strings.Join(did, "; "), "not verified on rung " + rec.Floor + ": " + why
+	return strings.Join(did, "; "), "not verified on rung " + rec.Floor + ": " + why, false
 }
 
 func (sw *sweeper) revivedBooks(rec *state.Recovery, did []string) {

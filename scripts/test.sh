@@ -20,6 +20,13 @@ if ! command -v bwrap >/dev/null 2>&1 || ! command -v socat >/dev/null 2>&1; the
 	as_root apt-get update -qq
 	as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap socat >/dev/null
 fi
+# The fleet tests (cmd/pantty fleet_test.go) start a private OpenSSH server on
+# loopback and reach it with the real ssh client.
+if ! [ -x /usr/sbin/sshd ] || ! command -v ssh >/dev/null 2>&1; then
+	echo "test.sh: installing openssh-server and openssh-client" >&2
+	as_root apt-get update -qq
+	as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openssh-server openssh-client >/dev/null
+fi
 echo "test.sh: $(go version), $(tmux -V)" >&2
 
 # ensure_harness NAME CACHE PACKAGE@VERSION BINARY VERSION_RE installs the npm

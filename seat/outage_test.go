@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/pantty/pantty/internal/inbox"
+	"github.com/pantty/pantty/internal/machine"
 	"github.com/pantty/pantty/seat/hookwire"
 	"github.com/pantty/pantty/seat/seattest"
 	"github.com/pantty/pantty/seat/state"
@@ -58,7 +59,7 @@ func TestAnOutageIsNamedWhileTheHeldMessageIsTriedAgain(t *testing.T) {
 	words := "500 Internal server error"
 	h.WaitFor("a probe of the held message while the outage is recorded", 30*time.Second, func() bool {
 		hb, err := h.Seat().HeartbeatFile().Read()
-		return err == nil && hb.Fault == hookwire.FailTransient && hb.Phase == state.PhaseInTurn
+		return err == nil && hb.Fault == machine.ClassTransient && hb.Phase == state.PhaseInTurn
 	})
 	status := h.Run("status", h.Name)
 	sweep := h.Run("recover", "--json")

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/pantty/pantty/internal/fleet"
 	"github.com/pantty/pantty/seat/feed"
 	"github.com/urfave/cli/v2"
 )
@@ -25,12 +26,12 @@ func eventsCommand() *cli.Command {
 			"health carries a cursor: keep the last one and resume with --since CURSOR (no line is missed or repeated).\n" +
 			"Events are printed in time order once they are --settle old. Exit 0; 2 bad usage or unknown seat;\n" +
 			"4 the state root is unreadable.",
-		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "seat", Usage: "only this seat (default: every seat, also seats created while following)"},
+		Flags: append([]cli.Flag{
+			&cli.StringFlag{Name: "seat", Usage: "only this seat, NAME or HOST:NAME (default: every seat, also seats created while following)"},
 			&cli.BoolFlag{Name: "follow", Aliases: []string{"f"}, Usage: "keep printing new events until interrupted or stdout closes"},
 			&cli.StringFlag{Name: "since", Usage: "start after `CURSOR` (from an event line), at an RFC 3339 time, a duration ago (5m, 2h), or now (default: the oldest record)"},
 			&cli.DurationFlag{Name: "settle", Value: feed.DefaultSettle, Usage: "hold events until they are this old, so lines come in time order"},
-		},
+		}, fleetFlags()...),
 		Action: eventsAction,
 	}
 }
@@ -38,6 +39,21 @@ func eventsCommand() *cli.Command {
 func eventsAction(c *cli.Context) error {
 	if c.NArg() != 0 {
 		return usageErr("events takes no arguments (one seat: --seat NAME)")
+	}
+	if name := c.String("seat"); name != "" {
+		h, plain, remote, err := hostOf(c, name)
+		if err != nil {
+			return err
+		}
+		if remote {
+			return fleetEvents(c, []fleet.Host{h}, plain)
+		}
+	}
+	if hosts, err := fleetHosts(c); err != nil || hosts != nil {
+		if err != nil {
+			return err
+		}
+		return fleetEvents(c, hosts, c.String("seat"))
 	}
 	if err := validSeatArg(c.String("seat")); err != nil {
 		return err

@@ -45,7 +45,7 @@ func seatCommand() *cli.Command {
 				Action:    seatPrepareHome,
 			},
 			{Name: "stop", Usage: "stop driver and harness; all state stays", ArgsUsage: "NAME", Action: seatStop},
-			{Name: "list", Usage: "list seats with intent, owner and phase", Flags: []cli.Flag{jsonFlag()}, Action: seatList},
+			{Name: "list", Usage: "list seats with intent, owner and phase", Flags: append([]cli.Flag{jsonFlag()}, fleetFlags()...), Action: seatList},
 			{Name: "attach", Usage: "switch the seat to relay (the driver submits nothing) and attach this terminal; back to direct when you detach", ArgsUsage: "NAME", Action: seatAttach},
 			{Name: "watch-pane", Usage: "attach read-only (the driver keeps submitting)", ArgsUsage: "NAME", Action: seatWatchPane},
 			{
@@ -78,7 +78,7 @@ func seatCommand() *cli.Command {
 			{Name: "retry", Usage: "re-queue a failed message", ArgsUsage: "NAME ID", Action: seatRetry},
 			seatDropCommand(),
 			seatRmCommand(),
-			{Name: "inbox", Usage: "list the seat's messages and their states", ArgsUsage: "NAME", Flags: []cli.Flag{jsonFlag()}, Action: seatInbox},
+			{Name: "inbox", Usage: "list the seat's messages and their states", ArgsUsage: "NAME | HOST:NAME", Flags: append([]cli.Flag{jsonFlag()}, hostFlag()), Action: seatInbox},
 			seatShowCommand(),
 			seatDoneCommand(),
 		},

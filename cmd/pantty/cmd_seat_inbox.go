@@ -11,6 +11,14 @@ import (
 )
 
 func seatInbox(c *cli.Context) error {
+	if c.NArg() == 1 {
+		remote, err := remoteSeat(c, c.Args().First(), func(name string) []string {
+			return append([]string{"seat", "inbox", name}, boolArgs(c, "json")...)
+		})
+		if remote || err != nil {
+			return err
+		}
+	}
 	s, err := seatArg(c, true)
 	if err != nil {
 		return err

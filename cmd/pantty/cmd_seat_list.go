@@ -17,6 +17,12 @@ func seatList(c *cli.Context) error {
 	if c.NArg() != 0 {
 		return usageErr("seat list takes no arguments")
 	}
+	if hosts, err := fleetHosts(c); err != nil || hosts != nil {
+		if err != nil {
+			return err
+		}
+		return fleetSeatList(c, hosts)
+	}
 	home, err := stateRoot(c)
 	if err != nil {
 		return err

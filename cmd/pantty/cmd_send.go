@@ -32,7 +32,7 @@ func sendCommand() *cli.Command {
 			"With --wait it blocks until the message is final and prints the model's reply on stdout: exit 0 processed,\n" +
 			"1 failed (the reason on stderr), 4 not final by --timeout or unknown (the message stays queued; its id on\n" +
 			"stderr). With --lines/--jsonl (or --json) --wait prints one JSON result line per message instead.",
-		ArgsUsage: "NAME",
+		ArgsUsage: "NAME | HOST:NAME",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "id", Usage: "message id (default: generated); the same id is stored once"},
 			&cli.StringFlag{Name: "from", Usage: "sender"},
@@ -43,12 +43,22 @@ func sendCommand() *cli.Command {
 			&cli.BoolFlag{Name: "wait", Usage: "block until the message is final; print the model's reply (exit 0 processed, 1 failed, 4 timed out or unknown)"},
 			&cli.DurationFlag{Name: "timeout", Usage: "with --wait: give up after `D` (exit 4, the message stays queued); 0 waits without limit"},
 			&cli.BoolFlag{Name: "json", Usage: "with --wait: print the result as one JSON line (schema in docs/cli.md)"},
+			hostFlag(),
 		},
 		Action: seatSend,
 	}
 }
 
 func seatSend(c *cli.Context) error {
+	if c.NArg() == 1 {
+		h, name, remote, err := hostOf(c, c.Args().First())
+		if err != nil {
+			return err
+		}
+		if remote {
+			return fleetSend(c, h, name)
+		}
+	}
 	s, err := seatArg(c, true)
 	if err != nil {
 		return err

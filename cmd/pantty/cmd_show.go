@@ -25,10 +25,10 @@ func seatShowCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "show",
 		Usage:     "one message: its text, states with times, evidence, submissions and reply",
-		ArgsUsage: "NAME ID",
+		ArgsUsage: "NAME ID | HOST:NAME ID",
 		Description: "Exit 0 shown, 2 no such seat or message, 4 a record could not be read.\n" +
 			"--json prints one object (schema v1 in docs/cli.md).",
-		Flags:  []cli.Flag{jsonFlag()},
+		Flags:  []cli.Flag{jsonFlag(), hostFlag()},
 		Action: seatShow,
 	}
 }
@@ -88,6 +88,14 @@ type shownReply struct {
 }
 
 func seatShow(c *cli.Context) error {
+	if c.NArg() == 2 {
+		remote, err := remoteSeat(c, c.Args().First(), func(name string) []string {
+			return append([]string{"seat", "show", name, c.Args().Get(1)}, boolArgs(c, "json")...)
+		})
+		if remote || err != nil {
+			return err
+		}
+	}
 	s, id, err := seatAndID(c)
 	if err != nil {
 		return err

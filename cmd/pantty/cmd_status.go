@@ -31,13 +31,14 @@ func statusCommand() *cli.Command {
 		Usage: "show every seat's (or one seat's) readings, derived from recorded state only",
 		Description: "Reads the state files and nothing else: no lock, no tmux, no model turn. A missing record\n" +
 			"shows as unknown and an old one as stale, never as 0 or idle. With NAME the readings are\n" +
-			"listed one per line with how each was bound to the seat. docs/telemetry.md lists every field.",
+			"listed one per line with how each was bound to the seat. docs/telemetry.md lists every field.\n" +
+			"HOST:NAME is a seat of a host of hosts.toml; --host and --all-hosts list hosts' seats (docs/fleet.md).",
 		ArgsUsage: "[NAME]",
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.BoolFlag{Name: "json", Usage: "print the JSON form (same as --format json)"},
 			&cli.StringFlag{Name: "format", Usage: "table | json | prom (Prometheus text format)"},
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "wide: every column (default: the most useful columns that fit the terminal, or $COLUMNS, or 120 off a terminal)"},
-		},
+		}, fleetFlags()...),
 		Action: statusAction,
 	}
 }
@@ -77,6 +78,26 @@ func statusAction(c *cli.Context) error {
 	if o := c.String("output"); o != "" && o != "wide" {
 		return usageErr("-o %q: want wide", o)
 	}
+	if c.NArg() == 1 {
+		remote, err := remoteSeat(c, c.Args().First(), func(name string) []string {
+			args := []string{"status", name}
+			if format != "" {
+				args = append(args, "--format", format)
+			}
+			if o := c.String("output"); o != "" {
+				args = append(args, "-o", o)
+			}
+			return args
+		})
+		if remote || err != nil {
+			return err
+		}
+	} else if hosts, err := fleetHosts(c); err != nil || hosts != nil {
+		if err != nil {
+			return err
+		}
+		return fleetStatus(c, hosts, format)
+	}
 	if err := validSeatArg(c.Args().First()); err != nil {
 		return err
 	}
@@ -100,7 +121,7 @@ func statusAction(c *cli.Context) error {
 	case "json":
 		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")
-		return enc.Encode(telemetry.Document{Version: telemetry.Version, At: now.UTC(), Home: home, Seats: rows})
+		return enc.Encode(telemetry.Document{Version: telemetry.Version, At: now.UTC(), Home: home, Seats: rows, LastSweep: telemetry.ReadSweep(home, now)})
 	case "prom":
 		return telemetry.WritePrometheusWith(out, rows, telemetry.PromOptions{Home: home, Now: now})
 	}

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/pantty/pantty/internal/fleet"
 	"github.com/pantty/pantty/seat/gates"
 	"github.com/urfave/cli/v2"
 )
@@ -20,9 +21,16 @@ func versionCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "version",
 		Usage: "print the version and the harness versions it was measured against (as --version)",
+		Description: "--json prints one line {v, version, fleet}: fleet is the fleet protocol this pantty speaks\n" +
+			"(docs/fleet.md); a fleet's listings run it first on every host to tell a pantty too old.",
+		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "one JSON line: the version and the fleet protocol"}},
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 0 {
 				return usageErr("version takes no arguments")
+			}
+			if c.Bool("json") {
+				printLine(fleet.Version{V: jsonVersion, Version: c.App.Version, Fleet: fleet.Protocol})
+				return nil
 			}
 			printVersion(c)
 			return nil

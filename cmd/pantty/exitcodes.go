@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/pantty/pantty/internal/fleet"
 	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/seat/state"
 )
@@ -59,7 +60,7 @@ func exitCode(err error) int {
 		return exitNotFound
 	case errors.Is(err, inbox.ErrConflict):
 		return exitConflict
-	case errors.Is(err, state.ErrBadInput), errors.Is(err, state.ErrBadConfig), errors.Is(err, state.ErrInsideSeat):
+	case errors.Is(err, state.ErrBadInput), errors.Is(err, state.ErrBadConfig), errors.Is(err, state.ErrInsideSeat), errors.Is(err, fleet.ErrBadHosts):
 		return exitBadInput
 	case errors.Is(err, state.ErrOwned):
 		return exitRefused

@@ -75,6 +75,7 @@ func newApp() *cli.App {
 			statusCommand(),
 			watchCommand(),
 			eventsCommand(),
+			hostsCommand(),
 			measureCommand(),
 			gatesCommand(),
 			recoverCommand(),

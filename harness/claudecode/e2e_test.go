@@ -19,6 +19,7 @@ import (
 	"github.com/pantty/pantty/harness/standinkit"
 	"github.com/pantty/pantty/internal/guard"
 	"github.com/pantty/pantty/internal/inbox"
+	"github.com/pantty/pantty/internal/machine"
 	"github.com/pantty/pantty/seat/hookwire"
 	"github.com/pantty/pantty/seat/seattest"
 	"github.com/pantty/pantty/tmux/tmuxtest"
@@ -109,16 +110,16 @@ func TestE2E(t *testing.T) {
 		Outages: []seattest.E2EOutage{
 			// A 401 (authentication_failed, "Invalid API key · Fix external API
 			// key") is a means outage: the seat is dead until the key works.
-			{Name: "Credential", Fault: standinkit.FaultAuth, Class: hookwire.FailMeans, Words: "cannot authenticate: Invalid API key · Fix external API key"},
+			{Name: "Credential", Fault: standinkit.FaultAuth, Class: machine.ClassMeans, Words: "cannot authenticate: Invalid API key · Fix external API key"},
 			// A 400 "credit balance is too low" (billing_error) is a provider
 			// refusal: a wait shared by the provider's seats, re-probed.
-			{Name: "Billing", Fault: standinkit.FaultBilling, Class: hookwire.FailProvider, Words: "Credit balance is too low"},
+			{Name: "Billing", Fault: standinkit.FaultBilling, Class: machine.ClassProvider, Words: "Credit balance is too low"},
 			// A 500 after claude's own retries (server_error) is transient: the
 			// message goes back to the queue with backoff.
-			{Name: "ServerError", Fault: standinkit.FaultServer, Class: hookwire.FailTransient, Words: "server error: API Error: 500 Internal server error"},
+			{Name: "ServerError", Fault: standinkit.FaultServer, Class: machine.ClassTransient, Words: "server error: API Error: 500 Internal server error"},
 			// A refused connection (server_error, "API Error: Connection
 			// refused — … (ECONNREFUSED)") is a means outage by its words.
-			{Name: "ConnectionRefused", Fault: standinkit.FaultRefused, Class: hookwire.FailMeans, Words: "cannot connect: API Error: Connection refused"},
+			{Name: "ConnectionRefused", Fault: standinkit.FaultRefused, Class: machine.ClassMeans, Words: "cannot connect: API Error: Connection refused"},
 		},
 		ResumeArgv: func(h *seattest.Harness, id, argv string) error {
 			if !strings.Contains(argv, "--resume "+id) || !strings.Contains(argv, "--settings "+h.Seat().SettingsPath()) ||

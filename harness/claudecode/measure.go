@@ -19,11 +19,7 @@ const measureKey = "sk-ant-pantty-measure-0000000000000000"
 // detector is exact (did the text reach the model; did the side effect
 // happen). The rig's Close stops the stand-in.
 func (Adapter) Measure(spec harness.MeasureSpec) (harness.MeasureRig, error) {
-	bin, err := spec.Binary(CachedBinary)
-	if err != nil {
-		return harness.MeasureRig{}, err
-	}
-	api, err := standin.Start(standin.Options{LogPath: spec.StandinLog(), KeepBodies: true})
+	bin, api, err := harness.StartRig(spec, CachedBinary, standin.Start)
 	if err != nil {
 		return harness.MeasureRig{}, err
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/pantty/pantty/harness/codex/standin"
 	"github.com/pantty/pantty/harness/standinkit"
 	"github.com/pantty/pantty/internal/inbox"
+	"github.com/pantty/pantty/internal/machine"
 	"github.com/pantty/pantty/seat/hookwire"
 	"github.com/pantty/pantty/seat/seattest"
 	"github.com/pantty/pantty/tmux/tmuxtest"
@@ -106,19 +107,19 @@ func TestE2E(t *testing.T) {
 		Outages: []seattest.E2EOutage{
 			// A 401 ("unexpected status 401 Unauthorized: Incorrect API key
 			// provided…", authentication_failed) is a means outage.
-			{Name: "Credential", Fault: standinkit.FaultAuth, Class: hookwire.FailMeans, Words: "cannot authenticate: unexpected status 401 Unauthorized"},
+			{Name: "Credential", Fault: standinkit.FaultAuth, Class: machine.ClassMeans, Words: "cannot authenticate: unexpected status 401 Unauthorized"},
 			// A 429 insufficient_quota ("Quota exceeded. Check your plan and
 			// billing details.", billing_error) is a provider refusal: a wait.
-			{Name: "Billing", Fault: standinkit.FaultBilling, Class: hookwire.FailProvider, Words: "Quota exceeded. Check your plan and billing details."},
+			{Name: "Billing", Fault: standinkit.FaultBilling, Class: machine.ClassProvider, Words: "Quota exceeded. Check your plan and billing details."},
 			// A 500 ("We’re currently experiencing high demand…", server_error)
 			// is transient: the message goes back to the queue with backoff.
-			{Name: "ServerError", Fault: standinkit.FaultServer, Class: hookwire.FailTransient, Words: "server error: We’re currently experiencing high demand"},
+			{Name: "ServerError", Fault: standinkit.FaultServer, Class: machine.ClassTransient, Words: "server error: We’re currently experiencing high demand"},
 			// A refused connection ("Connection failed: error sending request",
 			// connection_failed) does not end Codex's turn: Codex reconnects by
 			// itself ("Reconnecting… waiting for network"). The turn stays in
 			// flight, the seat reports the means outage, and Codex's own
 			// reconnect finishes the turn once the stand-in listens again.
-			{Name: "ConnectionRefused", Fault: standinkit.FaultRefused, Class: hookwire.FailMeans, Words: "cannot connect: Connection failed: error sending request"},
+			{Name: "ConnectionRefused", Fault: standinkit.FaultRefused, Class: machine.ClassMeans, Words: "cannot connect: Connection failed: error sending request"},
 		},
 		ResumeArgv: func(_ *seattest.Harness, id, argv string) error {
 			if !strings.Contains(argv, " resume "+id+" --no-daemon") {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/pantty/pantty/harness/codex"
+	"github.com/pantty/pantty/internal/machine"
 	"github.com/pantty/pantty/seat/hookwire"
 	"github.com/pantty/pantty/seat/seattest"
 	"github.com/pantty/pantty/seat/state"
@@ -17,16 +18,19 @@ import (
 // port number holding "401" or "500" in the url is not a status.
 func TestClassifyError(t *testing.T) {
 	t.Parallel()
-	for _, c := range []struct{ msg, name, class string }{
-		{"unexpected status 401 Unauthorized: Incorrect API key provided: sk-…. You can find your API key at https://platform.openai.com/account/api-keys., url: http://127.0.0.1:40123/v1/responses", "authentication_failed", hookwire.FailMeans},
-		{"Connection failed: error sending request", codex.ErrConnection, hookwire.FailMeans},
-		{"Quota exceeded. Check your plan and billing details.", "billing_error", hookwire.FailProvider},
-		{"You've hit your usage limit. Try again later.", "usage_limit", hookwire.FailProvider},
-		{"exceeded retry limit, last status: 429 Too Many Requests", "rate_limit", hookwire.FailProvider},
-		{"unexpected status 503 Service Unavailable: The server is overloaded or not ready yet., url: http://127.0.0.1:45001/v1/responses", "overloaded", hookwire.FailTransient},
-		{"We’re currently experiencing high demand, which may cause temporary errors.", "server_error", hookwire.FailTransient},
-		{"exceeded retry limit, last status: 500 Internal Server Error", "server_error", hookwire.FailTransient},
-		{"unexpected status 400 Bad Request: input too long, url: http://127.0.0.1:40100/v1/responses", "api_error", hookwire.FailWork},
+	for _, c := range []struct {
+		msg, name string
+		class     machine.Class
+	}{
+		{"unexpected status 401 Unauthorized: Incorrect API key provided: sk-…. You can find your API key at https://platform.openai.com/account/api-keys., url: http://127.0.0.1:40123/v1/responses", "authentication_failed", machine.ClassMeans},
+		{"Connection failed: error sending request", codex.ErrConnection, machine.ClassMeans},
+		{"Quota exceeded. Check your plan and billing details.", "billing_error", machine.ClassProvider},
+		{"You've hit your usage limit. Try again later.", "usage_limit", machine.ClassProvider},
+		{"exceeded retry limit, last status: 429 Too Many Requests", "rate_limit", machine.ClassProvider},
+		{"unexpected status 503 Service Unavailable: The server is overloaded or not ready yet., url: http://127.0.0.1:45001/v1/responses", "overloaded", machine.ClassTransient},
+		{"We’re currently experiencing high demand, which may cause temporary errors.", "server_error", machine.ClassTransient},
+		{"exceeded retry limit, last status: 500 Internal Server Error", "server_error", machine.ClassTransient},
+		{"unexpected status 400 Bad Request: input too long, url: http://127.0.0.1:40100/v1/responses", "api_error", machine.ClassWork},
 	} {
 		name := codex.ClassifyError(c.msg)
 		if name != c.name {

@@ -25,11 +25,7 @@ const MeasureControl = "/compact"
 // cost. The throwaway seat's CODEX_HOME (under spec.Dir) names the stand-in
 // as its model provider. The rig's Close stops the stand-in.
 func (Adapter) Measure(spec harness.MeasureSpec) (harness.MeasureRig, error) {
-	bin, err := spec.Binary(CachedBinary)
-	if err != nil {
-		return harness.MeasureRig{}, err
-	}
-	api, err := standin.Start(standin.Options{LogPath: spec.StandinLog(), KeepBodies: true})
+	bin, api, err := harness.StartRig(spec, CachedBinary, standin.Start)
 	if err != nil {
 		return harness.MeasureRig{}, err
 	}

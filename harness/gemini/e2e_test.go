@@ -15,7 +15,7 @@ import (
 	"github.com/pantty/pantty/harness/gemini"
 	"github.com/pantty/pantty/harness/gemini/standin"
 	"github.com/pantty/pantty/harness/standinkit"
-	"github.com/pantty/pantty/seat/hookwire"
+	"github.com/pantty/pantty/internal/machine"
 	"github.com/pantty/pantty/seat/seattest"
 )
 
@@ -78,13 +78,13 @@ func TestE2E(t *testing.T) {
 			// A refused connection is a means outage: with the seat's
 			// general.retryFetchErrors = false the CLI ends the turn on it
 			// ("fetch failed") instead of retrying inside the turn.
-			{Name: "ConnectionRefused", Fault: standinkit.FaultRefused, Class: hookwire.FailMeans, Words: "cannot connect"},
+			{Name: "ConnectionRefused", Fault: standinkit.FaultRefused, Class: machine.ClassMeans, Words: "cannot connect"},
 			// A 401 ends Gemini's turn at once with "✕ [API Error: {…"code":401…}]"
 			// on the pane and AfterAgent's "[no response text]" (measured): the
 			// hook reads the error line, authentication_failed, a means outage.
 			// (A 5xx or 429 is retried inside the turn by the CLI with no hook:
 			// no outage test can exist for them; docs/gemini.md.)
-			{Name: "Credential", Fault: standinkit.FaultAuth, Class: hookwire.FailMeans, Words: "cannot authenticate: [API Error: "},
+			{Name: "Credential", Fault: standinkit.FaultAuth, Class: machine.ClassMeans, Words: "cannot authenticate: [API Error: "},
 		},
 		ResumeArgv: func(_ *seattest.Harness, id, argv string) error {
 			if !strings.Contains(argv, " --resume "+id) || strings.Contains(argv, "--session-id") {

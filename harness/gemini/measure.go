@@ -16,11 +16,7 @@ const MeasureControl = "/compress"
 // no cost. The throwaway seat's environment points the CLI at it
 // (GOOGLE_GEMINI_BASE_URL, any GEMINI_API_KEY). The rig's Close stops it.
 func (Adapter) Measure(spec harness.MeasureSpec) (harness.MeasureRig, error) {
-	bin, err := spec.Binary(CachedBinary)
-	if err != nil {
-		return harness.MeasureRig{}, err
-	}
-	api, err := standin.Start(standin.Options{LogPath: spec.StandinLog(), KeepBodies: true})
+	bin, api, err := harness.StartRig(spec, CachedBinary, standin.Start)
 	if err != nil {
 		return harness.MeasureRig{}, err
 	}

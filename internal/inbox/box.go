@@ -2,6 +2,7 @@ package inbox
 
 import (
 	"path/filepath"
+	"time"
 
 	"github.com/pantty/pantty/internal/fsafe"
 	"github.com/pantty/pantty/internal/fsatomic"
@@ -14,6 +15,18 @@ import (
 type Box struct {
 	Root string
 	Tmp  string
+	// Now is the clock a status's times are taken from (UpdatedAt, a set-aside
+	// entry's EndedAt): nil is the wall clock; the driver gives its own, so
+	// what it writes agrees with the decisions it makes on that clock.
+	Now func() time.Time
+}
+
+// now reads the box's clock.
+func (b Box) now() time.Time {
+	if b.Now != nil {
+		return b.Now()
+	}
+	return time.Now()
 }
 
 // MsgsDir holds every accepted message, one file each: the id registry.

@@ -102,7 +102,7 @@ func (b Box) readStatusIn(id string, dirs []string) (Status, error) {
 // WriteStatus records a message's state: the status is written atomically in
 // its state's directory, then any copy in another state's directory is removed.
 func (b Box) WriteStatus(st Status) error {
-	st.UpdatedAt = time.Now().UTC()
+	st.UpdatedAt = b.now().UTC()
 	dir := b.statusDirFor(st.State)
 	if err := os.MkdirAll(dir, fsatomic.DirMode); err != nil {
 		return err
@@ -347,7 +347,7 @@ func (b Box) readEntryIn(id string, dirs []string) (e Entry, ok bool) {
 	}
 	why := errors.Join(merr, serr).Error()
 	return Entry{Msg: m, SetAside: why, Status: Status{ID: id, State: StateFailed, Reason: ReasonUnreadable,
-		Detail: fsatomic.OneLine(why), EndedAt: time.Now().UTC()}}, true
+		Detail: fsatomic.OneLine(why), EndedAt: b.now().UTC()}}, true
 }
 
 // AdoptInbox moves an inbox an older pantty wrote into this layout: every

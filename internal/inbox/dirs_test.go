@@ -400,3 +400,45 @@ func TestTwoFinalCopiesCountAsTheNewer(t *testing.T) {
 		t.Fatalf("two final copies: %d processed, %d failed, %d open; want the newer, failed, once", p, f, len(v.Open))
 	}
 }
+
+// A status's times come from the box's clock: the driver's, when it gives
+// one. Before, WriteStatus and a set-aside entry read the wall clock whatever
+// clock the writer decided on.
+func TestStatusTimesAreOnTheBoxsClock(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	at := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
+	b := Box{Root: filepath.Join(dir, "inbox"), Tmp: filepath.Join(dir, "tmp"), Now: func() time.Time { return at }}
+	if err := os.MkdirAll(b.Tmp, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Enqueue(guard.Message{ID: "m1", Text: "x"}, 0, at); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.WriteStatus(Status{ID: "m1", State: StateSubmitting}); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := b.ReadStatus("m1"); err != nil || !st.UpdatedAt.Equal(at) {
+		t.Fatalf("updated_at %s (%v), want the box's clock %s", st.UpdatedAt, err, at)
+	}
+	// A status file that cannot be read sets its entry aside, ended now.
+	if err := os.WriteFile(filepath.Join(b.StatusDir(), "m1.toml"), []byte("not = [toml"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	v, err := b.View()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found bool
+	for _, e := range v.Open {
+		if e.Msg.ID == "m1" {
+			found = true
+			if e.SetAside == "" || !e.Status.EndedAt.Equal(at) {
+				t.Fatalf("set aside %q, ended %s, want the box's clock %s", e.SetAside, e.Status.EndedAt, at)
+			}
+		}
+	}
+	if !found {
+		t.Fatal("m1 is not in the view")
+	}
+}

@@ -3,15 +3,31 @@ package machine
 // Class is whose problem a failed turn is, read from the harness's own
 // words (hookwire.ClassifyFailure). It decides what becomes of the message, so
 // an outage of the seat's means or of its provider never fails board work.
-// The values are the file format (heartbeat.toml's fault, recover's class).
+// It is the one spelling of a class: the classifier returns it, AfterFailure
+// decides on it, and the records store its string form (heartbeat.toml's
+// fault, health.toml's and recover's report's class), so the values are the
+// file format. A new class is one constant here and its case in AfterFailure,
+// plus the words that mean it in hookwire.ClassifyFailure's table.
 type Class string
 
 // The failure classes.
 const (
-	ClassMeans     Class = "means"            // the harness cannot reach or use the model (credentials, connection)
-	ClassProvider  Class = "provider-refusal" // the provider refuses this account for now (rate, usage, credit)
-	ClassTransient Class = "transient"        // the provider failed this request after the harness's own retries
-	ClassWork      Class = "work"             // an error about the message itself
+	// ClassMeans: the harness cannot reach or use the model at all
+	// (credentials, login, connection). The message stays queued, the driver
+	// re-probes with backoff, the seat reports itself dead (recover's class
+	// means) and the ladder may descend.
+	ClassMeans Class = "means"
+	// ClassProvider: the provider refuses this account for now (rate limit,
+	// usage limit, credit balance): a wait shared by every seat on the
+	// provider (providers.toml), re-probed.
+	ClassProvider Class = "provider-refusal"
+	// ClassTransient: the provider failed this request after the harness's
+	// own retries (5xx, overloaded). The message goes back to the queue with
+	// a per-seat backoff, up to [recovery] transient_attempts in a row.
+	ClassTransient Class = "transient"
+	// ClassWork: anything else, an error about the message itself. The
+	// message fails (work-error).
+	ClassWork Class = "work"
 )
 
 // Failure is a turn the harness ended on an error, as the decision sees it.

@@ -7,6 +7,7 @@ import (
 	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/internal/machine"
+	"github.com/pantty/pantty/seat/flight"
 	"github.com/pantty/pantty/seat/hookwire"
 	"github.com/pantty/pantty/seat/state"
 )
@@ -16,17 +17,17 @@ import (
 func (d *Driver) clearComposer() {
 	ctx, cancel := d.ctx()
 	defer cancel()
-	if err := d.tm.SendKeys(ctx, d.sess.PaneID, "C-u"); err != nil {
+	if err := d.pane().Clear(ctx); err != nil {
 		d.logf("clear composer: %v", err)
 	}
 }
 
 // cancelRun is a cancel under way: it stops the turn in flight with one
 // Escape and learns from the pane whether it stopped. Its looks at the pane
-// are pane watches (panewatch.go), so the loop runs meanwhile; done
+// are pane watches (waits.go), so the loop runs meanwhile; done
 // hears the outcome once (the control request's answer, or the ceiling's log).
 type cancelRun struct {
-	fl      *flight
+	fl      *delivery
 	reason  string
 	done    func(error)
 	escaped bool            // the Escape went to the pane: a turn end now is the interrupted turn's (cancelEscaped)
@@ -72,7 +73,7 @@ func (d *Driver) cancelTurn(reason string, done func(error)) {
 	c := &cancelRun{fl: fl, reason: reason, done: done}
 	d.cancel = c
 	ctx, cancel := d.ctx()
-	screen, err := d.tm.Capture(ctx, d.sess.PaneID)
+	screen, err := d.pane().Screen(ctx)
 	cancel()
 	switch busy := err == nil && d.Ad.Busy(screen); {
 	case err == nil && !busy && fl.e.Status.State == inbox.StateSubmitting:
@@ -80,7 +81,7 @@ func (d *Driver) cancelTurn(reason string, done func(error)) {
 		// fires UserPromptSubmit 80–150 ms after Enter): without this look the
 		// cancel found an idle pane, failed the message, and the turn then ran
 		// to its end anyway.
-		d.watchPane(paneLook{every: cancelLook, limit: cancelSubmitWait, cond: d.Ad.Busy},
+		d.watchPane(flight.Wait{Every: cancelLook, Limit: cancelSubmitWait, Cond: d.Ad.Busy},
 			func(busy bool) { d.cancelShown(c, busy) })
 	default:
 		// A submitted message has started its turn (UserPromptSubmit fires
@@ -116,13 +117,13 @@ func (d *Driver) cancelEscape(c *cancelRun, escape bool) {
 	}
 	c.escaped = true
 	ctx, cancel := d.ctx()
-	err := d.tm.SendKeys(ctx, d.sess.PaneID, "Escape")
+	err := d.pane().Interrupt(ctx)
 	cancel()
 	if err != nil {
 		d.cancelEnd(c, err)
 		return
 	}
-	d.watchPane(paneLook{every: cancelLook, limit: cancelVerify, hold: cancelIdleHold, cond: func(s string) bool { return !d.Ad.Busy(s) }},
+	d.watchPane(flight.Wait{Every: cancelLook, Limit: cancelVerify, Hold: cancelIdleHold, Cond: func(s string) bool { return !d.Ad.Busy(s) }},
 		func(idle bool) {
 			if !d.cancelCurrent(c) {
 				return
@@ -170,7 +171,7 @@ func (d *Driver) cancelSettle(c *cancelRun, deadline time.Time) {
 		return
 	}
 	holdsText := func(s string) bool { text, ok := composer(s); return ok && text != "" }
-	d.watchPane(paneLook{quiet: cancelLook, every: cancelLook, limit: min(composerQuiet, left), cond: holdsText},
+	d.watchPane(flight.Wait{Quiet: cancelLook, Every: cancelLook, Limit: min(composerQuiet, left), Cond: holdsText},
 		func(text bool) {
 			if !d.cancelCurrent(c) {
 				return
@@ -193,7 +194,7 @@ func (d *Driver) cancelSettle(c *cancelRun, deadline time.Time) {
 // hold (the turn ran on and ended by itself) it is the turn's own after all
 // (cancelEnd). A turn end before the Escape is the turn's own: the message is
 // processed and the cancel answered too late.
-func (d *Driver) cancelEscaped(fl *flight) bool {
+func (d *Driver) cancelEscaped(fl *delivery) bool {
 	return fl != nil && d.cancel != nil && d.cancel.fl == fl && d.cancel.escaped
 }
 

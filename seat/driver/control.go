@@ -1,11 +1,13 @@
 package driver
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/pantty/pantty/harness"
 	"github.com/pantty/pantty/internal/config"
@@ -13,6 +15,8 @@ import (
 	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/internal/machine"
 	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/flight"
+	"github.com/pantty/pantty/seat/hookwire"
 	"github.com/pantty/pantty/seat/state"
 )
 
@@ -100,16 +104,6 @@ func (d *Driver) onRequest(r state.Request) {
 		d.answer(r, nil, "driver released the seat; the harness keeps running")
 		code := 0
 		d.exit = &code
-	case state.CtlTestBlock:
-		if os.Getenv(state.TestHooksEnv) != "1" {
-			d.answer(r, fmt.Errorf("test hooks are off in this driver (%s is not 1)", state.TestHooksEnv), "")
-			return
-		}
-		d.answer(r, nil, "the work loop blocks now, forever")
-		d.logf("test hook: the work loop blocks forever (its heartbeat will go stale)")
-		for {
-			time.Sleep(time.Hour) // a timer, so the runtime never reports a deadlock
-		}
 	}
 }
 
@@ -183,18 +177,19 @@ func (d *Driver) Run(c guard.Command, live func() bool, entered func(error)) {
 	if err := d.S.CommandFile(now).Write(state.CommandRecord{Command: c.Text(), Author: "adapter", At: now.UTC()}); err != nil {
 		d.logf("command record: %v", err)
 	}
-	settled := d.Ad.Caps().CommandSettled
-	if settled == nil {
-		err := d.paste(c.Text())
-		if errors.Is(err, errBoxNotFree) && !errors.Is(err, errNotPasted) {
+	settle := flight.Wait{Quiet: d.Cfg.PasteSettle.Duration}
+	if settled := d.Ad.Caps().CommandSettled; settled != nil {
+		settle = flight.Wait{Quiet: commandSettlePoll, Every: commandSettlePoll, Limit: commandSettleLimit, Hold: commandSettleHold,
+			Cond: func(screen string) bool { return settled(screen, c.Text()) }}
+	}
+	d.paste(c.Text(), settle, live, func(err error) {
+		if errors.Is(err, flight.ErrBoxNotFree) && !errors.Is(err, flight.ErrNotPasted) {
 			// Pasted, but a dialog came before its Enter: the command waits
 			// in the box under it, pantty's own, cleared at the next paste.
 			d.strandedCmd = c.Text()
 		}
 		entered(err)
-		return
-	}
-	d.pasteSettled(c.Text(), settled, live, entered)
+	})
 }
 
 // commandSettleLimit bounds the wait for a pasted command to settle in the
@@ -213,32 +208,330 @@ const (
 	commandSettleHold  = time.Second
 )
 
-// pasteSettled pastes a command and sends Enter only once the pane shows it
-// settled: the box holding exactly text and no other completion Enter could
-// take. If it does not settle, the box is cleared and nothing is entered.
-// The looks run in a pane watch: the loop goes on meanwhile (up to
-// commandSettleLimit), and the boundary holds, since a command is in flight.
-func (d *Driver) pasteSettled(text string, settled func(screen, text string) bool, live func() bool, entered func(error)) {
+// commandPoll is how often the driver looks again while a command waits: the
+// pane and the harness's transcript announce nothing when they change.
+const commandPoll = 250 * time.Millisecond
+
+// commandHooks names the hooks that show a command running and done. A
+// compaction fires PreCompact as it starts and PostCompact when it is done
+// (Claude Code, Codex and the simulator). PreCompact alone is no acceptance:
+// Claude Code 2.1.328 fires it and then answers "Not enough messages to
+// compact." with no PostCompact (measured 2026-12-03). A command without
+// hooks is taken on the harness's recorded answer (Capabilities.CommandAnswer).
+var commandHooks = map[string]struct{ start, done string }{"compact": {hookwire.EvPreCompact, hookwire.EvPostCompact}}
+
+// cmdFlight is the command the door pasted and whose acceptance the driver
+// awaits; nothing else is pasted meanwhile. Until the harness is given its
+// Enter (entering: a harness whose box must first show the command settled),
+// the flight belongs to the pane watch that will send it.
+type cmdFlight struct {
+	cmd      guard.Command
+	req      *state.Request // the request to answer; nil when a compaction cycle sent it (the cycle answers)
+	sent     time.Time      // when the door began to paste it: the harness's answers are looked for from here
+	until    time.Time
+	started  string // the start hook's event file, once it fired
+	entering bool
+	launch   time.Time   // Driver.launchAt when it was pasted
+	failed   func(error) // what the sender does when it could not be entered
+}
+
+// commandBusyCap bounds how long a command the harness is visibly busy with
+// may take to answer past the accept window (a slow API behind /context).
+const commandBusyCap = time.Minute
+
+// commandLatePoll is how often a cycle's /compact, started and past the accept
+// window, is checked for a late answer (an error ends it before its timeout).
+const commandLatePoll = 2 * time.Second
+
+// commandDeadline is when a queued request stops waiting for a free seat.
+func commandDeadline(r state.Request) time.Time {
+	wait := r.Wait.Duration
+	if wait == 0 {
+		wait = hookwire.DefaultCommandWait
+	}
+	return r.At.Add(wait)
+}
+
+// paneNotFree says why a command must not be pasted now, or "": a turn is
+// running (the paste would queue behind it or be read as a prompt), no input
+// box is visible (a dialog would take the keys), or the box holds text pantty
+// did not put there (a person's draft: the paste would clear or extend it).
+func (d *Driver) paneNotFree() (why string, unknown bool) {
 	ctx, cancel := d.ctx()
-	defer cancel()
-	if err := d.fillBox(ctx, text); err != nil {
-		entered(err)
+	l, err := d.lookAtBox(ctx)
+	cancel()
+	if err != nil {
+		return "the pane could not be read: " + err.Error(), true
+	}
+	switch {
+	case l.Busy:
+		return "a turn is running in the pane", false
+	case l.Dialog != "":
+		return "the pane shows no input box (" + dialogHold + l.Dialog + ")", false
+	case l.Draft != "":
+		return fmt.Sprintf("the input box holds text pantty did not put there (%q)", clip(state.Redact(l.Draft), 60)), false
+	}
+	return "", false
+}
+
+// clip cuts s to n runes (flight.Clip: one cut for every line the driver writes).
+var clip = flight.Clip
+
+// holdReason says what keeps the loop from reaching the command queue.
+func (d *Driver) holdReason() string {
+	switch {
+	case d.flight != nil:
+		return "message " + d.flight.e.Msg.ID + " is in its turn"
+	case d.foreignTurn != "":
+		return "a turn pantty did not start (a person's) is running"
+	case d.cycle != nil:
+		return "a compaction cycle is running"
+	case d.cmdRun != nil:
+		return "the harness has not yet answered " + d.cmdRun.cmd.Text()
+	case d.mode.Mode == state.ModeRelay:
+		return "a person holds the input (relay mode)"
+	case d.blocked != "":
+		return d.blocked
+	case d.held != "":
+		return d.held
+	case d.now().Before(d.notBefore):
+		return "a provider wait until " + d.notBefore.UTC().Format(time.RFC3339)
+	case d.outage != nil && d.now().Before(d.outage.probeAt):
+		// The queue is held for a means or transient outage: nothing, a
+		// command included, goes to the harness before the next probe.
+		return "the queue is held for a " + string(d.outage.class) + " outage: " + d.outageText()
+	case d.cmdHeld != "":
+		return d.cmdHeld
+	}
+	return "the seat was not at a turn boundary"
+}
+
+// expireCommands refuses, unsent, every queued command whose wait for a free
+// seat is over, naming what kept the seat busy.
+func (d *Driver) expireCommands() {
+	now := d.now()
+	keep := d.cmds[:0]
+	for _, r := range d.cmds {
+		if now.Before(commandDeadline(r)) {
+			keep = append(keep, r)
+			continue
+		}
+		what := "/" + r.Command
+		if r.Kind == state.CtlCompact {
+			what = "the compaction cycle"
+		}
+		err := fmt.Errorf("not sent: %s after waiting %s for the seat to be free (%s)", what, now.Sub(r.At).Round(time.Second), d.holdReason())
+		d.logf("control request %s refused: %v", r.ID, err)
+		d.answer(r, err, "")
+	}
+	d.cmds = keep
+}
+
+// sendCommand pastes c through the command door; req is the request to
+// answer (nil for a cycle's own /compact). failed runs, on the loop, if c
+// could not be entered; from then on the flight is the harness's answer to
+// wait for. The loop is not held while the box settles (Run).
+func (d *Driver) sendCommand(c guard.Command, req *state.Request, failed func(error)) {
+	// Transcript times have millisecond precision.
+	sent := d.now().Truncate(time.Millisecond)
+	f := &cmdFlight{cmd: c, req: req, sent: sent, entering: true, launch: d.launchAt, failed: failed}
+	d.cmdRun, d.cmdHeld = f, ""
+	d.Run(c, func() bool { return d.cmdRun == f }, func(err error) { d.commandEntered(f, err) })
+}
+
+// commandEntered is the end of the door's paste: Enter went (err nil) and the
+// accept window starts, or the command never reached the harness.
+func (d *Driver) commandEntered(f *cmdFlight, err error) {
+	if d.cmdRun != f {
+		return // ended meanwhile (its cycle ended)
+	}
+	if err != nil {
+		d.cmdRun = nil
+		f.failed(err)
 		return
 	}
-	look := paneLook{quiet: commandSettlePoll, every: commandSettlePoll, limit: commandSettleLimit, hold: commandSettleHold,
-		cond: func(screen string) bool { return settled(screen, text) }}
-	d.watchPane(look, func(ok bool) {
-		if !live() {
-			d.clearComposer()
+	f.entering = false
+	f.until = d.now().Add(hookwire.CommandAcceptWindow)
+	d.cmdT.set(commandPoll)
+}
+
+// armCommandTimer keeps the command timer running while a command waits.
+// (onCommandTick may have armed it with a longer interval itself.)
+func (d *Driver) armCommandTimer() {
+	if (len(d.cmds) > 0 || d.cmdRun != nil) && d.cmdT.C() == nil {
+		d.cmdT.set(commandPoll)
+	}
+}
+
+// onCommandTick expires commands that waited too long for a free seat and reads
+// the harness's answer to the command in flight.
+func (d *Driver) onCommandTick() {
+	d.expireCommands()
+	if d.cmdRun == nil {
+		return
+	}
+	// Hook evidence first: an accepted /compact also gets a recorded answer
+	// ("Compacted …") once it is done.
+	d.drainEvents()
+	f := d.cmdRun
+	if f == nil {
+		return
+	}
+	if f.entering {
+		if !f.launch.Equal(d.launchAt) {
+			// The pane watch that was to send Enter answers no more: it
+			// watched a pane that is gone.
+			d.commandEntered(f, fmt.Errorf("the harness was launched again before %s was entered", f.cmd.Text()))
+		}
+		return
+	}
+	hooks, hooked := commandHooks[f.cmd.Name()]
+	if f.started != "" && d.compactionDone(f) {
+		return
+	}
+	if answer := d.Ad.Caps().CommandAnswer; answer != nil {
+		ans, ok, err := answer(d.S, d.Cfg, d.sess.ID, f.cmd, f.sent)
+		if err != nil {
+			d.logf("command door: reading the harness's answer: %v", err)
+		}
+		if ok {
+			if hooked {
+				// Its answer came before its done hook: the harness refused it.
+				d.commandRefused(fmt.Sprintf("the %s harness refused %s: %q (no %s hook)", d.Ad.Name(), f.cmd.Text(), firstLine(ans), hooks.done), false)
+			} else {
+				// The whole answer: /context's first line is only its title.
+				d.commandAccepted(fmt.Sprintf("the %s harness ran %s; its answer:\n%s", d.Ad.Name(), f.cmd.Text(), boundAnswer(ans)))
+			}
 			return
 		}
-		if !ok {
-			d.clearComposer()
-			entered(fmt.Errorf("the pane did not show %s settled in the input box within %s (a completion Enter would take instead): not entered", text, commandSettleLimit))
+	}
+	if d.now().Before(f.until) {
+		return
+	}
+	if f.started != "" {
+		if f.req != nil {
+			d.commandAccepted(fmt.Sprintf("the %s harness took %s: %s fired (%s) and no refusal came within %s; %s ends it",
+				d.Ad.Name(), f.cmd.Text(), hooks.start, f.started, hookwire.CommandAcceptWindow, hooks.done))
 			return
 		}
-		ctx, cancel := d.ctx()
-		defer cancel()
-		entered(d.tm.SendKeys(ctx, d.sess.PaneID, "Enter"))
-	})
+		// A cycle's own /compact: watch for a late refusal until the cycle ends.
+		d.cmdT.set(commandLatePoll)
+		return
+	}
+	what := "no answer recorded"
+	if hooked {
+		what = "no " + hooks.start + " hook"
+	}
+	ctx, cancel := d.ctx()
+	screen, err := d.pane().Screen(ctx)
+	cancel()
+	if err == nil && d.Ad.Busy(screen) && d.now().Sub(f.sent) < commandBusyCap {
+		// Still working on it (Claude's /context counts tokens with the API,
+		// busy meanwhile): its answer is late, not missing.
+		d.cmdT.set(commandPoll)
+		return
+	}
+	if err != nil {
+		d.commandRefused(fmt.Sprintf("%s within %s, and the pane could not be read (%v): whether the %s harness took %s is unknown", what, hookwire.CommandAcceptWindow, err, d.Ad.Name(), f.cmd.Text()), true)
+		return
+	}
+	// The line may still sit in the input box (a lost Enter): it is pantty's
+	// own paste, so it is cleared rather than left for the next submission.
+	d.clearComposer()
+	d.commandRefused(fmt.Sprintf("%s within %s: the %s harness did not take %s%s", what, hookwire.CommandAcceptWindow, d.Ad.Name(), f.cmd.Text(), d.paneTail()), false)
+}
+
+// compactionDone asks a harness with no hook after a compaction
+// (Capabilities.CompactionDone) whether the /compact in flight, started, has
+// finished, and records the answer as the PostCompact event the harness does
+// not send; the evidence then runs its ordinary course. It reports whether it
+// recorded one.
+func (d *Driver) compactionDone(f *cmdFlight) bool {
+	done := d.Ad.Caps().CompactionDone
+	if done == nil || f.cmd.Name() != "compact" {
+		return false
+	}
+	ok, where, err := done(d.S, d.Cfg, d.sess.ID, f.sent)
+	if err != nil {
+		d.logf("command door: reading the harness's record of the compaction: %v", err)
+	}
+	if !ok {
+		return false
+	}
+	payload, _ := json.Marshal(map[string]string{"hook_event_name": hookwire.EvPostCompact, "session_id": d.sess.ID, "compact_summary": where})
+	if _, err := d.S.WriteEventNote(hookwire.EvPostCompact, payload, map[string]string{"from": "the " + d.Ad.Name() + " harness's record: " + where}, d.now()); err != nil {
+		d.logf("command door: record PostCompact: %v", err)
+		return false
+	}
+	d.drainEvents()
+	return true
+}
+
+// maxAnswer bounds a command's answer carried in its result file (a state
+// file of at most 4 MiB).
+const maxAnswer = 1 << 20
+
+// boundAnswer is a harness command's answer, trimmed, cut at maxAnswer with
+// the cut said.
+func boundAnswer(s string) string {
+	s = strings.TrimSpace(s)
+	if len(s) > maxAnswer {
+		n := maxAnswer
+		for n > 0 && !utf8.RuneStart(s[n]) {
+			n-- // never cut a character in two
+		}
+		return s[:n] + fmt.Sprintf("\n… (cut: %d of %d bytes shown)", n, len(s))
+	}
+	return s
+}
+
+func firstLine(s string) string {
+	l, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
+	return clip(strings.TrimSpace(l), 120)
+}
+
+// onCommandEvidence follows the command in flight by its hooks: the start hook
+// marks it running, the done hook completes it.
+func (d *Driver) onCommandEvidence(ev hookwire.Event) {
+	f := d.cmdRun
+	if f == nil {
+		return
+	}
+	hooks, ok := commandHooks[f.cmd.Name()]
+	switch {
+	case !ok:
+	case ev.Kind == hooks.start:
+		f.started = ev.File
+	case ev.Kind == hooks.done && f.started != "":
+		d.commandAccepted(fmt.Sprintf("the %s harness ran %s: %s and %s fired (%s)", d.Ad.Name(), f.cmd.Text(), hooks.start, hooks.done, ev.File))
+	}
+}
+
+func (d *Driver) commandAccepted(detail string) {
+	f := d.cmdRun
+	d.cmdRun = nil
+	d.logf("command door: %s", firstLine(detail))
+	if f.req != nil {
+		d.answer(*f.req, nil, detail)
+	}
+}
+
+// commandRefused answers the command's request (or fails the cycle that sent
+// it) with the harness's own words; unknown marks an answer pantty could not
+// observe (exit 4 for the caller).
+func (d *Driver) commandRefused(why string, unknown bool) {
+	f := d.cmdRun
+	d.cmdRun = nil
+	d.logf("command door: %s", why)
+	if f.req == nil {
+		if d.cycle != nil {
+			d.endCycle("failed", why)
+		}
+		return
+	}
+	err := errors.New(why)
+	if unknown {
+		err = fmt.Errorf("%w: %s", state.ErrUnobservable, why)
+	}
+	d.answer(*f.req, err, "")
 }

@@ -49,6 +49,7 @@ func TestACompactionCycleTranscript(t *testing.T) {
 	t.Parallel()
 	d, pane := cycleDriver(t)
 	d.startCycle(nil, "test: a boundary pantty chose", "")
+	answerWatches(t, d)
 	c, err := d.S.CycleFile().Read()
 	if err != nil || c.State != "requested" || c.Hash == "" || c.Handoff == "" {
 		t.Fatalf("cycle.toml after the start: %+v, %v", c, err)

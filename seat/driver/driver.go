@@ -68,11 +68,11 @@ type Driver struct {
 	adopted  bool
 	launchAt time.Time
 	termAt   time.Time       // harnessGone sent SIGTERM to what ran on of the launch (endPrevious)
-	paneDone chan paneAnswer // pane watches report here (panewatch.go)
+	paneDone chan paneAnswer // pane watches report here (waits.go)
 
 	entries     map[string]*inbox.Entry
 	order       []*inbox.Entry
-	flight      *flight
+	flight      *delivery
 	cancel      *cancelRun // a cancel of the flight watching the pane (cancel.go)
 	foreignTurn string     // prompt_id of a turn pantty did not submit (a person typing)
 	foreignAt   time.Time
@@ -127,14 +127,21 @@ type Driver struct {
 	waitT     timer
 	readyT    timer
 	exit      *int
+	// watching counts pane watches whose answer the loop has not taken yet.
+	watching int
 }
 
-// flight is the one message between paste and turn end.
-type flight struct {
+// delivery is the one message in flight, between paste and turn end: its
+// keys go through the flight package (Submit), its evidence window and
+// Enter retries are the driver's.
+type delivery struct {
 	e          *inbox.Entry
 	sub        guard.Submission
 	enterTries int
 	recovered  bool // inherited from a driver that died mid-delivery (no Submission)
+	// entering: pasted, its Enter not yet sent (the paste settles in a
+	// pane watch): the box holds pantty's own text, not a person's draft.
+	entering bool
 	// notPasted says why the paste was not made (the box was not free when
 	// fillBox looked): the message goes back to the queue, unsent.
 	notPasted string
@@ -148,7 +155,7 @@ type flight struct {
 
 // view is the flight as machine.OnPrompt and machine.OnTurnEnd bind the
 // harness's turn events to it; nil when nothing is in flight.
-func (fl *flight) view() *machine.InFlight {
+func (fl *delivery) view() *machine.InFlight {
 	if fl == nil {
 		return nil
 	}
@@ -482,7 +489,7 @@ func (d *Driver) onReadyTimeout() {
 func (d *Driver) paneTail() string {
 	ctx, cancel := d.ctx()
 	defer cancel()
-	screen, err := d.tm.Capture(ctx, d.sess.PaneID)
+	screen, err := d.pane().Screen(ctx)
 	if err != nil {
 		return ""
 	}

@@ -51,7 +51,7 @@ func TestNoKeyBeforeItsRecordIsDurable(t *testing.T) {
 	d, pane := idleDriver(t)
 	queue(t, d, "m1", "fix the build")
 	mend := breakWrites(t, d)
-	d.maybeSubmit()
+	submitNow(t, d)
 	if acts := pane.did(); len(acts) != 0 {
 		t.Fatalf("keys went to the pane with no durable record: %q", acts)
 	}
@@ -66,7 +66,7 @@ func TestNoKeyBeforeItsRecordIsDurable(t *testing.T) {
 	if !d.unwritten.since.Equal(since) || !d.unwritten.faulty() || d.unwritten.retryT.C() == nil {
 		t.Fatalf("a failed retry began a new fault (since %v → %v) or armed no retry", since, d.unwritten.since)
 	}
-	d.maybeSubmit()
+	submitNow(t, d)
 	if acts := pane.did(); len(acts) != 0 || d.phase != machine.Held {
 		t.Fatalf("after a failed retry: actions %q, phase %s", acts, d.phase)
 	}
@@ -76,7 +76,7 @@ func TestNoKeyBeforeItsRecordIsDurable(t *testing.T) {
 	if d.unwritten.faulty() || d.phase != machine.Idle {
 		t.Fatalf("after the state is writable again: fault %v, phase %s", d.unwritten.err, d.phase)
 	}
-	d.maybeSubmit()
+	submitNow(t, d)
 	acts := pane.did()
 	if len(acts) != 2 || !strings.HasPrefix(acts[0], "paste ") {
 		t.Fatalf("pane actions once writable: %q, want one paste, Enter (the box is empty: no C-u)", acts)
@@ -96,7 +96,7 @@ func TestACloseIsReportedOnlyOnceDurable(t *testing.T) {
 	d, pane := idleDriver(t)
 	queue(t, d, "m1", "fix the build")
 	queue(t, d, "m2", "then the docs")
-	d.maybeSubmit()
+	submitNow(t, d)
 	pasted := strings.TrimPrefix(pane.did()[0], "paste ")
 	d.onHookEvent(hookwire.Event{Kind: hookwire.EvUserPromptSubmit, ReceivedAt: time.Now(), File: "events/e1.json",
 		Fields: hookwire.HookFields{SessionID: d.sess.ID, Prompt: pasted, PromptID: "p1"}})
@@ -104,7 +104,7 @@ func TestACloseIsReportedOnlyOnceDurable(t *testing.T) {
 	mend := breakDir(t, d.S.ProcessedDir())
 	d.onHookEvent(hookwire.Event{Kind: hookwire.EvStop, ReceivedAt: time.Now(), File: "events/e2.json",
 		Fields: hookwire.HookFields{SessionID: d.sess.ID, PromptID: "p1", LastAssistantMessage: "built"}})
-	d.maybeSubmit()
+	submitNow(t, d)
 	// (read from status/ itself: a reader of all three directories would
 	// trip over the broken processed/)
 	if b, err := os.ReadFile(filepath.Join(d.S.StatusDir(), "m1.toml")); err != nil || !strings.Contains(string(b), `state = "submitted"`) {
@@ -129,7 +129,7 @@ func TestACloseIsReportedOnlyOnceDurable(t *testing.T) {
 	if c, err := d.S.CursorFile().Read(); err != nil || c.ID != "m1" {
 		t.Fatalf("cursor after the retry: %+v, %v", c, err)
 	}
-	d.maybeSubmit()
+	submitNow(t, d)
 	if acts := pane.did(); len(acts) != 4 {
 		t.Fatalf("m2 not delivered once the state is durable: %q", acts)
 	}

@@ -3,13 +3,15 @@ package driver
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io/fs"
 	"strings"
 	"time"
 
 	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/internal/guard"
 	"github.com/pantty/pantty/internal/machine"
-	"github.com/pantty/pantty/seat/panetext"
+	"github.com/pantty/pantty/seat/flight"
 	"github.com/pantty/pantty/seat/state"
 )
 
@@ -24,93 +26,36 @@ import (
 // adapter's box reader (harness.Capabilities.Composer, with InputReady where
 // the adapter has one) decides; pantty answers no dialog itself.
 
-// boxLook is what the pane shows where the harness takes keys.
-type boxLook struct {
-	busy     bool   // a turn runs (the adapter's Busy)
-	dialog   string // no input box the adapter recognises: what stands there instead, one line
-	draft    string // text in the box that pantty did not put there
-	leftover bool   // the box holds pantty's own text (its prefix first): C-u may clear it
-}
-
-// Hold texts, as the heartbeat's waiting and the logs show them.
+// Hold texts, as the heartbeat's waiting and the logs show them (the
+// flight's: one spelling for the driver and the box reader).
 const (
-	blankScreen = "(a blank screen)" // no box and no words: a harness starting or redrawing
-	dialogHold  = "blocked: the harness shows a dialog: "
-	draftHold   = "held: a draft in the input box"
+	blankScreen = flight.BlankScreen
+	dialogHold  = flight.DialogHold
+	draftHold   = flight.DraftHold
 )
 
-// errBoxNotFree is a paste or a key the driver did not send because the pane
-// showed no free input box at that moment (a dialog, a person's draft).
-var errBoxNotFree = errors.New("the input box is not free")
+// pane is the transport to the harness of the current launch.
+func (d *Driver) pane() flight.Pane { return flight.Pane{Keys: d.tm, ID: d.sess.PaneID} }
 
-// readBox classifies a screen. An adapter that cannot read its box
-// (no Composer) gets the old behaviour: the box counts as free.
-func (d *Driver) readBox(screen string) boxLook {
-	if d.Ad.Busy(screen) {
-		return boxLook{busy: true}
-	}
+// box is the adapter's reader of its input box. pantty's own leftover is
+// text starting with its prefix, or the command the door left in the box
+// under a dialog (strandedCmd).
+func (d *Driver) box() flight.Box {
 	caps := d.Ad.Caps()
-	if caps.Composer == nil {
-		return boxLook{}
-	}
-	text, ok := caps.Composer(screen)
-	if !ok || caps.InputReady != nil && !caps.InputReady(screen) {
-		return boxLook{dialog: dialogWords(screen)}
-	}
-	switch text = strings.TrimSpace(text); {
-	case text == "":
-		return boxLook{}
-	case strings.HasPrefix(text, strings.TrimSpace(guard.Prefix)), d.strandedCmd != "" && text == d.strandedCmd:
-		return boxLook{leftover: true}
-	}
-	return boxLook{draft: text}
+	stranded := d.strandedCmd
+	return flight.Box{Busy: d.Ad.Busy, Composer: caps.Composer, InputReady: caps.InputReady,
+		Own: func(text string) bool {
+			return strings.HasPrefix(text, strings.TrimSpace(guard.Prefix)) || stranded != "" && text == stranded
+		}}
 }
 
 // lookAtBox captures the pane and classifies it.
-func (d *Driver) lookAtBox(ctx context.Context) (boxLook, error) {
-	screen, err := d.tm.Capture(ctx, d.sess.PaneID)
+func (d *Driver) lookAtBox(ctx context.Context) (flight.Look, error) {
+	screen, err := d.pane().Screen(ctx)
 	if err != nil {
-		return boxLook{}, err
+		return flight.Look{}, err
 	}
-	return d.readBox(screen), nil
-}
-
-// dialogLines is how many of a dialog's lines its one-line description keeps,
-// and dialogWidth how long that line may be.
-const (
-	dialogLines = 3
-	dialogWidth = 160
-)
-
-// dialogWords describes what stands where the input box should be: its first
-// non-empty lines, one line, cut, credentials redacted. Dialogs draw their own
-// top rule (Claude Code's trust and upgrade dialogs, the simulator's), so
-// that is what the lines below the screen's last rule are; with no rule, the
-// screen's last lines.
-func dialogWords(screen string) string {
-	lines := strings.Split(strings.TrimRight(screen, "\n "), "\n")
-	from := max(0, len(lines)-2*dialogLines)
-	for i := len(lines) - 1; i >= 0; i-- {
-		if panetext.IsRule(lines[i]) {
-			if i < len(lines)-1 {
-				from = i + 1
-			}
-			break
-		}
-	}
-	var words []string
-	for _, l := range lines[from:] {
-		if t := strings.TrimSpace(l); t != "" {
-			words = append(words, t)
-			if len(words) == dialogLines {
-				break
-			}
-		}
-	}
-	if len(words) == 0 {
-		return blankScreen
-	}
-	return clip(state.Redact(strings.Join(words, " / ")), dialogWidth)
+	return d.box().Read(screen), nil
 }
 
 // heldByDialog reports whether the hold is a dialog with words on the pane (a
@@ -131,13 +76,13 @@ func (d *Driver) boxHolds() bool {
 	l, err := d.lookAtBox(ctx)
 	cancel()
 	switch {
-	case err != nil || l.busy:
+	case err != nil || l.Busy:
 		return false
-	case l.dialog != "":
-		d.hold(machine.DialogShown, dialogHold+l.dialog, "")
+	case l.Dialog != "":
+		d.hold(machine.DialogShown, dialogHold+l.Dialog, "")
 		return true
-	case l.draft != "":
-		d.hold(machine.DraftHeld, draftHold, l.draft)
+	case l.Draft != "":
+		d.hold(machine.DraftHeld, draftHold, l.Draft)
 		return true
 	}
 	d.releaseHold()
@@ -179,7 +124,7 @@ func (d *Driver) releaseHold() {
 	was := d.held
 	d.endHold()
 	d.logf("the input box is free again: the queue goes on (was %s)", was)
-	d.setMode(state.ModeDirect, "the input box is free again (was "+kind(was)+": "+clip(was[len(kind(was))+1:], 80)+")", nil)
+	d.setMode(state.ModeDirect, "the input box is free again (was "+kind(was)+": "+flight.Clip(was[len(kind(was))+1:], 80)+")", nil)
 }
 
 // endHold forgets a hold and turns its pane watch off (the box is free, or a
@@ -227,15 +172,6 @@ func (d *Driver) paneChanged() <-chan struct{} {
 	return d.notified.Changed()
 }
 
-// enterAllowed says whether Enter may go to the pane now, or why not: never
-// onto a screen without the input box (it would answer the dialog).
-func (d *Driver) enterAllowed(screen string) string {
-	if l := d.readBox(screen); l.dialog != "" {
-		return dialogHold + l.dialog
-	}
-	return ""
-}
-
 // notPasted marks the flight whose paste fillBox refused (a draft or a dialog
 // came between the boundary's look and the paste) and has its evidence timer
 // look at once: onEvidenceTimeout queues it again, unsent.
@@ -246,4 +182,149 @@ func (d *Driver) notPasted(s guard.Submission, err error) {
 	}
 	fl.notPasted = err.Error()
 	fl.lookFrom = d.now().Add(-d.Cfg.SubmitTimeout.Duration)
+}
+
+// observeClients looks at the clients attached to the seat's session and
+// switches the mode: any client that can type (not control mode, not
+// read-only) means relay; none means direct.
+func (d *Driver) observeClients(why string) {
+	if d.Cfg.Relay == config.RelayIgnore || d.Cfg.Shape == config.ShapeTurn || d.sess.TmuxName == "" {
+		return
+	}
+	ctx, cancel := d.ctx()
+	clients, err := d.tm.Clients(ctx)
+	cancel()
+	if err != nil {
+		d.logf("relay: list clients: %v (mode unchanged)", err)
+		return
+	}
+	var typing []string
+	for _, c := range clients {
+		if c.Session != d.sess.TmuxName || c.ControlMode || c.ReadOnly || d.relayIgnored[c.PID] {
+			continue
+		}
+		typing = append(typing, fmt.Sprintf("%s pid %d", c.TTY, c.PID))
+	}
+	switch {
+	case len(typing) > 0 && d.mode.Mode != state.ModeRelay:
+		d.setMode(state.ModeRelay, "observed: "+strings.Join(typing, ", ")+" attached ("+why+")", typing)
+	case len(typing) == 0 && d.mode.Mode == state.ModeRelay && !d.relayPinned:
+		d.leaveRelay("observed: no typing client attached (" + why + ")")
+	case len(typing) == 0:
+		d.relayPinned = false
+	}
+}
+
+// setMode records a mode switch atomically (mode.toml, latest wins).
+func (d *Driver) setMode(mode, why string, clients []string) {
+	d.mode = state.Mode{Mode: mode, Since: d.now().UTC(), Why: why, Clients: clients}
+	if err := d.S.ModeFile().Write(d.mode); err != nil {
+		d.logf("mode: %v", err)
+	}
+	d.logf("mode %s: %s", mode, why)
+	if mode == state.ModeRelay {
+		d.endHold() // the person at the pane owns it now; leaving relay looks again
+		d.to(machine.RelayEntered, why)
+	} else if d.phase == machine.Relay {
+		d.to(machine.RelayLeft, "")
+	}
+}
+
+// leaveRelay returns to direct, unless the person left a draft in the input
+// box: that is never wiped; the queue waits until the box is empty (the person
+// submits or clears it), and mode.toml ("held", the draft) and the heartbeat
+// say so. The box is looked at again whenever the pane changes (boxHolds,
+// inputbox.go).
+func (d *Driver) leaveRelay(why string) {
+	if draft := d.draft(); draft != "" {
+		d.logf("relay ended (%s) but a draft is in the input box: holding the queue (%q)", why, state.Truncate(draft, 80))
+		d.hold(machine.DraftHeld, draftHold, draft)
+		return
+	}
+	d.setMode(state.ModeDirect, why, nil)
+}
+
+// draft reads the input box, or "" when it is empty or cannot be read. While
+// either door waits for its paste to settle before Enter, the box holds
+// pantty's own text, not a person's draft.
+func (d *Driver) draft() string {
+	composer := d.Ad.Caps().Composer
+	if composer == nil || d.sess.PaneID == "" || d.cmdRun != nil && d.cmdRun.entering || d.flight != nil && d.flight.entering {
+		return ""
+	}
+	ctx, cancel := d.ctx()
+	screen, err := d.pane().Screen(ctx)
+	cancel()
+	if err != nil {
+		return ""
+	}
+	draft, ok := composer(screen)
+	if !ok {
+		return ""
+	}
+	return strings.TrimSpace(draft)
+}
+
+// relayHolds reports whether the mode keeps the driver from submitting. A
+// draft left at the end of relay is a hold of the pane (boxHolds), which
+// clears mode.toml's draft when the box is empty.
+func (d *Driver) relayHolds() bool {
+	return d.mode.Mode == state.ModeRelay
+}
+
+// loadMode restores the recorded mode at driver start, then observes.
+func (d *Driver) loadMode() {
+	m, err := d.S.ModeFile().Read()
+	if err == nil {
+		d.mode = m
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		d.logf("mode.toml: %v (observing afresh)", err)
+	}
+	switch d.mode.Mode {
+	case "":
+		d.setMode(state.ModeDirect, "driver start: no person observed yet", nil)
+	case state.ModeDialog, state.ModeDraft:
+		// An older driver's hold: the box is looked at again at the first
+		// boundary (this driver's own, from an adopted pane, stands).
+		if d.held == "" {
+			d.setMode(state.ModeDirect, "driver start: the input box is looked at again (was "+d.mode.Why+")", nil)
+		}
+	}
+	d.observeClients("driver start")
+}
+
+// onRelayRequest handles `pantty seat attach` (on/off around the attach) and
+// `pantty seat relay --off` (forced: the clients attached now are ignored, for
+// when observation fails).
+func (d *Driver) onRelayRequest(r state.Request) {
+	switch r.Args {
+	case "on":
+		d.relayPinned = true
+		d.setMode(state.ModeRelay, "pantty seat attach (pid "+fmt.Sprint(r.FromPID)+")", nil)
+		d.answer(r, nil, "relay: the driver submits nothing until the person leaves")
+	case "off":
+		d.relayPinned = false
+		d.observeClients("pantty seat attach returned")
+		d.answer(r, nil, "mode "+d.mode.Mode)
+	case "force-off":
+		ctx, cancel := d.ctx()
+		clients, _ := d.tm.Clients(ctx)
+		cancel()
+		var still []string
+		for _, c := range clients {
+			if c.Session == d.sess.TmuxName && !c.ControlMode && !c.ReadOnly {
+				d.relayIgnored[c.PID] = true
+				still = append(still, fmt.Sprintf("%s pid %d", c.TTY, c.PID))
+			}
+		}
+		d.relayPinned = false
+		d.leaveRelay("forced off by 'pantty seat relay --off'")
+		detail := "relay forced off: observation is overridden"
+		if len(still) > 0 {
+			detail += "; still attached and now ignored: " + strings.Join(still, ", ")
+		}
+		d.answer(r, nil, detail)
+	default:
+		d.answer(r, fmt.Errorf("relay: want on, off or force-off, got %q", r.Args), "")
+	}
 }

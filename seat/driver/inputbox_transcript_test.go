@@ -35,8 +35,8 @@ func TestADialogHoldsTheQueueAndGetsNoKey(t *testing.T) {
 	d.Ad = boxAdapter{}
 	pane.show(dialogScreen)
 	queue(t, d, "m1", "fix the build")
-	d.maybeSubmit()
-	d.maybeSubmit()
+	submitNow(t, d)
+	submitNow(t, d)
 	if got := pane.did(); len(got) != 0 {
 		t.Fatalf("keys went to a dialog: %q", got)
 	}
@@ -50,7 +50,7 @@ func TestADialogHoldsTheQueueAndGetsNoKey(t *testing.T) {
 	}
 
 	pane.show(idleScreen)
-	d.maybeSubmit()
+	submitNow(t, d)
 	if got := pane.did(); len(got) != 2 || !strings.Contains(got[0], "msg=m1 ") || got[1] != "keys Enter" {
 		t.Fatalf("after the dialog was answered: %q, want the delivery", got)
 	}
@@ -68,7 +68,7 @@ func TestAnEnterRetryNeverLandsOnADialog(t *testing.T) {
 	d, pane := idleDriver(t)
 	d.Ad = boxAdapter{}
 	queue(t, d, "m1", "fix the build")
-	d.maybeSubmit()
+	submitNow(t, d)
 	sent := len(pane.did())
 	pane.show(dialogScreen)
 	for range d.Cfg.SubmitRetries + 2 {
@@ -102,7 +102,7 @@ func TestADraftIsNeitherClearedNorSubmitted(t *testing.T) {
 	d.Ad = boxAdapter{}
 	pane.show(boxHolding("a person is typing this"))
 	queue(t, d, "m1", "fix the build")
-	d.maybeSubmit()
+	submitNow(t, d)
 	if got := pane.did(); len(got) != 0 {
 		t.Fatalf("the driver touched a person's draft: %q", got)
 	}
@@ -110,7 +110,7 @@ func TestADraftIsNeitherClearedNorSubmitted(t *testing.T) {
 		t.Fatalf("heartbeat with a draft: phase %q waiting %q", hb.Phase, hb.Waiting)
 	}
 	pane.show(boxHolding("[pantty] msg=old nonce=0123456789ab from=board mentions=0"))
-	d.maybeSubmit()
+	submitNow(t, d)
 	if got := pane.did(); len(got) != 3 || got[0] != "keys C-u" || !strings.Contains(got[1], "msg=m1 ") || got[2] != "keys Enter" {
 		t.Fatalf("over pantty's own leftover: %q, want C-u, the paste, Enter", got)
 	}
@@ -128,7 +128,7 @@ func TestAPasteRefusedAtTheLastLookIsQueuedAgain(t *testing.T) {
 	// paste's own look the draft.
 	pane.frames = []string{idleScreen, idleScreen, draft}
 	queue(t, d, "m1", "fix the build")
-	d.maybeSubmit()
+	submitNow(t, d)
 	if got := pane.did(); len(got) != 0 {
 		t.Fatalf("keys went over the draft: %q", got)
 	}
@@ -139,7 +139,7 @@ func TestAPasteRefusedAtTheLastLookIsQueuedAgain(t *testing.T) {
 	if st := status(t, d, "m1"); st.State != inbox.StateQueued || d.flight != nil {
 		t.Fatalf("m1 after the refused paste: %+v (flight %v)", st, d.flight)
 	}
-	d.maybeSubmit()
+	submitNow(t, d)
 	if got := pane.did(); len(got) != 0 || d.held != draftHold {
 		t.Fatalf("after the refused paste: %q, held %q", got, d.held)
 	}
@@ -156,6 +156,7 @@ func TestACommandStrandedByADialogIsPanttysOwn(t *testing.T) {
 	d.Ad = boxAdapter{}
 	pane.react = map[string]string{"paste": dialogScreen}
 	d.startCycle(nil, "test: a boundary pantty chose", "")
+	answerWatches(t, d)
 	if got := strings.Join(pane.did(), "|"); got != "paste /compact" {
 		t.Fatalf("pane actions: %q, want the paste and no Enter onto the dialog", got)
 	}
@@ -166,7 +167,7 @@ func TestACommandStrandedByADialogIsPanttysOwn(t *testing.T) {
 	pane.react = nil
 	pane.show(boxHolding("/compact"))
 	queue(t, d, "m1", "fix the build")
-	d.maybeSubmit()
+	submitNow(t, d)
 	got := pane.did()[1:]
 	if len(got) != 3 || got[0] != "keys C-u" || !strings.Contains(got[1], "msg=m1 ") || got[2] != "keys Enter" {
 		t.Fatalf("after the dialog: %q, want the stranded command cleared, then the delivery", got)

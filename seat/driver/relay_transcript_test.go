@@ -47,7 +47,7 @@ func TestAPersonAtThePaneHoldsTheQueueAndKeepsTheirDraft(t *testing.T) {
 	if m := mode(); m.Mode != state.ModeRelay || !strings.Contains(m.Why, "/dev/pts/3 pid 42") || d.phase != machine.Relay {
 		t.Fatalf("after a typing client attached: mode %+v, phase %s", m, d.phase)
 	}
-	d.maybeSubmit()
+	submitNow(t, d)
 	if got := pane.did(); len(got) != 0 {
 		t.Fatalf("the driver touched the pane while a person had it: %q", got)
 	}
@@ -60,8 +60,8 @@ func TestAPersonAtThePaneHoldsTheQueueAndKeepsTheirDraft(t *testing.T) {
 	if m := mode(); m.Mode != state.ModeDraft || m.Draft != "half-typed question for the model" {
 		t.Fatalf("after the person left a draft: mode %+v", m)
 	}
-	d.maybeSubmit()
-	d.maybeSubmit()
+	submitNow(t, d)
+	submitNow(t, d)
 	if got := pane.did(); len(got) != 0 {
 		t.Fatalf("the driver touched the pane while the person's draft was in the box: %q", got)
 	}
@@ -71,7 +71,7 @@ func TestAPersonAtThePaneHoldsTheQueueAndKeepsTheirDraft(t *testing.T) {
 
 	// The person clears the box: the next boundary delivers.
 	pane.show(idleScreen)
-	d.maybeSubmit()
+	submitNow(t, d)
 	got := pane.did()
 	if len(got) != 2 || !strings.HasPrefix(got[0], "paste ") || got[1] != "keys Enter" {
 		t.Fatalf("after the draft was cleared: %q, want the delivery", got)

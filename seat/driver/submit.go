@@ -1,7 +1,6 @@
 package driver
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -14,6 +13,7 @@ import (
 	"github.com/pantty/pantty/internal/guard"
 	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/internal/machine"
+	"github.com/pantty/pantty/seat/flight"
 	"github.com/pantty/pantty/seat/hookwire"
 	"github.com/pantty/pantty/seat/outage"
 	"github.com/pantty/pantty/seat/state"
@@ -110,7 +110,7 @@ func (d *Driver) recoverFlight() {
 			d.requeue(e, "")
 			continue
 		}
-		d.flight = &flight{e: e, enterTries: d.Cfg.SubmitRetries, recovered: true}
+		d.flight = &delivery{e: e, enterTries: d.Cfg.SubmitRetries, recovered: true}
 		if !d.adopted {
 			// The harness process that had it is gone: settle by its records,
 			// after taking in the evidence that arrived while no driver ran.
@@ -317,79 +317,72 @@ func (d *Driver) deliver(e *inbox.Entry) {
 	// The evidence window starts now, and again once Enter went: a paste
 	// that failed with the harness still there is looked at after
 	// submit_timeout like a silent one (before, nothing looked again).
-	d.flight = &flight{e: e, sub: sub, lookFrom: d.now()}
+	d.flight = &delivery{e: e, sub: sub, lookFrom: d.now()}
 	d.to(machine.Pasted, e.Msg.ID)
 	if d.Cfg.Shape == config.ShapeTurn {
 		d.deliverTurn(e, sub)
 		return
 	}
-	if err := d.Submit(sub); err != nil {
-		d.logf("deliver %s: %v", e.Msg.ID, err)
-		d.checkHarness("paste failed")
-		return
-	}
-	d.flight.lookFrom = d.now()
+	fl := d.flight
+	fl.entering = true
+	// Enter is still wanted when it is due if the message is still this
+	// flight and no cancel of it is under way.
+	live := func() bool { return d.flight == fl && d.cancel == nil }
+	d.Submit(sub, live, func(err error) {
+		fl.entering = false
+		if err != nil {
+			d.logf("deliver %s: %v", e.Msg.ID, err)
+			d.checkHarness("paste failed")
+			return
+		}
+		fl.lookFrom = d.now()
+	})
 }
 
 // Submit is the board door: the only way board text reaches the pane, and it
-// takes a Submission, which only Guard can make.
-func (d *Driver) Submit(s guard.Submission) error {
-	err := d.paste(s.Text())
-	if errors.Is(err, errNotPasted) {
-		d.notPasted(s, err)
-	}
-	return err
-}
-
-// paste pastes text into the input box followed by Enter. Its callers are
-// the two doors (Submit and Run), each taking its own type.
-func (d *Driver) paste(text string) error {
-	ctx, cancel := d.ctx()
-	defer cancel()
-	if err := d.fillBox(ctx, text); err != nil {
-		return err
-	}
-	// Send Enter as its own key, after the paste has been committed: an Enter
-	// that arrives inside the harness's paste window becomes a newline in the
-	// prompt instead of submitting it. There is no event for "paste committed",
-	// so this is a short fixed quiet time (paste_settle).
-	time.Sleep(d.Cfg.PasteSettle.Duration)
-	// And only onto the input box: a dialog that came up meanwhile would take
-	// the Enter as its answer. The text stays in the box under it; the
-	// evidence timer looks again (onEvidenceTimeout).
-	screen, err := d.tm.Capture(ctx, d.sess.PaneID)
-	if err != nil {
-		return err
-	}
-	if why := d.enterAllowed(screen); why != "" {
-		return fmt.Errorf("%w: Enter not sent: %s", errBoxNotFree, why)
-	}
-	return d.tm.SendKeys(ctx, d.sess.PaneID, "Enter")
-}
-
-// errNotPasted is a paste fillBox did not make: nothing reached the pane.
-var errNotPasted = fmt.Errorf("%w: not pasted", errBoxNotFree)
-
-// fillBox pastes text into the input box, bracketed; the caller sends Enter.
-// It looks first: keys go only into a box the adapter recognises, a person's
-// draft is never cleared nor extended, and C-u clears only pantty's own
-// leftover (text that starts with its prefix).
-func (d *Driver) fillBox(ctx context.Context, text string) error {
-	l, err := d.lookAtBox(ctx)
-	switch {
-	case err != nil:
-		return err
-	case l.dialog != "":
-		return fmt.Errorf("%w: %s", errNotPasted, dialogHold+l.dialog)
-	case l.draft != "":
-		return fmt.Errorf("%w: %s", errNotPasted, draftHold)
-	case l.leftover:
-		if err := d.tm.SendKeys(ctx, d.sess.PaneID, "C-u"); err != nil {
-			return err
+// takes a Submission, which only Guard can make. entered runs on the loop
+// once Enter went (nil) or with why not; live says, when Enter is due,
+// whether the message is still this flight's.
+func (d *Driver) Submit(s guard.Submission, live func() bool, entered func(error)) {
+	d.paste(s.Text(), flight.Wait{Quiet: d.Cfg.PasteSettle.Duration}, live, func(err error) {
+		if errors.Is(err, flight.ErrNotPasted) {
+			d.notPasted(s, err)
 		}
+		entered(err)
+	})
+}
+
+// paste is the two doors' one way into the pane (Submit, Run): the flight
+// fills the input box, a pane watch waits as settle says, and Enter goes
+// onto the box only, on the loop; entered hears whether it went. Enter is a
+// key of its own after the paste settled: one inside the harness's paste
+// window becomes a newline in the prompt instead of submitting it. When
+// Enter is due and live says the text is no longer wanted, or the pane did
+// not settle, the box is cleared instead (and entered hears the latter).
+func (d *Driver) paste(text string, settle flight.Wait, live func() bool, entered func(error)) {
+	ctx, cancel := d.ctx()
+	cleared, err := flight.Fill(ctx, d.pane(), d.box(), text)
+	cancel()
+	if cleared {
 		d.strandedCmd = ""
 	}
-	return d.tm.Paste(ctx, d.sess.PaneID, []byte(text))
+	if err != nil {
+		entered(err)
+		return
+	}
+	d.watchPane(settle, func(ok bool) {
+		switch {
+		case !live():
+			d.clearComposer()
+		case !ok:
+			d.clearComposer()
+			entered(fmt.Errorf("the pane did not show %s settled in the input box within %s (a completion Enter would take instead): not entered", text, settle.Limit))
+		default:
+			ctx, cancel := d.ctx()
+			defer cancel()
+			entered(flight.Enter(ctx, d.pane(), d.box()))
+		}
+	})
 }
 
 // onEvidenceTimeout retries Enter a bounded number of times when no
@@ -420,14 +413,14 @@ func (d *Driver) onEvidenceTimeout() {
 		return
 	}
 	ctx, cancel := d.ctx()
-	screen, err := d.tm.Capture(ctx, d.sess.PaneID)
+	screen, err := d.pane().Screen(ctx)
 	cancel()
 	if err != nil {
 		d.checkHarness("capture failed")
 		return
 	}
 	busy := d.Ad.Busy(screen)
-	if why := d.enterAllowed(screen); why != "" && !busy {
+	if why := d.box().EnterBlocked(screen); why != "" && !busy {
 		// No key onto a screen without the input box: an Enter retry (or the
 		// C-u of a give-up) would answer the dialog. The try is not counted;
 		// this look starts the next window, and a person answers the dialog.
@@ -456,7 +449,7 @@ func (d *Driver) onEvidenceTimeout() {
 		fl.enterTries++
 		d.logf("no submission evidence for %s: Enter retry %d of %d", fl.e.Msg.ID, fl.enterTries, d.Cfg.SubmitRetries)
 		ctx, cancel := d.ctx()
-		err := d.tm.SendKeys(ctx, d.sess.PaneID, "Enter")
+		err := d.pane().Enter(ctx)
 		cancel()
 		if err != nil {
 			d.checkHarness("send Enter failed")
@@ -497,7 +490,7 @@ const busyRecheck = 250 * time.Millisecond
 // paneBusy reports whether the pane shows a running turn right now.
 func (d *Driver) paneBusy() bool {
 	ctx, cancel := d.ctx()
-	screen, err := d.tm.Capture(ctx, d.sess.PaneID)
+	screen, err := d.pane().Screen(ctx)
 	cancel()
 	return err == nil && d.Ad.Busy(screen)
 }

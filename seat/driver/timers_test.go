@@ -36,7 +36,7 @@ func TestTheFlightsTimersFollowItsState(t *testing.T) {
 	check("idle", time.Time{}, time.Time{})
 
 	queue(t, d, "m1", "work")
-	d.maybeSubmit()
+	submitNow(t, d)
 	check("pasted", now.Add(5*time.Second), time.Time{})
 
 	now = now.Add(5 * time.Second)

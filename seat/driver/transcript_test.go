@@ -136,6 +136,7 @@ func idleDriver(t *testing.T) (*Driver, *fakeServer) {
 		Cfg: config.Config{Name: "tr", Harness: "bare", Shape: config.ShapeResident,
 			SubmitTimeout: config.Duration{Duration: time.Hour}, TurnCeiling: config.Duration{Duration: time.Hour},
 			HeartbeatInterval: config.Duration{Duration: time.Hour}, SubmitRetries: 3}}
+	d.S.Box.Now = d.now // as Run does: a transcript's clock is the statuses' too
 	d.sess = state.Session{ID: "11111111-2222-4333-8444-555555555555", PaneID: "%0"}
 	d.entries = map[string]*inbox.Entry{}
 	d.ready = true
@@ -163,7 +164,7 @@ func TestADeliveryTranscript(t *testing.T) {
 	t.Parallel()
 	d, pane := idleDriver(t)
 	queue(t, d, "m1", "fix the build")
-	d.maybeSubmit()
+	submitNow(t, d)
 
 	if len(pane.actions) != 2 || !strings.HasPrefix(pane.actions[0], "paste ") || pane.actions[1] != "keys Enter" {
 		t.Fatalf("pane actions: %q, want one paste, Enter", pane.actions)
@@ -235,7 +236,7 @@ func TestAPersonsTurnHoldsTheQueue(t *testing.T) {
 		Fields: hookwire.HookFields{SessionID: d.sess.ID, Prompt: "what does this function do?", PromptID: "person-1"}})
 	queue(t, d, "m1", "fix the build")
 	// The pane does not show the person's turn yet: the prompt alone holds.
-	d.maybeSubmit()
+	submitNow(t, d)
 	if len(pane.actions) != 0 || status(t, d, "m1").State != inbox.StateQueued {
 		t.Fatalf("a board message went in during a person's turn: %q", pane.actions)
 	}
@@ -243,7 +244,7 @@ func TestAPersonsTurnHoldsTheQueue(t *testing.T) {
 	// Another prompt's Stop does not end the person's turn.
 	d.onHookEvent(hookwire.Event{Kind: hookwire.EvStop, ReceivedAt: time.Now(),
 		Fields: hookwire.HookFields{SessionID: d.sess.ID, PromptID: "someone-else"}})
-	d.maybeSubmit()
+	submitNow(t, d)
 	if len(pane.actions) != 0 {
 		t.Fatalf("another prompt's Stop released the queue: %q", pane.actions)
 	}
@@ -253,13 +254,13 @@ func TestAPersonsTurnHoldsTheQueue(t *testing.T) {
 	pane.show(busyScreen)
 	d.onHookEvent(hookwire.Event{Kind: hookwire.EvStop, ReceivedAt: time.Now(),
 		Fields: hookwire.HookFields{SessionID: d.sess.ID, PromptID: "person-1"}})
-	d.maybeSubmit()
+	submitNow(t, d)
 	if len(pane.actions) != 0 || status(t, d, "m1").State != inbox.StateQueued {
 		t.Fatalf("pasted into a pane that shows a running turn: %q", pane.actions)
 	}
 
 	pane.show(idleScreen)
-	d.maybeSubmit()
+	submitNow(t, d)
 	if len(pane.actions) != 2 || !strings.Contains(pane.actions[0], "fix the build") || status(t, d, "m1").State != inbox.StateSubmitting {
 		t.Fatalf("after the person's turn: %q, %+v", pane.actions, status(t, d, "m1"))
 	}
@@ -281,14 +282,14 @@ func TestAMessageWaitsForItsTimeOnTheDriversClock(t *testing.T) {
 	d.entries["m1"].Status.NotBefore = now.Add(time.Minute)
 	t.Cleanup(d.waitT.stop)
 
-	d.maybeSubmit()
+	submitNow(t, d)
 	now = now.Add(59 * time.Second)
-	d.maybeSubmit()
+	submitNow(t, d)
 	if len(pane.actions) != 0 || status(t, d, "m1").State != inbox.StateQueued {
 		t.Fatalf("pasted before its time: %q", pane.actions)
 	}
 	now = now.Add(2 * time.Second)
-	d.maybeSubmit()
+	submitNow(t, d)
 	if len(pane.actions) != 2 || status(t, d, "m1").State != inbox.StateSubmitting {
 		t.Fatalf("not pasted once its time had come: %q, %+v", pane.actions, status(t, d, "m1"))
 	}
@@ -303,7 +304,7 @@ func TestSilenceRetriesEnterNeverThePaste(t *testing.T) {
 	t.Parallel()
 	d, pane := idleDriver(t)
 	queue(t, d, "m1", "fix the build")
-	d.maybeSubmit()
+	submitNow(t, d)
 	for i := 0; i < d.Cfg.SubmitRetries; i++ {
 		d.onEvidenceTimeout()
 		if st := status(t, d, "m1"); st.State != inbox.StateSubmitting {
@@ -330,7 +331,7 @@ func TestSilenceRetriesEnterNeverThePaste(t *testing.T) {
 func deliverAndTake(t *testing.T, d *Driver, pane *fakeServer, promptID string) {
 	t.Helper()
 	n := len(pane.actions)
-	d.maybeSubmit()
+	submitNow(t, d)
 	if len(pane.actions) != n+2 {
 		t.Fatalf("no delivery: %q", pane.actions[n:])
 	}
@@ -366,13 +367,13 @@ func TestATransientFailureHoldsTheQueueUntilItsProbe(t *testing.T) {
 		t.Fatalf("m1 after a 5xx: %+v", st)
 	}
 	hb, err := d.S.HeartbeatFile().Read()
-	if err != nil || hb.Fault != hookwire.FailTransient || !strings.Contains(hb.FaultCause, "500 Internal server error") || hb.Phase != state.PhaseRetry {
+	if err != nil || hb.Fault != machine.ClassTransient || !strings.Contains(hb.FaultCause, "500 Internal server error") || hb.Phase != state.PhaseRetry {
 		t.Fatalf("heartbeat during the outage: %+v (%v)", hb, err)
 	}
 
 	pasted := len(pane.actions)
 	now = now.Add(59 * time.Second)
-	d.maybeSubmit()
+	submitNow(t, d)
 	if len(pane.actions) != pasted || status(t, d, "m2").State != inbox.StateQueued {
 		t.Fatalf("the queue moved before the probe: %q", pane.actions[pasted:])
 	}
@@ -407,6 +408,21 @@ func loopAnswers(t *testing.T, d *Driver, settled func() bool) {
 			t.Fatal("no pane watch answered")
 		}
 	}
+}
+
+// submitNow runs a turn boundary and plays the loop's part for the pane
+// watches it started (a paste's settle before its Enter), so the transcript
+// reads as the loop would have it once they answered.
+func submitNow(t *testing.T, d *Driver) {
+	t.Helper()
+	d.maybeSubmit()
+	answerWatches(t, d)
+}
+
+// answerWatches plays the loop's part for every pane watch under way.
+func answerWatches(t *testing.T, d *Driver) {
+	t.Helper()
+	loopAnswers(t, d, func() bool { return d.watching == 0 })
 }
 
 // cancelAndWait runs `seat cancel` on the turn in flight, plays the loop's

@@ -2,6 +2,8 @@ package driver
 
 import (
 	"bytes"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -11,9 +13,11 @@ import (
 	"time"
 
 	"github.com/pantty/pantty/harness"
+	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/internal/guard"
 	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/internal/machine"
+	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/hookwire"
 	"github.com/pantty/pantty/seat/launch"
 	"github.com/pantty/pantty/seat/outage"
@@ -215,4 +219,162 @@ func (d *Driver) providerRefused(e *inbox.Entry, errName, text string) {
 	e.Status.Reason = outage.ReasonProviderRefusal
 	d.requeue(e, fmt.Sprintf("provider %s refused (%s): %s", d.Cfg.Provider, errName, text))
 	d.to(machine.ProviderRefused, fmt.Sprintf("provider %s: %s until %s: %s", d.Cfg.Provider, errName, b.Until.Format(time.RFC3339), b.Text))
+}
+
+// recycleStep gives the next step a fresh session (the polecat model: atomic
+// steps, no context accumulation): materialize the handoff, start a new
+// generation with a new session id, and launch the harness so that its
+// SessionStart hook injects the handoff. A crash anywhere re-reads the state
+// files and continues from the last completed step.
+func (d *Driver) recycleStep(next *inbox.Entry) {
+	now := d.now()
+	n, err := d.S.BuildNote("step boundary: before "+next.Msg.ID, now)
+	if err != nil {
+		d.logf("step: %v", err)
+		d.blocked = "step handoff: " + err.Error()
+		return
+	}
+	rec, err := d.S.Handoff().Materialize(n)
+	if err != nil {
+		d.logf("step: %v", err)
+		d.blocked = "step handoff: " + err.Error()
+		return
+	}
+	old := d.sess.ID
+	d.killHarness()
+	d.sess.ID = state.NewSessionID()
+	d.sess.Generation++
+	d.sess.Why = fmt.Sprintf("step: a fresh session for %s (the previous step ran on %s)", next.Msg.ID, old)
+	d.sess.PaneID, d.sess.PanePID = "", 0
+	if err := d.S.InjectFile().Write(state.Inject{SessionID: d.sess.ID, Hash: rec.Hash, Why: d.sess.Why, At: now.UTC()}); err != nil {
+		d.logf("step inject: %v", err)
+	}
+	if err := d.saveSession(); err != nil {
+		d.logf("step: %v", err)
+	}
+	d.stepDone = false
+	d.logf("step: generation %d, session %s, handoff %s", d.sess.Generation, d.sess.ID, rec.Hash)
+	if err := d.launch(nil); err != nil {
+		d.logf("step launch: %v", err)
+		d.to(machine.LaunchFailed, "step launch failed: "+err.Error())
+	}
+}
+
+// startProbe proves capability, not presence: a prompt goes through the same
+// board path, and the probe passes only when a model turn really ran for it and
+// its reply carries the probe's token.
+func (d *Driver) startProbe(r state.Request) {
+	b := make([]byte, 6)
+	rand.Read(b)
+	id := "probe-" + hex.EncodeToString(b)
+	text := "pantty liveness probe. Reply with the token " + id + " and nothing else; do not run tools."
+	if err := seat.EnqueueInternal(d.S, id, text, d.now()); err != nil {
+		d.answer(r, fmt.Errorf("probe: %v", err), "")
+		return
+	}
+	if d.probes == nil {
+		d.probes = map[string]state.Request{}
+	}
+	d.probes[id] = r
+	d.addMessage(id)
+}
+
+func (d *Driver) answerProbe(r state.Request, e *inbox.Entry) {
+	switch {
+	case e.Status.State != inbox.StateProcessed:
+		d.answer(r, fmt.Errorf("probe %s: no processed turn (%s %s)", e.Msg.ID, e.Status.State, e.Status.Reason), "")
+	case !strings.Contains(e.Status.Reply, e.Msg.ID):
+		d.answer(r, fmt.Errorf("probe %s: a turn ran but its reply did not carry the token", e.Msg.ID), "")
+	default:
+		d.answer(r, nil, fmt.Sprintf("probe %s: a model turn ran and its reply carried the token (turn end %s)", e.Msg.ID, e.Status.TurnEnd))
+	}
+}
+
+// closedByTranscript closes e as processed when the harness's transcript holds
+// its turn (this paste: id and nonce) with a reply, and reports whether it did.
+func (d *Driver) closedByTranscript(e *inbox.Entry, why string) bool {
+	sess := d.lookupSession(e)
+	if sess == "" {
+		return false
+	}
+	found, where, err := d.Ad.FindTurn(d.S, d.Cfg, sess, e.Msg.ID, e.Status.Nonce)
+	if err != nil {
+		d.logf("transcript lookup for %s: %v", e.Msg.ID, err)
+		return false
+	}
+	if !found {
+		return false
+	}
+	d.logf("message %s: %s, but its turn is in the harness transcript: processed", e.Msg.ID, why)
+	d.finish(e, inbox.StateProcessed, "", "turn found in the harness transcript ("+why+")", "transcript:"+where)
+	return true
+}
+
+// checkLostTurnEnd runs on the heartbeat tick: a submitted message whose turn no
+// longer runs in the pane, and whose Stop never came, is looked up in the
+// transcript instead of waiting for its ceiling. Not while a cancel watches
+// the pane: the cancel settles the message.
+func (d *Driver) checkLostTurnEnd() {
+	fl := d.flight
+	if fl == nil || fl.e.Status.State != inbox.StateSubmitted || !d.ready || d.Cfg.Shape == config.ShapeTurn || d.cancel != nil ||
+		d.now().Sub(fl.e.Status.SubmittedAt) < foreignSettle || !d.paneShowsNoTurn() {
+		return
+	}
+	d.closedByTranscript(fl.e, "its turn end never arrived as an event")
+}
+
+// lookupSession is the session whose records can hold e's paste: the one bound
+// to it, else the seat's; "" when e was never pasted with a nonce or no session
+// is known.
+func (d *Driver) lookupSession(e *inbox.Entry) string {
+	if e == nil || e.Status.Nonce == "" {
+		return ""
+	}
+	if e.Status.SessionID != "" {
+		return e.Status.SessionID
+	}
+	return d.sess.ID
+}
+
+// promptRecorded reports whether the harness's records hold e's paste (its id
+// and nonce in a user row), turn finished or not, and where; false when the
+// adapter cannot tell (no Capabilities.FindPrompt) or the lookup failed.
+func (d *Driver) promptRecorded(e *inbox.Entry) (bool, string) {
+	findPrompt := d.Ad.Caps().FindPrompt
+	sess := d.lookupSession(e)
+	if findPrompt == nil || sess == "" {
+		return false, ""
+	}
+	found, where, err := findPrompt(d.S, d.Cfg, sess, e.Msg.ID, e.Status.Nonce)
+	if err != nil {
+		d.logf("prompt lookup for %s: %v", e.Msg.ID, err)
+		return false, ""
+	}
+	return found, where
+}
+
+// requeueUnlessReceived re-queues a paste that has no submission evidence and
+// no finished turn. When the harness recorded its prompt all the same (the
+// UserPromptSubmit event was lost, not the paste) it reached the model, so it
+// is resubmitted once, marked, like a turn lost in a crash — never re-sent
+// unmarked. It reports whether the prompt was recorded.
+func (d *Driver) requeueUnlessReceived(e *inbox.Entry, detail string) bool {
+	if ok, where := d.promptRecorded(e); ok {
+		d.logf("message %s: no submission evidence, but the harness recorded its prompt (%s): its turn was lost", e.Msg.ID, where)
+		d.resubmitOrFail(e, "resubmission: the harness recorded the prompt, but its evidence and turn end were lost")
+		return true
+	}
+	d.requeue(e, detail)
+	return false
+}
+
+// resubmitOrFail re-queues e as pantty's one marked resubmission, or fails it
+// lost when it was resubmitted already.
+func (d *Driver) resubmitOrFail(e *inbox.Entry, detail string) {
+	if e.Status.Resubmits == 0 {
+		e.Status.Resubmits = 1
+		d.requeue(e, detail)
+		return
+	}
+	d.finish(e, inbox.StateFailed, inbox.ReasonLost, "the resubmitted turn was lost as well", "")
 }

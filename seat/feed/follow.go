@@ -34,6 +34,9 @@ type Options struct {
 	Since  Cursor        // print only events after it (zero: from the oldest record)
 	Follow bool          // keep following on fsnotify events until ctx ends
 	Settle time.Duration // hold time (0: none; `pantty events` defaults to DefaultSettle)
+	// Now is the clock an event's settle time and lateness are judged on;
+	// nil is the wall clock.
+	Now func() time.Time
 }
 
 // Run prints the events of the state root's seats through emit: first a health
@@ -44,6 +47,9 @@ type Options struct {
 // returns once the settled events are printed (younger ones wait for the next
 // run, which resumes from the last cursor). An emit error ends it (a closed pipe).
 func Run(ctx context.Context, home string, opt Options, emit func(Event) error) error {
+	if opt.Now == nil {
+		opt.Now = time.Now
+	}
 	if opt.Settle < 0 {
 		return fmt.Errorf("%w: settle %s is negative", state.ErrBadInput, opt.Settle)
 	}
@@ -70,12 +76,12 @@ func Run(ctx context.Context, home string, opt Options, emit func(Event) error) 
 		return err
 	}
 	if !opt.Follow {
-		return f.flush(time.Now())
+		return f.flush(f.opt.Now())
 	}
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	for {
-		if err := f.flush(time.Now()); err != nil {
+		if err := f.flush(f.opt.Now()); err != nil {
 			return err
 		}
 		f.arm(timer)
@@ -176,7 +182,7 @@ func (f *follower) offer(e Event) {
 		f.pending[k] = e
 		return
 	}
-	if f.opt.Since.After(e) && e.At.After(time.Now().Add(-lateWindow)) {
+	if f.opt.Since.After(e) && e.At.After(f.opt.Now().Add(-lateWindow)) {
 		e.Late = true
 		f.pending[k] = e
 	}
@@ -222,7 +228,7 @@ func (f *follower) arm(t *time.Timer) {
 		}
 	}
 	if !first.IsZero() {
-		t.Reset(time.Until(first.Add(f.opt.Settle)))
+		t.Reset(first.Add(f.opt.Settle).Sub(f.opt.Now()))
 	}
 }
 

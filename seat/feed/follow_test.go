@@ -2,6 +2,7 @@ package feed
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -81,5 +82,38 @@ func TestFollowPrintsSeatChangesFromRecords(t *testing.T) {
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatalf("Run after cancel: %v", err)
+	}
+}
+
+// An event's settle time is judged on the feed's clock: an hour's settle has
+// passed on a clock two hours on, and the message's event is printed (on
+// the wall clock it was held, its record only just written).
+func TestSettleIsJudgedOnTheFeedsClock(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	s, err := state.Open(home, "clock")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Ensure(); err != nil {
+		t.Fatal(err)
+	}
+	if err := seat.InitConfig(s, "sim", t.TempDir(), nil); err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Now()
+	if _, err := s.Enqueue(guard.Message{ID: "m1", Text: "x"}, 0, t0); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	opt := Options{Settle: time.Hour, Now: func() time.Time { return t0.Add(2 * time.Hour) }}
+	if err := Run(context.Background(), home, opt, func(e Event) error {
+		got = append(got, e.Seat+" "+e.ID+" "+e.State)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(got, "; ") != "clock m1 queued" {
+		t.Fatalf("printed %q, want the queued event once the settle passed on the feed's clock", got)
 	}
 }

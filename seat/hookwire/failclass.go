@@ -8,35 +8,19 @@ import (
 	"github.com/pantty/pantty/seat/state"
 )
 
-// Failure classes of a turn the harness ended on an error (StopFailure). They
-// decide what happens to the message, so an outage of the seat's means (a bad
-// key, no network) or of its provider never fails board work: only an error
-// about the message itself does.
-const (
-	// FailMeans: the harness cannot reach or use the model at all (credentials,
-	// login, connection). The message stays queued, the driver re-probes with
-	// backoff, the seat reports itself dead (class means) and the ladder may
-	// descend.
-	FailMeans = string(machine.ClassMeans)
-	// FailProvider: the provider refuses this account for now (rate limit,
-	// usage limit, credit balance). A wait shared by every seat on the
-	// provider (providers.toml), re-probed.
-	FailProvider = string(machine.ClassProvider)
-	// FailTransient: the provider failed this request after the harness's own
-	// retries (5xx, overloaded). The message goes back to the queue with a
-	// per-seat backoff.
-	FailTransient = string(machine.ClassTransient)
-	// FailWork: anything else — an error about the message itself. The message
-	// fails (work-error).
-	FailWork = string(machine.ClassWork)
-)
+// The failure classes of a turn the harness ended on an error (StopFailure)
+// are machine.Class: that one type is what ClassifyFailure returns, what
+// machine.AfterFailure decides on and what the records store (heartbeat.toml's
+// fault, recover's class), so a class is declared in one place
+// (internal/machine/failure.go) and this file only says which of the harness's
+// words mean it.
 
 // failRule is one row of the classifier's table: a StopFailure error value,
 // optionally narrowed by words in the harness's message, and what it means.
 type failRule struct {
 	err   string   // the StopFailure error value ("" matches any)
 	words []string // any of these in the message (lower case; none: any message)
-	class string
+	class machine.Class
 	cause string // the cause in words, before the harness's own message
 }
 
@@ -46,16 +30,16 @@ type failRule struct {
 // same values by codex.ClassifyError. Claude reports a refused connection as
 // server_error, so the words decide that one.
 var failRules = []failRule{
-	{err: "authentication_failed", class: FailMeans, cause: "cannot authenticate"},
-	{err: "connection_failed", class: FailMeans, cause: "cannot connect"},
-	{err: "server_error", words: connectionWords, class: FailMeans, cause: "cannot connect"},
-	{err: "billing_error", class: FailProvider, cause: "billing"},
-	{err: "rate_limit", class: FailProvider, cause: "rate limit"},
-	{err: "rate_limit_error", class: FailProvider, cause: "rate limit"},
-	{err: "usage_limit", class: FailProvider, cause: "usage limit"},
-	{err: "server_error", class: FailTransient, cause: "server error"},
-	{err: "overloaded", class: FailTransient, cause: "overloaded"},
-	{err: "overloaded_error", class: FailTransient, cause: "overloaded"},
+	{err: "authentication_failed", class: machine.ClassMeans, cause: "cannot authenticate"},
+	{err: "connection_failed", class: machine.ClassMeans, cause: "cannot connect"},
+	{err: "server_error", words: connectionWords, class: machine.ClassMeans, cause: "cannot connect"},
+	{err: "billing_error", class: machine.ClassProvider, cause: "billing"},
+	{err: "rate_limit", class: machine.ClassProvider, cause: "rate limit"},
+	{err: "rate_limit_error", class: machine.ClassProvider, cause: "rate limit"},
+	{err: "usage_limit", class: machine.ClassProvider, cause: "usage limit"},
+	{err: "server_error", class: machine.ClassTransient, cause: "server error"},
+	{err: "overloaded", class: machine.ClassTransient, cause: "overloaded"},
+	{err: "overloaded_error", class: machine.ClassTransient, cause: "overloaded"},
 }
 
 // connectionWords are how Claude Code words a connection that never reached
@@ -67,7 +51,7 @@ var connectionWords = []string{"econnrefused", "enotfound", "connection refused"
 // ClassifyFailure maps a failed turn's error value and the harness's message
 // to a failure class and the cause in words ("cannot authenticate: Invalid API
 // key · Fix external API key"). Unknown errors are work failures.
-func ClassifyFailure(errName, message string) (class, cause string) {
+func ClassifyFailure(errName, message string) (class machine.Class, cause string) {
 	name, text := strings.ToLower(errName), strings.ToLower(message)
 	for _, r := range failRules {
 		if r.err != "" && r.err != name {
@@ -78,7 +62,7 @@ func ClassifyFailure(errName, message string) (class, cause string) {
 		}
 		return r.class, r.cause + ": " + state.Cut(fsatomic.OneLine(message), 300)
 	}
-	return FailWork, errName + ": " + state.Cut(fsatomic.OneLine(message), 300)
+	return machine.ClassWork, errName + ": " + state.Cut(fsatomic.OneLine(message), 300)
 }
 
 // containsAny reports whether s contains one of words.

@@ -359,7 +359,7 @@ func (r *contractRun) liveness() (state.ContractRow, string, error) {
 		detected.Round(time.Millisecond), dead, hb.Phase, hb.Fault, hb.FaultCause)
 	met := ok.OK && (hb.Fault != "" || probeFailed)
 	value := fmt.Sprintf("probe turn ok=%v in %s; with the API answering 401 the seat recorded fault %q (%s) after %s",
-		ok.OK, took.Round(time.Millisecond), orNone(hb.Fault), orNone(firstLine(hb.FaultCause+dead.Error)), detected.Round(time.Millisecond))
+		ok.OK, took.Round(time.Millisecond), orNone(string(hb.Fault)), orNone(firstLine(hb.FaultCause+dead.Error)), detected.Round(time.Millisecond))
 	return state.ContractRow{Met: met, Value: value,
 		How: "a probe turn must run; the control: with the stand-in answering 401 the probe must fail"}, art, nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/pantty/pantty/harness/standinkit"
 	"github.com/pantty/pantty/internal/guard"
 	"github.com/pantty/pantty/internal/inbox"
+	"github.com/pantty/pantty/internal/machine"
 	"github.com/pantty/pantty/seat/hookwire"
 	"github.com/pantty/pantty/seat/proc"
 )
@@ -79,9 +80,10 @@ type E2E struct {
 type E2EOutage struct {
 	Name  string // the test's name
 	Fault standinkit.Fault
-	// Class is the fault class the seat must report (hookwire.FailMeans, …) and
-	// Words a piece of the harness's own words it must report it in.
-	Class, Words string
+	// Class is the fault class the seat must report (machine.ClassMeans, …)
+	// and Words a piece of the harness's own words it must report it in.
+	Class machine.Class
+	Words string
 }
 
 // E2ERig is one test's seat, the stand-in's log read as E2ERequests, and

@@ -8,7 +8,7 @@ import (
 	"github.com/pantty/pantty/harness/standinkit"
 	"github.com/pantty/pantty/internal/guard"
 	"github.com/pantty/pantty/internal/inbox"
-	"github.com/pantty/pantty/seat/hookwire"
+	"github.com/pantty/pantty/internal/machine"
 	"github.com/pantty/pantty/seat/outage"
 	"github.com/pantty/pantty/seat/state"
 )
@@ -42,7 +42,7 @@ func Answered[R any](rows []R, view func(R) (kind, input string, status int)) ma
 
 // PlayOutage starts the seat, has one message processed, then plays fault
 // against it (RunOutage) with three queued messages.
-func (h *Harness) PlayOutage(api FaultyAPI, answered func() map[string]int, fault standinkit.Fault, class, words string) {
+func (h *Harness) PlayOutage(api FaultyAPI, answered func() map[string]int, fault standinkit.Fault, class machine.Class, words string) {
 	h.T.Helper()
 	h.Start()
 	first := h.Name + "-0"
@@ -75,9 +75,9 @@ type Outage struct {
 	// answered (status 200) whose new input carried it: what reached the
 	// model, from the stand-in's own request log.
 	Answered func() map[string]int
-	// Class is the failure class the seat must report (hookwire.FailMeans,
-	// hookwire.FailProvider, hookwire.FailTransient).
-	Class string
+	// Class is the failure class the seat must report (machine.ClassMeans,
+	// machine.ClassProvider, machine.ClassTransient).
+	Class machine.Class
 	// Words are the harness's own words the heartbeat, status and recover
 	// must name.
 	Words string
@@ -96,8 +96,9 @@ type SweepReport struct {
 
 // SweptSeat is one seat's row of `pantty recover --json`.
 type SweptSeat struct {
-	Seat, Verdict, Cause, Class, Reason, Waiting, Result string
-	Launch                                               []string `json:"launch_problems"`
+	Seat, Verdict, Cause, Reason, Waiting, Result string
+	Class                                         machine.Class
+	Launch                                        []string `json:"launch_problems"`
 }
 
 // RunOutage queues ids under the fault and checks that none fails, that the
@@ -113,7 +114,7 @@ func (h *Harness) RunOutage(o Outage, ids ...string) {
 	for _, id := range ids {
 		h.Send(id, "during the outage: "+id)
 	}
-	h.WaitFor(o.Class+" outage reported by the seat", outageWait, func() bool { return h.reportsOutage(o) })
+	h.WaitFor(string(o.Class)+" outage reported by the seat", outageWait, func() bool { return h.reportsOutage(o) })
 	for i, id := range ids {
 		st := h.Status(id)
 		if inbox.Final(st.State) {
@@ -154,7 +155,7 @@ func (h *Harness) reportsOutage(o Outage) bool {
 	if err != nil {
 		return false
 	}
-	if o.Class != hookwire.FailProvider {
+	if o.Class != machine.ClassProvider {
 		return hb.Fault == o.Class && strings.Contains(hb.FaultCause, o.Words)
 	}
 	bs, err := outage.ReadBlocks(h.Home)
@@ -184,8 +185,8 @@ func (h *Harness) checkSweep(o Outage) {
 			continue
 		}
 		want := s.Verdict == "ok" && strings.Contains(s.Reason+s.Waiting, o.Words)
-		if o.Class == hookwire.FailMeans {
-			want = s.Verdict == "dead" && s.Cause == "no-model-access" && s.Class == "means" && strings.Contains(s.Reason, o.Words) && r.Code == 1
+		if o.Class == machine.ClassMeans {
+			want = s.Verdict == "dead" && s.Cause == "no-model-access" && s.Class == machine.ClassMeans && strings.Contains(s.Reason, o.Words) && r.Code == 1
 		}
 		if !want {
 			h.T.Fatalf("recover on a %s outage: %+v (exit %d)", o.Class, s, r.Code)

@@ -160,6 +160,17 @@ func (h *Harness) RunStdin(stdin string, args ...string) Result {
 // process cannot run at all.
 func (h *Harness) runWith(env []string, stdin string, args []string) Result {
 	h.T.Helper()
+	r := h.exec(env, stdin, args)
+	if r.Err != nil {
+		h.T.Fatalf("run pantty %v: %v", args, r.Err)
+	}
+	return r
+}
+
+// exec runs the pantty binary with exactly env and stdin, bounded; a
+// process that cannot run at all is Result.Err (code -1), not a failure:
+// callers on other goroutines cannot fail the test.
+func (h *Harness) exec(env []string, stdin string, args []string) Result {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, h.Bin, args...)
@@ -172,7 +183,7 @@ func (h *Harness) runWith(env []string, stdin string, args []string) Result {
 	if ee, ok := err.(*exec.ExitError); ok {
 		code = ee.ExitCode()
 	} else if err != nil {
-		h.T.Fatalf("run pantty %v: %v", args, err)
+		return Result{Code: -1, Stderr: err.Error(), Err: err}
 	}
 	return Result{Code: code, Stdout: out.String(), Stderr: errb.String()}
 }
@@ -323,24 +334,11 @@ func (h *Harness) checkTransitions() {
 // command as if from inside a seat). It is safe to call from any goroutine: it
 // reports a failure to start in Result.Err instead of failing the test.
 func (h *Harness) RunEnv(extra map[string]string, stdin string, args ...string) Result {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, h.Bin, args...)
-	cmd.Env = h.Env()
+	env := h.Env()
 	for k, v := range extra {
-		cmd.Env = append(cmd.Env, k+"="+v)
+		env = append(env, k+"="+v)
 	}
-	cmd.Stdin = strings.NewReader(stdin)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		return Result{Code: -1, Stderr: err.Error(), Err: err}
-	}
-	return Result{Code: code, Stdout: out.String(), Stderr: errb.String()}
+	return h.exec(env, stdin, args)
 }
 
 // Job is one pantty invocation for RunConcurrently.

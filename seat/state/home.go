@@ -194,14 +194,19 @@ var nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,62}$`)
 
 // ValidateName refuses a seat name that could escape the seats directory or be
 // rewritten by tmux; the error says which rule it broke so a person can fix it.
-func ValidateName(name string) error {
+func ValidateName(name string) error { return ValidateNameOf("seat", name) }
+
+// ValidateNameOf checks a name against the seat-name grammar, saying kind in
+// the error ("seat", "host"): a fleet's host names follow seat names' rules, so
+// `HOST:SEAT` is one token a shell, a path and a tmux target all read plainly.
+func ValidateNameOf(kind, name string) error {
 	switch {
 	case name == "":
-		return fmt.Errorf("%w: seat name is empty", ErrBadInput)
+		return fmt.Errorf("%w: %s name is empty", ErrBadInput, kind)
 	case len(name) > 63:
-		return fmt.Errorf("%w: seat name is %d characters long (at most 63)", ErrBadInput, len(name))
+		return fmt.Errorf("%w: %s name is %d characters long (at most 63)", ErrBadInput, kind, len(name))
 	case !nameRE.MatchString(name):
-		return fmt.Errorf("%w: seat name %q must match [a-z0-9][a-z0-9_-]{0,62} (lower-case letters, digits, '_' and '-')", ErrBadInput, name)
+		return fmt.Errorf("%w: %s name %q must match [a-z0-9][a-z0-9_-]{0,62} (lower-case letters, digits, '_' and '-')", ErrBadInput, kind, name)
 	}
 	return nil
 }

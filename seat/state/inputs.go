@@ -40,17 +40,10 @@ const (
 	CtlProbe    = "probe"   // prove capability: a turn must really run
 	CtlRefresh  = "refresh" // the seat asks for a refresh (pantty handoff request, from inside)
 	CtlRelay    = "relay"   // relay on/off around `seat attach`; force-off from `seat relay --off`
-	// CtlTestBlock wedges the work loop forever (its process lives on, its
-	// heartbeat goes stale), so recovery tests can make a wedged driver. The
-	// driver honours it only when its environment has TestHooksEnv=1.
-	CtlTestBlock = "test-block"
 )
 
-// TestHooksEnv enables test-only control requests in a driver's environment.
-const TestHooksEnv = "PANTTY_TEST_HOOKS"
-
 var ctlKinds = map[string]bool{CtlCommand: true, CtlCancel: true, CtlStop: true, CtlRelease: true, CtlRetry: true, CtlWithdraw: true,
-	CtlCompact: true, CtlProbe: true, CtlRefresh: true, CtlTestBlock: true, CtlRelay: true}
+	CtlCompact: true, CtlProbe: true, CtlRefresh: true, CtlRelay: true}
 
 // Request is control/<id>.toml, schema-checked by the driver before it acts.
 type Request struct {

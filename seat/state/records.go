@@ -61,9 +61,9 @@ type Heartbeat struct {
 	// transient; hookwire.ClassifyFailure), FaultCause its cause in the harness's
 	// words, FaultSince its first sighting. recover reports a means fault as a
 	// dead seat (cause no-model-access).
-	Fault      string    `toml:"fault,omitempty"`
-	FaultCause string    `toml:"fault_cause,omitempty"`
-	FaultSince time.Time `toml:"fault_since,omitempty"`
+	Fault      machine.Class `toml:"fault,omitempty"`
+	FaultCause string        `toml:"fault_cause,omitempty"`
+	FaultSince time.Time     `toml:"fault_since,omitempty"`
 }
 
 // Stale reports whether the heartbeat is older than twice its declared interval.

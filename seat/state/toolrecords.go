@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/pantty/pantty/internal/config"
+	"github.com/pantty/pantty/internal/machine"
 	"github.com/pantty/pantty/internal/statedir"
 )
 
@@ -30,20 +31,20 @@ type LastSweep struct {
 // seat (the one write a healthy seat costs); Since and Launches let the next
 // sweep tell a lasting condition from a passing one.
 type Health struct {
-	At       time.Time `toml:"at"`
-	Verdict  string    `toml:"verdict"`         // ok, dead or unknown
-	Cause    string    `toml:"cause,omitempty"` // see the Cause* constants
-	Class    string    `toml:"class,omitempty"` // means, for a dead seat
-	Reason   string    `toml:"reason"`
-	Action   string    `toml:"action,omitempty"`
-	Result   string    `toml:"result,omitempty"`
-	Since    time.Time `toml:"since,omitempty"` // when this cause was first seen (not ok only)
-	Phase    string    `toml:"phase,omitempty"`
-	Session  string    `toml:"session,omitempty"`
-	Launches int       `toml:"launches"` // session.toml's launch count when observed
-	Rung     string    `toml:"rung,omitempty"`
-	Floor    string    `toml:"floor,omitempty"`
-	Waiting  string    `toml:"waiting,omitempty"`
+	At       time.Time     `toml:"at"`
+	Verdict  string        `toml:"verdict"`         // ok, dead or unknown
+	Cause    string        `toml:"cause,omitempty"` // see the Cause* constants
+	Class    machine.Class `toml:"class,omitempty"` // means, for a dead seat
+	Reason   string        `toml:"reason"`
+	Action   string        `toml:"action,omitempty"`
+	Result   string        `toml:"result,omitempty"`
+	Since    time.Time     `toml:"since,omitempty"` // when this cause was first seen (not ok only)
+	Phase    string        `toml:"phase,omitempty"`
+	Session  string        `toml:"session,omitempty"`
+	Launches int           `toml:"launches"` // session.toml's launch count when observed
+	Rung     string        `toml:"rung,omitempty"`
+	Floor    string        `toml:"floor,omitempty"`
+	Waiting  string        `toml:"waiting,omitempty"`
 }
 
 // HealthPath is health.toml of s.

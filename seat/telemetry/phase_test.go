@@ -3,6 +3,7 @@ package telemetry_test
 import (
 	"testing"
 
+	"github.com/pantty/pantty/internal/machine"
 	"github.com/pantty/pantty/seat/telemetry"
 )
 
@@ -18,9 +19,9 @@ func TestPhaseTextKeepsTheOutageWhileTheHeldMessageIsTried(t *testing.T) {
 		want string
 	}{
 		{telemetry.Heartbeat{Phase: s("idle")}, "idle"},
-		{telemetry.Heartbeat{Phase: s("waiting-retry"), Waiting: s(cause + "; next probe in 2s"), Fault: s("transient"), FaultCause: s(cause)},
+		{telemetry.Heartbeat{Phase: s("waiting-retry"), Waiting: s(cause + "; next probe in 2s"), Fault: class(machine.ClassTransient), FaultCause: s(cause)},
 			"waiting-retry (" + cause + "; next probe in 2s)"},
-		{telemetry.Heartbeat{Phase: s("submitting"), Waiting: s("m-1"), Fault: s("transient"), FaultCause: s(cause)},
+		{telemetry.Heartbeat{Phase: s("submitting"), Waiting: s("m-1"), Fault: class(machine.ClassTransient), FaultCause: s(cause)},
 			"submitting (m-1); transient outage: " + cause},
 		{telemetry.Heartbeat{}, ""},
 	}
@@ -30,3 +31,6 @@ func TestPhaseTextKeepsTheOutageWhileTheHeldMessageIsTried(t *testing.T) {
 		}
 	}
 }
+
+// class is a pointer to c, as a heartbeat read from its file holds it.
+func class(c machine.Class) *machine.Class { return &c }

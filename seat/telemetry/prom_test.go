@@ -2,6 +2,7 @@ package telemetry_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -316,5 +317,58 @@ func TestCountersAddThePrunedTally(t *testing.T) {
 		if got := find(samples, "pantty_seat_messages_failed_total", "counted", "reason", reason); len(got) != 1 || got[0].value != want {
 			t.Errorf("failed_total{reason=%s}: %+v, want %v", reason, got, want)
 		}
+	}
+}
+
+// TestGrafanaDashboardNamesExistingMetrics keeps examples/grafana-dashboard.json
+// importable and in step with the families: it is JSON, it has the host
+// variable, and every pantty_* name in its expressions is written by pantty.
+func TestGrafanaDashboardNamesExistingMetrics(t *testing.T) {
+	data, err := os.ReadFile("../../examples/grafana-dashboard.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dash struct {
+		Templating struct {
+			List []struct{ Name string }
+		}
+		Panels []struct {
+			Title   string
+			Targets []struct{ Expr string }
+		}
+	}
+	if err := json.Unmarshal(data, &dash); err != nil {
+		t.Fatalf("the dashboard is not JSON Grafana can import: %v", err)
+	}
+	hasHost := false
+	for _, v := range dash.Templating.List {
+		hasHost = hasHost || v.Name == "host"
+	}
+	if !hasHost {
+		t.Error("the dashboard has no host variable")
+	}
+	f := newFixture(t)
+	heartbeat(t, f.seat("gd"), t0, "idle")
+	os.WriteFile(filepath.Join(f.home, telemetry.LastSweepFile), []byte("at = 2026-12-03T09:00:00Z\ninterval = \"1m0s\"\n"), 0o600)
+	rows, _ := telemetry.Read(f.home, t0)
+	var b bytes.Buffer
+	telemetry.WritePrometheusWith(&b, rows, telemetry.PromOptions{Home: f.home, Now: t0})
+	_, help, _ := parseProm(t, b.String())
+	exprs := 0
+	for _, p := range dash.Panels {
+		for _, q := range p.Targets {
+			exprs++
+			if !strings.Contains(q.Expr, `instance=~"$host"`) {
+				t.Errorf("panel %q: %s does not follow the host variable", p.Title, q.Expr)
+			}
+			for _, n := range regexp.MustCompile(`pantty_[a-z_]+`).FindAllString(q.Expr, -1) {
+				if help[n] == "" {
+					t.Errorf("panel %q uses %s, which pantty does not write", p.Title, n)
+				}
+			}
+		}
+	}
+	if exprs < 8 {
+		t.Errorf("found only %d expressions in the dashboard", exprs)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/BurntSushi/toml"
+	"github.com/pantty/pantty/internal/machine"
 	"github.com/pantty/pantty/seat/state"
 )
 
@@ -38,13 +39,13 @@ const (
 // (docs/telemetry.md, "What telemetry reads from recover"); the rest of the
 // file is recover's and is left to it.
 type healthRecord struct {
-	Verdict string    `toml:"verdict"` // ok, dead, unknown
-	Reason  string    `toml:"reason"`
-	Cause   string    `toml:"cause"`
-	Class   string    `toml:"class"`
-	Action  string    `toml:"action"`
-	Result  string    `toml:"result"`
-	At      time.Time `toml:"at"`
+	Verdict string        `toml:"verdict"` // ok, dead, unknown
+	Reason  string        `toml:"reason"`
+	Cause   string        `toml:"cause"`
+	Class   machine.Class `toml:"class"`
+	Action  string        `toml:"action"`
+	Result  string        `toml:"result"`
+	At      time.Time     `toml:"at"`
 }
 
 // ReadHealthFile is the default RecoverReader. Without health.toml the verdict
@@ -63,7 +64,7 @@ func ReadHealthFile(s state.Seat, now time.Time) Health {
 		return Health{Meta: Meta{State: Error, Why: fmt.Sprintf("health.toml: verdict = %q is not ok, dead or unknown", h.Verdict)}}
 	}
 	var parts []string
-	for _, p := range []struct{ k, v string }{{"", h.Reason}, {"cause", h.Cause}, {"class", h.Class}, {"action", h.Action}, {"result", h.Result}} {
+	for _, p := range []struct{ k, v string }{{"", h.Reason}, {"cause", h.Cause}, {"class", string(h.Class)}, {"action", h.Action}, {"result", h.Result}} {
 		switch {
 		case p.v == "":
 		case p.k == "":
@@ -99,4 +100,30 @@ func decodeLenient(path string, v any) error {
 		return fmt.Errorf("%s: %v", filepath.Base(path), err)
 	}
 	return nil
+}
+
+// Sweep is recover's last sweep of a state root as `status --json` shows it
+// (`last_sweep`): a fleet's status reads every host's from there, so a host
+// whose scheduler stopped is seen from the one terminal that lists them all.
+type Sweep struct {
+	At              time.Time `json:"at"`
+	AgeSeconds      float64   `json:"age_seconds"`
+	IntervalSeconds float64   `json:"interval_seconds"`
+	ExitCode        int       `json:"exit_code"`
+	// Stale: the sweep is older than twice its interval, so the scheduler
+	// entry on that host is not running it.
+	Stale bool `json:"stale"`
+}
+
+// ReadSweep reads recover-last.toml under home; nil when no sweep has run
+// (or the record cannot be read), which status prints as null, never as a
+// sweep at the epoch.
+func ReadSweep(home string, now time.Time) *Sweep {
+	var l state.LastSweep
+	if decodeLenient(filepath.Join(home, LastSweepFile), &l) != nil || l.At.IsZero() {
+		return nil
+	}
+	age := now.Sub(l.At)
+	return &Sweep{At: l.At.UTC(), AgeSeconds: age.Seconds(), IntervalSeconds: l.Interval.Seconds(), ExitCode: l.Code,
+		Stale: l.Interval.Duration > 0 && age > 2*l.Interval.Duration}
 }

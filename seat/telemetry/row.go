@@ -9,6 +9,8 @@ package telemetry
 import (
 	"strings"
 	"time"
+
+	"github.com/pantty/pantty/internal/machine"
 )
 
 // Version is the JSON document's schema version. Fields are only ever added
@@ -48,6 +50,9 @@ type Document struct {
 	At      time.Time `json:"at"`   // when the readings were taken
 	Home    string    `json:"home"` // the state root read
 	Seats   []Row     `json:"seats"`
+	// LastSweep is recover's last sweep of the state root (ReadSweep); null
+	// before the first.
+	LastSweep *Sweep `json:"last_sweep"`
 }
 
 // Row is every reading of one seat.
@@ -124,9 +129,9 @@ type Heartbeat struct {
 	// transient), FaultCause its cause in the harness's words, FaultSince when
 	// it began; null when there is none. They stay while the held message is
 	// tried again, when the phase itself no longer says it.
-	Fault      *string    `json:"fault"`
-	FaultCause *string    `json:"fault_cause"`
-	FaultSince *time.Time `json:"fault_since"`
+	Fault      *machine.Class `json:"fault"`
+	FaultCause *string        `json:"fault_cause"`
+	FaultSince *time.Time     `json:"fault_since"`
 }
 
 // PhaseText is the phase as the listings print it: the phase, what it waits
@@ -141,7 +146,7 @@ func (h Heartbeat) PhaseText() string {
 		p += " (" + *h.Waiting + ")"
 	}
 	if h.Fault != nil && h.FaultCause != nil && (h.Waiting == nil || !strings.Contains(*h.Waiting, *h.FaultCause)) {
-		p += "; " + *h.Fault + " outage: " + *h.FaultCause
+		p += "; " + string(*h.Fault) + " outage: " + *h.FaultCause
 	}
 	return p
 }

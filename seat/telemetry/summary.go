@@ -368,7 +368,7 @@ func (r Row) waitsCell() Cell {
 		// for an outage (a transient 5xx, a means fault): a held queue is
 		// named here too, with its next probe, never "none".
 		if hb := r.Heartbeat; hb.State == Known && hb.Fault != nil && !r.stopped() {
-			t := "held: " + *hb.Fault + " outage"
+			t := "held: " + string(*hb.Fault) + " outage"
 			if hb.Waiting != nil && strings.Contains(*hb.Waiting, "next probe") {
 				t += ", next probe" + (*hb.Waiting)[strings.LastIndex(*hb.Waiting, "next probe")+len("next probe"):]
 			}

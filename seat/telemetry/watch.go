@@ -159,7 +159,7 @@ func Watch(ctx context.Context, home string, opt WatchOptions, emit func(Change)
 			if !w.onEvent(ev) {
 				continue
 			}
-			now := time.Now()
+			now := opt.Now()
 			if firstDirty.IsZero() {
 				firstDirty = now
 			}

@@ -1,0 +1,67 @@
+package recover
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pantty/pantty/internal/config"
+	"github.com/pantty/pantty/internal/procid"
+	"github.com/pantty/pantty/seat/state"
+)
+
+// A revival is judged on the sweep's clock, like the verdict that led to it:
+// a new driver's heartbeat one second old on the injected clock is fresh,
+// however far that clock is from the wall's (it read the wall clock, and
+// called a fresh heartbeat years stale).
+func TestARevivalIsJudgedOnTheSweepsClock(t *testing.T) {
+	t.Parallel()
+	s, err := state.Open(filepath.Join(t.TempDir(), "home"), "clock")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Ensure(); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2020, 1, 2, 3, 4, 5, 0, time.UTC)
+	pid := os.Getpid()
+	start, err := procid.Start(pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	host, _ := os.Hostname()
+	if err := s.OwnerFile().Write(state.Owner{Holder: "h-new", PID: pid, PIDStart: start, Host: host, Started: now.Add(-2 * time.Second)}); err != nil {
+		t.Fatal(err)
+	}
+	hb := state.Heartbeat{At: now.Add(-time.Second), Phase: state.PhaseStarting, Interval: config.Duration{Duration: time.Second}, PID: pid, Holder: "h-new"}
+	if err := s.HeartbeatFile().Write(hb); err != nil {
+		t.Fatal(err)
+	}
+	sw := &sweeper{opts: Options{Now: func() time.Time { return now }}, now: now}
+	ok, why := sw.revived(&observation{s: s}, now.Add(-2*time.Second))
+	if ok || !strings.Contains(why, "not up yet") {
+		t.Fatalf("a heartbeat 1s old on the sweep's clock: revived %v, %q; want the harness judged next (not up yet)", ok, why)
+	}
+}
+
+// The exit code and the revived count read whether a revival was verified
+// from the report's typed field, never from the words of its result.
+func TestExitCodeReadsTheVerifiedField(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		seat SeatReport
+		code int
+	}{
+		{SeatReport{Verdict: Dead, Result: "verified-looking words from a reason", revived: false}, 1},
+		{SeatReport{Verdict: Dead, Result: "verified on rung b", revived: true}, 0},
+		{SeatReport{Verdict: Dead, Result: "not verified: no live driver yet"}, 1},
+		{SeatReport{Verdict: OK}, 0},
+		{SeatReport{Verdict: Unknown, revived: true}, 4},
+	} {
+		if got := exitCode(Report{Seats: []SeatReport{c.seat}}); got != c.code {
+			t.Errorf("%+v: exit %d, want %d", c.seat, got, c.code)
+		}
+	}
+}

@@ -1,0 +1,20 @@
+// Package flight is the one way text reaches a harness: the board door's
+// guarded messages, the command door's adapter commands and `pantty measure`'s
+// raw controls all go through it, so the rules that keep a delivery safe are
+// written once.
+//
+//   - A Transport carries the keys. Its first implementation is a tmux pane
+//     (Pane); the next ones (a Codex app-server client, a tmux control-mode
+//     client) implement the same five operations instead of copying delivery.
+//   - A Box reads the harness's input box from what the transport shows:
+//     keys go only into a box the adapter recognises, a person's draft is
+//     never cleared nor extended, and only pantty's own leftover is cleared
+//     (docs/intake.md, "Keys only into the input box").
+//   - Fill and Enter are the two halves of a submission; between them the
+//     caller waits for the paste to settle with Await, off its loop (the
+//     driver runs Await in a pane watch and takes the answer as an event).
+//
+// Nothing here knows about a seat's records or its inbox: the write-ahead
+// rule (no key before the record saying what is about to be sent is
+// durable) is the driver's, and holds before Fill is called.
+package flight
