@@ -21,7 +21,7 @@ import (
 
 	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/internal/fsatomic"
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/state"
 )
 
 func TestExamplesAreValidSeatConfigs(t *testing.T) {
@@ -47,7 +47,7 @@ func TestExamplesAreValidSeatConfigs(t *testing.T) {
 				t.Fatalf("strict decode: %v", err)
 			}
 			// Install it as a seat's seat.toml and load it the way start does.
-			s, err := seat.Open(t.TempDir(), c.Name)
+			s, err := state.Open(t.TempDir(), c.Name)
 			if err != nil {
 				t.Fatalf("name: %v", err)
 			}
@@ -65,7 +65,7 @@ func TestExamplesAreValidSeatConfigs(t *testing.T) {
 			if _, err := s.LoadConfig(); err != nil {
 				t.Fatalf("%s does not validate: %v", file, err)
 			}
-			if _, err := seat.SocketFor(c); err != nil {
+			if _, err := state.SocketFor(c); err != nil {
 				t.Fatalf("%s: tmux socket: %v", file, err)
 			}
 			// Options shown commented out must be real keys too: a reader who

@@ -10,7 +10,7 @@ import (
 
 	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/internal/guard"
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // Adapter is what one harness must provide for pantty to drive it as a resident
@@ -23,14 +23,14 @@ type Adapter interface {
 	// driver from SessionExists, never from "first start or not".
 	Argv(l Launch) ([]string, error)
 	// Env adds adapter-specific variables to the harness environment.
-	Env(s seat.Seat, c config.Config) map[string]string
+	Env(s state.Seat, c config.Config) map[string]string
 	// SessionExists reports whether the harness has a record of the session
 	// (Claude Code: its transcript file).
-	SessionExists(s seat.Seat, c config.Config, sessionID string) (bool, error)
+	SessionExists(s state.Seat, c config.Config, sessionID string) (bool, error)
 	// FindTurn looks in the harness's own records for a finished model turn of the
 	// submission carrying this id and nonce, for a message whose turn end was
 	// missed in a crash. found=false with nil error means "no turn": resubmit once.
-	FindTurn(s seat.Seat, c config.Config, sessionID, msgID, nonce string) (found bool, where string, err error)
+	FindTurn(s state.Seat, c config.Config, sessionID, msgID, nonce string) (found bool, where string, err error)
 	// Busy reports from the pane's visible text whether a turn is running.
 	Busy(screen string) bool
 	// Commands is the command door's allow-list: the harness commands pantty may
@@ -56,7 +56,7 @@ type Capabilities struct {
 	// prompt the harness recorded did reach it (the event was lost, not the paste);
 	// queueing it again unmarked would make the model see it twice, so the driver
 	// resubmits it once, marked, like a turn lost in a crash.
-	FindPrompt func(s seat.Seat, c config.Config, sessionID, msgID, nonce string) (found bool, where string, err error)
+	FindPrompt func(s state.Seat, c config.Config, sessionID, msgID, nonce string) (found bool, where string, err error)
 	// InputReady is the capability for a harness that fires SessionStart
 	// before its input box can take a paste. Claude Code 2.1.328 does: SessionStart
 	// came about 170 ms before it enabled bracketed paste and 260 ms before it drew
@@ -104,7 +104,7 @@ type Capabilities struct {
 	// where. While a /compact the door sent has started (its PreCompact
 	// fired), the driver asks on its command poll and records the answer as
 	// the PostCompact event the harness does not send.
-	CompactionDone func(s seat.Seat, c config.Config, sessionID string, since time.Time) (done bool, where string, err error)
+	CompactionDone func(s state.Seat, c config.Config, sessionID string, since time.Time) (done bool, where string, err error)
 	// CommandWords is the capability for a harness whose own word for an
 	// allowed command differs from the door's name (guard.CommandRules.Words).
 	CommandWords map[string]string
@@ -128,7 +128,7 @@ type Capabilities struct {
 	// measured 2026-12-03), about 140 ms after the command. The driver uses it to
 	// tell a refused command from an accepted one within seconds instead of waiting
 	// out a timeout (docs/claude-code.md).
-	CommandAnswer func(s seat.Seat, c config.Config, sessionID string, cmd guard.Command, since time.Time) (answer string, ok bool, err error)
+	CommandAnswer func(s state.Seat, c config.Config, sessionID string, cmd guard.Command, since time.Time) (answer string, ok bool, err error)
 	// TurnArgv is set by adapters whose harness can run one turn per
 	// process (the turn-spawned shape): the guarded prompt goes on stdin — never on
 	// argv, where ps shows it and ARG_MAX limits it — and a JSON result envelope
@@ -139,17 +139,17 @@ type Capabilities struct {
 	// the sandbox really runs here for this seat, and names it; an error says what
 	// is missing. Secrets lists the harness's own credential files for the seat
 	// (absolute paths): pantty denies them to the model like $PANTTY_HOME.
-	ProbeIsolation func(s seat.Seat, c config.Config, env map[string]string) (mechanism string, err error)
+	ProbeIsolation func(s state.Seat, c config.Config, env map[string]string) (mechanism string, err error)
 	// Secrets lists the harness's own credential files for the seat (see
 	// ProbeIsolation): denied to the model like $PANTTY_HOME.
-	Secrets func(s seat.Seat, c config.Config) []string
+	Secrets func(s state.Seat, c config.Config) []string
 	// PrepareSeatHome is the capability: answer the harness's first-run
 	// dialogs ahead (onboarding, "use this API key?", "trust this folder?", hook
 	// review) in the home the seat's harness will see, so an unattended launch
 	// starts straight into its input box. It returns what it wrote, one line each,
 	// for `pantty seat prepare-home` to print. pantty is the absolute path of the
 	// pantty binary the harness's hooks call.
-	PrepareSeatHome func(s seat.Seat, c config.Config, pantty string) (wrote []string, err error)
+	PrepareSeatHome func(s state.Seat, c config.Config, pantty string) (wrote []string, err error)
 	// HomeUnprepared is the capability of a harness whose home pantty does
 	// not own (Claude Code: the person's HOME or CLAUDE_CONFIG_DIR): what
 	// PrepareSeatHome would still change in the home the harness sees with env,
@@ -159,7 +159,7 @@ type Capabilities struct {
 	// start, recover and the driver refuse it naming `pantty seat prepare-home`
 	// (CheckHome). A harness whose home pantty owns (Codex, Gemini CLI) prepares
 	// it at every launch instead, and needs no check.
-	HomeUnprepared func(s seat.Seat, c config.Config, env map[string]string) (missing []string, err error)
+	HomeUnprepared func(s state.Seat, c config.Config, env map[string]string) (missing []string, err error)
 	// HookFlags are the harness's own doors into `pantty hook`, for a harness
 	// whose hooks do not speak Claude Code's JSON on stdin (Codex: its hooks
 	// name the turn differently, its notify program passes the JSON as the last
@@ -173,7 +173,7 @@ type Capabilities struct {
 	Measure func(MeasureSpec) (MeasureRig, error)
 	// Binary is the harness's own command when seat.toml names none, looked up
 	// on PATH; "" when the harness is no binary of its own (the simulator is
-	// pantty). The gates ask it `--version` (seat.InstalledVersion) to judge the
+	// pantty). The gates ask it `--version` (launch.InstalledVersion) to judge the
 	// version actually installed.
 	Binary string
 }
@@ -188,14 +188,14 @@ type HookFlag struct {
 
 // Launch is what an adapter needs to build one launch of its harness.
 type Launch struct {
-	Seat      seat.Seat
+	Seat      state.Seat
 	Config    config.Config
 	SessionID string
 	Resume    bool
 	Settings  string // path of the per-seat settings file (hooks, status line)
 	Pantty    string // absolute path of the pantty binary the hooks call
 	// Authority is what this launch lets the model reach (ResolveAuthority).
-	Authority seat.Authority
+	Authority state.Authority
 }
 
 var (
@@ -205,13 +205,13 @@ var (
 
 // Register makes an adapter available by name; harness/all registers each
 // one. The registry is the one list of harnesses: seat.toml's harness key
-// (Register tells seat.KnowHarness the name), its documentation and pantty
+// (Register tells state.KnowHarness the name), its documentation and pantty
 // hook's flags all come from it.
 func Register(a Adapter) {
 	adaptersMu.Lock()
 	defer adaptersMu.Unlock()
 	adapters[a.Name()] = a
-	seat.KnowHarness(a.Name())
+	state.KnowHarness(a.Name())
 }
 
 // Adapters returns every registered adapter, by name.

@@ -7,18 +7,18 @@ import (
 
 	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/internal/guard"
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // bareAdapter has only the required methods and zero Capabilities: every
 // optional ability absent.
 type bareAdapter struct{}
 
-func (bareAdapter) Name() string                                                 { return "bare" }
-func (bareAdapter) Argv(Launch) ([]string, error)                                { return []string{"true"}, nil }
-func (bareAdapter) Env(seat.Seat, config.Config) map[string]string               { return nil }
-func (bareAdapter) SessionExists(seat.Seat, config.Config, string) (bool, error) { return false, nil }
-func (bareAdapter) FindTurn(seat.Seat, config.Config, string, string, string) (bool, string, error) {
+func (bareAdapter) Name() string                                                  { return "bare" }
+func (bareAdapter) Argv(Launch) ([]string, error)                                 { return []string{"true"}, nil }
+func (bareAdapter) Env(state.Seat, config.Config) map[string]string               { return nil }
+func (bareAdapter) SessionExists(state.Seat, config.Config, string) (bool, error) { return false, nil }
+func (bareAdapter) FindTurn(state.Seat, config.Config, string, string, string) (bool, string, error) {
 	return false, "", nil
 }
 func (bareAdapter) Busy(string) bool             { return false }
@@ -38,7 +38,7 @@ func TestZeroCapabilitiesMeanCannot(t *testing.T) {
 	if r := CommandRules(a); len(r.Bare) != 0 || r.Harness != "bare" {
 		t.Errorf("command rules %+v", r)
 	}
-	s := seat.Seat{Home: t.TempDir(), Name: "z"}
+	s := state.Seat{Home: t.TempDir(), Name: "z"}
 	s.Dir = s.Home + "/seats/z"
 	auth, err := ResolveAuthority(a, s, config.Config{Harness: "bare", Workdir: t.TempDir()}, nil, time.Now())
 	if err != nil {

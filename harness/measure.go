@@ -9,7 +9,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 	"github.com/pantty/pantty/harness/standinkit"
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // MeasureSpec is what `pantty measure` asks of an adapter's Measure.
@@ -48,7 +48,7 @@ type MeasureRig struct {
 	// starts (e.g. pre-seeding a harness HOME that trusts it).
 	Setup func(work string) error
 	// Detector is made once the throwaway seat exists.
-	Detector func(s seat.Seat) (Detector, error)
+	Detector func(s state.Seat) (Detector, error)
 	// Close stops what the rig started (its stand-in); nil when nothing.
 	Close func() error
 	// Slow returns the text that, put in a message, makes the model's answer

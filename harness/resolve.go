@@ -8,7 +8,8 @@ import (
 
 	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/internal/guard"
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/launch"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // NewCommand builds a command the adapter allows (guard.NewCommand with the
@@ -29,29 +30,29 @@ func CommandRules(a Adapter) guard.CommandRules {
 // measurement when one exists (it takes precedence), else the adapter's shipped
 // facts. A local file that is corrupt is an error, never silently skipped.
 func FactsFor(home string, a Adapter, shape string) (guard.DispatchFacts, string, error) {
-	f, err := seat.LoadFacts(home, a.Name(), shape)
+	f, err := state.LoadFacts(home, a.Name(), shape)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return a.Facts(), "shipped with pantty", nil
 	case err != nil:
 		return guard.DispatchFacts{}, "", fmt.Errorf("dispatch facts: %w", err)
 	case !f.ControlOK:
-		return guard.DispatchFacts{}, "", fmt.Errorf("dispatch facts %s: its control did not dispatch, so the measurement proves nothing; re-measure", seat.FactsPath(home, a.Name(), shape))
+		return guard.DispatchFacts{}, "", fmt.Errorf("dispatch facts %s: its control did not dispatch, so the measurement proves nothing; re-measure", state.FactsPath(home, a.Name(), shape))
 	}
-	return guard.DispatchFacts{Form: f.Form, Sigils: f.Sigils}, "measured " + f.AsOf.Format("2006-01-02") + " (" + seat.FactsPath(home, a.Name(), shape) + ")", nil
+	return guard.DispatchFacts{Form: f.Form, Sigils: f.Sigils}, "measured " + f.AsOf.Format("2006-01-02") + " (" + state.FactsPath(home, a.Name(), shape) + ")", nil
 }
 
 // ResolveAuthority decides what the next launch of ad's harness gives the
-// model (seat.DecideAuthority), with the harness's credential files and its
+// model (launch.DecideAuthority), with the harness's credential files and its
 // sandbox probe taken from its capabilities.
-func ResolveAuthority(ad Adapter, s seat.Seat, c config.Config, env map[string]string, now time.Time) (seat.Authority, error) {
+func ResolveAuthority(ad Adapter, s state.Seat, c config.Config, env map[string]string, now time.Time) (state.Authority, error) {
 	caps := ad.Caps()
-	sb := seat.Sandbox{Harness: ad.Name()}
+	sb := launch.Sandbox{Harness: ad.Name()}
 	if caps.Secrets != nil {
 		sb.Secrets = caps.Secrets(s, c)
 	}
 	if caps.ProbeIsolation != nil {
 		sb.Probe = func(env map[string]string) (string, error) { return caps.ProbeIsolation(s, c, env) }
 	}
-	return seat.DecideAuthority(sb, s, c, env, now)
+	return launch.DecideAuthority(sb, s, c, env, now)
 }

@@ -6,26 +6,27 @@ import (
 	"strings"
 
 	"github.com/pantty/pantty/internal/config"
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/launch"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // CanWork is what `seat start` and `pantty recover` check before they change
 // anything: the seat's next launch would get every pass_env variable (a key
 // left out made the harness start "Not logged in", and messages wait silently),
 // and the harness's home is prepared (CheckHome). caller and refresh are as for
-// seat.PlannedEnv; again is the command to run once the variables are exported.
+// launch.PlannedEnv; again is the command to run once the variables are exported.
 // Both refusals are bad input (exit 2) naming a command that works when pasted.
-func CanWork(s seat.Seat, c config.Config, caller []string, refresh bool, again string) error {
+func CanWork(s state.Seat, c config.Config, caller []string, refresh bool, again string) error {
 	ad, err := AdapterFor(c.Harness)
 	if err != nil {
 		return err
 	}
-	env, missing, err := seat.PlannedEnv(s, c, caller, refresh, ad.Env(s, c))
+	env, missing, err := launch.PlannedEnv(s, c, caller, refresh, ad.Env(s, c))
 	if err != nil {
 		return err
 	}
 	if len(missing) > 0 {
-		return seat.MissingPassEnvError(s, missing, again)
+		return launch.MissingPassEnvError(s, missing, again)
 	}
 	return CheckHome(ad, s, c, env)
 }
@@ -41,20 +42,20 @@ var ErrHomeUnprepared = errors.New("the harness's home is not prepared")
 // command. pantty does not prepare such a home on its own: it is the person's
 // (their HOME or CLAUDE_CONFIG_DIR), and what prepare-home writes — a trusted
 // folder, an approved API key — is theirs to decide.
-func CheckHome(ad Adapter, s seat.Seat, c config.Config, env map[string]string) error {
+func CheckHome(ad Adapter, s state.Seat, c config.Config, env map[string]string) error {
 	check := ad.Caps().HomeUnprepared
 	if check == nil {
 		return nil
 	}
 	missing, err := check(s, c, env)
 	if err != nil {
-		return fmt.Errorf("%w: seat %s: %v", seat.ErrBadInput, s.Name, err)
+		return fmt.Errorf("%w: seat %s: %v", state.ErrBadInput, s.Name, err)
 	}
 	if len(missing) == 0 {
 		return nil
 	}
 	return fmt.Errorf("%w: seat %s: the %s home is not prepared for a start nobody watches (%s): run 'pantty seat prepare-home %s', then start it again%w",
-		seat.ErrBadInput, s.Name, ad.Name(), strings.Join(missing, "; "), s.Name, quiet{ErrHomeUnprepared})
+		state.ErrBadInput, s.Name, ad.Name(), strings.Join(missing, "; "), s.Name, quiet{ErrHomeUnprepared})
 }
 
 // quiet wraps a sentinel so that errors.Is finds it while the message does not

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/pantty/pantty/internal/config"
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // homeAdapter is bareAdapter with a HomeUnprepared that answers as told.
@@ -17,7 +17,7 @@ type homeAdapter struct {
 }
 
 func (a homeAdapter) Caps() Capabilities {
-	return Capabilities{HomeUnprepared: func(seat.Seat, config.Config, map[string]string) ([]string, error) {
+	return Capabilities{HomeUnprepared: func(state.Seat, config.Config, map[string]string) ([]string, error) {
 		return a.missing, a.err
 	}}
 }
@@ -30,14 +30,14 @@ func (a homeAdapter) Caps() Capabilities {
 // missing passes.
 func TestCheckHomeTellsUnpreparedFromUnreadable(t *testing.T) {
 	t.Parallel()
-	s := seat.Seat{Home: "/h", Name: "z"}
+	s := state.Seat{Home: "/h", Name: "z"}
 	err := CheckHome(homeAdapter{missing: []string{"onboarding not done"}}, s, config.Config{}, nil)
-	if !errors.Is(err, ErrHomeUnprepared) || !errors.Is(err, seat.ErrBadInput) ||
+	if !errors.Is(err, ErrHomeUnprepared) || !errors.Is(err, state.ErrBadInput) ||
 		!strings.Contains(err.Error(), "onboarding not done") || !strings.HasSuffix(err.Error(), "run 'pantty seat prepare-home z', then start it again") {
 		t.Errorf("missing answers: got %v", err)
 	}
 	err = CheckHome(homeAdapter{err: errors.New(".claude.json: unexpected end of JSON input")}, s, config.Config{}, nil)
-	if errors.Is(err, ErrHomeUnprepared) || !errors.Is(err, seat.ErrBadInput) {
+	if errors.Is(err, ErrHomeUnprepared) || !errors.Is(err, state.ErrBadInput) {
 		t.Errorf("unreadable home: got %v", err)
 	}
 	if err := CheckHome(homeAdapter{}, s, config.Config{}, nil); err != nil {

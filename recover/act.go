@@ -14,8 +14,11 @@ import (
 	"github.com/pantty/pantty/harness"
 	"github.com/pantty/pantty/internal/fsafe"
 	"github.com/pantty/pantty/internal/inbox"
+	"github.com/pantty/pantty/internal/procid"
 	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/gates"
+	"github.com/pantty/pantty/seat/proc"
+	"github.com/pantty/pantty/seat/state"
 	"github.com/pantty/pantty/tmux"
 	"golang.org/x/sys/unix"
 )
@@ -75,7 +78,7 @@ func (sw *sweeper) recoverSeat(o *observation, v verdict) (did []string, verifie
 		if e := o.inFlight(); e != nil {
 			id = e.Msg.ID
 		}
-		res, err := o.s.Ask(seat.Request{Kind: seat.CtlCancel}, cancelTimeout)
+		res, err := o.s.Ask(state.Request{Kind: state.CtlCancel}, cancelTimeout)
 		if err == nil {
 			step("cancelled through the driver (%s)", res.Detail)
 			if st, err := o.s.ReadStatus(id); err == nil && inbox.Final(st.State) {
@@ -106,7 +109,7 @@ func (sw *sweeper) recoverSeat(o *observation, v verdict) (did []string, verifie
 		if err != nil {
 			return fail(err)
 		}
-	} else if !o.s.WaitFree(lockFreeWait) {
+	} else if !seat.WaitFree(o.s, lockFreeWait) {
 		return fail(fmt.Errorf("owner.lock is still held although no live driver is recorded"))
 	}
 	if v.Cause == CauseTurnStuck || v.Cause == CauseNoCapability {
@@ -140,13 +143,13 @@ func (sw *sweeper) recoverSeat(o *observation, v verdict) (did []string, verifie
 // survivors names the processes of the seat's earlier launches still running
 // beside the revived one (the new driver ends them before it launches or
 // when it adopts: one that outlives that is said, never passed as revived).
-func survivors(s seat.Seat) string {
+func survivors(s state.Seat) string {
 	sess, err := s.SessionFile().Read()
 	if err != nil {
 		return ""
 	}
-	if left := s.LaunchProcsOutside(sess.PanePID); len(left) > 0 {
-		return "revived, but processes of an earlier launch run beside it: " + s.SurvivorsError(left).Error()
+	if left := proc.LaunchProcsOutside(s, sess.PanePID); len(left) > 0 {
+		return "revived, but processes of an earlier launch run beside it: " + proc.SurvivorsError(s, left).Error()
 	}
 	return ""
 }
@@ -156,15 +159,15 @@ func survivors(s seat.Seat) string {
 // killed, but only while its pid and start time still match owner.toml.
 func (sw *sweeper) removeDriver(o *observation, responsive bool) (string, error) {
 	if responsive {
-		if _, err := o.s.Ask(seat.Request{Kind: seat.CtlRelease}, askTimeout); err == nil && o.s.WaitFree(lockFreeWait) {
+		if _, err := o.s.Ask(state.Request{Kind: state.CtlRelease}, askTimeout); err == nil && seat.WaitFree(o.s, lockFreeWait) {
 			return fmt.Sprintf("driver pid %d released the seat", o.owner.PID), nil
 		}
 	}
 	if err := killIdentified(o.s, o.owner); err != nil {
 		return "", err
 	}
-	if !o.s.WaitFree(lockFreeWait) {
-		return "", fmt.Errorf("%w: killed driver pid %d, but owner.lock is still held after %s", seat.ErrUnobservable, o.owner.PID, lockFreeWait)
+	if !seat.WaitFree(o.s, lockFreeWait) {
+		return "", fmt.Errorf("%w: killed driver pid %d, but owner.lock is still held after %s", state.ErrUnobservable, o.owner.PID, lockFreeWait)
 	}
 	return fmt.Sprintf("killed driver pid %d (pid and start time matched owner.toml)", o.owner.PID), nil
 }
@@ -173,10 +176,10 @@ func (sw *sweeper) removeDriver(o *observation, responsive bool) (string, error)
 // names it and the process with that pid started when the record says. A pidfd
 // pins the process between the check and the signal, so a recycled pid can
 // never be hit.
-func killIdentified(s seat.Seat, seen seat.Owner) error {
+func killIdentified(s state.Seat, seen state.Owner) error {
 	cur, err := s.OwnerFile().Read()
 	if err != nil {
-		return fmt.Errorf("%w: re-read owner.toml before killing: %v", seat.ErrUnobservable, err)
+		return fmt.Errorf("%w: re-read owner.toml before killing: %v", state.ErrUnobservable, err)
 	}
 	if cur.Holder != seen.Holder || cur.PID != seen.PID || cur.PIDStart != seen.PIDStart {
 		return fmt.Errorf("owner.toml changed while recovering (now %s): not killing", cur)
@@ -194,13 +197,13 @@ func killIdentified(s seat.Seat, seen seat.Owner) error {
 			return fmt.Errorf("pidfd for pid %d: %v", cur.PID, err)
 		}
 		// No pidfd on this kernel: check, then signal (the window is microseconds).
-		if !seat.ProcAlive(cur.PID, cur.PIDStart) {
+		if !procid.Alive(cur.PID, cur.PIDStart) {
 			return fmt.Errorf("pid %d is no longer the driver owner.toml names (start time differs): not killing", cur.PID)
 		}
 		return syscall.Kill(cur.PID, syscall.SIGKILL)
 	}
 	defer unix.Close(fd)
-	if !seat.ProcAlive(cur.PID, cur.PIDStart) {
+	if !procid.Alive(cur.PID, cur.PIDStart) {
 		return fmt.Errorf("pid %d is no longer the driver owner.toml names (start time differs): not killing", cur.PID)
 	}
 	if err := unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0); err != nil && !errors.Is(err, unix.ESRCH) {
@@ -214,14 +217,14 @@ func killIdentified(s seat.Seat, seen seat.Owner) error {
 // pane's process group, so nothing else touches the pane meanwhile. The pane
 // stays (remain-on-exit) for the new driver to respawn with --resume.
 func (sw *sweeper) killHarness(o *observation) (string, error) {
-	lock, err := o.s.Acquire()
+	lock, err := seat.Acquire(o.s)
 	if err != nil {
 		return "", fmt.Errorf("take owner.lock to kill the harness: %w", err)
 	}
 	defer lock.Release()
 	panes, err := sw.listPanes(o.socket)
 	if err != nil && !errors.Is(err, tmux.ErrNoServer) {
-		return "", fmt.Errorf("%w: tmux: %v", seat.ErrUnobservable, err)
+		return "", fmt.Errorf("%w: tmux: %v", state.ErrUnobservable, err)
 	}
 	var pane *tmux.Pane
 	for i := range panes {
@@ -235,11 +238,11 @@ func (sw *sweeper) killHarness(o *observation) (string, error) {
 	}
 	// Every process of the seat's launch, the pane's tree and what escaped it
 	// (seat.EndLaunch waits on pidfds for each to die).
-	ended, err := o.s.EndLaunch(0)
+	ended, err := proc.EndLaunch(o.s, 0)
 	if err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("killed the harness (pane %s, pid %d; %d processes: %s)", pane.ID, pane.PID, len(ended), seat.Pids(ended)), nil
+	return fmt.Sprintf("killed the harness (pane %s, pid %d; %d processes: %s)", pane.ID, pane.PID, len(ended), proc.Pids(ended)), nil
 }
 
 // spawnDriver starts `pantty --home H __drive NAME` detached (own session,
@@ -333,7 +336,7 @@ func (sw *sweeper) revived(o *observation, after time.Time) (bool, string) {
 		return false, fmt.Sprintf("no heartbeat from the new driver %s yet", owner.Holder)
 	case sw.opts.Now().Sub(hb.At) > staleIntervals*hb.Interval.Duration:
 		return false, fmt.Sprintf("the new driver's heartbeat is stale (%s)", shortDur(sw.opts.Now().Sub(hb.At)))
-	case hb.Phase == seat.PhaseStarting || hb.Phase == seat.PhaseRelaunching:
+	case hb.Phase == state.PhaseStarting || hb.Phase == state.PhaseRelaunching:
 		return false, fmt.Sprintf("the harness is not up yet (phase %s%s)", hb.Phase, suffix(hb.Waiting))
 	}
 	sess, err := s.SessionFile().Read()

@@ -8,7 +8,7 @@ import (
 
 	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/internal/machine"
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/state"
 	"github.com/pantty/pantty/tmux"
 )
 
@@ -183,7 +183,7 @@ func classify(o *observation) verdict {
 		}
 		return ok("harness starting (phase %s, launched %s ago)", o.hb.Phase, shortDur(since))
 	}
-	if o.hb.Phase == seat.PhaseHeld {
+	if o.hb.Phase == state.PhaseHeld {
 		// The heartbeat could be written but another record could not (a
 		// directory of its own full, a quota): the driver holds its queue.
 		return unknown(CauseUnwritable, "driver pid %d holds the queue: %s", o.owner.PID, o.hb.Waiting)
@@ -209,7 +209,7 @@ func classify(o *observation) verdict {
 		v.Responsive = true
 		return v
 	}
-	if q := o.oldestQueued(); q != nil && o.hb.Phase != seat.PhaseProvider && o.hb.Phase != seat.PhaseRetry && o.hb.Phase != phaseRelay {
+	if q := o.oldestQueued(); q != nil && o.hb.Phase != state.PhaseProvider && o.hb.Phase != state.PhaseRetry && o.hb.Phase != phaseRelay {
 		since := latest(q.Msg.EnqueuedAt, q.Status.UpdatedAt, o.lastProgress(), o.owner.Started, o.rec.LastAt)
 		if waited := o.now.Sub(since); waited > o.cfg.TurnCeiling.Duration {
 			v := dead(CauseNoCapability, "message %s has waited %s (ceiling %s) with nothing running (phase %s%s): no capability, whatever the heartbeat says",

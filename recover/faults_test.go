@@ -17,7 +17,9 @@ import (
 	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/recover"
 	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/hookwire"
 	"github.com/pantty/pantty/seat/seattest"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // A killed driver is a dead seat; recover starts a driver, which adopts the
@@ -37,7 +39,7 @@ func TestDriverKilled(t *testing.T) {
 	h.WaitFor("the driver to die", wait, func() bool { return !alive(o.PID) })
 	// A process the driver was forking when it died can hold owner.lock's
 	// descriptor for a moment after; recover rightly says unknown then.
-	if !h.Seat().WaitFree(wait) {
+	if !seat.WaitFree(h.Seat(), wait) {
 		t.Fatal("owner.lock still held after the driver died")
 	}
 	h.Send("m2", "sent while no driver runs")
@@ -50,7 +52,7 @@ func TestDriverKilled(t *testing.T) {
 	if o2, _ := h.Seat().OwnerFile().Read(); o2.Holder != o.Holder {
 		t.Fatalf("the dry run changed owner.toml: %s", o2)
 	}
-	if _, err := os.Stat(recover.HealthPath(h.Seat())); !os.IsNotExist(err) {
+	if _, err := os.Stat(state.HealthPath(h.Seat())); !os.IsNotExist(err) {
 		t.Fatalf("the dry run wrote health.toml (%v)", err)
 	}
 
@@ -66,7 +68,7 @@ func TestDriverKilled(t *testing.T) {
 	if r, err := h.Seat().RecoveryFile().Read(); err != nil || r.Failures != 0 || r.Revived != 1 || r.LastCause != recover.CauseDriverGone {
 		t.Fatalf("recovery.toml: %+v %v", r, err)
 	}
-	if hl, err := recover.ReadHealth(h.Seat()); err != nil || hl.Verdict != recover.OK {
+	if hl, err := state.ReadHealth(h.Seat()); err != nil || hl.Verdict != recover.OK {
 		t.Fatalf("health.toml: %+v %v", hl, err)
 	}
 }
@@ -135,7 +137,7 @@ func TestStoppedDriverKilledOnlyOnIdentity(t *testing.T) {
 	if !alive(o.PID) {
 		t.Fatal("recover killed a process whose identity did not match owner.toml")
 	}
-	if hl, err := recover.ReadHealth(s); err != nil || hl.Verdict != recover.Unknown {
+	if hl, err := state.ReadHealth(s); err != nil || hl.Verdict != recover.Unknown {
 		t.Fatalf("unknown was not recorded: %+v %v", hl, err)
 	}
 	if err := s.OwnerFile().Write(o); err != nil {
@@ -269,7 +271,7 @@ func TestUnreadableStateIsUnknown(t *testing.T) {
 	if text.Code != 4 || !strings.Contains(text.Stdout, "unknown") || !strings.Contains(text.Stdout, "heartbeat.toml") {
 		t.Fatalf("unknown is not printed: %s", text)
 	}
-	if hl, err := recover.ReadHealth(s); err != nil || hl.Verdict != recover.Unknown {
+	if hl, err := state.ReadHealth(s); err != nil || hl.Verdict != recover.Unknown {
 		t.Fatalf("health.toml: %+v %v", hl, err)
 	}
 	if o2, sess2 := h.Owner(), h.Session(); o2 != o || sess2.PanePID != sess.PanePID || !alive(o.PID) {
@@ -340,8 +342,8 @@ func TestNoCapabilityDespiteFreshHeartbeat(t *testing.T) {
 	h.WaitFor("the driver to see the person's prompt", wait, func() bool {
 		names, _ := h.Seat().SeenEvents()
 		for _, n := range names {
-			if strings.HasSuffix(n, "-"+seat.EvUserPromptSubmit+".json") {
-				if ev, err := seat.ReadEvent(filepath.Join(h.Seat().SeenDir(), n)); err == nil && strings.Contains(ev.Fields.Prompt, "a person typed") {
+			if strings.HasSuffix(n, "-"+hookwire.EvUserPromptSubmit+".json") {
+				if ev, err := hookwire.ReadEvent(filepath.Join(h.Seat().SeenDir(), n)); err == nil && strings.Contains(ev.Fields.Prompt, "a person typed") {
 					return true
 				}
 			}
@@ -388,7 +390,7 @@ func TestAGateThatFailsStopsTheRevival(t *testing.T) {
 	h.WaitFor("the driver to die", wait, func() bool { return !alive(o.PID) })
 	// The lock can outlive the driver's pid for a moment (then the seat is
 	// unknown, not dead, and nothing is acted on): wait until it is free.
-	if !h.Seat().WaitFree(wait) {
+	if !seat.WaitFree(h.Seat(), wait) {
 		t.Fatal("owner.lock stayed held after the driver died")
 	}
 

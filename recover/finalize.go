@@ -12,6 +12,7 @@ import (
 
 	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // CleanupReport is what a sweep did with one seat's cleanup marker.
@@ -30,7 +31,7 @@ const gitTimeout = 10 * time.Second
 // finalizer): verify the workdir (checks from seat.toml [done]), stop the seat,
 // remove the marker. A failed check or stop leaves the marker with the reason;
 // the next sweep tries again. It reports nil when there is no marker.
-func (sw *sweeper) finalize(s seat.Seat) *CleanupReport {
+func (sw *sweeper) finalize(s state.Seat) *CleanupReport {
 	m, err := s.CleanupFile().Read()
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
@@ -76,7 +77,7 @@ func (sw *sweeper) finalize(s seat.Seat) *CleanupReport {
 }
 
 // failCleanup records why the cleanup did not happen, on the marker itself.
-func (sw *sweeper) failCleanup(s seat.Seat, m seat.Cleanup, r *CleanupReport) {
+func (sw *sweeper) failCleanup(s state.Seat, m state.Cleanup, r *CleanupReport) {
 	if sw.opts.DryRun {
 		return
 	}

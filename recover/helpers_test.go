@@ -14,8 +14,10 @@ import (
 
 	"github.com/pantty/pantty/internal/guard"
 	"github.com/pantty/pantty/internal/inbox"
+	"github.com/pantty/pantty/internal/procid"
 	"github.com/pantty/pantty/recover"
 	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/proc"
 	"github.com/pantty/pantty/seat/seattest"
 	"github.com/pantty/pantty/tmux/tmuxtest"
 )
@@ -64,7 +66,7 @@ func siblingEnv(t *testing.T, h *seattest.Harness, name string, env map[string]s
 			h2.Run("seat", "stop", name)
 		}
 		if sess, err := s.SessionFile().Read(); err == nil {
-			seat.KillGroup(sess.PanePID)
+			proc.KillGroup(sess.PanePID)
 		}
 	})
 	return h2
@@ -240,12 +242,12 @@ func exactlyOnce(t *testing.T, h *seattest.Harness, ids ...string) {
 // killOnCleanup makes sure a process the test stopped (SIGSTOP) never
 // outlives it, if recovery did not kill it.
 func killOnCleanup(t *testing.T, pid int) {
-	start, err := seat.ProcStart(pid)
+	start, err := procid.Start(pid)
 	if err != nil {
 		t.Fatalf("pid %d: %v", pid, err)
 	}
 	t.Cleanup(func() {
-		if seat.ProcAlive(pid, start) {
+		if procid.Alive(pid, start) {
 			syscall.Kill(pid, syscall.SIGKILL)
 		}
 	})
@@ -253,7 +255,7 @@ func killOnCleanup(t *testing.T, pid int) {
 
 // alive reports whether pid runs (not a zombie).
 func alive(pid int) bool {
-	_, err := seat.ProcStart(pid)
+	_, err := procid.Start(pid)
 	return err == nil
 }
 

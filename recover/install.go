@@ -15,7 +15,7 @@ import (
 	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/internal/fsatomic"
 	"github.com/pantty/pantty/internal/statedir"
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // The schedulers `recover install` knows: recover's own parent must be
@@ -77,7 +77,7 @@ func installPath(home string) string { return filepath.Join(home, "recover-insta
 
 // installFile is recover-install.toml bound to its record.
 func installFile(home string) statedir.File[InstallRecord] {
-	return statedir.Bind[InstallRecord](seat.HomeTmpDir(home), installPath(home), seat.ReadRegular)
+	return statedir.Bind[InstallRecord](state.HomeTmpDir(home), installPath(home), state.ReadRegular)
 }
 
 // ReadInstall reads the install record; a missing one is an empty record.
@@ -211,10 +211,10 @@ func readCrontab(prog string) (string, error) {
 // for this state root. It returns what it did, line by line.
 func Install(o InstallOptions) ([]string, error) {
 	if !filepath.IsAbs(o.Home) || !filepath.IsAbs(o.Pantty) {
-		return nil, fmt.Errorf("%w: the state root and the pantty binary must be absolute paths", seat.ErrBadInput)
+		return nil, fmt.Errorf("%w: the state root and the pantty binary must be absolute paths", state.ErrBadInput)
 	}
 	if o.Interval < time.Second {
-		return nil, fmt.Errorf("%w: --interval %s is too short", seat.ErrBadInput, o.Interval)
+		return nil, fmt.Errorf("%w: --interval %s is too short", state.ErrBadInput, o.Interval)
 	}
 	rec, err := ReadInstall(o.Home)
 	if err != nil {
@@ -261,14 +261,14 @@ func Install(o InstallOptions) ([]string, error) {
 		}
 		for path, text := range files {
 			if cur, err := os.ReadFile(path); err == nil && string(cur) != text && !prev[path] {
-				return nil, fmt.Errorf("%w: %s exists and was not written for %s (remove it, or install with another --unit-dir)", seat.ErrBadInput, path, o.Home)
+				return nil, fmt.Errorf("%w: %s exists and was not written for %s (remove it, or install with another --unit-dir)", state.ErrBadInput, path, o.Home)
 			}
 		}
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return nil, err
 		}
 		for path, text := range files {
-			if err := fsatomic.WriteFile(seat.HomeTmpDir(o.Home), path, []byte(text)); err != nil {
+			if err := fsatomic.WriteFile(state.HomeTmpDir(o.Home), path, []byte(text)); err != nil {
 				return nil, err
 			}
 			if err := os.Chmod(path, 0o644); err != nil {
@@ -309,7 +309,7 @@ func Install(o InstallOptions) ([]string, error) {
 		did = append(did, e.Enabled)
 		did = append(did, schedulerNote(o.Kind))
 	default:
-		return nil, fmt.Errorf("%w: unknown scheduler %q (want --cron, --launchd or --systemd)", seat.ErrBadInput, o.Kind)
+		return nil, fmt.Errorf("%w: unknown scheduler %q (want --cron, --launchd or --systemd)", state.ErrBadInput, o.Kind)
 	}
 	var out []Entry
 	for _, old := range rec.Entries {

@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/pantty/pantty/seat/state"
 )
 
 // ---- check ----
@@ -158,13 +160,13 @@ func Check(home string, now time.Time) ([]CheckResult, error) {
 				pass("the entry's command ran in the scheduler's environment with --dry-run and printed a sweep report; every seat meant to run is launchable there (launch-env.toml complete, binary on its recorded PATH)")
 			}
 		}
-		last, err := ReadLastSweep(home)
+		last, err := state.ReadLastSweep(home)
 		switch {
 		case errors.Is(err, fs.ErrNotExist) && !e.InstalledAt.IsZero() && now.Sub(e.InstalledAt) <= 2*e.Interval.Duration:
 			r.Pending = fmt.Sprintf("installed %s ago; no sweep has run yet: the first is due within %s (run 'pantty recover check' again after it)",
 				shortDur(now.Sub(e.InstalledAt)), e.Interval.Duration)
 		case errors.Is(err, fs.ErrNotExist):
-			fail("no sweep has run yet (no %s): the scheduler has not run the entry", LastSweepPath(home))
+			fail("no sweep has run yet (no %s): the scheduler has not run the entry", state.LastSweepPath(home))
 		case err != nil:
 			fail("last sweep record: %v", err)
 		case now.Sub(last.At) > 2*e.Interval.Duration:

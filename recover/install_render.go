@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // ---- rendering (the same text as the templates in scripts/) ----
@@ -18,7 +18,7 @@ func (o InstallOptions) intervalArg() string { return o.Interval.String() }
 
 func cronSchedule(d time.Duration) (string, error) {
 	if d < time.Minute || d%time.Minute != 0 || d > time.Hour {
-		return "", fmt.Errorf("%w: cron runs on whole minutes: --interval %s must be 1m..60m", seat.ErrBadInput, d)
+		return "", fmt.Errorf("%w: cron runs on whole minutes: --interval %s must be 1m..60m", state.ErrBadInput, d)
 	}
 	switch m := int(d / time.Minute); m {
 	case 1:
@@ -50,7 +50,7 @@ func CronLine(o InstallOptions) (string, error) {
 		return "", err
 	}
 	if strings.ContainsAny(o.Home+o.Pantty, "\n\r") {
-		return "", fmt.Errorf("%w: a path with a newline cannot go in a crontab line", seat.ErrBadInput)
+		return "", fmt.Errorf("%w: a path with a newline cannot go in a crontab line", state.ErrBadInput)
 	}
 	cmd := fmt.Sprintf("PANTTY_HOME=%s %s recover --interval %s", shQuote(o.Home), shQuote(o.Pantty), o.intervalArg())
 	return fmt.Sprintf("%s %s >>%s 2>&1 %s", sched, cmd, shQuote(filepath.Join(o.Home, LogName)), cronMarker(o.Home)), nil
@@ -172,5 +172,5 @@ func Render(o InstallOptions) (string, error) {
 		s, t := SystemdUnits(o)
 		return "# " + UnitName + ".service\n" + s + "\n# " + UnitName + ".timer\n" + t, nil
 	}
-	return "", fmt.Errorf("%w: unknown scheduler %q", seat.ErrBadInput, o.Kind)
+	return "", fmt.Errorf("%w: unknown scheduler %q", state.ErrBadInput, o.Kind)
 }

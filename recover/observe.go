@@ -11,6 +11,8 @@ import (
 	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/outage"
+	"github.com/pantty/pantty/seat/state"
 	"github.com/pantty/pantty/tmux"
 )
 
@@ -19,28 +21,28 @@ import (
 // Nothing in it is a default standing in for a file that could not be read: an
 // unreadable file is listed in unreadable and makes the verdict unknown.
 type observation struct {
-	s   seat.Seat
+	s   state.Seat
 	now time.Time
 
-	intent    seat.Intent
+	intent    state.Intent
 	hasIntent bool
 	cfg       config.Config
-	owner     seat.Owner
+	owner     state.Owner
 	hasOwner  bool
 	ownerLive bool
 	lockFree  bool // /proc/locks shows no holder of owner.lock
-	hb        seat.Heartbeat
+	hb        state.Heartbeat
 	hasHB     bool
-	sess      seat.Session
+	sess      state.Session
 	hasSess   bool
-	rec       seat.Recovery
-	prev      Health
+	rec       state.Recovery
+	prev      state.Health
 	hasPrev   bool
 	inbox     inbox.View // Open: the messages not final; Final: references, decoded on demand
 	launched  string     // the rung launch.toml records
-	exit      seat.HarnessExit
+	exit      state.HarnessExit
 	hasExit   bool // harness-exit.toml: the harness's last exit and its words
-	plan      seat.Plan
+	plan      outage.Plan
 
 	pendingEvents int           // hook events the driver has not consumed yet
 	oldestEvent   time.Duration // the age of the oldest of them
@@ -58,7 +60,7 @@ type observation struct {
 
 // readFiles reads the seat's state files. It stops after intent.toml when the
 // seat is not meant to run: a stopped seat is left alone, not even observed.
-func readFiles(s seat.Seat, now time.Time, blocks seat.Blocks) *observation {
+func readFiles(s state.Seat, now time.Time, blocks state.Blocks) *observation {
 	o := &observation{s: s, now: now}
 	bad := func(what string, err error) {
 		o.unreadable = append(o.unreadable, fmt.Sprintf("%s: %v", what, err))
@@ -72,7 +74,7 @@ func readFiles(s seat.Seat, now time.Time, blocks seat.Blocks) *observation {
 		return o
 	}
 	o.hasIntent = true
-	if o.intent.Want != seat.IntentRunning {
+	if o.intent.Want != state.IntentRunning {
 		return o
 	}
 	if o.cfg, err = s.LoadConfig(); err != nil {
@@ -82,7 +84,7 @@ func readFiles(s seat.Seat, now time.Time, blocks seat.Blocks) *observation {
 		bad("owner.toml", err)
 	}
 	o.ownerLive = o.hasOwner && o.owner.Live()
-	o.lockFree = s.WaitFree(0)
+	o.lockFree = seat.WaitFree(s, 0)
 	if o.hasHB, err = readOptional(s.HeartbeatFile(), &o.hb); err != nil {
 		bad("heartbeat.toml", err)
 	}
@@ -92,7 +94,7 @@ func readFiles(s seat.Seat, now time.Time, blocks seat.Blocks) *observation {
 	if _, err = readOptional(s.RecoveryFile(), &o.rec); err != nil {
 		bad("recovery.toml", err)
 	}
-	if o.hasPrev, err = readOptional(HealthFile(s), &o.prev); err != nil {
+	if o.hasPrev, err = readOptional(state.HealthFile(s), &o.prev); err != nil {
 		bad("health.toml", err)
 	}
 	if o.inbox, err = s.View(); err != nil {
@@ -101,14 +103,14 @@ func readFiles(s seat.Seat, now time.Time, blocks seat.Blocks) *observation {
 	if o.hasExit, err = readOptional(s.HarnessExitFile(), &o.exit); err != nil {
 		bad("harness-exit.toml", err)
 	}
-	if r, err := s.LaunchedRung(); err == nil {
+	if r, err := outage.LaunchedRung(s); err == nil {
 		o.launched = r
 	}
 	if names, err := s.PendingEvents(); err != nil {
 		bad("events/", err)
 	} else if len(names) > 0 {
 		o.pendingEvents = len(names)
-		if t, ok := seat.EventTime(names[0]); ok {
+		if t, ok := state.EventTime(names[0]); ok {
 			o.oldestEvent = now.Sub(t)
 		}
 	}
@@ -118,10 +120,10 @@ func readFiles(s seat.Seat, now time.Time, blocks seat.Blocks) *observation {
 		o.unwritable = s.StateUnwritable()
 	}
 	if o.cfg.Name != "" {
-		o.plan = seat.PlanFor(o.cfg, o.rec.Floor, blocks, now)
+		o.plan = outage.PlanFor(o.cfg, o.rec.Floor, blocks, now)
 		if o.hasSess && o.sess.Socket != "" {
 			o.socket = o.sess.Socket
-		} else if sock, err := seat.SocketFor(o.cfg); err == nil {
+		} else if sock, err := state.SocketFor(o.cfg); err == nil {
 			o.socket = sock
 		}
 	}
@@ -130,7 +132,7 @@ func readFiles(s seat.Seat, now time.Time, blocks seat.Blocks) *observation {
 
 // needsTmux reports whether the verdict depends on the seat's pane.
 func (o *observation) needsTmux() bool {
-	return o.hasIntent && o.intent.Want == seat.IntentRunning && len(o.unreadable) == 0 && o.socket != "" && o.hasSess
+	return o.hasIntent && o.intent.Want == state.IntentRunning && len(o.unreadable) == 0 && o.socket != "" && o.hasSess
 }
 
 // attach binds the seat to its pane in the socket's snapshot.
@@ -249,7 +251,7 @@ func (o *observation) goodTurns(after time.Time) int {
 
 // phaseStarting reports a driver still waiting for its harness to come up.
 func (o *observation) phaseStarting() bool {
-	return o.hb.Phase == seat.PhaseStarting || o.hb.Phase == seat.PhaseRelaunching
+	return o.hb.Phase == state.PhaseStarting || o.hb.Phase == state.PhaseRelaunching
 }
 
 func (o *observation) paneText() string {

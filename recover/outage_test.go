@@ -9,8 +9,9 @@ import (
 	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/internal/machine"
 	"github.com/pantty/pantty/recover"
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/outage"
 	"github.com/pantty/pantty/seat/seattest"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // A credential outage (the simulator's StopFailure authentication_failed, in
@@ -34,7 +35,7 @@ func TestCredentialOutageHoldsTheQueueAndIsDead(t *testing.T) {
 	h.Send("m1", fmt.Sprintf("[sim:auth][sim:until=%d] the first message of the outage", until))
 	h.Send("m2", "second")
 	h.Send("m3", "third")
-	var hb seat.Heartbeat
+	var hb state.Heartbeat
 	h.WaitFor("the heartbeat to publish the means fault", wait, func() bool {
 		var err error
 		hb, err = h.Seat().HeartbeatFile().Read()
@@ -97,7 +98,7 @@ func TestCredentialOutageDescendsTheLadder(t *testing.T) {
 	if r := seatIn(t, rep, "nokey-ladder"); r.Cause != recover.CauseNoModel || r.Floor != "b" {
 		t.Fatalf("the sweep that saw the outage: %+v", r)
 	}
-	h.WaitFor("the harness on rung b", wait, func() bool { r, _ := h.Seat().LaunchedRung(); return r == "b" })
+	h.WaitFor("the harness on rung b", wait, func() bool { r, _ := outage.LaunchedRung(h.Seat()); return r == "b" })
 	onceAfterOutage(t, h, "m1", "m2")
 	if m := modelOf(t, h, "m2"); m != "sim-b" {
 		t.Fatalf("m2 ran on %q, want sim-b", m)

@@ -16,8 +16,9 @@ import (
 	"github.com/pantty/pantty/internal/guard"
 	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/recover"
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/outage"
 	"github.com/pantty/pantty/seat/seattest"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // modelOf returns the model that ran the turn carrying msg id (from the
@@ -65,9 +66,9 @@ func TestProviderRefusalIsAVisibleSharedWait(t *testing.T) {
 	// wait. With 2 s, a CI run under the whole suite's load (2026-12-04) read
 	// the heartbeat after the wait had ended, on the re-probe (submitting).
 	a.Send("limited", "[sim:429 reset=in 10s] please")
-	var blk seat.Block
+	var blk state.Block
 	a.WaitFor("the provider block", wait, func() bool {
-		bs, err := seat.ReadBlocks(a.Home)
+		bs, err := outage.ReadBlocks(a.Home)
 		var ok bool
 		blk, ok = bs["sim"]
 		return err == nil && ok
@@ -88,13 +89,13 @@ func TestProviderRefusalIsAVisibleSharedWait(t *testing.T) {
 	if text := a.Run("recover", "--dry-run"); !strings.Contains(text.Stdout, "provider sim: rate_limit until") {
 		t.Fatalf("the wait is not printed: %s", text)
 	}
-	if hb, err := a.Seat().HeartbeatFile().Read(); err != nil || hb.Phase != seat.PhaseProvider {
+	if hb, err := a.Seat().HeartbeatFile().Read(); err != nil || hb.Phase != state.PhaseProvider {
 		t.Fatalf("refused seat's heartbeat: %+v %v", hb, err)
 	}
 
 	b.WaitFinal(wait, "other")
-	var art seat.Artifact
-	if err := seat.ReadState(filepath.Join(b.Seat().ArtifactsDir(), "other.1.toml"), &art); err != nil {
+	var art state.Artifact
+	if err := state.ReadState(filepath.Join(b.Seat().ArtifactsDir(), "other.1.toml"), &art); err != nil {
 		t.Fatal(err)
 	}
 	if art.SentAt.Before(blk.Until) {
@@ -124,10 +125,10 @@ func TestLimitTalkOnAGoodTurnIsNotARefusal(t *testing.T) {
 	h.Send("m1", "API Error: Request rejected (429) · rate limit reached, usage limit, overloaded (529): resets in 2h 5m\nexplain these errors")
 	h.Send("m2", "and then this one")
 	exactlyOnce(t, h, "m1", "m2")
-	if _, err := seat.ReadBlocks(h.Home); err != nil {
+	if _, err := outage.ReadBlocks(h.Home); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(seat.ProvidersPath(h.Home)); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := os.Stat(state.ProvidersPath(h.Home)); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("a good turn recorded a provider block (%v)", err)
 	}
 	rep, _ := sweep(t, h)
@@ -146,7 +147,7 @@ func TestBlockedRungRunsBelowAndComesBack(t *testing.T) {
 		`[[ladder]]`, `name = "b"`, `model = "sim-b"`, `provider = "pb"`)
 	h.Start()
 	s := h.Seat()
-	if r, err := s.LaunchedRung(); err != nil || r != "a" {
+	if r, err := outage.LaunchedRung(s); err != nil || r != "a" {
 		t.Fatalf("started on rung %q (%v), want a", r, err)
 	}
 	h.Send("m1", "on the top rung")
@@ -156,7 +157,7 @@ func TestBlockedRungRunsBelowAndComesBack(t *testing.T) {
 	// Long enough that m2 runs and the sweep looks while the block holds, on a
 	// loaded machine too (with 4 s a parallel run saw the block end first).
 	until := now.Add(12 * time.Second)
-	if err := seat.RecordBlock(h.Home, "pa", seat.Block{Until: until, Since: now, Error: "rate_limit", Seat: "elsewhere", Parsed: true}, now); err != nil {
+	if err := outage.RecordBlock(h.Home, "pa", state.Block{Until: until, Since: now, Error: "rate_limit", Seat: "elsewhere", Parsed: true}, now); err != nil {
 		t.Fatal(err)
 	}
 	h.Send("m2", "while pa is blocked")
@@ -221,7 +222,7 @@ func TestFailingResumePathDescendsAndClimbsBack(t *testing.T) {
 	if err != nil || rec.Floor != "b" || rec.Failures != 0 || !strings.Contains(rec.FloorWhy, "on rung a") {
 		t.Fatalf("recovery.toml after the descent: %+v %v", rec, err)
 	}
-	h.WaitFor("the harness on rung b", wait, func() bool { r, _ := s.LaunchedRung(); return r == "b" })
+	h.WaitFor("the harness on rung b", wait, func() bool { r, _ := outage.LaunchedRung(s); return r == "b" })
 	if sess := h.Session(); sess.ID != before.ID {
 		t.Fatalf("the descent changed the session: %s → %s", before.ID, sess.ID)
 	}
@@ -242,7 +243,7 @@ func TestFailingResumePathDescendsAndClimbsBack(t *testing.T) {
 	if rec, err := s.RecoveryFile().Read(); err != nil || rec.Floor != "" {
 		t.Fatalf("recovery.toml after the climb: %+v %v", rec, err)
 	}
-	h.WaitFor("the harness back on rung a", wait, func() bool { r, _ := s.LaunchedRung(); return r == "a" })
+	h.WaitFor("the harness back on rung a", wait, func() bool { r, _ := outage.LaunchedRung(s); return r == "a" })
 	h.Send("m4", "back on rung a")
 	h.WaitFinal(wait, "m4")
 	if m := modelOf(t, h, "m4"); m != "sim-a" {

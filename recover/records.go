@@ -10,54 +10,10 @@ import (
 
 	"github.com/gofrs/flock"
 	"github.com/pantty/pantty/internal/fsatomic"
-	"github.com/pantty/pantty/internal/machine"
+	"github.com/pantty/pantty/internal/procid"
 	"github.com/pantty/pantty/internal/statedir"
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/state"
 )
-
-// Health is health.toml in a seat's directory: the last verdict recover
-// recorded, with what it saw. It is rewritten on every sweep that observes the
-// seat (the one write a healthy seat costs); Since and Launches let the next
-// sweep tell a lasting condition from a passing one.
-type Health struct {
-	At       time.Time     `toml:"at"`
-	Verdict  string        `toml:"verdict"`         // ok, dead or unknown
-	Cause    string        `toml:"cause,omitempty"` // see the Cause* constants
-	Class    machine.Class `toml:"class,omitempty"` // means, for a dead seat
-	Reason   string        `toml:"reason"`
-	Action   string        `toml:"action,omitempty"`
-	Result   string        `toml:"result,omitempty"`
-	Since    time.Time     `toml:"since,omitempty"` // when this cause was first seen (not ok only)
-	Phase    string        `toml:"phase,omitempty"`
-	Session  string        `toml:"session,omitempty"`
-	Launches int           `toml:"launches"` // session.toml's launch count when observed
-	Rung     string        `toml:"rung,omitempty"`
-	Floor    string        `toml:"floor,omitempty"`
-	Waiting  string        `toml:"waiting,omitempty"`
-}
-
-// HealthPath is health.toml of s.
-func HealthPath(s seat.Seat) string { return filepath.Join(s.Dir, "health.toml") }
-
-// HealthFile is health.toml of s bound to its record (statedir): recover
-// alone writes it.
-func HealthFile(s seat.Seat) statedir.File[Health] {
-	return statedir.Bind[Health](s.TmpDir(), HealthPath(s), seat.ReadRegular)
-}
-
-// ReadHealth reads health.toml; a missing file wraps fs.ErrNotExist.
-func ReadHealth(s seat.Seat) (Health, error) { return HealthFile(s).Read() }
-
-// LastSweepPath is $PANTTY_HOME/recover-last.toml.
-func LastSweepPath(home string) string { return filepath.Join(home, "recover-last.toml") }
-
-// LastSweepFile is recover-last.toml bound to its record.
-func LastSweepFile(home string) statedir.File[seat.LastSweep] {
-	return statedir.Bind[seat.LastSweep](seat.HomeTmpDir(home), LastSweepPath(home), seat.ReadRegular)
-}
-
-// ReadLastSweep reads the last-sweep record.
-func ReadLastSweep(home string) (seat.LastSweep, error) { return LastSweepFile(home).Read() }
 
 // Holder is $PANTTY_HOME/recover-owner.toml: the run holding recover.lock,
 // named by pid and start time like a seat's owner, so a second run can say who
@@ -77,7 +33,7 @@ func holderPath(home string) string { return filepath.Join(home, "recover-owner.
 
 // holderFile is recover-owner.toml bound to its record.
 func holderFile(home string) statedir.File[Holder] {
-	return statedir.Bind[Holder](seat.HomeTmpDir(home), holderPath(home), seat.ReadRegular)
+	return statedir.Bind[Holder](state.HomeTmpDir(home), holderPath(home), state.ReadRegular)
 }
 func lockPath(home string) string { return filepath.Join(home, "recover.lock") }
 
@@ -98,10 +54,10 @@ type errStuck struct {
 
 func (e errStuck) Error() string {
 	return fmt.Sprintf("%v: recover.lock has been held for %s, longer than %d intervals, by %s",
-		seat.ErrUnobservable, e.age.Round(time.Second), stuckIntervals, e.holder)
+		state.ErrUnobservable, e.age.Round(time.Second), stuckIntervals, e.holder)
 }
 
-func (e errStuck) Unwrap() error { return seat.ErrUnobservable }
+func (e errStuck) Unwrap() error { return state.ErrUnobservable }
 
 // stuckIntervals is how many scheduler intervals a sweep may hold the lock
 // before the next run reports it stuck: a sweep that revives several seats can
@@ -126,7 +82,7 @@ func lockSweep(home string, interval time.Duration, now time.Time) (*sweepLock, 
 		}
 		return nil, errBusy{holder: name}
 	}
-	start, _ := seat.ProcStart(os.Getpid())
+	start, _ := procid.Start(os.Getpid())
 	host, _ := os.Hostname()
 	h := Holder{PID: os.Getpid(), PIDStart: start, Host: host, Started: now.UTC()}
 	if err := holderFile(home).Write(h); err != nil {

@@ -10,7 +10,9 @@ import (
 
 	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/internal/machine"
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/launch"
+	"github.com/pantty/pantty/seat/outage"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // Options steer one sweep.
@@ -122,14 +124,14 @@ func Sweep(opts Options) (Report, error) {
 			rep.Notes = append(rep.Notes, note)
 		}
 	}
-	names, err := seat.List(opts.Home)
+	names, err := state.List(opts.Home)
 	if err != nil {
 		return rep, err
 	}
-	blocks, berr := seat.ReadBlocks(opts.Home)
+	blocks, berr := outage.ReadBlocks(opts.Home)
 	// Cleanup markers first: a finished seat is torn down, not revived.
 	for _, n := range names {
-		s, _ := seat.Open(opts.Home, n)
+		s, _ := state.Open(opts.Home, n)
 		if r := sw.finalize(s); r != nil {
 			rep.Cleanups = append(rep.Cleanups, *r)
 		}
@@ -138,7 +140,7 @@ func Sweep(opts Options) (Report, error) {
 	// seats are read concurrently.
 	obs := make([]*observation, len(names))
 	inParallel(len(names), func(i int) {
-		s, _ := seat.Open(opts.Home, names[i])
+		s, _ := state.Open(opts.Home, names[i])
 		o := readFiles(s, sw.now, blocks)
 		if berr != nil {
 			o.unreadable = append(o.unreadable, "providers.toml: "+berr.Error())
@@ -177,7 +179,7 @@ func Sweep(opts Options) (Report, error) {
 		}
 		w := ProviderWait{Provider: p, Until: b.Until, Left: shortDur(b.Until.Sub(sw.now)), Error: b.Error, Parsed: b.Parsed, By: b.Seat}
 		for _, o := range obs {
-			if o.cfg.Name != "" && o.hasIntent && o.intent.Want == seat.IntentRunning {
+			if o.cfg.Name != "" && o.hasIntent && o.intent.Want == state.IntentRunning {
 				for _, r := range o.cfg.Rungs() {
 					if r.Provider == p {
 						w.Seats = append(w.Seats, o.s.Name)
@@ -192,7 +194,7 @@ func Sweep(opts Options) (Report, error) {
 	rep.TookMS = time.Since(began).Milliseconds()
 	rep.Code = exitCode(rep)
 	if !opts.DryRun {
-		last := seat.LastSweep{At: sw.now.UTC(), Took: config.Duration{Duration: time.Duration(rep.TookMS) * time.Millisecond},
+		last := state.LastSweep{At: sw.now.UTC(), Took: config.Duration{Duration: time.Duration(rep.TookMS) * time.Millisecond},
 			PID: os.Getpid(), Interval: config.Duration{Duration: opts.Interval}, Code: rep.Code}
 		for _, r := range rep.Seats {
 			switch r.Verdict {
@@ -210,7 +212,7 @@ func Sweep(opts Options) (Report, error) {
 				last.Revived++
 			}
 		}
-		if err := LastSweepFile(opts.Home).Write(last); err != nil {
+		if err := state.LastSweepFile(opts.Home).Write(last); err != nil {
 			return rep, err
 		}
 	}
@@ -245,13 +247,13 @@ func (sw *sweeper) handle(o *observation, v verdict) SeatReport {
 		return r
 	}
 	r.Intent = o.intent.Want
-	if len(o.unreadable) == 0 && o.intent.Want != seat.IntentRunning {
+	if len(o.unreadable) == 0 && o.intent.Want != state.IntentRunning {
 		r.Reason = "intent " + o.intent.Want + ": left alone"
 		return r
 	}
 	r.Verdict, r.Cause, r.Class, r.Reason = v.State, v.Cause, v.Class, v.Reason
 	if o.cfg.Name != "" {
-		r.Launch = seat.LaunchProblems(o.s, o.cfg)
+		r.Launch = launch.LaunchProblems(o.s, o.cfg)
 	}
 	r.Phase, r.Session, r.Rung, r.Floor = o.hb.Phase, o.sess.ID, o.launched, o.rec.Floor
 	if !o.plan.Wait.IsZero() {
@@ -301,7 +303,7 @@ func (sw *sweeper) handle(o *observation, v verdict) SeatReport {
 	if v.State == Unknown && o.cannotWriteHealth() {
 		return r
 	}
-	h := Health{At: sw.now.UTC(), Verdict: r.Verdict, Cause: r.Cause, Class: r.Class, Reason: r.Reason,
+	h := state.Health{At: sw.now.UTC(), Verdict: r.Verdict, Cause: r.Cause, Class: r.Class, Reason: r.Reason,
 		Action: r.Action, Result: r.Result, Phase: o.hb.Phase, Session: o.sess.ID, Launches: o.sess.Launches,
 		Rung: o.launched, Floor: rec.Floor, Waiting: r.Waiting}
 	if v.State == Dead {
@@ -310,7 +312,7 @@ func (sw *sweeper) handle(o *observation, v verdict) SeatReport {
 			h.Since = sw.now.UTC()
 		}
 	}
-	if err := HealthFile(o.s).Write(h); err != nil {
+	if err := state.HealthFile(o.s).Write(h); err != nil {
 		r.Result = strings.TrimPrefix(r.Result+"; recording health.toml failed: "+err.Error(), "; ")
 	}
 	return r
@@ -331,7 +333,7 @@ func (o *observation) cannotWriteHealth() bool {
 // failure counter and the backoff; an unverified one counts as a means failure,
 // backs off exponentially (capped) and, after demote_after of them on one
 // floor, lowers the floor one rung and tries again at once on the new floor.
-func (sw *sweeper) act(o *observation, v verdict, rec *seat.Recovery) (action, result string, revived bool) {
+func (sw *sweeper) act(o *observation, v verdict, rec *state.Recovery) (action, result string, revived bool) {
 	did, verified, why := sw.recoverSeat(o, v)
 	rec.LastCause, rec.LastAt = v.Cause, sw.now.UTC()
 	if verified {
@@ -395,7 +397,7 @@ func (sw *sweeper) act(o *observation, v verdict, rec *seat.Recovery) (action, r
 	return strings.Join(did, "; "), "not verified on rung " + rec.Floor + ": " + why, false
 }
 
-func (sw *sweeper) revivedBooks(rec *seat.Recovery, did []string) {
+func (sw *sweeper) revivedBooks(rec *state.Recovery, did []string) {
 	rec.Failures, rec.MeansFailures, rec.NextAttempt = 0, 0, time.Time{}
 	rec.Revived++
 	rec.LastAction, rec.LastResult = strings.Join(did, "; "), "verified"
@@ -403,7 +405,7 @@ func (sw *sweeper) revivedBooks(rec *seat.Recovery, did []string) {
 
 // climb raises the demotion floor one rung after climb_after good turns below
 // the top: a demotion is reversible, never permanent and unannounced.
-func (sw *sweeper) climb(o *observation, rec *seat.Recovery) (string, bool) {
+func (sw *sweeper) climb(o *observation, rec *state.Recovery) (string, bool) {
 	fi, known := o.cfg.RungIndex(rec.Floor)
 	if rec.Floor == "" || (known && fi == 0) {
 		return "", false

@@ -8,7 +8,8 @@ import (
 	"time"
 
 	"github.com/pantty/pantty/internal/config"
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/internal/procid"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // A revival is judged on the sweep's clock, like the verdict that led to it:
@@ -17,7 +18,7 @@ import (
 // called a fresh heartbeat years stale).
 func TestARevivalIsJudgedOnTheSweepsClock(t *testing.T) {
 	t.Parallel()
-	s, err := seat.Open(filepath.Join(t.TempDir(), "home"), "clock")
+	s, err := state.Open(filepath.Join(t.TempDir(), "home"), "clock")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,15 +27,15 @@ func TestARevivalIsJudgedOnTheSweepsClock(t *testing.T) {
 	}
 	now := time.Date(2020, 1, 2, 3, 4, 5, 0, time.UTC)
 	pid := os.Getpid()
-	start, err := seat.ProcStart(pid)
+	start, err := procid.Start(pid)
 	if err != nil {
 		t.Fatal(err)
 	}
 	host, _ := os.Hostname()
-	if err := s.OwnerFile().Write(seat.Owner{Holder: "h-new", PID: pid, PIDStart: start, Host: host, Started: now.Add(-2 * time.Second)}); err != nil {
+	if err := s.OwnerFile().Write(state.Owner{Holder: "h-new", PID: pid, PIDStart: start, Host: host, Started: now.Add(-2 * time.Second)}); err != nil {
 		t.Fatal(err)
 	}
-	hb := seat.Heartbeat{At: now.Add(-time.Second), Phase: seat.PhaseStarting, Interval: config.Duration{Duration: time.Second}, PID: pid, Holder: "h-new"}
+	hb := state.Heartbeat{At: now.Add(-time.Second), Phase: state.PhaseStarting, Interval: config.Duration{Duration: time.Second}, PID: pid, Holder: "h-new"}
 	if err := s.HeartbeatFile().Write(hb); err != nil {
 		t.Fatal(err)
 	}

@@ -14,9 +14,12 @@ import (
 
 	"github.com/gofrs/flock"
 	"github.com/pantty/pantty/internal/fsatomic"
+	"github.com/pantty/pantty/internal/procid"
 	"github.com/pantty/pantty/recover"
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/launch"
+	"github.com/pantty/pantty/seat/outage"
 	"github.com/pantty/pantty/seat/seattest"
+	"github.com/pantty/pantty/seat/state"
 	"github.com/pantty/pantty/tmux/tmuxtest"
 )
 
@@ -63,7 +66,7 @@ func TestHealthySeatCostsNothing(t *testing.T) {
 		return strings.HasPrefix(rel, "tmp/") || strings.Contains(rel, "/tmp/")
 	}
 	type procs struct {
-		owners [2]seat.Owner
+		owners [2]state.Owner
 		panes  string
 	}
 	state := func() procs {
@@ -73,7 +76,7 @@ func TestHealthySeatCostsNothing(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return procs{owners: [2]seat.Owner{h.Owner(), b.Owner()}, panes: string(out)}
+		return procs{owners: [2]state.Owner{h.Owner(), b.Owner()}, panes: string(out)}
 	}
 	// Let both seats settle (the last turn's status line and context reading
 	// arrive after its Stop): two snapshots a beat apart must agree.
@@ -176,10 +179,10 @@ func TestSweepLock(t *testing.T) {
 		t.Fatalf("lock: %v", err)
 	}
 	defer fl.Unlock()
-	start, _ := seat.ProcStart(os.Getpid())
+	start, _ := procid.Start(os.Getpid())
 	holder := recover.Holder{PID: os.Getpid(), PIDStart: start, Host: "here", Started: time.Now().UTC()}
 	write := func() {
-		if err := fsatomic.WriteState(seat.HomeTmpDir(h.Home), filepath.Join(h.Home, "recover-owner.toml"), holder); err != nil {
+		if err := fsatomic.WriteState(state.HomeTmpDir(h.Home), filepath.Join(h.Home, "recover-owner.toml"), holder); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -225,7 +228,7 @@ func TestFinalizer(t *testing.T) {
 	h.Start()
 	s := h.Seat()
 
-	if r := h.RunEnv(map[string]string{seat.SeatEnv: "someone-else"}, "", "seat", "done", "fin"); r.Code != 2 {
+	if r := h.RunEnv(map[string]string{launch.SeatEnv: "someone-else"}, "", "seat", "done", "fin"); r.Code != 2 {
 		t.Fatalf("done from inside another seat: %s", r)
 	}
 	if r := h.Run("seat", "done", "fin"); r.Code != 0 {
@@ -261,7 +264,7 @@ func TestFinalizer(t *testing.T) {
 	if _, err := s.CleanupFile().Read(); err == nil {
 		t.Fatal("the marker is still there")
 	}
-	if in, err := s.IntentFile().Read(); err != nil || in.Want != seat.IntentStopped {
+	if in, err := s.IntentFile().Read(); err != nil || in.Want != state.IntentStopped {
 		t.Fatalf("intent after the finalizer: %+v %v", in, err)
 	}
 	if _, live, _ := s.LiveOwner(); live || h.ServerRunning() && len(h.HarnessPIDs()) > 0 {
@@ -281,7 +284,7 @@ func TestSweepClockIsInjected(t *testing.T) {
 	h := newSeat(t, "clock")
 	h.Start()
 	now := time.Now()
-	if err := seat.RecordBlock(h.Home, "sim", seat.Block{Until: now.Add(10 * time.Minute), Since: now, Error: "rate_limit", Seat: "clock"}, now); err != nil {
+	if err := outage.RecordBlock(h.Home, "sim", state.Block{Until: now.Add(10 * time.Minute), Since: now, Error: "rate_limit", Seat: "clock"}, now); err != nil {
 		t.Fatal(err)
 	}
 	at := func(d time.Duration) recover.SeatReport {

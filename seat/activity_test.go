@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/pantty/pantty/internal/inbox"
-	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/seattest"
+	"github.com/pantty/pantty/seat/state"
 )
 
 func TestRedactMasksCredentialsBeforeCutting(t *testing.T) {
@@ -22,11 +22,11 @@ func TestRedactMasksCredentialsBeforeCutting(t *testing.T) {
 		"echo aGVsbG8gd29ybGQgdGhpcyBpcyBsb25nMTIzNDU2":     "aGVsbG8gd29ybGQgdGhpcyBpcyBsb25nMTIzNDU2",
 	}
 	for in, secret := range cases {
-		if out := seat.Redact(in); strings.Contains(out, secret) {
+		if out := state.Redact(in); strings.Contains(out, secret) {
 			t.Errorf("Redact(%q) = %q still shows %q", in, out, secret)
 		}
 	}
-	if out := seat.Redact("go test ./seat/..."); out != "go test ./seat/..." {
+	if out := state.Redact("go test ./seat/..."); out != "go test ./seat/..." {
 		t.Errorf("ordinary text changed: %q", out)
 	}
 }

@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/pantty/pantty/internal/inbox"
-	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/seattest"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // The full cycle on the simulator: the handoff materialized before /compact is
@@ -106,7 +106,7 @@ func TestContextSplitsFloorAndReclaimable(t *testing.T) {
 	h.Start()
 	h.Send("m1", "short")
 	h.WaitFinal(30*time.Second, "m1")
-	var c1 seat.Context
+	var c1 state.Context
 	h.WaitFor("a context reading", 10*time.Second, func() bool {
 		var err error
 		c1, err = h.Seat().ContextFile().Read()

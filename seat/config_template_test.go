@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/pantty/pantty/internal/config"
+	"github.com/pantty/pantty/seat/state"
 )
 
 var commentedKey = regexp.MustCompile(`^# (\[\[?[a-z_]+\]\]?|[a-z_]+ = .*)$`)
@@ -45,7 +46,7 @@ func uncomment(text string, skip ...string) string {
 // are an example and add a rung, so they are checked for validity only).
 func TestTemplateListsEveryKeyWithItsTrueDefault(t *testing.T) {
 	t.Parallel()
-	s, err := Open(t.TempDir(), "tpl")
+	s, err := state.Open(t.TempDir(), "tpl")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +95,7 @@ func TestTemplateListsEveryKeyWithItsTrueDefault(t *testing.T) {
 // [env], where an appended key silently became an environment variable).
 func TestKeyAppendedToTheTemplateIsRefused(t *testing.T) {
 	t.Parallel()
-	s, err := Open(t.TempDir(), "tail")
+	s, err := state.Open(t.TempDir(), "tail")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/pantty/pantty/internal/guard"
 	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/seattest"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // insertAfter puts line into text right after the first line starting with
@@ -146,7 +147,7 @@ func TestInitConfigIsValidAndDefaultsApplied(t *testing.T) {
 	t.Parallel()
 	home := t.TempDir()
 	work := t.TempDir()
-	s, err := seat.Open(home, "fresh")
+	s, err := state.Open(home, "fresh")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +167,7 @@ func TestInitConfigIsValidAndDefaultsApplied(t *testing.T) {
 		t.Fatalf("defaults not applied: %+v", c)
 	}
 	// init never replaces the person's file.
-	if err := seat.InitConfig(s, "sim", work, nil); !errors.Is(err, seat.ErrBadInput) {
+	if err := seat.InitConfig(s, "sim", work, nil); !errors.Is(err, state.ErrBadInput) {
 		t.Fatalf("a second init: want ErrBadInput, got %v", err)
 	}
 }

@@ -8,8 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/launch"
 	"github.com/pantty/pantty/seat/seattest"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // env_file in systemd's EnvironmentFile syntax, read from real files: what
@@ -21,7 +22,7 @@ func TestEnvFileSyntax(t *testing.T) {
 	good := "# the seat's key\n; also a comment\n\nANTHROPIC_API_KEY=sk-test-1\n" +
 		"QUOTED=\"a \\\"b\\\" \\\\ c\\n\"\nSINGLE='$not expanded'\n" +
 		"JOINED=first\\\nsecond\nEVEN=ends-in-one-backslash\\\\\nAFTER=x\nODD=three\\\\\\\nmore\n"
-	got, err := seat.ReadEnvFile(write(t, dir, "good.env", good, 0o600), "")
+	got, err := launch.ReadEnvFile(write(t, dir, "good.env", good, 0o600), "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +47,7 @@ func TestEnvFileSyntax(t *testing.T) {
 		"unterminated quote":        {"A=\"open\n", "unterminated quote"},
 	}
 	for name, c := range bad {
-		_, err := seat.ReadEnvFile(write(t, dir, strings.ReplaceAll(name, " ", "-"), c.text, 0o600), "")
+		_, err := launch.ReadEnvFile(write(t, dir, strings.ReplaceAll(name, " ", "-"), c.text, 0o600), "")
 		if err == nil || !strings.Contains(err.Error(), c.says) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%s: want one line saying %q, got %v", name, c.says, err)
 		}
@@ -65,25 +66,25 @@ func TestEnvFileMustBeTheOwnersAlone(t *testing.T) {
 	if err := os.Symlink(secret, link); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := seat.ReadEnvFile(link, work); err != nil || got["ANTHROPIC_API_KEY"] != "sk-linked" {
+	if got, err := launch.ReadEnvFile(link, work); err != nil || got["ANTHROPIC_API_KEY"] != "sk-linked" {
 		t.Fatalf("a symlinked private env_file: %v %v", got, err)
 	}
 	shared := write(t, dir, "shared.env", "A=1\n", 0o600)
 	if err := os.Chmod(shared, 0o620); err != nil { // chmod: the umask would mask a create mode
 		t.Fatal(err)
 	}
-	if _, err := seat.ReadEnvFile(shared, work); err == nil || !strings.Contains(err.Error(), "writable by group or others") {
+	if _, err := launch.ReadEnvFile(shared, work); err == nil || !strings.Contains(err.Error(), "writable by group or others") {
 		t.Fatalf("a group-writable env_file: %v", err)
 	}
 	inside := write(t, work, "keys.env", "A=1\n", 0o600)
-	if _, err := seat.ReadEnvFile(inside, work); err == nil || !strings.Contains(err.Error(), "inside the seat's workdir") {
+	if _, err := launch.ReadEnvFile(inside, work); err == nil || !strings.Contains(err.Error(), "inside the seat's workdir") {
 		t.Fatalf("an env_file in the workdir: %v", err)
 	}
 	viaLink := filepath.Join(dir, "via.env")
 	if err := os.Symlink(inside, viaLink); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := seat.ReadEnvFile(viaLink, work); err == nil || !strings.Contains(err.Error(), "inside the seat's workdir") {
+	if _, err := launch.ReadEnvFile(viaLink, work); err == nil || !strings.Contains(err.Error(), "inside the seat's workdir") {
 		t.Fatalf("a link to an env_file in the workdir: %v", err)
 	}
 }
@@ -105,7 +106,7 @@ func TestEnvFileReachesTheHarnessAndIsProtected(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	env, err := seat.HarnessEnv(nil, s, c, map[string]string{"DISABLE_AUTOUPDATER": "1"})
+	env, err := launch.HarnessEnv(nil, s, c, map[string]string{"DISABLE_AUTOUPDATER": "1"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +114,7 @@ func TestEnvFileReachesTheHarnessAndIsProtected(t *testing.T) {
 		t.Fatalf("harness env: SEAT_TOKEN=%q DISABLE_AUTOUPDATER=%q; want the file's token and the adapter's 1", env["SEAT_TOKEN"], env["DISABLE_AUTOUPDATER"])
 	}
 	h.Start()
-	var a seat.Authority
+	var a state.Authority
 	h.WaitFor("authority.toml", 30*time.Second, func() bool {
 		a, err = s.AuthorityFile().Read()
 		return err == nil

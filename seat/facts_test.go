@@ -10,8 +10,8 @@ import (
 	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/internal/fsatomic"
 	"github.com/pantty/pantty/internal/inbox"
-	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/seattest"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // A local measurement takes precedence over the shipped facts, and a predicate
@@ -20,11 +20,11 @@ import (
 func TestLocalFactsOfAnUnimplementedFormBlockSubmission(t *testing.T) {
 	t.Parallel()
 	h := seattest.New(t, "facts")
-	f := seat.FactsFile{Harness: "sim", Shape: config.ShapeResident, Form: "line-start", Sigils: "/", ControlOK: true, AsOf: time.Now()}
+	f := state.FactsFile{Harness: "sim", Shape: config.ShapeResident, Form: "line-start", Sigils: "/", ControlOK: true, AsOf: time.Now()}
 	if err := os.MkdirAll(filepath.Join(h.Home, "facts"), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if err := fsatomic.WriteState(filepath.Join(h.Home, "tmp"), seat.FactsPath(h.Home, "sim", config.ShapeResident), f); err != nil {
+	if err := fsatomic.WriteState(filepath.Join(h.Home, "tmp"), state.FactsPath(h.Home, "sim", config.ShapeResident), f); err != nil {
 		t.Fatal(err)
 	}
 	h.Start()

@@ -14,13 +14,13 @@ import (
 	"time"
 
 	"github.com/pantty/pantty/internal/inbox"
-	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/seattest"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // plantEntries writes hostile files where `seat send` stores messages, each
 // under a valid message id, and returns the ids.
-func plantEntries(t *testing.T, s seat.Seat) []string {
+func plantEntries(t *testing.T, s state.Seat) []string {
 	t.Helper()
 	if err := os.MkdirAll(s.MsgsDir(), 0o700); err != nil {
 		t.Fatal(err)

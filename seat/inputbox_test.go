@@ -7,14 +7,14 @@ import (
 	"time"
 
 	"github.com/pantty/pantty/internal/inbox"
-	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/seattest"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // The simulator's dialog (harness/sim/dialog.go) as the pane shows it.
 const simDialog = "Try the new fullscreen renderer?"
 
-func heartbeat(t *testing.T, h *seattest.Harness) seat.Heartbeat {
+func heartbeat(t *testing.T, h *seattest.Harness) state.Heartbeat {
 	t.Helper()
 	hb, err := h.Seat().HeartbeatFile().Read()
 	if err != nil {
@@ -95,13 +95,13 @@ func dialogAtStart(t *testing.T, when string) {
 		t.Fatalf("seat start over a dialog: want exit 1 naming the dialog and the fix, not started; got %s", r)
 	}
 	hb := heartbeat(t, h)
-	if hb.Phase != seat.PhaseRelay || !strings.HasPrefix(hb.Waiting, "blocked: the harness shows a dialog: "+simDialog) {
+	if hb.Phase != state.PhaseRelay || !strings.HasPrefix(hb.Waiting, "blocked: the harness shows a dialog: "+simDialog) {
 		t.Fatalf("heartbeat: phase %q waiting %q", hb.Phase, hb.Waiting)
 	}
 	if st := h.Run("status", h.Name); !strings.Contains(st.Stdout, "blocked: the harness shows a dialog: "+simDialog) {
 		t.Fatalf("status does not name the dialog: %s", st)
 	}
-	heldIsAnEvent(t, h, seat.ModeDialog, "blocked: the harness shows a dialog: "+simDialog)
+	heldIsAnEvent(t, h, state.ModeDialog, "blocked: the harness shows a dialog: "+simDialog)
 	if rec := h.Run("recover", "--dry-run", "--json"); !strings.Contains(rec.Stdout, `"verdict": "ok"`) ||
 		!strings.Contains(rec.Stdout, "blocked: the harness shows a dialog: "+simDialog) {
 		t.Fatalf("recover does not report the seat ok and held by the dialog: %s", rec)
@@ -181,13 +181,13 @@ func TestAPersonsDraftIsNeverWipedNorSubmitted(t *testing.T) {
 	h.WaitFor("the draft to hold the queue", 10*time.Second, func() bool {
 		return heartbeat(t, h).Waiting == "held: a draft in the input box"
 	})
-	if hb := heartbeat(t, h); hb.Phase != seat.PhaseRelay {
+	if hb := heartbeat(t, h); hb.Phase != state.PhaseRelay {
 		t.Fatalf("heartbeat phase %q with a draft", hb.Phase)
 	}
-	if m := mode(h); m.Mode != seat.ModeDraft || m.Draft != draft {
+	if m := mode(h); m.Mode != state.ModeDraft || m.Draft != draft {
 		t.Fatalf("mode %+v: want draft, with the draft kept (no client is attached)", m)
 	}
-	heldIsAnEvent(t, h, seat.ModeDraft, "held: a draft in the input box")
+	heldIsAnEvent(t, h, state.ModeDraft, "held: a draft in the input box")
 	// Give the driver a chance to act wrongly: another message, sent by a
 	// script that waits a second for it and hears why it does not go.
 	w := h.RunStdin("more board work", "seat", "send", h.Name, "--id", "b2", "--wait", "--timeout", "1s")

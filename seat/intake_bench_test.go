@@ -14,6 +14,8 @@ import (
 	"github.com/pantty/pantty/internal/guard"
 	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/hookrun"
+	"github.com/pantty/pantty/seat/hookwire"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // The in-process halves of scripts/bench.sh's intake figures: what the code
@@ -22,14 +24,14 @@ import (
 //	go test -run '^$' -bench 'Guard|Enqueue|RunHook' -benchmem ./seat/
 
 // benchSeat makes a seat directory with a seat.toml and no driver.
-func benchSeat(b *testing.B) seat.Seat {
+func benchSeat(b *testing.B) state.Seat {
 	b.Helper()
 	dir := b.TempDir()
 	work := filepath.Join(dir, "work")
 	if err := os.MkdirAll(work, 0o700); err != nil {
 		b.Fatal(err)
 	}
-	s, err := seat.Open(filepath.Join(dir, "home"), "bench")
+	s, err := state.Open(filepath.Join(dir, "home"), "bench")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -127,10 +129,10 @@ func BenchmarkRunHook(b *testing.B) {
 		statusLine bool
 	}{
 		{"UserPromptSubmit", func(int) []byte {
-			return hookPayload(seat.EvUserPromptSubmit, map[string]any{"prompt_id": "p1", "prompt": sub.Text()})
+			return hookPayload(hookwire.EvUserPromptSubmit, map[string]any{"prompt_id": "p1", "prompt": sub.Text()})
 		}, false},
 		{"Stop", func(int) []byte {
-			return hookPayload(seat.EvStop, map[string]any{"prompt_id": "p1", "last_assistant_message": "done"})
+			return hookPayload(hookwire.EvStop, map[string]any{"prompt_id": "p1", "last_assistant_message": "done"})
 		}, false},
 		{"StatusLineChanged", func(i int) []byte {
 			return hookPayload("Status", map[string]any{"model": map[string]any{"id": "sim-1"},
@@ -164,7 +166,7 @@ func BenchmarkRunHook(b *testing.B) {
 	}
 }
 
-func clearEvents(b *testing.B, s seat.Seat) {
+func clearEvents(b *testing.B, s state.Seat) {
 	names, err := s.PendingEvents()
 	if err != nil {
 		b.Fatal(err)

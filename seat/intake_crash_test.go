@@ -16,8 +16,8 @@ import (
 	"github.com/pantty/pantty/harness/sim"
 	"github.com/pantty/pantty/internal/guard"
 	"github.com/pantty/pantty/internal/inbox"
-	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/seattest"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // waitBusy waits until the pane shows a running turn, so that a cancel acts on
@@ -207,14 +207,14 @@ func TestProviderRefusalLeavesMessageQueued(t *testing.T) {
 	}
 	h.WaitFor("the heartbeat to show the provider wait", 5*time.Second, func() bool {
 		hb, err := h.Seat().HeartbeatFile().Read()
-		return err == nil && hb.Phase == seat.PhaseProvider
+		return err == nil && hb.Phase == state.PhaseProvider
 	})
 
 	// After the wait it is delivered again, never before not_before.
 	// artifacts/<id>.<attempt>.toml records what each delivery sent, and when.
-	var second seat.Artifact
+	var second state.Artifact
 	h.WaitFor("the second delivery after the wait", 20*time.Second, func() bool {
-		return seat.ReadState(filepath.Join(h.Seat().ArtifactsDir(), "limited.2.toml"), &second) == nil
+		return state.ReadState(filepath.Join(h.Seat().ArtifactsDir(), "limited.2.toml"), &second) == nil
 	})
 	if second.SentAt.Before(st.NotBefore) {
 		t.Fatalf("re-delivered at %s, before not_before %s", second.SentAt, st.NotBefore)

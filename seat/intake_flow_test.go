@@ -20,7 +20,10 @@ import (
 
 	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/hookwire"
+	"github.com/pantty/pantty/seat/launch"
 	"github.com/pantty/pantty/seat/seattest"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // duplicate sends an id already stored again and checks the door's answer:
@@ -78,7 +81,7 @@ func TestIdleSeatDeliversOnEvent(t *testing.T) {
 	h.Start()
 	h.WaitFor("the driver to be idle", 10*time.Second, func() bool {
 		hb, err := h.Seat().HeartbeatFile().Read()
-		return err == nil && hb.Phase == seat.PhaseIdle
+		return err == nil && hb.Phase == state.PhaseIdle
 	})
 	for i := range 3 {
 		id := fmt.Sprintf("ping%d", i)
@@ -156,11 +159,11 @@ func TestHookPrintsNothingOnUserPromptSubmit(t *testing.T) {
 	if len(after) != len(before)+1 {
 		t.Fatalf("want exactly one new event file, got %d → %d", len(before), len(after))
 	}
-	ev, err := seat.ReadEvent(filepath.Join(h.Seat().EventsDir(), after[len(after)-1]))
+	ev, err := hookwire.ReadEvent(filepath.Join(h.Seat().EventsDir(), after[len(after)-1]))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ev.Kind != seat.EvUserPromptSubmit || ev.Fields.PromptID != "p-1" || !json.Valid(ev.Payload) {
+	if ev.Kind != hookwire.EvUserPromptSubmit || ev.Fields.PromptID != "p-1" || !json.Valid(ev.Payload) {
 		t.Fatalf("event recorded as %+v", ev)
 	}
 	// Set the hand-made event aside: a driver would take it for a person's turn
@@ -223,9 +226,9 @@ func TestHookFailsOpen(t *testing.T) {
 func TestSteeringRefusedInsideSeat(t *testing.T) {
 	t.Parallel()
 	h := seattest.New(t, "inside")
-	other := seat.Seat{}
+	other := state.Seat{}
 	{
-		s, err := seat.Open(h.Home, "other")
+		s, err := state.Open(h.Home, "other")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -236,7 +239,7 @@ func TestSteeringRefusedInsideSeat(t *testing.T) {
 	}
 	h.Start()
 	holder := h.Owner().Holder
-	inside := map[string]string{seat.SeatEnv: "inside"}
+	inside := map[string]string{launch.SeatEnv: "inside"}
 
 	for _, args := range [][]string{
 		{"seat", "command", "inside", "--", "/compact"},
@@ -248,7 +251,7 @@ func TestSteeringRefusedInsideSeat(t *testing.T) {
 	} {
 		r := h.RunEnv(inside, "", args...)
 		if r.Code != 2 || !strings.Contains(r.Stderr, "inside seat") {
-			t.Errorf("pantty %s with %s set: want exit 2 refusing inside a seat, got %s", strings.Join(args, " "), seat.SeatEnv, r)
+			t.Errorf("pantty %s with %s set: want exit 2 refusing inside a seat, got %s", strings.Join(args, " "), launch.SeatEnv, r)
 		}
 	}
 	if o, live, _ := h.Seat().LiveOwner(); !live || o.Holder != holder {
@@ -275,13 +278,13 @@ func TestSteeringRefusedInsideSeat(t *testing.T) {
 		fmt.Sprintf("echo smuggled | %s --home %s seat send other --id x2", h.Bin, h.Home),
 	} {
 		code := filepath.Join(h.Work, fmt.Sprintf("code%d", i))
-		row := rawDispatch(t, h, fmt.Sprintf("!env -u %s %s >/dev/null 2>&1; echo $? > %s", seat.SeatEnv, c, code))
+		row := rawDispatch(t, h, fmt.Sprintf("!env -u %s %s >/dev/null 2>&1; echo $? > %s", launch.SeatEnv, c, code))
 		if row.Kind != "shell" {
 			t.Fatalf("the raw shell control did not run: %+v", row)
 		}
 		b, err := os.ReadFile(code)
 		if err != nil || strings.TrimSpace(string(b)) != "2" {
-			t.Errorf("from the seat's own shell, without %s: %q exited %q, want 2", seat.SeatEnv, c, b)
+			t.Errorf("from the seat's own shell, without %s: %q exited %q, want 2", launch.SeatEnv, c, b)
 		}
 	}
 	for _, row := range h.Requests() {

@@ -12,7 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/internal/procid"
+	"github.com/pantty/pantty/seat/launch"
+	"github.com/pantty/pantty/seat/proc"
 	"github.com/pantty/pantty/seat/seattest"
 )
 
@@ -52,7 +54,7 @@ func stubbornSeat(t *testing.T, name string) (h *seattest.Harness, helpers func(
 			}
 			b, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
 			if strings.Contains(string(b), mark) {
-				if _, err := seat.ProcStart(pid); err == nil { // not a zombie
+				if _, err := procid.Start(pid); err == nil { // not a zombie
 					out = append(out, pid)
 				}
 			}
@@ -61,7 +63,7 @@ func stubbornSeat(t *testing.T, name string) (h *seattest.Harness, helpers func(
 	}
 	t.Cleanup(func() {
 		// Whatever the test's verdict, leave no stubborn process behind.
-		h.Seat().EndLaunch(0)
+		proc.EndLaunch(h.Seat(), 0)
 	})
 	return h, helpers
 }
@@ -112,7 +114,7 @@ func TestTmuxServerDeathLeavesOneHarnessPerSession(t *testing.T) {
 	if r := h.Run("seat", "stop", h.Name); r.Code != 0 {
 		t.Fatalf("seat stop: %s\ndriver.log:\n%s", r, h.DriverLog())
 	}
-	if left := h.Seat().LaunchProcs(); len(left) > 0 || len(h.HarnessPIDs()) > 0 || len(helpers()) > 0 {
+	if left := proc.LaunchProcs(h.Seat()); len(left) > 0 || len(h.HarnessPIDs()) > 0 || len(helpers()) > 0 {
 		t.Fatalf("after seat stop: still running: %v, harnesses %v, helpers %v", left, h.HarnessPIDs(), helpers())
 	}
 }
@@ -134,14 +136,14 @@ func TestStopEndsWhatEscapedThePaneProcess(t *testing.T) {
 	if err := syscall.Kill(pane, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	h.WaitFor("the pane process to die", 30*time.Second, func() bool { _, err := seat.ProcStart(pane); return err != nil })
+	h.WaitFor("the pane process to die", 30*time.Second, func() bool { _, err := procid.Start(pane); return err != nil })
 	if len(h.HarnessPIDs()) != 1 || len(helpers()) != 1 {
 		t.Fatalf("the test's premise: the harness and its helper outlive their pane process; harnesses %v, helpers %v", h.HarnessPIDs(), helpers())
 	}
 	if r := h.Run("seat", "stop", h.Name); r.Code != 0 {
 		t.Fatalf("seat stop: %s", r)
 	}
-	if left := h.Seat().LaunchProcs(); len(left) > 0 || len(h.HarnessPIDs()) > 0 || len(helpers()) > 0 {
+	if left := proc.LaunchProcs(h.Seat()); len(left) > 0 || len(h.HarnessPIDs()) > 0 || len(helpers()) > 0 {
 		t.Fatalf("after seat stop: still running: %v, harnesses %v, helpers %v", left, h.HarnessPIDs(), helpers())
 	}
 }
@@ -159,7 +161,7 @@ func TestAdoptingDriverEndsAnEarlierLaunch(t *testing.T) {
 	}
 	s := h.Seat()
 	old := exec.Command("sleep", "600")
-	old.Env = append(os.Environ(), seat.SeatEnv+"="+s.Name, seat.SeatHomeEnv+"="+s.Home)
+	old.Env = append(os.Environ(), launch.SeatEnv+"="+s.Name, launch.SeatHomeEnv+"="+s.Home)
 	if err := old.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -186,7 +188,7 @@ func TestAdoptingDriverEndsAnEarlierLaunch(t *testing.T) {
 func TestSurvivorsHintEndsThemWhenPasted(t *testing.T) {
 	t.Parallel()
 	h := seattest.New(t, "survivor")
-	var procs []seat.LaunchProc
+	var procs []proc.LaunchProc
 	var reaped []chan struct{}
 	for range 2 {
 		p := exec.Command("sleep", "600")
@@ -196,10 +198,10 @@ func TestSurvivorsHintEndsThemWhenPasted(t *testing.T) {
 		done := make(chan struct{})
 		go func() { p.Wait(); close(done) }()
 		t.Cleanup(func() { p.Process.Kill(); <-done })
-		procs = append(procs, seat.LaunchProc{PID: p.Process.Pid, Cmd: "sleep 600"})
+		procs = append(procs, proc.LaunchProc{PID: p.Process.Pid, Cmd: "sleep 600"})
 		reaped = append(reaped, done)
 	}
-	msg := h.Seat().SurvivorsError(procs).Error()
+	msg := proc.SurvivorsError(h.Seat(), procs).Error()
 	_, command, ok := strings.Cut(msg, "end them with: ")
 	if !ok || !strings.Contains(msg, fmt.Sprintf("pid %d (sleep 600)", procs[1].PID)) {
 		t.Fatalf("survivors error %q: want each pid named and a command", msg)

@@ -16,6 +16,9 @@ import (
 	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/internal/guard"
 	"github.com/pantty/pantty/internal/inbox"
+	"github.com/pantty/pantty/seat/launch"
+	"github.com/pantty/pantty/seat/proc"
+	"github.com/pantty/pantty/seat/state"
 	"github.com/pantty/pantty/tmux"
 )
 
@@ -34,21 +37,21 @@ type StartOptions struct {
 // Start records the intent to run and spawns the seat's driver, then waits for
 // the driver's own verdict: ready (harness up, lock held), refused (another live
 // holder, named: ErrOwned), or an error naming what did not come up.
-func Start(s Seat, o StartOptions) (Progress, error) {
+func Start(s state.Seat, o StartOptions) (Progress, error) {
 	cfg, err := s.LoadConfig()
 	if err != nil {
 		return Progress{}, err
 	}
 	owner, live, err := s.LiveOwner()
 	if err != nil {
-		return Progress{}, fmt.Errorf("%w: %v", ErrUnobservable, err)
+		return Progress{}, fmt.Errorf("%w: %v", state.ErrUnobservable, err)
 	}
 	switch {
 	case live && o.Takeover == "" && !o.RefreshEnv:
 		return Progress{}, fmt.Errorf("%w: seat %q is held by %s; 'pantty seat start %s --takeover %s' replaces it",
-			ErrOwned, s.Name, owner, s.Name, owner.Holder)
+			state.ErrOwned, s.Name, owner, s.Name, owner.Holder)
 	case live && o.Takeover != "" && o.Takeover != owner.Holder:
-		return Progress{}, fmt.Errorf("%w: --takeover names %s, but seat %q is held by %s", ErrOwned, o.Takeover, s.Name, owner)
+		return Progress{}, fmt.Errorf("%w: --takeover names %s, but seat %q is held by %s", state.ErrOwned, o.Takeover, s.Name, owner)
 	}
 	// Whether the launch can work is checked before anything is recorded,
 	// evicted or spawned: a refused start changes nothing.
@@ -64,7 +67,7 @@ func Start(s Seat, o StartOptions) (Progress, error) {
 	case live && o.Takeover == "" && o.RefreshEnv:
 		// A key rotation on a running seat: record it for the next launch (a
 		// relaunch, a revival, a rung switch); the live harness keeps its own.
-		_, what, err := RecordLaunchEnv(s, cfg, os.Environ(), "seat start --refresh-env", true)
+		_, what, err := launch.RecordLaunchEnv(s, cfg, os.Environ(), "seat start --refresh-env", true)
 		if err != nil {
 			return Progress{}, err
 		}
@@ -72,7 +75,7 @@ func Start(s Seat, o StartOptions) (Progress, error) {
 		return Progress{State: StateEnvRecorded, Holder: owner.Holder}, nil
 	case live:
 		progress(o, "asking %s to release the seat", owner.Holder)
-		if err := s.evict(owner, CtlRelease); err != nil {
+		if err := evict(s, owner, state.CtlRelease); err != nil {
 			return Progress{}, err
 		}
 	case o.Takeover != "":
@@ -82,15 +85,15 @@ func Start(s Seat, o StartOptions) (Progress, error) {
 	if o.RefreshEnv {
 		by = "seat start --refresh-env"
 	}
-	_, what, err := RecordLaunchEnv(s, cfg, os.Environ(), by, o.RefreshEnv)
+	_, what, err := launch.RecordLaunchEnv(s, cfg, os.Environ(), by, o.RefreshEnv)
 	if err != nil {
 		return Progress{}, err
 	}
 	progress(o, "%s", what)
-	if err := s.SetIntent(IntentRunning, "seat start"); err != nil {
+	if err := s.SetIntent(state.IntentRunning, "seat start"); err != nil {
 		return Progress{}, err
 	}
-	return s.spawnDriver(cfg, o)
+	return spawnDriver(s, cfg, o)
 }
 
 // StateEnvRecorded is the Progress state Start returns for --refresh-env on a
@@ -113,27 +116,27 @@ func progress(o StartOptions, format string, a ...any) {
 // evict asks a live holder to leave (release or stop) and waits for its lock to
 // be free; a holder that does not answer is killed, but only when its pid and
 // start time still match the record.
-func (s Seat) evict(owner Owner, kind string) error {
-	_, err := s.Ask(Request{Kind: kind}, 20*time.Second)
-	if err == nil && s.WaitFree(10*time.Second) {
+func evict(s state.Seat, owner state.Owner, kind string) error {
+	_, err := s.Ask(state.Request{Kind: kind}, 20*time.Second)
+	if err == nil && WaitFree(s, 10*time.Second) {
 		return nil
 	}
 	if !owner.Live() {
-		if s.WaitFree(5 * time.Second) {
+		if WaitFree(s, 5*time.Second) {
 			return nil
 		}
-		return fmt.Errorf("%w: seat %q: the lock is still held after its holder %s exited", ErrUnobservable, s.Name, owner.Holder)
+		return fmt.Errorf("%w: seat %q: the lock is still held after its holder %s exited", state.ErrUnobservable, s.Name, owner.Holder)
 	}
 	syscall.Kill(owner.PID, syscall.SIGKILL)
-	if !s.WaitFree(10 * time.Second) {
-		return fmt.Errorf("%w: seat %q: holder %s did not let go of the lock", ErrUnobservable, s.Name, owner)
+	if !WaitFree(s, 10*time.Second) {
+		return fmt.Errorf("%w: seat %q: holder %s did not let go of the lock", state.ErrUnobservable, s.Name, owner)
 	}
 	return nil
 }
 
 // spawnDriver starts `pantty --home H __drive NAME` detached (own session, stdio to
 // driver.log) with a pipe on fd 3 for its progress and verdict.
-func (s Seat) spawnDriver(cfg config.Config, o StartOptions) (Progress, error) {
+func spawnDriver(s state.Seat, cfg config.Config, o StartOptions) (Progress, error) {
 	logf, err := s.OpenDriverLog()
 	if err != nil {
 		return Progress{}, err
@@ -193,14 +196,14 @@ func (s Seat) spawnDriver(cfg config.Config, o StartOptions) (Progress, error) {
 			case "refused":
 				awaitExit(exited)
 				// The driver's text is its own ErrOwned refusal: class it once.
-				return p, fmt.Errorf("%w: %s", ErrOwned, strings.TrimPrefix(p.Text, ErrOwned.Error()+": "))
+				return p, fmt.Errorf("%w: %s", state.ErrOwned, strings.TrimPrefix(p.Text, state.ErrOwned.Error()+": "))
 			case "error":
 				awaitExit(exited)
 				return p, errors.New(p.Text)
 			}
 		case <-deadline.C:
 			return Progress{}, fmt.Errorf("%w: seat %q: the driver gave no verdict within %s; see %s",
-				ErrUnobservable, s.Name, cfg.ReadyTimeout.Duration+15*time.Second, s.DriverLogPath())
+				state.ErrUnobservable, s.Name, cfg.ReadyTimeout.Duration+15*time.Second, s.DriverLogPath())
 		}
 	}
 }
@@ -225,26 +228,26 @@ func awaitExit(exited <-chan error) {
 // of a control request (which is a file), the harness and its tmux session
 // are ended the same way, and the error says the intent is not recorded —
 // until it is, recover would start the seat again once it can write.
-func Stop(s Seat) error {
-	intentErr := s.SetIntent(IntentStopped, "seat stop")
+func Stop(s state.Seat) error {
+	intentErr := s.SetIntent(state.IntentStopped, "seat stop")
 	if intentErr != nil && !Unwritable(intentErr) {
 		return intentErr
 	}
 	owner, live, err := s.LiveOwner()
 	if err != nil {
-		return fmt.Errorf("%w: %v", ErrUnobservable, err)
+		return fmt.Errorf("%w: %v", state.ErrUnobservable, err)
 	}
 	if live {
 		if intentErr != nil {
-			err = s.signalStop(owner)
+			err = signalStop(s, owner)
 		} else {
-			err = s.evict(owner, CtlStop)
+			err = evict(s, owner, state.CtlStop)
 		}
 		if err != nil {
 			return err
 		}
 	}
-	if err := s.endHarness(intentErr == nil); err != nil {
+	if err := endHarness(s, intentErr == nil); err != nil {
 		return err
 	}
 	if intentErr != nil {
@@ -263,14 +266,14 @@ func Unwritable(err error) bool {
 
 // signalStop ends a live driver without a control request: SIGTERM, which
 // its loop takes as "release the seat", then SIGKILL if it does not let go.
-func (s Seat) signalStop(owner Owner) error {
+func signalStop(s state.Seat, owner state.Owner) error {
 	syscall.Kill(owner.PID, syscall.SIGTERM)
-	if s.WaitFree(10 * time.Second) {
+	if WaitFree(s, 10*time.Second) {
 		return nil
 	}
 	syscall.Kill(owner.PID, syscall.SIGKILL)
-	if !s.WaitFree(10 * time.Second) {
-		return fmt.Errorf("%w: seat %q: holder %s did not let go of the lock", ErrUnobservable, s.Name, owner)
+	if !WaitFree(s, 10*time.Second) {
+		return fmt.Errorf("%w: seat %q: holder %s did not let go of the lock", state.ErrUnobservable, s.Name, owner)
 	}
 	return nil
 }
@@ -278,7 +281,7 @@ func (s Seat) signalStop(owner Owner) error {
 // endHarness kills the seat's tmux session and ends what is left of its
 // launches (endStopped) once no driver holds the seat. lock says whether to
 // take owner.lock meanwhile (it cannot be created on a read-only root).
-func (s Seat) endHarness(lock bool) error {
+func endHarness(s state.Seat, lock bool) error {
 	sess, err := s.SessionFile().Read()
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
@@ -288,7 +291,7 @@ func (s Seat) endHarness(lock bool) error {
 	}
 	if lock {
 		// No driver now: take the lock so nothing else touches the pane meanwhile.
-		l, err := s.Acquire()
+		l, err := Acquire(s)
 		if err != nil {
 			return err
 		}
@@ -298,9 +301,9 @@ func (s Seat) endHarness(lock bool) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := tm.KillSession(ctx, sess.TmuxName); err != nil && !errors.Is(err, tmux.ErrNoServer) && !errors.Is(err, tmux.ErrNoTarget) {
-		return fmt.Errorf("%w: kill tmux session %s: %v", ErrUnobservable, sess.TmuxName, err)
+		return fmt.Errorf("%w: kill tmux session %s: %v", state.ErrUnobservable, sess.TmuxName, err)
 	}
-	return s.endStopped()
+	return endStopped(s)
 }
 
 // endStopped ends what is left of the seat's launches once its driver and tmux
@@ -309,28 +312,28 @@ func (s Seat) endHarness(lock bool) error {
 // the seat's markers (EndLaunch), not by the recorded pane pid's process
 // group: that pid may have been recycled since, and a stranger's group must
 // never be killed.
-func (s Seat) endStopped() error {
-	_, err := s.EndLaunch(LaunchGrace)
+func endStopped(s state.Seat) error {
+	_, err := proc.EndLaunch(s, proc.LaunchGrace)
 	return err
 }
 
 // Retry re-queues a failed message: through the driver when one is live (it owns
 // the inbox state), directly under the lock otherwise.
-func Retry(s Seat, id string) error {
+func Retry(s state.Seat, id string) error {
 	if !guard.ValidID(id) {
-		return fmt.Errorf("%w: bad message id %q", ErrBadInput, id)
+		return fmt.Errorf("%w: bad message id %q", state.ErrBadInput, id)
 	}
 	if _, live, _ := s.LiveOwner(); live {
-		_, err := s.Ask(Request{Kind: CtlRetry, MsgID: id}, 15*time.Second)
+		_, err := s.Ask(state.Request{Kind: state.CtlRetry, MsgID: id}, 15*time.Second)
 		return err
 	}
-	lock, err := s.Acquire()
+	lock, err := Acquire(s)
 	if err != nil {
 		return err
 	}
 	defer lock.Release()
 	if _, err := s.ReadStored(id); err != nil {
-		return fmt.Errorf("%w: no message %q in seat %q", ErrBadInput, id, s.Name)
+		return fmt.Errorf("%w: no message %q in seat %q", state.ErrBadInput, id, s.Name)
 	}
 	st, err := s.ReadStatus(id)
 	if err != nil {

@@ -14,10 +14,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pantty/pantty/internal/fsatomic"
 	"github.com/pantty/pantty/internal/inbox"
+	"github.com/pantty/pantty/internal/procid"
 	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/hookwire"
+	"github.com/pantty/pantty/seat/launch"
+	"github.com/pantty/pantty/seat/proc"
 	"github.com/pantty/pantty/seat/seattest"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // wait bounds every wait for an event in these tests: generous, because the
@@ -26,7 +30,7 @@ const wait = 30 * time.Second
 
 // alive reports whether pid is a running (not zombie) process.
 func alive(pid int) bool {
-	_, err := seat.ProcStart(pid)
+	_, err := procid.Start(pid)
 	return err == nil
 }
 
@@ -86,7 +90,7 @@ func groupMembers(pgid int) []int {
 
 // sessionStarts counts the SessionStart hook events the seat has recorded (each
 // harness launch fires one; an adopted harness fires none).
-func sessionStarts(t *testing.T, s seat.Seat) int {
+func sessionStarts(t *testing.T, s state.Seat) int {
 	t.Helper()
 	n := 0
 	for _, dir := range []string{s.EventsDir(), s.SeenDir()} {
@@ -95,7 +99,7 @@ func sessionStarts(t *testing.T, s seat.Seat) int {
 			t.Fatal(err)
 		}
 		for _, e := range ents {
-			if strings.HasSuffix(e.Name(), "-"+seat.EvSessionStart+".json") {
+			if strings.HasSuffix(e.Name(), "-"+hookwire.EvSessionStart+".json") {
 				n++
 			}
 		}
@@ -105,7 +109,7 @@ func sessionStarts(t *testing.T, s seat.Seat) int {
 
 // lastLaunchResumed checks launch.toml: the harness was last launched with
 // --resume of session id (never --session-id, which would start afresh).
-func lastLaunchResumed(t *testing.T, s seat.Seat, id string) {
+func lastLaunchResumed(t *testing.T, s state.Seat, id string) {
 	t.Helper()
 	lf, err := s.LaunchFile().Read()
 	if err != nil {
@@ -409,7 +413,7 @@ func TestTmuxServerKilledSessionRecreatedOnSameSession(t *testing.T) {
 		t.Fatalf("start while the driver recreates the server: want exit 0, already running, naming %s, got %s", o.Holder, r)
 	}
 	s := h.Seat()
-	var after seat.Session
+	var after state.Session
 	h.WaitFor("the driver to relaunch the harness", wait, func() bool {
 		v, err := s.SessionFile().Read()
 		after = v
@@ -454,7 +458,7 @@ func TestKilledHarnessIsRespawnedWithResume(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := h.Seat()
-	var after seat.Session
+	var after state.Session
 	h.WaitFor("the harness to be respawned", wait, func() bool {
 		v, err := s.SessionFile().Read()
 		after = v
@@ -484,7 +488,7 @@ func TestStopThenStartKeepsIdentityAndLeavesNothingRunning(t *testing.T) {
 	h := seattest.New(t, "cycle")
 	s := h.Seat()
 	h.Start()
-	if in, err := s.IntentFile().Read(); err != nil || in.Want != seat.IntentRunning {
+	if in, err := s.IntentFile().Read(); err != nil || in.Want != state.IntentRunning {
 		t.Fatalf("intent after start: %+v %v", in, err)
 	}
 	h.Send("m1", "one")
@@ -507,7 +511,7 @@ func TestStopThenStartKeepsIdentityAndLeavesNothingRunning(t *testing.T) {
 	waitGone(h, "the harness", sess.PanePID)
 	h.WaitFor("the harness's process group to be gone", wait, func() bool { return len(groupMembers(sess.PanePID)) == 0 })
 	h.WaitFor("every process of the seat to be gone", wait, func() bool { return len(procsMentioning(h.Home, h.Socket)) == 0 })
-	if in, err := s.IntentFile().Read(); err != nil || in.Want != seat.IntentStopped {
+	if in, err := s.IntentFile().Read(); err != nil || in.Want != state.IntentStopped {
 		t.Fatalf("intent after stop: %+v %v", in, err)
 	}
 	for _, p := range []string{s.ConfigPath(), s.SessionPath(), s.CursorPath(), s.OwnerPath(), s.HeartbeatPath()} {
@@ -518,10 +522,10 @@ func TestStopThenStartKeepsIdentityAndLeavesNothingRunning(t *testing.T) {
 	if got := h.Session(); got != sess {
 		t.Errorf("stop changed session.toml: %+v -> %+v", sess, got)
 	}
-	checkPrivate(t, s.Dir)
+	seattest.CheckPrivate(t, s.Dir)
 
 	h.Start()
-	if in, err := s.IntentFile().Read(); err != nil || in.Want != seat.IntentRunning {
+	if in, err := s.IntentFile().Read(); err != nil || in.Want != state.IntentRunning {
 		t.Fatalf("intent after the second start: %+v %v", in, err)
 	}
 	again := h.Session()
@@ -552,28 +556,6 @@ func TestStopThenStartKeepsIdentityAndLeavesNothingRunning(t *testing.T) {
 	})
 }
 
-// checkPrivate asserts every directory under dir is 0700 and every file 0600.
-func checkPrivate(t *testing.T, dir string) {
-	t.Helper()
-	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			t.Error(err)
-			return nil
-		}
-		fi, err := d.Info()
-		if err != nil {
-			return nil
-		}
-		switch m := fi.Mode(); {
-		case m.IsDir() && m.Perm() != fsatomic.DirMode:
-			t.Errorf("directory %s has mode %v, want %v", p, m.Perm(), fsatomic.DirMode)
-		case m.IsRegular() && m.Perm() != fsatomic.FileMode:
-			t.Errorf("file %s has mode %v, want %v", p, m.Perm(), fsatomic.FileMode)
-		}
-		return nil
-	})
-}
-
 // A two-line message queued before start must reach the model as one turn: the
 // driver pastes only after SessionStart, when the harness has turned bracketed
 // paste on. The control shows the test can fail: the same text typed into a
@@ -592,7 +574,7 @@ func TestNoPasteBeforeHarnessIsReady(t *testing.T) {
 		s := h.Seat()
 		started := make(chan seattest.Result, 1)
 		go func() { started <- h.RunEnv(nil, "", "seat", "start", "rawpaste") }()
-		var sess seat.Session
+		var sess state.Session
 		h.WaitFor("the pane to exist", wait, func() bool {
 			v, err := s.SessionFile().Read()
 			sess = v
@@ -645,14 +627,14 @@ func TestSteeringCommandsRefusedInsideSeat(t *testing.T) {
 	h.Start()
 	o := h.Owner()
 	sess := h.Session()
-	other, err := seat.Open(h.Home, "other")
+	other, err := state.Open(h.Home, "other")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := seat.InitConfig(other, "sim", h.Work, nil); err != nil {
 		t.Fatal(err)
 	}
-	inside := map[string]string{seat.SeatEnv: "steer"}
+	inside := map[string]string{launch.SeatEnv: "steer"}
 	for _, args := range [][]string{
 		{"seat", "stop", "steer"},
 		{"seat", "command", "steer", "--", "/compact"},
@@ -662,7 +644,7 @@ func TestSteeringCommandsRefusedInsideSeat(t *testing.T) {
 	} {
 		r := h.RunEnv(inside, "steer me", args...)
 		if r.Code != 2 || !strings.Contains(r.Stderr, "inside") {
-			t.Errorf("pantty %q with %s=steer: want exit 2 saying inside a seat, got %s", args, seat.SeatEnv, r)
+			t.Errorf("pantty %q with %s=steer: want exit 2 saying inside a seat, got %s", args, launch.SeatEnv, r)
 		}
 	}
 	if _, err := other.ReadStored("x1"); err == nil {
@@ -674,7 +656,7 @@ func TestSteeringCommandsRefusedInsideSeat(t *testing.T) {
 	// and tries to stop its seat.
 	out := filepath.Join(h.Work, "stop.out")
 	cmd := fmt.Sprintf("!env -u %s -u %s %s --home %s seat stop steer >%s 2>&1; echo rc=$? >>%s",
-		seat.SeatEnv, seat.SeatHomeEnv, h.Bin, h.Home, out, out)
+		launch.SeatEnv, launch.SeatHomeEnv, h.Bin, h.Home, out, out)
 	h.PasteRaw(cmd)
 	var got []byte
 	h.WaitFor("the in-seat stop to finish", wait, func() bool {
@@ -691,7 +673,7 @@ func TestSteeringCommandsRefusedInsideSeat(t *testing.T) {
 	if s2 := h.Session(); s2.PanePID != sess.PanePID || !alive(s2.PanePID) {
 		t.Fatalf("a refused command disturbed the harness: %+v -> %+v", sess, s2)
 	}
-	if in, _ := h.Seat().IntentFile().Read(); in.Want != seat.IntentRunning {
+	if in, _ := h.Seat().IntentFile().Read(); in.Want != state.IntentRunning {
 		t.Fatalf("a refused stop recorded intent %q", in.Want)
 	}
 }
@@ -713,7 +695,7 @@ func TestStopWithoutDriverEndsTheHarness(t *testing.T) {
 	}
 	waitGone(h, "the orphaned harness", sess.PanePID)
 	h.WaitFor("every process of the seat to be gone", wait, func() bool { return len(procsMentioning(h.Home, h.Socket)) == 0 })
-	if in, _ := h.Seat().IntentFile().Read(); in.Want != seat.IntentStopped {
+	if in, _ := h.Seat().IntentFile().Read(); in.Want != state.IntentStopped {
 		t.Fatalf("intent after stop: %q", in.Want)
 	}
 	if got := h.Session(); got.ID != sess.ID {
@@ -725,7 +707,7 @@ func TestStopWithoutDriverEndsTheHarness(t *testing.T) {
 // process (paneexec.Run), the harness its child.
 func harnessOf(t *testing.T, panePID int) int {
 	t.Helper()
-	pid, err := seat.HarnessPID(panePID)
+	pid, err := proc.HarnessPID(panePID)
 	if err != nil {
 		t.Fatalf("no harness under pane pid %d: %v", panePID, err)
 	}

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/pantty/pantty/internal/inbox"
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/internal/procid"
 	"github.com/pantty/pantty/seat/seattest"
 	"github.com/pantty/pantty/tmux/tmuxtest"
 )
@@ -97,7 +97,7 @@ func TestLostPromptEvidenceAcrossADriverRestartIsNotDeliveredTwice(t *testing.T)
 	if err := syscall.Kill(o.PID, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	h.WaitFor("the driver to die", 10*time.Second, func() bool { return !seat.ProcAlive(o.PID, o.PIDStart) })
+	h.WaitFor("the driver to die", 10*time.Second, func() bool { return !procid.Alive(o.PID, o.PIDStart) })
 	h.Start()
 	h.WaitFinal(40*time.Second, "lost-2")
 	if st := h.Status("lost-2"); st.State != inbox.StateProcessed {

@@ -7,8 +7,9 @@ import (
 
 	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/internal/machine"
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/hookwire"
 	"github.com/pantty/pantty/seat/seattest"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // A message the provider fails every time (a 5xx on each try, in Claude Code
@@ -25,7 +26,7 @@ func TestTransientFailuresAreBoundedPerMessage(t *testing.T) {
 	h.Send("m2", "the message behind it")
 	h.WaitFinal(60*time.Second, "m1", "m2")
 	st := h.Status("m1")
-	if st.State != inbox.StateFailed || st.Reason != seat.ReasonTransientExhausted || st.Transients != 3 ||
+	if st.State != inbox.StateFailed || st.Reason != hookwire.ReasonTransientExhausted || st.Transients != 3 ||
 		!strings.Contains(st.Detail, "500 Internal server error") {
 		t.Fatalf("m1 after 3 provider errors: %+v", st)
 	}
@@ -58,11 +59,11 @@ func TestAnOutageIsNamedWhileTheHeldMessageIsTriedAgain(t *testing.T) {
 	words := "500 Internal server error"
 	h.WaitFor("a probe of the held message while the outage is recorded", 30*time.Second, func() bool {
 		hb, err := h.Seat().HeartbeatFile().Read()
-		return err == nil && hb.Fault == machine.ClassTransient && hb.Phase == seat.PhaseInTurn
+		return err == nil && hb.Fault == machine.ClassTransient && hb.Phase == state.PhaseInTurn
 	})
 	status := h.Run("status", h.Name)
 	sweep := h.Run("recover", "--json")
-	if hb, _ := h.Seat().HeartbeatFile().Read(); hb.Phase != seat.PhaseInTurn {
+	if hb, _ := h.Seat().HeartbeatFile().Read(); hb.Phase != state.PhaseInTurn {
 		t.Skipf("the probe ended before both looked (phase %s): nothing to judge", hb.Phase)
 	}
 	if !strings.Contains(status.Stdout, words) {

@@ -4,9 +4,7 @@ import (
 	"bufio"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"strconv"
 	"strings"
@@ -15,47 +13,15 @@ import (
 
 	"github.com/gofrs/flock"
 	"github.com/pantty/pantty/internal/fsatomic"
+	"github.com/pantty/pantty/internal/procid"
+	"github.com/pantty/pantty/seat/state"
 )
-
-// Owner is owner.toml: who holds owner.lock. Readers judge the holder live from
-// the pid AND its start time (never by taking the lock themselves, which would
-// make a concurrent start fail).
-type Owner struct {
-	Holder   string    `toml:"holder"`    // the id a --takeover must name
-	PID      int       `toml:"pid"`       // the driver process
-	PIDStart uint64    `toml:"pid_start"` // its start time in clock ticks (/proc/PID/stat)
-	Host     string    `toml:"host"`
-	Started  time.Time `toml:"started"`
-}
-
-// String names the holder the way refusals print it.
-func (o Owner) String() string {
-	return fmt.Sprintf("holder %s (pid %d on %s since %s)", o.Holder, o.PID, o.Host, o.Started.Format(time.RFC3339))
-}
-
-// Live reports whether the recorded holder process still exists as recorded.
-func (o Owner) Live() bool {
-	host, _ := os.Hostname()
-	return o.PID > 0 && o.Host == host && ProcAlive(o.PID, o.PIDStart)
-}
-
-// LiveOwner returns the recorded holder if it is live. It never touches the lock.
-func (s Seat) LiveOwner() (Owner, bool, error) {
-	o, err := s.OwnerFile().Read()
-	if errors.Is(err, fs.ErrNotExist) {
-		return o, false, nil
-	}
-	if err != nil {
-		return o, false, err
-	}
-	return o, o.Live(), nil
-}
 
 // Lock is the held owner.lock of a seat: while it exists, this process is the one
 // driver allowed to write to the seat's pane and consume its inbox.
 type Lock struct {
 	fl    *flock.Flock
-	Owner Owner
+	Owner state.Owner
 }
 
 // NewHolderID makes the id a takeover must name: short, unguessable, printable.
@@ -69,7 +35,7 @@ func NewHolderID() string {
 // live process holds it, the error wraps ErrOwned and names that holder, after
 // confirming it is live (a holder that just won a race is given a moment to
 // write its record).
-func (s Seat) Acquire() (*Lock, error) {
+func Acquire(s state.Seat) (*Lock, error) {
 	if err := s.Ensure(); err != nil {
 		return nil, err
 	}
@@ -80,7 +46,7 @@ func (s Seat) Acquire() (*Lock, error) {
 		// entry reads as a zombie (its other threads, which share the open files,
 		// are still exiting). With no live owner recorded, give the kernel that
 		// moment instead of refusing in favour of a dead process.
-		if _, live, _ := s.LiveOwner(); !live && s.WaitFree(deadHolderWait) {
+		if _, live, _ := s.LiveOwner(); !live && WaitFree(s, deadHolderWait) {
 			ok, err = fl.TryLock()
 		}
 	}
@@ -88,15 +54,15 @@ func (s Seat) Acquire() (*Lock, error) {
 		return nil, fmt.Errorf("seat %q: lock %s: %w", s.Name, s.LockPath(), err)
 	}
 	if !ok {
-		return nil, s.refusal()
+		return nil, refusal(s)
 	}
-	start, err := ProcStart(os.Getpid())
+	start, err := procid.Start(os.Getpid())
 	if err != nil {
 		fl.Unlock()
 		return nil, err
 	}
 	host, _ := os.Hostname()
-	o := Owner{Holder: NewHolderID(), PID: os.Getpid(), PIDStart: start, Host: host, Started: time.Now().UTC().Truncate(time.Second)}
+	o := state.Owner{Holder: NewHolderID(), PID: os.Getpid(), PIDStart: start, Host: host, Started: time.Now().UTC().Truncate(time.Second)}
 	if err := s.OwnerFile().Write(o); err != nil {
 		fl.Unlock()
 		return nil, err
@@ -116,11 +82,11 @@ const ownerRecordWait = 3 * time.Second
 // owner.toml briefly: this path runs only when two starts race, the winner
 // writes its record within milliseconds, and an fsnotify watch would cost more
 // set-up than the wait itself.
-func (s Seat) refusal() error {
+func refusal(s state.Seat) error {
 	deadline := time.Now().Add(ownerRecordWait)
 	for {
 		if o, live, err := s.LiveOwner(); err == nil && live {
-			return fmt.Errorf("%w: seat %q is held by %s", ErrOwned, s.Name, o)
+			return fmt.Errorf("%w: seat %q is held by %s", state.ErrOwned, s.Name, o)
 		}
 		if time.Now().After(deadline) {
 			break
@@ -128,9 +94,9 @@ func (s Seat) refusal() error {
 		time.Sleep(50 * time.Millisecond)
 	}
 	if pid := lockHolderPID(s.LockPath()); pid > 0 {
-		return fmt.Errorf("%w: seat %q is locked by pid %d (no owner record names it)", ErrOwned, s.Name, pid)
+		return fmt.Errorf("%w: seat %q is locked by pid %d (no owner record names it)", state.ErrOwned, s.Name, pid)
 	}
-	return fmt.Errorf("%w: seat %q is locked by an unknown process", ErrOwned, s.Name)
+	return fmt.Errorf("%w: seat %q is locked by an unknown process", state.ErrOwned, s.Name)
 }
 
 // Release drops the lock (the owner.toml record stays: it names the last holder,
@@ -146,7 +112,7 @@ func (l *Lock) Release() error {
 // Used after asking a holder to leave (takeover, stop): the kernel releases the
 // flock the moment the holder exits. It reads /proc/locks rather than trying the
 // lock, so waiting never makes a concurrent start fail.
-func (s Seat) WaitFree(timeout time.Duration) bool {
+func WaitFree(s state.Seat, timeout time.Duration) bool {
 	deadline := time.Now().Add(timeout)
 	for {
 		if lockHolderPID(s.LockPath()) == 0 {

@@ -9,8 +9,8 @@ import (
 
 	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/internal/machine"
-	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/seattest"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // TestTheLoopRunsWhileTheInputBoxIsLookedFor: a harness that fires
@@ -37,8 +37,8 @@ func TestTheLoopRunsWhileTheInputBoxIsLookedFor(t *testing.T) {
 		t.Fatalf("seat start returned before the driver consumed an event that came while it looked for the box: %s", r)
 	default:
 	}
-	if hb, err := s.HeartbeatFile().Read(); err != nil || hb.Phase != seat.PhaseStarting {
-		t.Errorf("heartbeat %+v, %v while the box is not drawn; want phase %s", hb, err, seat.PhaseStarting)
+	if hb, err := s.HeartbeatFile().Read(); err != nil || hb.Phase != state.PhaseStarting {
+		t.Errorf("heartbeat %+v, %v while the box is not drawn; want phase %s", hb, err, state.PhaseStarting)
 	}
 	if r := <-started; r.Code != 0 {
 		t.Fatalf("seat start: %s", r)

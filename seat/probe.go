@@ -8,24 +8,13 @@ import (
 	"github.com/pantty/pantty/internal/fsatomic"
 	"github.com/pantty/pantty/internal/guard"
 	"github.com/pantty/pantty/internal/inbox"
+	"github.com/pantty/pantty/seat/state"
 )
-
-// MaxReply bounds the assistant reply kept in a message's status.
-const MaxReply = 1024
-
-// Truncate keeps the first n bytes of s and marks the cut with "…" (records
-// that keep a bounded excerpt).
-func Truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
-}
 
 // EnqueueInternal stores a prompt pantty writes itself (a probe, a refresh
 // request) under the reserved sender. It takes the same guarded, evidence-bound
 // path as board messages but never moves the board's cursor.
-func (s Seat) EnqueueInternal(id, text string, now time.Time) error {
+func EnqueueInternal(s state.Seat, id, text string, now time.Time) error {
 	m := guard.Message{ID: id, From: guard.ReservedSender, Text: text}
 	if _, err := guard.Guard(m, guard.DefaultDispatchFacts); err != nil {
 		return err

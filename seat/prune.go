@@ -9,6 +9,7 @@ import (
 
 	"github.com/pantty/pantty/internal/fsatomic"
 	"github.com/pantty/pantty/internal/inbox"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // Retention: how long consumed evidence and finished work are kept. A message id
@@ -24,7 +25,7 @@ const (
 // control requests, and final messages behind the cursor that ended long ago.
 // Only the driver runs it (it owns the inbox state). It returns how many files
 // it removed.
-func (s Seat) Prune(now time.Time, cursor inbox.Cursor) int {
+func Prune(s state.Seat, now time.Time, cursor inbox.Cursor) int {
 	n := 0
 	n += pruneOlder(s.SeenDir(), now.Add(-EventRetention))
 	n += pruneOlder(s.ControlDoneDir(), now.Add(-ControlRetention))

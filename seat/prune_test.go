@@ -8,11 +8,12 @@ import (
 
 	"github.com/pantty/pantty/internal/guard"
 	"github.com/pantty/pantty/internal/inbox"
+	"github.com/pantty/pantty/seat/state"
 )
 
 func TestPruneRemovesOnlyOldFinalWorkBehindTheCursor(t *testing.T) {
 	t.Parallel()
-	s, err := Open(t.TempDir(), "p")
+	s, err := state.Open(t.TempDir(), "p")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +49,7 @@ func TestPruneRemovesOnlyOldFinalWorkBehindTheCursor(t *testing.T) {
 	must(os.WriteFile(fresh, []byte("{}"), 0o600))
 	must(os.Chtimes(seen, old, old))
 
-	s.Prune(now, cur)
+	Prune(s, now, cur)
 
 	for id, want := range map[string]bool{"a": false, "b": true, "c": true, "d": true} {
 		_, err := os.Stat(s.MsgPath(id))

@@ -6,17 +6,17 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/seattest"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // decisions reads the refresh decisions the driver recorded.
-func decisions(t *testing.T, h *seattest.Harness) []seat.RefreshDecision {
+func decisions(t *testing.T, h *seattest.Harness) []state.RefreshDecision {
 	paths, _ := filepath.Glob(filepath.Join(h.Seat().ArtifactsDir(), "refresh-*.toml"))
-	var out []seat.RefreshDecision
+	var out []state.RefreshDecision
 	for _, p := range paths {
-		var d seat.RefreshDecision
-		if err := seat.ReadState(p, &d); err != nil {
+		var d state.RefreshDecision
+		if err := state.ReadState(p, &d); err != nil {
 			t.Fatal(err)
 		}
 		out = append(out, d)
@@ -57,7 +57,7 @@ func TestRefreshContextDecidesWithTheNextMessagesEstimate(t *testing.T) {
 	h.WaitFinal(30*time.Second, "first")
 	h.Send("second", strings.Repeat("0123456789abcdef", 1500))
 	h.WaitFinal(60*time.Second, "second")
-	var refresh *seat.RefreshDecision
+	var refresh *state.RefreshDecision
 	for _, d := range decisions(t, h) {
 		if d.Next == "second" && d.Decision == "refresh" {
 			d := d

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/pantty/pantty/internal/inbox"
-	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/seattest"
+	"github.com/pantty/pantty/seat/state"
 	"github.com/pantty/pantty/tmux"
 	"github.com/pantty/pantty/tmux/tmuxtest"
 )
@@ -52,7 +52,7 @@ func (p *person) typeText(s string) {
 	}
 }
 
-func mode(h *seattest.Harness) seat.Mode {
+func mode(h *seattest.Harness) state.Mode {
 	m, _ := h.Seat().ModeFile().Read()
 	return m
 }
@@ -82,7 +82,7 @@ func TestRelayQueuesWhileAPersonIsAttachedAndResumesOnDetach(t *testing.T) {
 	t.Parallel()
 	h := relaySeat(t, "relay")
 	p := attach(t, h, false)
-	h.WaitFor("relay mode", 15*time.Second, func() bool { return mode(h).Mode == seat.ModeRelay })
+	h.WaitFor("relay mode", 15*time.Second, func() bool { return mode(h).Mode == state.ModeRelay })
 	h.Send("r1", "first while attached")
 	h.Send("r2", "second while attached")
 	beats(h, 3)
@@ -109,7 +109,7 @@ func TestRelayQueuesWhileAPersonIsAttachedAndResumesOnDetach(t *testing.T) {
 	if len(order) != 2 || order[0] != "r1" {
 		t.Fatalf("delivery order %v", order)
 	}
-	if m := mode(h); m.Mode != seat.ModeDirect {
+	if m := mode(h); m.Mode != state.ModeDirect {
 		t.Fatalf("mode after detach: %+v", m)
 	}
 }
@@ -118,7 +118,7 @@ func TestRelayEndsWhenTheAttachedTerminalCrashes(t *testing.T) {
 	t.Parallel()
 	h := relaySeat(t, "crashrelay")
 	attach(t, h, false)
-	h.WaitFor("relay mode", 15*time.Second, func() bool { return mode(h).Mode == seat.ModeRelay })
+	h.WaitFor("relay mode", 15*time.Second, func() bool { return mode(h).Mode == state.ModeRelay })
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	clients, err := h.Tmux().Clients(ctx)
 	cancel()
@@ -135,7 +135,7 @@ func TestRelayEndsWhenTheAttachedTerminalCrashes(t *testing.T) {
 	if killed != 1 {
 		t.Fatalf("found %d typing clients, want 1: %+v", killed, clients)
 	}
-	h.WaitFor("direct mode after the client crashed", 15*time.Second, func() bool { return mode(h).Mode == seat.ModeDirect })
+	h.WaitFor("direct mode after the client crashed", 15*time.Second, func() bool { return mode(h).Mode == state.ModeDirect })
 	h.Send("after", "work")
 	h.WaitFinal(30*time.Second, "after")
 }
@@ -157,7 +157,7 @@ func TestReadOnlyClientDoesNotEnterRelay(t *testing.T) {
 	})
 	h.Send("m1", "work while someone watches")
 	h.WaitFinal(30*time.Second, "m1")
-	if m := mode(h); m.Mode == seat.ModeRelay {
+	if m := mode(h); m.Mode == state.ModeRelay {
 		t.Fatalf("a read-only client switched the seat to relay: %+v", m)
 	}
 }
@@ -168,7 +168,7 @@ func TestSubmissionInFlightAtAttachFinishes(t *testing.T) {
 	h.Send("slow", "[sim:slow=2s] long work")
 	h.WaitState("slow", inbox.StateSubmitted, 15*time.Second)
 	p := attach(t, h, false)
-	h.WaitFor("relay mode", 15*time.Second, func() bool { return mode(h).Mode == seat.ModeRelay })
+	h.WaitFor("relay mode", 15*time.Second, func() bool { return mode(h).Mode == state.ModeRelay })
 	h.Send("later", "queued behind the person")
 	h.WaitFinal(30*time.Second, "slow")
 	if st := h.Status("slow"); st.State != inbox.StateProcessed {
@@ -187,7 +187,7 @@ func TestDraftLeftInTheBoxHoldsTheQueue(t *testing.T) {
 	t.Parallel()
 	h := relaySeat(t, "draft")
 	p := attach(t, h, false)
-	h.WaitFor("relay mode", 15*time.Second, func() bool { return mode(h).Mode == seat.ModeRelay })
+	h.WaitFor("relay mode", 15*time.Second, func() bool { return mode(h).Mode == state.ModeRelay })
 	p.typeText("half-written thought")
 	h.WaitFor("the draft on screen", 10*time.Second, func() bool {
 		return contains(h.Screen(), "half-written thought")

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/pantty/pantty/seat/state"
 )
 
 // Remove deletes a seat no live driver holds: its directory under the state
@@ -15,18 +17,18 @@ import (
 // harness a dead driver left is stopped as `seat stop` does, and the directory
 // is renamed away under the lock before it is deleted, so a concurrent start
 // finds either the whole seat or no seat.
-func Remove(s Seat) error {
+func Remove(s state.Seat) error {
 	o, live, err := s.LiveOwner()
 	if err != nil {
-		return fmt.Errorf("%w: seat %q: owner record: %v", ErrUnobservable, s.Name, err)
+		return fmt.Errorf("%w: seat %q: owner record: %v", state.ErrUnobservable, s.Name, err)
 	}
 	if live {
-		return fmt.Errorf("%w: seat %q is running, held by %s: stop it first ('pantty seat stop %s')", ErrOwned, s.Name, o, s.Name)
+		return fmt.Errorf("%w: seat %q is running, held by %s: stop it first ('pantty seat stop %s')", state.ErrOwned, s.Name, o, s.Name)
 	}
 	if err := Stop(s); err != nil {
 		return err
 	}
-	lock, err := s.Acquire()
+	lock, err := Acquire(s)
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pantty/pantty/seat/proc"
 	"github.com/pantty/pantty/seat/seattest"
 )
 
@@ -108,7 +109,7 @@ func TestRecoverDoesNotRestartASeatMissingPassEnv(t *testing.T) {
 	if err := syscall.Kill(h.Owner().PID, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	h.Seat().EndLaunch(0)
+	proc.EndLaunch(h.Seat(), 0)
 	s := h.Seat()
 	h.WaitFor("the driver's lock to be free", 30*time.Second, func() bool { _, live, _ := s.LiveOwner(); return !live })
 	cfg, err := os.ReadFile(filepath.Join(s.Dir, "seat.toml"))

@@ -18,8 +18,8 @@ import (
 	"time"
 
 	"github.com/pantty/pantty/internal/inbox"
-	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/seattest"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // faultRoot is a seat whose state root is a 16 MiB tmpfs of its own. Three
@@ -292,7 +292,7 @@ func TestAReadOnlyStateRootDeliversNothingTwiceAndStopStillWorks(t *testing.T) {
 	// the processes a moment to end (a loaded machine schedules them late).
 	h.WaitFor("the harness processes to end after seat stop", 5*time.Second, func() bool { return len(h.HarnessPIDs()) == 0 })
 	r.remount(t, "rw")
-	if in, err := h.Seat().IntentFile().Read(); err != nil || in.Want != seat.IntentRunning {
+	if in, err := h.Seat().IntentFile().Read(); err != nil || in.Want != state.IntentRunning {
 		t.Errorf("intent after a stop on a read-only root: %+v, %v; want the old running intent (nothing could be written)", in, err)
 	}
 }

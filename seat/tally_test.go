@@ -8,6 +8,7 @@ import (
 	"github.com/pantty/pantty/internal/fsatomic"
 	"github.com/pantty/pantty/internal/guard"
 	"github.com/pantty/pantty/internal/inbox"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // TestPruneKeepsTheTotals: the totals (tally + stored finals) are the same
@@ -15,7 +16,7 @@ import (
 // does not count it again.
 func TestPruneKeepsTheTotals(t *testing.T) {
 	t.Parallel()
-	s, err := Open(t.TempDir(), "tally")
+	s, err := state.Open(t.TempDir(), "tally")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +77,7 @@ func TestPruneKeepsTheTotals(t *testing.T) {
 	check("after a prune cut short")
 
 	cur, _ := inbox.CursorOf(mustEntries(t, s))
-	if n := s.Prune(time.Now(), cur); n == 0 {
+	if n := Prune(s, time.Now(), cur); n == 0 {
 		t.Fatal("the prune removed nothing")
 	}
 	if left := mustEntries(t, s); len(left) != 1 || left[0].Msg.ID != "m4" {
@@ -88,7 +89,7 @@ func TestPruneKeepsTheTotals(t *testing.T) {
 	}
 }
 
-func mustEntries(t *testing.T, s Seat) []inbox.Entry {
+func mustEntries(t *testing.T, s state.Seat) []inbox.Entry {
 	t.Helper()
 	es, err := s.Entries()
 	if err != nil {

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/proc"
 	"github.com/pantty/pantty/seat/seattest"
 )
 
@@ -47,7 +47,7 @@ func TestPassEnvStaysOutOfTheTmuxServer(t *testing.T) {
 			t.Errorf("%s holds the pass_env secret:\n%s", what, strings.ReplaceAll(text, "\x00", "\n"))
 		}
 	}
-	harness, err := seat.HarnessPID(sess.PanePID)
+	harness, err := proc.HarnessPID(sess.PanePID)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/pantty/pantty/internal/inbox"
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/hookwire"
 	"github.com/pantty/pantty/seat/seattest"
 )
 
@@ -68,8 +68,8 @@ func TestTurnShapeZeroTurnSuccessIsNotProcessed(t *testing.T) {
 	h.Start()
 	h.Send("z1", "anything")
 	st := h.WaitState("z1", inbox.StateFailed, 30*time.Second)
-	if st.Reason != seat.ReasonNoTurn {
-		t.Fatalf("z1: %+v, want failed %s", st, seat.ReasonNoTurn)
+	if st.Reason != hookwire.ReasonNoTurn {
+		t.Fatalf("z1: %+v, want failed %s", st, hookwire.ReasonNoTurn)
 	}
 	if n := h.ModelTurns()["z1"]; n != 0 {
 		t.Fatalf("z1 reached the model %d times", n)
@@ -107,7 +107,7 @@ func TestTurnShapeOutageRequeues(t *testing.T) {
 	h.Send("o2", "behind it")
 	h.WaitFor("o1 back in the queue as transient", 30*time.Second, func() bool {
 		st := h.Status("o1")
-		return st.State == inbox.StateQueued && st.Reason == seat.ReasonTransient
+		return st.State == inbox.StateQueued && st.Reason == hookwire.ReasonTransient
 	})
 	h.WaitFinal(60*time.Second, "o1", "o2")
 	answered := h.AnsweredTurns()

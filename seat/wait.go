@@ -6,12 +6,13 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 	"github.com/pantty/pantty/internal/inbox"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // WaitFinal waits until every id is processed or failed, or the limit passes.
-func (s Seat) WaitFinal(ids []string, limit time.Duration) error {
+func WaitFinal(s state.Seat, ids []string, limit time.Duration) error {
 	done := 0
-	err := s.WaitUntil(limit, func() bool {
+	err := WaitUntil(s, limit, func() bool {
 		done = 0
 		for _, id := range ids {
 			if st, err := s.ReadStatus(id); err == nil && inbox.Final(st.State) {
@@ -30,13 +31,13 @@ func (s Seat) WaitFinal(ids []string, limit time.Duration) error {
 // directory (watch first, then check), until cond holds or the limit passes:
 // every record a waiter reads (status, heartbeat, session, context, cycle) is
 // written into one of those two directories.
-func (s Seat) WaitUntil(limit time.Duration, cond func() bool) error {
+func WaitUntil(s state.Seat, limit time.Duration, cond func() bool) error {
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
 		return err
 	}
 	defer w.Close()
-	for _, dir := range append(s.StatusDirs(), s.Dir, s.path("handoff")) {
+	for _, dir := range append(s.StatusDirs(), s.Dir, s.HandoffDir()) {
 		w.Add(dir) // handoff/ may not exist yet on a new seat: the others still wake the wait
 	}
 	deadline := time.NewTimer(limit)

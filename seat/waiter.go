@@ -10,6 +10,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 	"github.com/pantty/pantty/internal/inbox"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // Outcome is what a Waiter learned about one message: its status when it
@@ -27,7 +28,7 @@ type Outcome struct {
 // in between is not missed, and rereads everything it follows when the kernel
 // reports an overflow. Only the driver writes statuses; a Waiter writes nothing.
 type Waiter struct {
-	s    Seat
+	s    state.Seat
 	w    *fsnotify.Watcher
 	add  chan waitReq
 	out  chan Outcome
@@ -40,7 +41,7 @@ type waitReq struct {
 }
 
 // NewWaiter starts watching the seat's inbox. Close it when done.
-func (s Seat) NewWaiter() (*Waiter, error) {
+func NewWaiter(s state.Seat) (*Waiter, error) {
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
 		return nil, fmt.Errorf("seat %q: watch inbox: %w", s.Name, err)
@@ -50,7 +51,7 @@ func (s Seat) NewWaiter() (*Waiter, error) {
 	for _, d := range append([]string{filepath.Dir(s.StatusDir())}, s.StatusDirs()...) {
 		if err := w.Add(d); err != nil && d == filepath.Dir(s.StatusDir()) {
 			w.Close()
-			return nil, fmt.Errorf("%w: seat %q: watch %s: %v", ErrUnobservable, s.Name, d, err)
+			return nil, fmt.Errorf("%w: seat %q: watch %s: %v", state.ErrUnobservable, s.Name, d, err)
 		}
 	}
 	wt := &Waiter{s: s, w: w, add: make(chan waitReq), out: make(chan Outcome, 64), done: make(chan struct{})}
@@ -90,11 +91,11 @@ func (wt *Waiter) loop() {
 		var o *Outcome
 		switch {
 		case err != nil:
-			o = &Outcome{ID: id, Err: fmt.Errorf("%w: %v", ErrUnobservable, err)}
+			o = &Outcome{ID: id, Err: fmt.Errorf("%w: %v", state.ErrUnobservable, err)}
 		case inbox.Final(st.State):
 			o = &Outcome{ID: id, Status: st}
 		case st.State == inbox.StateQueued && !wt.stored(id):
-			o = &Outcome{ID: id, Status: st, Err: fmt.Errorf("%w: message %s is not in seat %q's inbox (removed?)", ErrUnobservable, id, wt.s.Name)}
+			o = &Outcome{ID: id, Status: st, Err: fmt.Errorf("%w: message %s is not in seat %q's inbox (removed?)", state.ErrUnobservable, id, wt.s.Name)}
 		case !pending[id].IsZero() && !now.Before(pending[id]):
 			o = &Outcome{ID: id, Status: st, TimedOut: true}
 		}
@@ -163,6 +164,6 @@ func (wt *Waiter) loop() {
 
 // stored reports whether the message file is still in the inbox.
 func (wt *Waiter) stored(id string) bool {
-	_, err := ReadRegular(wt.s.MsgPath(id))
+	_, err := state.ReadRegular(wt.s.MsgPath(id))
 	return err == nil
 }

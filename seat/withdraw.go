@@ -7,6 +7,7 @@ import (
 
 	"github.com/pantty/pantty/internal/guard"
 	"github.com/pantty/pantty/internal/inbox"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // Withdrawal is what `pantty seat drop` did: the messages it dropped, and the
@@ -53,7 +54,7 @@ func (w Withdrawal) Summary() string {
 // refresh waits for its own answer). The message becomes failed with reason
 // dropped, a final state: the cursor may pass it, the driver never delivers
 // it, and 'pantty seat retry' queues it again.
-func WithdrawStatus(s Seat, m inbox.Stored, st *inbox.Status, now time.Time) error {
+func WithdrawStatus(s state.Seat, m inbox.Stored, st *inbox.Status, now time.Time) error {
 	switch {
 	case m.From == guard.ReservedSender:
 		return fmt.Errorf("pantty's own prompt")
@@ -71,27 +72,27 @@ func WithdrawStatus(s Seat, m inbox.Stored, st *inbox.Status, now time.Time) err
 // Withdraw drops queued messages (ids, or every queued one with all): through
 // the driver when one is live (it owns the inbox state and must not deliver
 // them), directly under the lock otherwise, so no driver starts meanwhile.
-func Withdraw(s Seat, ids []string, all bool) (Withdrawal, error) {
+func Withdraw(s state.Seat, ids []string, all bool) (Withdrawal, error) {
 	for _, id := range ids {
 		if !guard.ValidID(id) {
-			return Withdrawal{}, fmt.Errorf("%w: bad message id %q", ErrBadInput, id)
+			return Withdrawal{}, fmt.Errorf("%w: bad message id %q", state.ErrBadInput, id)
 		}
 	}
 	if _, live, _ := s.LiveOwner(); live {
 		v, err := s.View()
 		if err != nil {
-			return Withdrawal{}, fmt.Errorf("%w: seat %q: inbox: %v", ErrUnobservable, s.Name, err)
+			return Withdrawal{}, fmt.Errorf("%w: seat %q: inbox: %v", state.ErrUnobservable, s.Name, err)
 		}
 		// Each status is an fsynced write in the driver's loop: give it time
 		// for as many as may be dropped.
 		timeout := 15*time.Second + time.Duration(len(v.Open))*20*time.Millisecond
-		res, err := s.Ask(Request{Kind: CtlWithdraw, MsgIDs: ids, All: all}, timeout)
+		res, err := s.Ask(state.Request{Kind: state.CtlWithdraw, MsgIDs: ids, All: all}, timeout)
 		if err != nil {
 			return Withdrawal{}, err
 		}
 		return Withdrawal{Count: res.Dropped, Left: res.Left, summary: res.Detail}, nil
 	}
-	lock, err := s.Acquire()
+	lock, err := Acquire(s)
 	if err != nil {
 		return Withdrawal{}, err
 	}
@@ -111,7 +112,7 @@ func Withdraw(s Seat, ids []string, all bool) (Withdrawal, error) {
 	if all {
 		v, err := s.View()
 		if err != nil {
-			return w, fmt.Errorf("%w: seat %q: inbox: %v", ErrUnobservable, s.Name, err)
+			return w, fmt.Errorf("%w: seat %q: inbox: %v", state.ErrUnobservable, s.Name, err)
 		}
 		for _, e := range v.Open {
 			if e.SetAside != "" || e.Status.State != inbox.StateQueued || e.Msg.From == guard.ReservedSender {

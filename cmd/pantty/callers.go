@@ -3,7 +3,8 @@ package main
 import (
 	"sort"
 
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/proc"
+	"github.com/pantty/pantty/seat/state"
 	"github.com/urfave/cli/v2"
 )
 
@@ -17,7 +18,7 @@ const (
 	// anyCaller: reads, and the doors the harness itself runs (hook, sim).
 	anyCaller callerPolicy = "any caller"
 	// ownSeat: allowed inside a seat for that seat only (the command checks
-	// its target with seat.RefuseOtherSeat); outside, for any seat.
+	// its target with proc.RefuseOtherSeat); outside, for any seat.
 	ownSeat callerPolicy = "own seat only"
 	// outside: steers; refused inside any seat, exit 2, before it looks at
 	// its arguments.
@@ -85,7 +86,7 @@ func applyCallerPolicies(cmds []*cli.Command, parent string) {
 		if c.Action != nil && callers[name] == outside {
 			act, what := c.Action, name
 			c.Action = func(ctx *cli.Context) error {
-				if err := seat.RefuseInside(what); err != nil {
+				if err := proc.RefuseInside(what); err != nil {
 					return err
 				}
 				return act(ctx)
@@ -115,15 +116,15 @@ func commandNames(cmds []*cli.Command, parent string) []string {
 // ownSeatTarget resolves the seat an own-seat command is about: the named seat
 // (refused when the caller is inside another one), or, with no name, the seat
 // the caller runs inside, found by ancestry (PANTTY_SEAT only when there is none).
-func ownSeatTarget(c *cli.Context, name, what string) (seat.Seat, error) {
+func ownSeatTarget(c *cli.Context, name, what string) (state.Seat, error) {
 	home, err := homeOf(c)
 	if err != nil {
-		return seat.Seat{}, err
+		return state.Seat{}, err
 	}
-	w, inside := seat.Inside()
+	w, inside := proc.Inside()
 	if name == "" {
 		if !inside {
-			return seat.Seat{}, usageErr("no seat: run this inside a seat, or pass --seat NAME")
+			return state.Seat{}, usageErr("no seat: run this inside a seat, or pass --seat NAME")
 		}
 		name = w.Name
 		// By ancestry the pane's launch record names the home; the marker's
@@ -132,11 +133,11 @@ func ownSeatTarget(c *cli.Context, name, what string) (seat.Seat, error) {
 			home = w.Home
 		}
 	}
-	s, err := seat.Existing(home, name)
+	s, err := state.Existing(home, name)
 	if err != nil {
 		return s, err
 	}
-	if err := seat.RefuseOtherSeat(s, what); err != nil {
+	if err := proc.RefuseOtherSeat(s, what); err != nil {
 		return s, err
 	}
 	return s, nil

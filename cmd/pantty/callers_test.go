@@ -15,7 +15,10 @@ import (
 	"time"
 
 	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/launch"
+	"github.com/pantty/pantty/seat/proc"
 	"github.com/pantty/pantty/seat/seattest"
+	"github.com/pantty/pantty/seat/state"
 	"github.com/pantty/pantty/tmux"
 )
 
@@ -87,7 +90,7 @@ func TestInSeatCallersAreRefusedByAncestry(t *testing.T) {
 	t.Parallel()
 	h := seattest.New(t, "a")
 	b := simSeat(t, h, "b")
-	if err := b.LaunchFile().Write(seat.LaunchFile{Argv: []string{"/bin/true"}}); err != nil {
+	if err := b.LaunchFile().Write(state.LaunchFile{Argv: []string{"/bin/true"}}); err != nil {
 		t.Fatal(err)
 	}
 	before := tree(t, b.Dir)
@@ -132,7 +135,7 @@ func TestInSeatCallersAreRefusedByAncestry(t *testing.T) {
 			stdin = "a message"
 		}
 		inner := fmt.Sprintf("echo %s | env -u %s -u %s %s >out%d 2>&1; echo $? >code%d.tmp; mv code%d.tmp code%d",
-			tmux.ShellQuote(stdin), seat.SeatEnv, seat.SeatHomeEnv, strings.Join(argv, " "), i, i, i, i)
+			tmux.ShellQuote(stdin), launch.SeatEnv, launch.SeatHomeEnv, strings.Join(argv, " "), i, i, i, i)
 		switch c.via {
 		case "setsid":
 			script.WriteString("setsid -f sh -c " + tmux.ShellQuote(inner) + "\n")
@@ -147,7 +150,7 @@ func TestInSeatCallersAreRefusedByAncestry(t *testing.T) {
 	script.WriteString("exec sleep 600\n")
 
 	// The harness has pantty's in-seat markers; every attempt removes them.
-	pane, exited := startPane(t, h, script.String(), map[string]string{seat.SeatEnv: "a", seat.SeatHomeEnv: h.Home})
+	pane, exited := startPane(t, h, script.String(), map[string]string{launch.SeatEnv: "a", launch.SeatHomeEnv: h.Home})
 	a := h.Seat()
 
 	h.WaitFor("every in-seat command to finish", 2*time.Minute, func() bool {
@@ -186,7 +189,7 @@ func TestInSeatCallersAreRefusedByAncestry(t *testing.T) {
 	// reap here): in the end its only children are the harness and the lingering
 	// detached process, and no zombie.
 	lingering := readPID(t, filepath.Join(h.Work, "lingering.pid"))
-	harness, err := seat.HarnessPID(pane.Process.Pid)
+	harness, err := proc.HarnessPID(pane.Process.Pid)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,9 +214,9 @@ func TestInSeatCallersAreRefusedByAncestry(t *testing.T) {
 }
 
 // simSeat initialises another simulator seat beside h's, not started.
-func simSeat(t *testing.T, h *seattest.Harness, name string) seat.Seat {
+func simSeat(t *testing.T, h *seattest.Harness, name string) state.Seat {
 	t.Helper()
-	s, err := seat.Open(h.Home, name)
+	s, err := state.Open(h.Home, name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -295,7 +298,7 @@ func TestForgedPaneProcessGrantsNothing(t *testing.T) {
 			argv[i] = tmux.ShellQuote(argv[i])
 		}
 		return fmt.Sprintf("echo %s | env -u %s -u %s %s >%s.out 2>&1; echo $? >%s.code\n",
-			tmux.ShellQuote(forgedStop), seat.SeatEnv, seat.SeatHomeEnv, strings.Join(argv, " "), name, name)
+			tmux.ShellQuote(forgedStop), launch.SeatEnv, launch.SeatHomeEnv, strings.Join(argv, " "), name, name)
 	}
 	// The forger claims b's pane pid in b's own record first (isolation off:
 	// the model's shell can write it), then acts as b.
@@ -311,7 +314,7 @@ func TestForgedPaneProcessGrantsNothing(t *testing.T) {
 	forged := "cd " + tmux.ShellQuote(forge) + " && exec bash -c " +
 		tmux.ShellQuote("exec -a pantty /bin/sh __exec "+tmux.ShellQuote(b.LaunchPath()))
 
-	startPane(t, h, "read _; "+forged+"; exec sleep 600", map[string]string{seat.SeatEnv: "a", seat.SeatHomeEnv: h.Home})
+	startPane(t, h, "read _; "+forged+"; exec sleep 600", map[string]string{launch.SeatEnv: "a", launch.SeatHomeEnv: h.Home})
 	h.WaitFor("the forged pane's commands to finish", 2*time.Minute, func() bool {
 		_, err := os.Stat(filepath.Join(forge, "finished"))
 		return err == nil
@@ -330,7 +333,7 @@ func TestForgedPaneProcessGrantsNothing(t *testing.T) {
 	if code, out := result("note-mine"); code != "0" {
 		t.Errorf("handoff note without --seat below a's pane: exit %s %q, want 0 (a's own)", code, out)
 	}
-	notes := func(s seat.Seat) string {
+	notes := func(s state.Seat) string {
 		var all strings.Builder
 		files, _ := filepath.Glob(filepath.Join(s.HandoffDir(), "notes", "*"))
 		for _, f := range files {

@@ -8,7 +8,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/state"
 	"github.com/urfave/cli/v2"
 )
 
@@ -120,7 +120,7 @@ func completeSeatNames(cmds []*cli.Command) {
 			if err != nil {
 				return
 			}
-			names, _ := seat.List(home)
+			names, _ := state.List(home)
 			for _, n := range names {
 				fmt.Fprintln(ctx.App.Writer, n)
 			}

@@ -19,6 +19,7 @@ import (
 	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/internal/guard"
 	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/state"
 	"github.com/pantty/pantty/seat/telemetry"
 	"github.com/pantty/pantty/tmux"
 	"github.com/urfave/cli/v2"
@@ -38,7 +39,7 @@ func demoCommand() *cli.Command {
 // tour is one demo run: a simulator seat in a throwaway home.
 type tour struct {
 	home, work, socket, pantty string
-	s                          seat.Seat
+	s                          state.Seat
 	step                       int
 }
 
@@ -75,7 +76,7 @@ func runDemo(c *cli.Context) error {
 	}
 	os.Setenv("PANTTY_TMUX_SOCKET", t.socket) // the driver inherits it: a private server
 	os.Setenv(config.HomeEnv, t.home)
-	if t.s, err = seat.Open(t.home, "demo"); err != nil {
+	if t.s, err = state.Open(t.home, "demo"); err != nil {
 		return err
 	}
 	var once sync.Once
@@ -191,7 +192,7 @@ func (t *tour) run() error {
 	if _, err := t.s.Handoff().AddNote("procedure: run the linter before the tests", time.Now()); err != nil {
 		return err
 	}
-	res, err := t.s.Ask(seat.Request{Kind: seat.CtlCompact, Args: "keep the review procedure"}, 2*time.Minute)
+	res, err := t.s.Ask(state.Request{Kind: state.CtlCompact, Args: "keep the review procedure"}, 2*time.Minute)
 	if err != nil {
 		return err
 	}
@@ -241,7 +242,7 @@ func (t *tour) send(id, text string) error {
 // one and the driver is back at idle, so the status shown after is the seat at
 // rest (fsnotify on the seat directory).
 func (t *tour) settle(ids ...string) error {
-	if err := t.s.WaitFinal(ids, 60*time.Second); err != nil {
+	if err := seat.WaitFinal(t.s, ids, 60*time.Second); err != nil {
 		return err
 	}
 	w, err := fsnotify.NewWatcher()
@@ -254,7 +255,7 @@ func (t *tour) settle(ids ...string) error {
 	for {
 		c, err1 := t.s.CursorFile().Read()
 		hb, err2 := t.s.HeartbeatFile().Read()
-		if err1 == nil && err2 == nil && c.ID == ids[len(ids)-1] && hb.Phase == seat.PhaseIdle {
+		if err1 == nil && err2 == nil && c.ID == ids[len(ids)-1] && hb.Phase == state.PhaseIdle {
 			return nil
 		}
 		select {
@@ -267,7 +268,7 @@ func (t *tour) settle(ids ...string) error {
 
 // waitRelaunch waits (fsnotify on the seat directory) for a new harness process
 // on the same session and a driver back at idle.
-func (t *tour) waitRelaunch(before seat.Session, limit time.Duration) error {
+func (t *tour) waitRelaunch(before state.Session, limit time.Duration) error {
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
 		return err
@@ -278,7 +279,7 @@ func (t *tour) waitRelaunch(before seat.Session, limit time.Duration) error {
 	for {
 		s, err1 := t.s.SessionFile().Read()
 		hb, err2 := t.s.HeartbeatFile().Read()
-		if err1 == nil && err2 == nil && s.PanePID != before.PanePID && s.ID == before.ID && hb.Phase == seat.PhaseIdle {
+		if err1 == nil && err2 == nil && s.PanePID != before.PanePID && s.ID == before.ID && hb.Phase == state.PhaseIdle {
 			return nil
 		}
 		select {

@@ -16,6 +16,7 @@ import (
 	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/seattest"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // wantEvent is an event line of docs/cli.md, schema v1.
@@ -94,7 +95,7 @@ func finals(es []wantEvent) map[string]bool {
 func TestEventsFollowMatchesTheInboxes(t *testing.T) {
 	t.Parallel()
 	h := seattest.New(t, "ea")
-	other, err := seat.Open(h.Home, "eb")
+	other, err := state.Open(h.Home, "eb")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,7 +215,7 @@ func checkAgainstInboxes(t *testing.T, h *seattest.Harness, es []wantEvent) {
 	}
 	n := 0
 	for _, name := range []string{"ea", "eb"} {
-		s, _ := seat.Open(h.Home, name)
+		s, _ := state.Open(h.Home, name)
 		entries, err := s.Entries()
 		if err != nil {
 			t.Fatal(err)

@@ -11,8 +11,9 @@ import (
 
 	"github.com/pantty/pantty/harness"
 	"github.com/pantty/pantty/internal/config"
-	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/gates"
+	"github.com/pantty/pantty/seat/launch"
+	"github.com/pantty/pantty/seat/state"
 	"github.com/urfave/cli/v2"
 )
 
@@ -80,7 +81,7 @@ func gatesShow(c *cli.Context) error {
 	case c.IsSet("version"):
 		v = gates.Local(home, h, c.String("version"), now)
 	case c.IsSet("bin"):
-		bin, err := seat.ResolveBinary(c.String("bin"), os.Getenv("PATH"))
+		bin, err := launch.ResolveBinary(c.String("bin"), os.Getenv("PATH"))
 		if err != nil {
 			return usageErr("gates --bin: %v", err)
 		}
@@ -152,8 +153,8 @@ func isolationCell(name string) string {
 	if probe == nil {
 		return "none"
 	}
-	if _, err := probe(seat.Seat{}, config.Config{}, map[string]string{"PATH": os.Getenv("PATH")}); err != nil {
-		if errors.Is(err, seat.ErrPerSeat) {
+	if _, err := probe(state.Seat{}, config.Config{}, map[string]string{"PATH": os.Getenv("PATH")}); err != nil {
+		if errors.Is(err, launch.ErrPerSeat) {
 			return "per seat"
 		}
 		return "unavailable"
@@ -224,7 +225,7 @@ func gateDay(t time.Time) string {
 // out the seat's shape or policy refuses the start (exit 2, nothing changed)
 // naming the gate and what to do; warnings go to stderr and the start goes on.
 // A seat.toml that does not load is left to seat.Start to report.
-func startGates(s seat.Seat) error {
+func startGates(s state.Seat) error {
 	cfg, err := s.LoadConfig()
 	if err != nil {
 		return nil

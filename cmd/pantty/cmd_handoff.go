@@ -9,7 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/launch"
+	"github.com/pantty/pantty/seat/state"
 	"github.com/urfave/cli/v2"
 )
 
@@ -43,22 +44,22 @@ func handoffCommand() *cli.Command {
 // insideOr resolves the seat a handoff command is about: --seat, else the seat
 // whose process tree this runs in. Inside a seat it may only be that seat: the
 // notes and the refresh are the seat's own (ownSeatTarget).
-func insideOr(c *cli.Context) (seat.Seat, error) {
+func insideOr(c *cli.Context) (state.Seat, error) {
 	return ownSeatTarget(c, c.String("seat"), "handoff "+c.Command.Name)
 }
 
 // dropDir is the seat's drop directory when this runs inside an isolated seat
 // for that seat itself: its sandbox can reach the driver only through it.
 func dropDir(c *cli.Context) string {
-	if name := c.String("seat"); name != "" && name != os.Getenv(seat.SeatEnv) {
+	if name := c.String("seat"); name != "" && name != os.Getenv(launch.SeatEnv) {
 		return ""
 	}
-	return os.Getenv(seat.DropEnv)
+	return os.Getenv(state.DropEnv)
 }
 
 // viaDrop hands a request to the seat's driver through its drop directory.
-func viaDrop(dir string, r seat.DropRequest) error {
-	ans, err := seat.SendDrop(dir, r)
+func viaDrop(dir string, r state.DropRequest) error {
+	ans, err := state.SendDrop(dir, r)
 	if err != nil {
 		return err
 	}
@@ -76,18 +77,18 @@ func handoffNote(c *cli.Context) error {
 		text = string(b)
 	}
 	if dir := dropDir(c); dir != "" {
-		return viaDrop(dir, seat.DropRequest{Kind: seat.DropNote, Text: text})
+		return viaDrop(dir, state.DropRequest{Kind: state.DropNote, Text: text})
 	}
 	s, err := insideOr(c)
 	if err != nil {
 		return err
 	}
-	if err := seat.ValidateNote(text); err != nil {
+	if err := state.ValidateNote(text); err != nil {
 		return err
 	}
 	path, err := s.Handoff().AddNote(text, time.Now())
 	if err != nil {
-		return fmt.Errorf("%w: %v", seat.ErrBadInput, err)
+		return fmt.Errorf("%w: %v", state.ErrBadInput, err)
 	}
 	say("noted in %s (it goes into the next handoff)", path)
 	return nil
@@ -103,7 +104,7 @@ func handoffShow(c *cli.Context) error {
 		return codedError{exitNotFound, fmt.Sprintf("seat %s has no handoff yet: the first is written at its first compaction", s.Name)}
 	}
 	if err != nil {
-		return fmt.Errorf("%w: seat %s: read its handoff: %v", seat.ErrUnobservable, s.Name, err)
+		return fmt.Errorf("%w: seat %s: read its handoff: %v", state.ErrUnobservable, s.Name, err)
 	}
 	fmt.Print(text)
 	return nil
@@ -111,7 +112,7 @@ func handoffShow(c *cli.Context) error {
 
 func handoffRequest(c *cli.Context) error {
 	if dir := dropDir(c); dir != "" {
-		return viaDrop(dir, seat.DropRequest{Kind: seat.DropRefresh})
+		return viaDrop(dir, state.DropRequest{Kind: state.DropRefresh})
 	}
 	s, err := insideOr(c)
 	if err != nil {
@@ -120,5 +121,5 @@ func handoffRequest(c *cli.Context) error {
 	if _, live, _ := s.LiveOwner(); !live {
 		return fmt.Errorf("seat %s has no live driver to take the request", s.Name)
 	}
-	return ask(s, seat.Request{Kind: seat.CtlRefresh}, 30*time.Second)
+	return ask(s, state.Request{Kind: state.CtlRefresh}, 30*time.Second)
 }

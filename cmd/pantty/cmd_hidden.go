@@ -6,10 +6,11 @@ import (
 
 	"github.com/pantty/pantty/harness"
 	"github.com/pantty/pantty/harness/sim"
-	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/driver"
 	"github.com/pantty/pantty/seat/hookrun"
 	"github.com/pantty/pantty/seat/paneexec"
+	"github.com/pantty/pantty/seat/proc"
+	"github.com/pantty/pantty/seat/state"
 	"github.com/urfave/cli/v2"
 )
 
@@ -47,7 +48,7 @@ func hookCommand() *cli.Command {
 			}
 			// A hook is the harness reporting on its own seat: from inside
 			// seat A, events for seat B would be forged turn evidence.
-			if err := seat.RefuseOtherSeat(seat.Seat{Home: home, Name: c.String("seat")}, "hook"); err != nil {
+			if err := proc.RefuseOtherSeat(state.Seat{Home: home, Name: c.String("seat")}, "hook"); err != nil {
 				return hookFailOpen(err)
 			}
 			run := func() int {

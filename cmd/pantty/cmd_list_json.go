@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/pantty/pantty/internal/inbox"
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/state"
 	"github.com/urfave/cli/v2"
 )
 
@@ -32,7 +32,7 @@ func seatListJSON(home string, names []string) error {
 		Seats []listedSeat `json:"seats"`
 	}{V: jsonVersion, Home: home, Seats: []listedSeat{}}
 	for _, n := range names {
-		s, _ := seat.Open(home, n)
+		s, _ := state.Open(home, n)
 		r := listedSeat{Seat: n}
 		if cfg, err := s.LoadConfig(); err == nil {
 			r.Harness = &cfg.Harness
@@ -85,7 +85,7 @@ type inboxMessage struct {
 	ReplyBytes  int        `json:"reply_bytes"`
 }
 
-func seatInboxJSON(s seat.Seat, es []inbox.Entry) error {
+func seatInboxJSON(s state.Seat, es []inbox.Entry) error {
 	out := struct {
 		V        int            `json:"v"`
 		Seat     string         `json:"seat"`

@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/pantty/pantty/harness"
-	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/gates"
 	"github.com/pantty/pantty/seat/measure"
+	"github.com/pantty/pantty/seat/state"
 	"github.com/urfave/cli/v2"
 )
 
@@ -121,7 +121,7 @@ func measureContract(c *cli.Context) error {
 		return err
 	}
 	say("%s %s (%s): contract measured in %s on %s; facts %s", k.Harness, k.Version, k.Build,
-		time.Since(began).Round(time.Second), k.Path, seat.ContractPath(home, k.Harness, k.Version))
+		time.Since(began).Round(time.Second), k.Path, state.ContractPath(home, k.Harness, k.Version))
 	unmet := 0
 	for _, r := range k.Rows {
 		mark := "met"
@@ -171,7 +171,7 @@ func measureDispatch(c *cli.Context) error {
 // printRegistryRows copies a contract's artifacts under dir and prints its
 // rows in the registry's form, each citing its artifact there: how the rows
 // pantty ships are produced from the battery (scripts/measure-registry.sh).
-func printRegistryRows(k seat.Contract, dir string) error {
+func printRegistryRows(k state.Contract, dir string) error {
 	dst := filepath.Join(dir, k.Harness+"-"+k.Version)
 	if err := os.MkdirAll(dst, 0o755); err != nil {
 		return err

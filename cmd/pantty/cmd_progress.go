@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // progress shows a person at a terminal what the seat's driver is doing while
@@ -15,7 +15,7 @@ import (
 // command): one stderr line per change of the heartbeat's phase, with the time
 // waited so far. It follows heartbeat.toml on fsnotify events; off a terminal it
 // prints nothing, so scripts see only the answer. The returned stop ends it.
-func progress(s seat.Seat) (stop func()) {
+func progress(s state.Seat) (stop func()) {
 	if !isTerminal(os.Stderr) {
 		return func() {}
 	}

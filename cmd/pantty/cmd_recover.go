@@ -12,7 +12,8 @@ import (
 
 	"github.com/pantty/pantty/internal/termtext"
 	"github.com/pantty/pantty/recover"
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/proc"
+	"github.com/pantty/pantty/seat/state"
 	"github.com/pantty/pantty/seat/telemetry"
 	"github.com/urfave/cli/v2"
 )
@@ -88,13 +89,13 @@ func seatDone(c *cli.Context) error {
 	// A seat may declare itself done (the polecat's own "done"); the workdir
 	// checks are the guard. It may not declare another seat done.
 	by := "seat done (outside any seat)"
-	if w, inside := seat.Inside(); inside {
-		if err := seat.RefuseOtherSeat(s, "seat done"); err != nil {
+	if w, inside := proc.Inside(); inside {
+		if err := proc.RefuseOtherSeat(s, "seat done"); err != nil {
 			return err
 		}
 		by = "seat done (from inside seat " + w.Name + ")"
 	}
-	created, err := seat.MarkDone(s, by, time.Now())
+	created, err := state.MarkDone(s, by, time.Now())
 	if err != nil {
 		return err
 	}
@@ -120,7 +121,7 @@ func recoverSweep(c *cli.Context) error {
 	// A sweep kills and starts drivers and harnesses: it steers every seat, so
 	// a seat's own model may not run it (a dry run only reads).
 	if !c.Bool("dry-run") {
-		if err := seat.RefuseInside("recover"); err != nil {
+		if err := proc.RefuseInside("recover"); err != nil {
 			return err
 		}
 	}
@@ -130,7 +131,7 @@ func recoverSweep(c *cli.Context) error {
 	}
 	rep, err := recover.Sweep(recover.Options{Home: home, Pantty: pantty, DryRun: c.Bool("dry-run"), Interval: c.Duration("interval")})
 	if err != nil {
-		if rep.Code == 4 || errors.Is(err, seat.ErrUnobservable) {
+		if rep.Code == 4 || errors.Is(err, state.ErrUnobservable) {
 			return codedError{exitUnknown, err.Error()}
 		}
 		return err
@@ -261,7 +262,7 @@ func recoverInstall(c *cli.Context) error {
 	if _, err := stateRoot(c); err != nil {
 		return err
 	}
-	if err := seat.RefuseInside("recover install"); err != nil {
+	if err := proc.RefuseInside("recover install"); err != nil {
 		return err
 	}
 	did, err := recover.Install(o)
@@ -280,7 +281,7 @@ func recoverUninstall(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := seat.RefuseInside("recover uninstall"); err != nil {
+	if err := proc.RefuseInside("recover uninstall"); err != nil {
 		return err
 	}
 	did, err := recover.Uninstall(home, schedKinds(c))

@@ -3,7 +3,7 @@ package main
 import (
 	"strings"
 
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/state"
 	"github.com/urfave/cli/v2"
 )
 
@@ -20,7 +20,7 @@ func seatCommand() *cli.Command {
 				Usage:     "write a commented seat.toml for a new seat",
 				ArgsUsage: "NAME",
 				Flags: []cli.Flag{
-					&cli.StringFlag{Name: "harness", Usage: strings.Join(seat.HarnessNames(), " | "), Required: true},
+					&cli.StringFlag{Name: "harness", Usage: strings.Join(state.HarnessNames(), " | "), Required: true},
 					&cli.StringFlag{Name: "workdir", Usage: "directory the harness works in", Required: true},
 					&cli.StringSliceFlag{Name: "env", Usage: "KEY=VALUE added to the harness environment (repeatable)"},
 				},

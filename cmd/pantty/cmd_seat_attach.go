@@ -9,17 +9,17 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/state"
 	"github.com/pantty/pantty/tmux"
 	"github.com/urfave/cli/v2"
 )
 
 // attachable is the seat named on the command line and its tmux session:
 // what `seat attach` and `seat watch-pane` attach a terminal to.
-func attachable(c *cli.Context) (seat.Seat, seat.Session, error) {
+func attachable(c *cli.Context) (state.Seat, state.Session, error) {
 	s, err := seatArg(c, true)
 	if err != nil {
-		return s, seat.Session{}, err
+		return s, state.Session{}, err
 	}
 	sess, err := s.SessionFile().Read()
 	if err != nil {
@@ -44,16 +44,16 @@ func seatAttach(c *cli.Context) error {
 		return fmt.Errorf("seat %s has no tmux session to attach to now (%s on %s): a stopped seat has none, a turn-spawned one only during a turn; nothing was changed",
 			s.Name, sess.TmuxName, sess.Socket)
 	case err != nil:
-		return fmt.Errorf("%w: seat %s: tmux session %s: %v", seat.ErrUnobservable, s.Name, sess.TmuxName, err)
+		return fmt.Errorf("%w: seat %s: tmux session %s: %v", state.ErrUnobservable, s.Name, sess.TmuxName, err)
 	}
 	// Relay first, then attach: the driver stops submitting before the person
 	// can type, and a submission already in flight finishes normally.
 	_, live, _ := s.LiveOwner()
 	if live {
-		if _, err := s.Ask(seat.Request{Kind: seat.CtlRelay, Args: "on"}, 15*time.Second); err != nil {
+		if _, err := s.Ask(state.Request{Kind: state.CtlRelay, Args: "on"}, 15*time.Second); err != nil {
 			return err
 		}
-		defer s.Ask(seat.Request{Kind: seat.CtlRelay, Args: "off"}, 15*time.Second)
+		defer s.Ask(state.Request{Kind: state.CtlRelay, Args: "off"}, 15*time.Second)
 	}
 	cmd := exec.Command("tmux", "-u", "-S", sess.Socket, "attach-session", "-t", "="+sess.TmuxName)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
@@ -77,5 +77,5 @@ func seatRelay(c *cli.Context) error {
 	if len(rest) > 0 || !c.Bool("off") {
 		return usageErr("usage: pantty seat relay NAME --off  (relay is entered by attaching; --off is for when observation fails)")
 	}
-	return ask(s, seat.Request{Kind: seat.CtlRelay, Args: "force-off"}, 15*time.Second)
+	return ask(s, state.Request{Kind: state.CtlRelay, Args: "force-off"}, 15*time.Second)
 }

@@ -8,16 +8,18 @@ import (
 	"github.com/pantty/pantty/harness"
 	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/hookwire"
+	"github.com/pantty/pantty/seat/state"
 	"github.com/urfave/cli/v2"
 )
 
 // steered resolves the seat a steering command names (NAME [-- REST...]):
 // it must exist and a live driver must be there to act (only the driver writes
 // to the pane). Callers inside a seat were refused before (callers.go).
-func steered(c *cli.Context, what string) (seat.Seat, []string, error) {
+func steered(c *cli.Context, what string) (state.Seat, []string, error) {
 	args := c.Args().Slice()
 	if len(args) < 1 {
-		return seat.Seat{}, nil, usageErr("usage: pantty %s %s", what, c.Command.ArgsUsage)
+		return state.Seat{}, nil, usageErr("usage: pantty %s %s", what, c.Command.ArgsUsage)
 	}
 	s, err := existingSeat(c, args[0])
 	if err != nil {
@@ -53,14 +55,14 @@ func seatCmd(c *cli.Context) error {
 	if wait <= 0 {
 		return usageErr("--wait %s: want a positive duration (e.g. 30s)", wait)
 	}
-	return ask(s, seat.Request{Kind: seat.CtlCommand, Command: cmd.Name(), Args: cmd.Args(), Wait: config.Duration{Duration: wait}},
-		wait+seat.CommandAcceptWindow+30*time.Second)
+	return ask(s, state.Request{Kind: state.CtlCommand, Command: cmd.Name(), Args: cmd.Args(), Wait: config.Duration{Duration: wait}},
+		wait+hookwire.CommandAcceptWindow+30*time.Second)
 }
 
 // waitFlag bounds how long a command waits for the seat to be free (no turn
 // running, an empty input box) before it is refused unsent.
 func waitFlag() cli.Flag {
-	return &cli.DurationFlag{Name: "wait", Value: seat.DefaultCommandWait,
+	return &cli.DurationFlag{Name: "wait", Value: hookwire.DefaultCommandWait,
 		Usage: "how long to wait for the seat to be idle with an empty input box before refusing, unsent"}
 }
 
@@ -72,7 +74,7 @@ func seatCancel(c *cli.Context) error {
 	if len(rest) > 0 {
 		return usageErr("seat cancel takes only the seat NAME")
 	}
-	return ask(s, seat.Request{Kind: seat.CtlCancel}, 30*time.Second)
+	return ask(s, state.Request{Kind: state.CtlCancel}, 30*time.Second)
 }
 
 func seatRetry(c *cli.Context) error {
@@ -103,7 +105,7 @@ func seatCompact(c *cli.Context) error {
 	if wait <= 0 {
 		return usageErr("--wait %s: want a positive duration (e.g. 30s)", wait)
 	}
-	return ask(s, seat.Request{Kind: seat.CtlCompact, Args: strings.Join(rest, " "), Wait: config.Duration{Duration: wait}},
+	return ask(s, state.Request{Kind: state.CtlCompact, Args: strings.Join(rest, " "), Wait: config.Duration{Duration: wait}},
 		wait+cfg.Compaction.Timeout.Duration+time.Minute)
 }
 
@@ -119,5 +121,5 @@ func seatProbe(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	return ask(s, seat.Request{Kind: seat.CtlProbe}, cfg.TurnCeiling.Duration+time.Minute)
+	return ask(s, state.Request{Kind: state.CtlProbe}, cfg.TurnCeiling.Duration+time.Minute)
 }

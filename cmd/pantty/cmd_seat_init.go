@@ -8,6 +8,8 @@ import (
 	"github.com/pantty/pantty/harness"
 	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/launch"
+	"github.com/pantty/pantty/seat/state"
 	"github.com/urfave/cli/v2"
 )
 
@@ -35,7 +37,7 @@ func seatInit(c *cli.Context) error {
 }
 
 // seatAdapter loads the seat's config and the adapter of its harness.
-func seatAdapter(s seat.Seat) (config.Config, harness.Adapter, error) {
+func seatAdapter(s state.Seat) (config.Config, harness.Adapter, error) {
 	cfg, err := s.LoadConfig()
 	if err != nil {
 		return cfg, nil, err
@@ -58,7 +60,7 @@ func seatPrepareHome(c *cli.Context) error {
 	}
 	if o, live, _ := s.LiveOwner(); live {
 		// The harness rewrites its own files while it runs; a write now could be lost.
-		return fmt.Errorf("%w: seat %s is held by %s: stop it first ('pantty seat stop %s')", seat.ErrOwned, s.Name, o.Holder, s.Name)
+		return fmt.Errorf("%w: seat %s is held by %s: stop it first ('pantty seat stop %s')", state.ErrOwned, s.Name, o.Holder, s.Name)
 	}
 	prepare := ad.Caps().PrepareSeatHome
 	if prepare == nil {
@@ -86,13 +88,13 @@ func seatPrepareHome(c *cli.Context) error {
 // not the seat's own (the adapter's HomeUnprepared, the same function `seat
 // start` refuses on), from the environment the next launch gets, and writes
 // nothing.
-func prepareHomeDryRun(s seat.Seat, cfg config.Config, ad harness.Adapter) error {
+func prepareHomeDryRun(s state.Seat, cfg config.Config, ad harness.Adapter) error {
 	unprepared := ad.Caps().HomeUnprepared
 	if unprepared == nil {
 		say("the %s home is the seat's own and is written at every launch: nothing of yours would change", cfg.Harness)
 		return nil
 	}
-	env, _, err := seat.PlannedEnv(s, cfg, os.Environ(), false, ad.Env(s, cfg))
+	env, _, err := launch.PlannedEnv(s, cfg, os.Environ(), false, ad.Env(s, cfg))
 	if err != nil {
 		return err
 	}

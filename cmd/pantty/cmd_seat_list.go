@@ -9,7 +9,7 @@ import (
 
 	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/internal/termtext"
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/state"
 	"github.com/urfave/cli/v2"
 )
 
@@ -27,7 +27,7 @@ func seatList(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	names, err := seat.List(home)
+	names, err := state.List(home)
 	if err != nil {
 		return err
 	}
@@ -38,7 +38,7 @@ func seatList(c *cli.Context) error {
 	fmt.Fprintln(tw, "SEAT\tHARNESS\tINTENT\tOWNER\tPHASE\tQUEUED\tSESSION")
 	now := time.Now()
 	for _, n := range names {
-		s, _ := seat.Open(home, n)
+		s, _ := state.Open(home, n)
 		row := []string{n, "unknown", "unknown", "none", "unknown", "unknown", "unknown"}
 		if cfg, err := s.LoadConfig(); err == nil {
 			row[1] = cfg.Harness

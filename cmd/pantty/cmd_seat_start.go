@@ -8,6 +8,7 @@ import (
 	"github.com/pantty/pantty/harness"
 	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/state"
 	"github.com/urfave/cli/v2"
 )
 
@@ -51,7 +52,7 @@ func seatStart(c *cli.Context) error {
 		}
 	}
 	p, err := seat.Start(s, opts)
-	if errors.Is(err, seat.ErrOwned) && opts.Takeover == "" {
+	if errors.Is(err, state.ErrOwned) && opts.Takeover == "" {
 		// A start that lost a race to another start: the winner runs the seat.
 		if o, ok := runningHolder(s); ok {
 			return alreadyRunning(s, o)
@@ -77,7 +78,7 @@ func seatStart(c *cli.Context) error {
 // seat's records and its configuration (the command its start runs, env
 // values) are the person's only, 0700 and 0600 as seat init makes them.
 // pantty does not change modes it did not set; the line says how.
-func warnOpenModes(s seat.Seat) {
+func warnOpenModes(s state.Seat) {
 	for _, f := range []struct {
 		path string
 		want os.FileMode
@@ -92,12 +93,12 @@ func warnOpenModes(s seat.Seat) {
 // of a seat meant to be stopped is a `seat stop` (or drop, rm) at work, not a
 // running seat: a start then is refused naming it (exit 3), not "already
 // running".
-func runningHolder(s seat.Seat) (seat.Owner, bool) {
+func runningHolder(s state.Seat) (state.Owner, bool) {
 	o, live, err := s.LiveOwner()
 	if err != nil || !live {
 		return o, false
 	}
-	if in, err := s.IntentFile().Read(); err == nil && in.Want == seat.IntentStopped {
+	if in, err := s.IntentFile().Read(); err == nil && in.Want == state.IntentStopped {
 		return o, false
 	}
 	return o, true
@@ -105,7 +106,7 @@ func runningHolder(s seat.Seat) (seat.Owner, bool) {
 
 // alreadyRunning is the answer to a start of a seat whose driver is live: exit
 // 0, the holder named, and the one command that would replace it.
-func alreadyRunning(s seat.Seat, o seat.Owner) error {
+func alreadyRunning(s state.Seat, o state.Owner) error {
 	say("seat %s is already running: %s; nothing changed ('pantty seat start %s --takeover %s' replaces that driver)", s.Name, o, s.Name, o.Holder)
 	return nil
 }

@@ -14,6 +14,8 @@ import (
 	"github.com/pantty/pantty/internal/guard"
 	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/proc"
+	"github.com/pantty/pantty/seat/state"
 	"github.com/urfave/cli/v2"
 )
 
@@ -61,7 +63,7 @@ func seatSend(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := seat.RefuseOtherSeat(s, "seat send"); err != nil {
+	if err := proc.RefuseOtherSeat(s, "seat send"); err != nil {
 		return err
 	}
 	cfg, err := liveConfig(s)
@@ -88,7 +90,7 @@ func seatSend(c *cli.Context) error {
 	// watched, nothing was sent.
 	var wt *seat.Waiter
 	if c.Bool("wait") {
-		if wt, err = s.NewWaiter(); err != nil {
+		if wt, err = seat.NewWaiter(s); err != nil {
 			return err
 		}
 		defer wt.Close()
@@ -106,7 +108,7 @@ func seatSend(c *cli.Context) error {
 			}
 		}
 		if len(data) > max {
-			return fmt.Errorf("%w: message is over the %d-byte limit (max_message_bytes)", seat.ErrBadInput, max)
+			return fmt.Errorf("%w: message is over the %d-byte limit (max_message_bytes)", state.ErrBadInput, max)
 		}
 		m := base
 		m.Text = string(data)
@@ -138,9 +140,9 @@ func seatSend(c *cli.Context) error {
 // a seat whose live driver keeps the configuration it started with: the
 // message is stored, within the guard's own size limit, and a warning names
 // the error to fix before the next start. With no live driver it is refused.
-func liveConfig(s seat.Seat) (config.Config, error) {
+func liveConfig(s state.Seat) (config.Config, error) {
 	cfg, err := s.LoadConfig()
-	if !errors.Is(err, seat.ErrBadConfig) {
+	if !errors.Is(err, state.ErrBadConfig) {
 		return cfg, err
 	}
 	if _, live, lerr := s.LiveOwner(); lerr != nil || !live {
@@ -154,7 +156,7 @@ func liveConfig(s seat.Seat) (config.Config, error) {
 }
 
 // isStored reports whether message id is already in the seat's inbox.
-func isStored(s seat.Seat, id string) bool {
+func isStored(s state.Seat, id string) bool {
 	_, err := os.Lstat(s.MsgPath(id))
 	return err == nil
 }
@@ -162,14 +164,14 @@ func isStored(s seat.Seat, id string) bool {
 // noteStopped says on stderr that a message stored for a seat with no live
 // driver waits there until the seat is started, so a sender is not left to
 // guess why nothing happens.
-func noteStopped(s seat.Seat, id string) {
+func noteStopped(s state.Seat, id string) {
 	if _, live, err := s.LiveOwner(); err == nil && !live {
 		fmt.Fprintf(os.Stderr, "pantty: seat %s is not running: %s waits in its queue until 'pantty seat start %s' (or recover) starts it\n", s.Name, id, s.Name)
 	}
 }
 
 // store enqueues one message and, when show is set, prints its id.
-func store(s seat.Seat, m guard.Message, max int, show bool) (inbox.EnqueueResult, error) {
+func store(s state.Seat, m guard.Message, max int, show bool) (inbox.EnqueueResult, error) {
 	res, err := s.Enqueue(m, max, time.Now())
 	if err != nil || !show {
 		return res, err
@@ -185,7 +187,7 @@ func store(s seat.Seat, m guard.Message, max int, show bool) (inbox.EnqueueResul
 // sendStream stores one message per line as lines arrive, so an endless
 // `tail -F board.log | pantty seat send NAME --lines` works. With sw (--wait)
 // each message's result line is printed when it settles, instead of its id.
-func sendStream(c *cli.Context, s seat.Seat, base guard.Message, max int, sw *streamWaiter) error {
+func sendStream(c *cli.Context, s state.Seat, base guard.Message, max int, sw *streamWaiter) error {
 	r := bufio.NewReaderSize(os.Stdin, 64<<10)
 	refused, conflicts := 0, 0
 	noted := false // the seat-not-running note is said once per stream
@@ -201,7 +203,7 @@ func sendStream(c *cli.Context, s seat.Seat, base guard.Message, max int, sw *st
 		var lerr error
 		switch {
 		case tooLong:
-			lerr = fmt.Errorf("%w: over the %d-byte limit", seat.ErrBadInput, max)
+			lerr = fmt.Errorf("%w: over the %d-byte limit", state.ErrBadInput, max)
 		case c.Bool("jsonl"):
 			if len(bytes.TrimSpace(line)) == 0 {
 				continue
@@ -226,7 +228,7 @@ func sendStream(c *cli.Context, s seat.Seat, base guard.Message, max int, sw *st
 			switch {
 			case errors.Is(lerr, inbox.ErrConflict):
 				conflicts++
-			case errors.Is(lerr, seat.ErrBadInput):
+			case errors.Is(lerr, state.ErrBadInput):
 				refused++
 			default:
 				return fmt.Errorf("line %d: %w", n, lerr)
@@ -290,12 +292,12 @@ func decodeJSONL(line []byte, base guard.Message) (guard.Message, error) {
 	dec := json.NewDecoder(bytes.NewReader(line))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&in); err != nil {
-		return base, fmt.Errorf("%w: bad JSON object: %v", seat.ErrBadInput, err)
+		return base, fmt.Errorf("%w: bad JSON object: %v", state.ErrBadInput, err)
 	}
 	// One object per line: anything after it (a second object) would otherwise be
 	// dropped without a word.
 	if _, err := dec.Token(); err != io.EOF {
-		return base, fmt.Errorf("%w: more than one JSON value on the line", seat.ErrBadInput)
+		return base, fmt.Errorf("%w: more than one JSON value on the line", state.ErrBadInput)
 	}
 	m := base
 	m.ID, m.Text = in.ID, in.Text

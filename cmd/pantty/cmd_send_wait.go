@@ -13,6 +13,7 @@ import (
 
 	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // jsonVersion is the "v" of every JSON object pantty prints (result lines,
@@ -48,7 +49,7 @@ func timeOrNil(t time.Time) *time.Time {
 
 // outcomeResult turns a Waiter's outcome into a result line, reading the reply
 // of a message that ended.
-func outcomeResult(s seat.Seat, o seat.Outcome) resultLine {
+func outcomeResult(s state.Seat, o seat.Outcome) resultLine {
 	st := o.Status
 	r := resultLine{V: jsonVersion, Seat: s.Name, ID: o.ID, State: st.State, Reason: st.Reason, Detail: st.Detail,
 		TimedOut: o.TimedOut, SubmittedAt: timeOrNil(st.SubmittedAt), EndedAt: timeOrNil(st.EndedAt)}
@@ -80,7 +81,7 @@ func (r resultLine) code() int {
 
 // waitOne waits for one stored message and prints its reply (or, with asJSON,
 // its result line); the error carries the exit code.
-func waitOne(s seat.Seat, wt *seat.Waiter, id string, timeout time.Duration, asJSON bool) error {
+func waitOne(s state.Seat, wt *seat.Waiter, id string, timeout time.Duration, asJSON bool) error {
 	defer noteHolds(s, id, os.Stderr)()
 	wt.Add(id, deadlineOf(timeout))
 	r := outcomeResult(s, <-wt.Outcomes())
@@ -100,14 +101,14 @@ func waitOne(s seat.Seat, wt *seat.Waiter, id string, timeout time.Duration, asJ
 
 // resultErr is the one stderr line and exit code of a result that is not
 // "processed"; nil for processed.
-func resultErr(s seat.Seat, r resultLine, timeout time.Duration) error {
+func resultErr(s state.Seat, r resultLine, timeout time.Duration) error {
 	switch r.code() {
 	case exitUnknown:
 		if r.TimedOut {
 			return codedError{exitUnknown, fmt.Sprintf("message %s still %s after %s; it stays in the queue (wait again: pantty seat send %s --id %s --wait)",
 				r.ID, r.State, timeout, s.Name, r.ID)}
 		}
-		return codedError{exitUnknown, fmt.Sprintf("message %s: could not observe: %s", r.ID, strings.TrimPrefix(r.Unknown, seat.ErrUnobservable.Error()+": "))}
+		return codedError{exitUnknown, fmt.Sprintf("message %s: could not observe: %s", r.ID, strings.TrimPrefix(r.Unknown, state.ErrUnobservable.Error()+": "))}
 	case exitFailed:
 		why := r.Reason
 		if r.Detail != "" {
@@ -143,7 +144,7 @@ func printLine(v any) {
 // streamWaiter prints a result line for every distinct id of a --lines/--jsonl
 // stream as it settles, while the stream goes on.
 type streamWaiter struct {
-	s       seat.Seat
+	s       state.Seat
 	wt      *seat.Waiter
 	timeout time.Duration
 	mu      sync.Mutex
@@ -154,7 +155,7 @@ type streamWaiter struct {
 	noted   func() // ends the hold notes (noteHolds)
 }
 
-func newStreamWaiter(s seat.Seat, wt *seat.Waiter, timeout time.Duration) *streamWaiter {
+func newStreamWaiter(s state.Seat, wt *seat.Waiter, timeout time.Duration) *streamWaiter {
 	sw := &streamWaiter{s: s, wt: wt, timeout: timeout, seen: map[string]bool{}, printed: make(chan struct{}, 1<<16),
 		noted: noteHolds(s, "every message", os.Stderr)}
 	go func() {

@@ -17,7 +17,7 @@ import (
 
 	"github.com/pantty/pantty/internal/guard"
 	"github.com/pantty/pantty/internal/termtext"
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/state"
 	"github.com/urfave/cli/v2"
 )
 
@@ -116,17 +116,17 @@ func seatShow(c *cli.Context) error {
 }
 
 // showMessage gathers every record of message id.
-func showMessage(s seat.Seat, id string) (shownMessage, error) {
+func showMessage(s state.Seat, id string) (shownMessage, error) {
 	msg, err := s.ReadStored(id)
 	if errors.Is(err, fs.ErrNotExist) {
 		return shownMessage{}, noMessage(s, id)
 	}
 	if err != nil {
-		return shownMessage{}, fmt.Errorf("%w: %v", seat.ErrUnobservable, err)
+		return shownMessage{}, fmt.Errorf("%w: %v", state.ErrUnobservable, err)
 	}
 	st, err := s.ReadStatus(id)
 	if err != nil {
-		return shownMessage{}, fmt.Errorf("%w: %v", seat.ErrUnobservable, err)
+		return shownMessage{}, fmt.Errorf("%w: %v", state.ErrUnobservable, err)
 	}
 	m := shownMessage{V: jsonVersion, Seat: s.Name, ID: id, From: msg.From, Board: msg.Board, Channel: msg.Channel, Text: msg.Text,
 		State: st.State, Reason: st.Reason, Detail: st.Detail, EnqueuedAt: msg.EnqueuedAt,
@@ -136,7 +136,7 @@ func showMessage(s seat.Seat, id string) (shownMessage, error) {
 		Submissions: []shownSub{}}
 	rep, err := s.ReadReply(st)
 	if err != nil {
-		return m, fmt.Errorf("%w: %v", seat.ErrUnobservable, err)
+		return m, fmt.Errorf("%w: %v", state.ErrUnobservable, err)
 	}
 	m.Reply = shownReply{Text: rep.Text, Bytes: rep.Bytes, Truncated: rep.Truncated}
 	if rep.FromFile {
@@ -145,7 +145,7 @@ func showMessage(s seat.Seat, id string) (shownMessage, error) {
 	for _, f := range s.ArtifactFiles(id) {
 		a, err := f.Read()
 		if err != nil {
-			return m, fmt.Errorf("%w: %v", seat.ErrUnobservable, err)
+			return m, fmt.Errorf("%w: %v", state.ErrUnobservable, err)
 		}
 		if a.ID != id { // another message whose id extends this one ("a" and "a.b")
 			continue
@@ -157,7 +157,7 @@ func showMessage(s seat.Seat, id string) (shownMessage, error) {
 	return m, nil
 }
 
-func rel(s seat.Seat, p string) string {
+func rel(s state.Seat, p string) string {
 	if r, err := filepath.Rel(s.Dir, p); err == nil {
 		return r
 	}

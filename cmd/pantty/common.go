@@ -11,6 +11,7 @@ import (
 
 	"github.com/pantty/pantty/internal/guard"
 	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/state"
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
 )
@@ -20,7 +21,7 @@ func homeOf(c *cli.Context) (string, error) {
 	if h := c.String("home"); h != "" {
 		return filepath.Abs(h)
 	}
-	return seat.DefaultHome()
+	return state.DefaultHome()
 }
 
 // stateRoot is homeOf for a command that reads an existing state root: a
@@ -54,18 +55,18 @@ func panttyPath() (string, error) {
 }
 
 // seatArg opens the seat named by the command's only positional argument.
-func seatArg(c *cli.Context, mustExist bool) (seat.Seat, error) {
+func seatArg(c *cli.Context, mustExist bool) (state.Seat, error) {
 	if c.NArg() != 1 {
-		return seat.Seat{}, usageErr("usage: pantty %s NAME (got %s)", cmdPath(c), arguments(c.NArg()))
+		return state.Seat{}, usageErr("usage: pantty %s NAME (got %s)", cmdPath(c), arguments(c.NArg()))
 	}
 	if mustExist {
 		return existingSeat(c, c.Args().First())
 	}
 	home, err := homeOf(c)
 	if err != nil {
-		return seat.Seat{}, err
+		return state.Seat{}, err
 	}
-	return seat.Open(home, c.Args().First())
+	return state.Open(home, c.Args().First())
 }
 
 // validSeatArg checks an optional seat name (status [NAME], events --seat):
@@ -74,28 +75,28 @@ func validSeatArg(name string) error {
 	if name == "" {
 		return nil
 	}
-	return seat.ValidateName(name)
+	return state.ValidateName(name)
 }
 
 // existingSeat opens the existing seat name under the state root: a bad name
 // is bad input (exit 2) before the root is looked at, then a missing root or
 // seat is not found (exit 5).
-func existingSeat(c *cli.Context, name string) (seat.Seat, error) {
-	if err := seat.ValidateName(name); err != nil {
-		return seat.Seat{}, err
+func existingSeat(c *cli.Context, name string) (state.Seat, error) {
+	if err := state.ValidateName(name); err != nil {
+		return state.Seat{}, err
 	}
 	home, err := stateRoot(c)
 	if err != nil {
-		return seat.Seat{}, err
+		return state.Seat{}, err
 	}
-	return seat.Existing(home, name)
+	return state.Existing(home, name)
 }
 
 // seatAndID opens the existing seat and message id named by NAME ID (`seat
 // retry`, `seat show`).
-func seatAndID(c *cli.Context) (seat.Seat, string, error) {
+func seatAndID(c *cli.Context) (state.Seat, string, error) {
 	if c.NArg() != 2 {
-		return seat.Seat{}, "", usageErr("usage: pantty %s NAME ID (got %s)", cmdPath(c), arguments(c.NArg()))
+		return state.Seat{}, "", usageErr("usage: pantty %s NAME ID (got %s)", cmdPath(c), arguments(c.NArg()))
 	}
 	s, err := existingSeat(c, c.Args().Get(0))
 	return s, c.Args().Get(1), err
@@ -119,13 +120,13 @@ func retention() string {
 
 // noMessage is the "not found" answer (exit 5) for a message id the seat does
 // not have.
-func noMessage(s seat.Seat, id string) error {
+func noMessage(s state.Seat, id string) error {
 	return codedError{exitNotFound, fmt.Sprintf("no message %q in seat %q (never sent, or pruned after %s)", id, s.Name, retention())}
 }
 
 // storedID checks a message id named on the command line: a malformed id is
 // bad input (exit 2), one the seat does not have is not found (exit 5).
-func storedID(s seat.Seat, id string) error {
+func storedID(s state.Seat, id string) error {
 	if !guard.ValidID(id) {
 		return usageErr("bad message id %q", id)
 	}
@@ -155,7 +156,7 @@ func say(format string, a ...any) { fmt.Fprintf(os.Stdout, format+"\n", a...) }
 
 // ask sends a request to the seat's driver and prints the driver's answer; on
 // a terminal the driver's phases are shown while it works.
-func ask(s seat.Seat, r seat.Request, timeout time.Duration) error {
+func ask(s state.Seat, r state.Request, timeout time.Duration) error {
 	stop := progress(s)
 	res, err := s.Ask(r, timeout)
 	stop()

@@ -11,8 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/internal/procid"
+	"github.com/pantty/pantty/seat/proc"
 	"github.com/pantty/pantty/seat/seattest"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // startPane runs `pantty __exec` on a launch record whose harness is sh -c
@@ -25,7 +27,7 @@ func startPane(t *testing.T, h *seattest.Harness, script string, env map[string]
 	t.Helper()
 	a := h.Seat()
 	env["PATH"], env["HOME"] = os.Getenv("PATH"), os.Getenv("HOME")
-	if err := a.LaunchFile().Write(seat.LaunchFile{Argv: []string{"/bin/sh", "-c", script}, Dir: h.Work, Env: env}); err != nil {
+	if err := a.LaunchFile().Write(state.LaunchFile{Argv: []string{"/bin/sh", "-c", script}, Dir: h.Work, Env: env}); err != nil {
 		t.Fatal(err)
 	}
 	pane := exec.Command(h.Bin, "__exec", a.LaunchPath())
@@ -37,7 +39,7 @@ func startPane(t *testing.T, h *seattest.Harness, script string, env map[string]
 	if err := pane.Start(); err != nil {
 		t.Fatal(err)
 	}
-	if err := a.SessionFile().Write(seat.Session{Harness: "sim", PanePID: pane.Process.Pid}); err != nil {
+	if err := a.SessionFile().Write(state.Session{Harness: "sim", PanePID: pane.Process.Pid}); err != nil {
 		t.Fatal(err)
 	}
 	stdin.Write([]byte("recorded\n"))
@@ -89,26 +91,26 @@ func TestPaneProcessEndsLikeItsHarness(t *testing.T) {
 
 // TestKillingThePaneProcessEndsTheHarness: SIGKILL to the pane pid cannot be
 // forwarded; the harness dies anyway (PR_SET_PDEATHSIG) instead of running on in
-// a pane tmux calls dead. seat.KillGroup (stop, recover) also ends a process the
+// a pane tmux calls dead. proc.KillGroup (stop, recover) also ends a process the
 // harness detached into its own session, which the group kill alone would miss.
 func TestKillingThePaneProcessEndsTheHarness(t *testing.T) {
 	t.Parallel()
 	h := seattest.New(t, "x")
-	for _, how := range []string{"SIGKILL to the pane pid", "seat.KillGroup"} {
+	for _, how := range []string{"SIGKILL to the pane pid", "proc.KillGroup"} {
 		pane, done, harness, detached := startTree(t, h,
 			"setsid -f sh -c 'echo $$ >%[2]s.tmp; mv %[2]s.tmp %[2]s; exec sleep 600' </dev/null >/dev/null 2>&1; "+
 				"echo $$ >%[1]s.tmp; mv %[1]s.tmp %[1]s; exec sleep 600")
-		if got, err := seat.HarnessPID(pane.Process.Pid); err != nil || got != harness {
+		if got, err := proc.HarnessPID(pane.Process.Pid); err != nil || got != harness {
 			t.Fatalf("HarnessPID(pane) = %d, %v; want the harness %d", got, err, harness)
 		}
-		if how == "seat.KillGroup" {
-			seat.KillGroup(pane.Process.Pid)
+		if how == "proc.KillGroup" {
+			proc.KillGroup(pane.Process.Pid)
 		} else {
 			pane.Process.Signal(syscall.SIGKILL)
 		}
 		done <- <-done
 		h.WaitFor("the harness to die with its pane process ("+how+")", time.Minute, func() bool { return gone(harness) })
-		if how == "seat.KillGroup" {
+		if how == "proc.KillGroup" {
 			h.WaitFor("the detached child to die with its pane process", time.Minute, func() bool { return gone(detached) })
 		} else {
 			syscall.Kill(detached, syscall.SIGKILL) // escaped with the pane process (docs/intake.md)
@@ -141,7 +143,7 @@ func gone(pid int) bool {
 	if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); errors.Is(err, fs.ErrNotExist) {
 		return true
 	}
-	_, err := seat.ProcStart(pid)
+	_, err := procid.Start(pid)
 	return err != nil
 }
 
@@ -149,7 +151,7 @@ func gone(pid int) bool {
 // (SIGHUP: its tmux server died) or that a supervisor ends (SIGTERM) ends its
 // whole tree, even when the harness and a helper it detached with setsid
 // ignore both signals (as Gemini CLI 0.61.0's outer node does): the rest get
-// SIGTERM and, seat.LaunchGrace later, SIGKILL; then the pane process exits.
+// SIGTERM and, proc.LaunchGrace later, SIGKILL; then the pane process exits.
 func TestHangupEndsThePaneProcessTree(t *testing.T) {
 	t.Parallel()
 	h := seattest.New(t, "x")
@@ -162,8 +164,8 @@ func TestHangupEndsThePaneProcessTree(t *testing.T) {
 		select {
 		case err := <-done:
 			done <- err
-		case <-time.After(10 * seat.LaunchGrace):
-			t.Fatalf("%v: the pane process still runs %s later (its harness ignores the signal)", sig, 10*seat.LaunchGrace)
+		case <-time.After(10 * proc.LaunchGrace):
+			t.Fatalf("%v: the pane process still runs %s later (its harness ignores the signal)", sig, 10*proc.LaunchGrace)
 		}
 		t.Logf("%v: pane process ended in %s", sig, time.Since(sent).Round(time.Millisecond))
 		if !gone(harness) || !gone(detached) {

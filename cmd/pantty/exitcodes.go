@@ -7,7 +7,7 @@ import (
 
 	"github.com/pantty/pantty/internal/fleet"
 	"github.com/pantty/pantty/internal/inbox"
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // The exit-code table for every command (docs/cli.md repeats it per command).
@@ -56,15 +56,15 @@ func exitCode(err error) int {
 	switch {
 	case errors.As(err, &ce):
 		return ce.code
-	case errors.Is(err, seat.ErrUnknownSeat):
+	case errors.Is(err, state.ErrUnknownSeat):
 		return exitNotFound
 	case errors.Is(err, inbox.ErrConflict):
 		return exitConflict
-	case errors.Is(err, seat.ErrBadInput), errors.Is(err, seat.ErrBadConfig), errors.Is(err, seat.ErrInsideSeat), errors.Is(err, fleet.ErrBadHosts):
+	case errors.Is(err, state.ErrBadInput), errors.Is(err, state.ErrBadConfig), errors.Is(err, state.ErrInsideSeat), errors.Is(err, fleet.ErrBadHosts):
 		return exitBadInput
-	case errors.Is(err, seat.ErrOwned):
+	case errors.Is(err, state.ErrOwned):
 		return exitRefused
-	case errors.Is(err, seat.ErrUnobservable):
+	case errors.Is(err, state.ErrUnobservable):
 		return exitUnknown
 	case strings.HasPrefix(err.Error(), "flag provided but not defined"),
 		strings.HasPrefix(err.Error(), "Required flag"),

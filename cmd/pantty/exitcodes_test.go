@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/seattest"
 )
 
@@ -23,7 +24,7 @@ func TestEveryDocumentedExitCodeIsReturned(t *testing.T) {
 
 	// A live holder that is not a driver: this test process takes the lock.
 	held := seattest.New(t, "held")
-	lock, err := held.Seat().Acquire()
+	lock, err := seat.Acquire(held.Seat())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // noteHolds prints one line on w each time what holds the seat's queue
@@ -18,7 +18,7 @@ import (
 // (heartbeat.toml and intent.toml are renamed into it); a heartbeat that
 // stops coming sends no event, so staleness is looked at once per interval
 // the heartbeat declares. stop ends the watch.
-func noteHolds(s seat.Seat, id string, w io.Writer) (stop func()) {
+func noteHolds(s state.Seat, id string, w io.Writer) (stop func()) {
 	fw, err := fsnotify.NewWatcher()
 	if err != nil {
 		return func() {}
@@ -66,7 +66,7 @@ func noteHolds(s seat.Seat, id string, w io.Writer) (stop func()) {
 
 // holdLookEvery is the heartbeat's declared interval (the seat's default
 // when none is recorded): a stale heartbeat is news no event brings.
-func holdLookEvery(s seat.Seat) time.Duration {
+func holdLookEvery(s state.Seat) time.Duration {
 	if hb, err := s.HeartbeatFile().Read(); err == nil && hb.Interval.Duration > 0 {
 		return hb.Interval.Duration
 	}

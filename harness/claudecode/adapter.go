@@ -22,7 +22,9 @@ import (
 	"github.com/pantty/pantty/harness"
 	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/internal/guard"
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/hookwire"
+	"github.com/pantty/pantty/seat/panetext"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // DefaultBinary is the harness command when seat.toml names none: `claude`,
@@ -62,7 +64,7 @@ func (Adapter) Argv(l harness.Launch) ([]string, error) {
 // middle of a session, and reach out to anything but the model API (telemetry,
 // error reports, release notes). Nested-session markers (CLAUDECODE, …) are never
 // set here, and HarnessEnv strips them from what the caller passes.
-func (Adapter) Env(seat.Seat, config.Config) map[string]string {
+func (Adapter) Env(state.Seat, config.Config) map[string]string {
 	return map[string]string{
 		"DISABLE_AUTOUPDATER":                      "1",
 		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
@@ -169,7 +171,7 @@ func isFile(p string) (bool, error) {
 // aside (renamed to <id>.jsonl.no-conversation-<unix ns>, kept for a person to
 // look at) so that `--session-id` can start the same id afresh → false. The
 // driver asks only when it is about to launch, with no claude alive on the id.
-func (Adapter) SessionExists(_ seat.Seat, c config.Config, sessionID string) (bool, error) {
+func (Adapter) SessionExists(_ state.Seat, c config.Config, sessionID string) (bool, error) {
 	path, ok, err := TranscriptPath(c, sessionID)
 	if err != nil || !ok {
 		return false, err
@@ -250,13 +252,13 @@ func (r row) texts() []string {
 // (isApiErrorMessage, model "<synthetic>"). A turn is found when, after the
 // matching user row and before the next prompt, a real assistant row is followed
 // by one of those system rows. Sidechain (subagent) rows are skipped.
-func (Adapter) FindTurn(_ seat.Seat, c config.Config, sessionID, msgID, nonce string) (bool, string, error) {
+func (Adapter) FindTurn(_ state.Seat, c config.Config, sessionID, msgID, nonce string) (bool, string, error) {
 	return scanTranscript(c, sessionID, msgID, nonce, false)
 }
 
 // FindPrompt finds the submission's user row (matching id and nonce) whether
 // or not its turn finished (harness.Capabilities.FindPrompt).
-func (Adapter) FindPrompt(_ seat.Seat, c config.Config, sessionID, msgID, nonce string) (bool, string, error) {
+func (Adapter) FindPrompt(_ state.Seat, c config.Config, sessionID, msgID, nonce string) (bool, string, error) {
 	return scanTranscript(c, sessionID, msgID, nonce, true)
 }
 
@@ -355,7 +357,7 @@ func isRule(l string) bool {
 // 260 ms before the box, 170 ms before it enables bracketed paste), and a paste
 // sent in that window is not bracketed and lost its Enter.
 func (Adapter) InputReady(screen string) bool {
-	box, ok := seat.BetweenLastRules(screen, isRule)
+	box, ok := panetext.BetweenLastRules(screen, isRule)
 	return ok && len(box) > 0 && strings.HasPrefix(box[0], "❯")
 }
 
@@ -376,11 +378,11 @@ func (Adapter) Composer(screen string) (string, bool) {
 // again") cannot be told from typed text in a plain capture; it is returned as
 // is (Placeholder).
 func Composer(screen string) (text string, ok bool) {
-	box, ok := seat.BetweenLastRules(screen, isRule)
+	box, ok := panetext.BetweenLastRules(screen, isRule)
 	if !ok {
 		return "", false
 	}
-	return seat.BoxText(box, "❯"), true
+	return panetext.BoxText(box, "❯"), true
 }
 
 // Placeholder is the input box's dimmed hint after a turn ended in an API error
@@ -424,12 +426,12 @@ func (Adapter) PasteSettle() config.Duration {
 // compact.</local-command-stdout>"), 140 ms after the command here (measured
 // 2026-12-03, docs/claude-code.md). An accepted /compact records "Compacted"
 // only after its PreCompact hook, which the driver takes first.
-func (Adapter) CommandAnswer(_ seat.Seat, c config.Config, sessionID string, cmd guard.Command, since time.Time) (string, bool, error) {
+func (Adapter) CommandAnswer(_ state.Seat, c config.Config, sessionID string, cmd guard.Command, since time.Time) (string, bool, error) {
 	path, ok, err := TranscriptPath(c, sessionID)
 	if err != nil || !ok {
 		return "", false, err
 	}
-	return seat.LocalCommandAnswer(path, cmd.Name(), since)
+	return hookwire.LocalCommandAnswer(path, cmd.Name(), since)
 }
 
 // Caps lists what Claude Code can do beyond the required methods.

@@ -12,7 +12,7 @@ import (
 	"github.com/pantty/pantty/harness/claudecode"
 	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/internal/guard"
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/state"
 )
 
 var ad claudecode.Adapter
@@ -52,7 +52,7 @@ func TestArgvRefusesFlagsPanttyOwns(t *testing.T) {
 }
 
 func TestEnvHasNoNestedMarkers(t *testing.T) {
-	env := ad.Env(seat.Seat{}, config.Config{})
+	env := ad.Env(state.Seat{}, config.Config{})
 	if env["DISABLE_AUTOUPDATER"] != "1" || env["CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC"] != "1" {
 		t.Fatalf("env %v", env)
 	}
@@ -100,14 +100,14 @@ func seatWith(t *testing.T, project string) config.Config {
 
 func TestSessionExistsIsTheTranscript(t *testing.T) {
 	c := seatWith(t, "")
-	if ok, err := ad.SessionExists(seat.Seat{}, c, sid); !ok || err != nil {
+	if ok, err := ad.SessionExists(state.Seat{}, c, sid); !ok || err != nil {
 		t.Fatalf("SessionExists = %v, %v", ok, err)
 	}
-	if ok, err := ad.SessionExists(seat.Seat{}, c, "77777777-2222-4333-8444-555555555555"); ok || err != nil {
+	if ok, err := ad.SessionExists(state.Seat{}, c, "77777777-2222-4333-8444-555555555555"); ok || err != nil {
 		t.Fatalf("an unknown id: %v, %v", ok, err)
 	}
 	// Filed under another project name (a symlinked workdir): found by its id.
-	if ok, _ := ad.SessionExists(seat.Seat{}, seatWith(t, "-elsewhere"), sid); !ok {
+	if ok, _ := ad.SessionExists(state.Seat{}, seatWith(t, "-elsewhere"), sid); !ok {
 		t.Fatal("a transcript under another project directory was not found")
 	}
 	// A transcript without a conversation (claude killed before its first
@@ -117,7 +117,7 @@ func TestSessionExistsIsTheTranscript(t *testing.T) {
 	path, _, _ := claudecode.TranscriptPath(empty, sid)
 	os.WriteFile(path, []byte(`{"type":"mode","mode":"normal","sessionId":"`+sid+`"}`+"\n"+
 		`{"type":"permission-mode","permissionMode":"auto","sessionId":"`+sid+`"}`+"\n"), 0o600)
-	if ok, err := ad.SessionExists(seat.Seat{}, empty, sid); ok || err != nil {
+	if ok, err := ad.SessionExists(state.Seat{}, empty, sid); ok || err != nil {
 		t.Fatalf("a transcript without a conversation: %v, %v", ok, err)
 	}
 	if _, err := os.Stat(path); !os.IsNotExist(err) {
@@ -129,7 +129,7 @@ func TestSessionExistsIsTheTranscript(t *testing.T) {
 	// CLAUDE_CONFIG_DIR moves the whole state directory.
 	moved := seatWith(t, "")
 	moved.Env["CLAUDE_CONFIG_DIR"] = t.TempDir()
-	if ok, _ := ad.SessionExists(seat.Seat{}, moved, sid); ok {
+	if ok, _ := ad.SessionExists(state.Seat{}, moved, sid); ok {
 		t.Fatal("CLAUDE_CONFIG_DIR ignored")
 	}
 }
@@ -152,12 +152,12 @@ func TestFindTurnOnTheMeasuredTranscript(t *testing.T) {
 		{"t1", "ffffffffffff", false, ""}, // another paste of t1
 		{"t9", "0123456789ab", false, ""},
 	} {
-		found, where, err := ad.FindTurn(seat.Seat{}, c, sid, tc.id, tc.nonce)
+		found, where, err := ad.FindTurn(state.Seat{}, c, sid, tc.id, tc.nonce)
 		if err != nil || found != tc.found || !strings.HasSuffix(where, tc.line) {
 			t.Errorf("FindTurn(%s, %s) = %v %q %v, want %v at %q", tc.id, tc.nonce, found, where, err, tc.found, tc.line)
 		}
 	}
-	if found, _, err := ad.FindTurn(seat.Seat{}, c, "77777777-2222-4333-8444-555555555555", "t1", "0123456789ab"); found || err != nil {
+	if found, _, err := ad.FindTurn(state.Seat{}, c, "77777777-2222-4333-8444-555555555555", "t1", "0123456789ab"); found || err != nil {
 		t.Fatalf("no transcript: %v %v", found, err)
 	}
 }
@@ -178,7 +178,7 @@ func TestFindPromptOnTheMeasuredTranscript(t *testing.T) {
 		{"t1", "ffffffffffff", false},
 		{"t9", "0123456789ab", false},
 	} {
-		found, where, err := ad.FindPrompt(seat.Seat{}, c, sid, tc.id, tc.nonce)
+		found, where, err := ad.FindPrompt(state.Seat{}, c, sid, tc.id, tc.nonce)
 		if err != nil || found != tc.found || found == (where == "") {
 			t.Errorf("FindPrompt(%s, %s) = %v %q %v, want %v", tc.id, tc.nonce, found, where, err, tc.found)
 		}

@@ -3,7 +3,7 @@ package claudecode
 import (
 	"runtime"
 
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/launch"
 )
 
 // BinaryEnv names the real claude binary for tests and measurements.
@@ -15,8 +15,8 @@ const Version = "2.1.328"
 
 // CachedBinary finds the real claude binary for tests and `pantty measure`:
 // $PANTTY_CLAUDE_BIN, else the native binary scripts/test.sh installs under
-// the harness cache's claude/ (seat.HarnessBinary).
+// the harness cache's claude/ (launch.HarnessBinary).
 func CachedBinary() (string, error) {
 	arch := map[string]string{"amd64": "x64", "arm64": "arm64"}[runtime.GOARCH]
-	return seat.HarnessBinary("claude", BinaryEnv, "claude", "node_modules", "@anthropic-ai", "claude-code-"+runtime.GOOS+"-"+arch, "claude")
+	return launch.HarnessBinary("claude", BinaryEnv, "claude", "node_modules", "@anthropic-ai", "claude-code-"+runtime.GOOS+"-"+arch, "claude")
 }

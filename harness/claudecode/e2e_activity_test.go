@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/pantty/pantty/internal/inbox"
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // TestActivityFromARealToolCall: with activity on, the real claude runs a Bash
@@ -76,13 +76,13 @@ func TestAQuestionMidTurnIsShown(t *testing.T) {
 	r := newRig(t, "ask")
 	r.Start()
 	r.Send("q", "run the probe\n[standin:bash=API_KEY=abc123def456ghi789jkl012 sh -c 'echo ran > tool-ran.txt'")
-	var hb seat.Heartbeat
+	var hb state.Heartbeat
 	r.WaitFor("the heartbeat to name the harness's question", 60*time.Second, func() bool {
 		var err error
 		hb, err = r.Seat().HeartbeatFile().Read()
 		return err == nil && strings.Contains(hb.Waiting, "asks for a person")
 	})
-	if hb.Phase != seat.PhaseInTurn || !strings.Contains(hb.Waiting, "agent_needs_input") || !strings.HasPrefix(hb.Waiting, "q: ") {
+	if hb.Phase != state.PhaseInTurn || !strings.Contains(hb.Waiting, "agent_needs_input") || !strings.HasPrefix(hb.Waiting, "q: ") {
 		t.Fatalf("heartbeat %s (%s), want in-turn naming message q and agent_needs_input", hb.Phase, hb.Waiting)
 	}
 	if st := r.Status("q"); st.State != inbox.StateSubmitted {

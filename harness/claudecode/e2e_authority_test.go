@@ -12,6 +12,9 @@ import (
 
 	"github.com/pantty/pantty/harness/claudecode"
 	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/hookwire"
+	"github.com/pantty/pantty/seat/proc"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // bodies is everything the stand-in received, request bodies whole: what
@@ -116,7 +119,7 @@ func TestSessionSocketIsRefused(t *testing.T) {
 	}
 	// claude names the file after its own pid: the pane's first process is
 	// pantty __exec, claude its child.
-	pid, err := seat.HarnessPID(r.Session().PanePID)
+	pid, err := proc.HarnessPID(r.Session().PanePID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +157,7 @@ const forgedFailure = `{"hook_event_name":"StopFailure","session_id":"00000000-0
 func TestIsolationRefusesForgedStateAndKeepsHandoffNote(t *testing.T) {
 	r := newRig(t, "cc-iso", `permission_mode = "acceptEdits"`)
 	r.allowBash()
-	other, err := seat.Open(r.Home, "other")
+	other, err := state.Open(r.Home, "other")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +165,7 @@ func TestIsolationRefusesForgedStateAndKeepsHandoffNote(t *testing.T) {
 		t.Fatal(err)
 	}
 	before, _ := os.ReadFile(other.ConfigPath())
-	otherDrop := seat.DropDir(other) // as the other seat's first isolated launch leaves it
+	otherDrop := state.DropDir(other) // as the other seat's first isolated launch leaves it
 	if err := os.MkdirAll(otherDrop, 0o700); err != nil {
 		t.Fatal(err)
 	}
@@ -208,7 +211,7 @@ func TestIsolationRefusesForgedStateAndKeepsHandoffNote(t *testing.T) {
 	if ents, _ := os.ReadDir(otherDrop); len(ents) != 0 || listDir(filepath.Dir(otherDrop)) != r.Name+" other" {
 		t.Errorf("the drop directories changed: other's holds %q, the root %q", listDir(otherDrop), listDir(filepath.Dir(otherDrop)))
 	}
-	for _, ev := range r.Events(seat.EvStopFailure) {
+	for _, ev := range r.Events(hookwire.EvStopFailure) {
 		if strings.Contains(string(ev.Payload), "FORGED-FAILURE") {
 			t.Errorf("the sandboxed shell recorded a StopFailure for its own seat: %s", ev.File)
 		}
@@ -248,7 +251,7 @@ func TestIsolationRefusesForgedStateAndKeepsHandoffNote(t *testing.T) {
 		t.Fatalf("the forged hook from outside: %s", res)
 	}
 	forged := false
-	for _, ev := range r.Events(seat.EvStopFailure) {
+	for _, ev := range r.Events(hookwire.EvStopFailure) {
 		forged = forged || strings.Contains(string(ev.Payload), "FORGED-FAILURE")
 	}
 	if !forged {

@@ -10,7 +10,9 @@ import (
 
 	"github.com/pantty/pantty/internal/guard"
 	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/launch"
 	"github.com/pantty/pantty/seat/seattest"
+	"github.com/pantty/pantty/seat/state"
 	"github.com/pantty/pantty/tmux"
 )
 
@@ -107,7 +109,7 @@ func TestInSeatEscapesRefusedOnRealClaude(t *testing.T) {
 	// TestIsolationRefusesForgedStateAndKeepsHandoffNote's subject.
 	r := newRig(t, "esc", `permission_mode = "acceptEdits"`, "[authority]", `isolation = "off"`)
 	r.allowBash()
-	other, err := seat.Open(r.Home, "other")
+	other, err := state.Open(r.Home, "other")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +136,7 @@ func TestInSeatEscapesRefusedOnRealClaude(t *testing.T) {
 		for i := range argv {
 			argv[i] = tmux.ShellQuote(argv[i])
 		}
-		return "env -u " + seat.SeatEnv + " -u " + seat.SeatHomeEnv + " " + strings.Join(argv, " ")
+		return "env -u " + launch.SeatEnv + " -u " + launch.SeatHomeEnv + " " + strings.Join(argv, " ")
 	}
 	type attempt struct {
 		name string

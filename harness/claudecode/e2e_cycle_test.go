@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // The full compaction cycle on the real binary: the handoff materialized before
@@ -18,7 +18,7 @@ func TestCompactionCycleReinjectsTheHandoffOnRealClaude(t *testing.T) {
 	r.Start()
 	r.Send("c1", "first piece of work")
 	r.WaitFinal(60*time.Second, "c1")
-	var before seat.Context
+	var before state.Context
 	r.WaitFor("a context reading with a floor", 30*time.Second, func() bool {
 		c, err := r.Seat().ContextFile().Read()
 		before = c

@@ -15,7 +15,7 @@ import (
 	"github.com/pantty/pantty/harness/claudecode"
 	"github.com/pantty/pantty/harness/claudecode/standin"
 	"github.com/pantty/pantty/internal/inbox"
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/hookwire"
 	"github.com/pantty/pantty/seat/seattest"
 )
 
@@ -73,8 +73,8 @@ func TestSendWaitReturnsClaudesReply(t *testing.T) {
 			t.Fatalf("%s: %v, stdout %q", id, err, out)
 		}
 		st := r.Status(id)
-		var stop seat.Event
-		for _, ev := range r.Events(seat.EvStop) {
+		var stop hookwire.Event
+		for _, ev := range r.Events(hookwire.EvStop) {
 			if ev.File == st.TurnEnd {
 				stop = ev
 			}

@@ -20,7 +20,7 @@ import (
 	"github.com/pantty/pantty/internal/guard"
 	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/internal/machine"
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/hookwire"
 	"github.com/pantty/pantty/seat/seattest"
 	"github.com/pantty/pantty/tmux/tmuxtest"
 )
@@ -139,7 +139,7 @@ func TestE2E(t *testing.T) {
 			})
 		},
 		AfterCancel: func(r *seattest.E2ERig, st inbox.Status) {
-			for _, ev := range append(r.Events(seat.EvStop), r.Events(seat.EvStopFailure)...) {
+			for _, ev := range append(r.Events(hookwire.EvStop), r.Events(hookwire.EvStopFailure)...) {
 				if ev.Fields.PromptID == st.PromptID {
 					r.T.Fatalf("a turn end arrived for the cancelled prompt: %+v", ev.Fields)
 				}
@@ -192,7 +192,7 @@ func TestRateLimitIsAProviderRefusal(t *testing.T) {
 	if st.Attempts != 1 || !st.NotBefore.After(time.Now()) {
 		t.Fatalf("q1 %+v: want one attempt and a wait in the future", st)
 	}
-	failures := r.Events(seat.EvStopFailure)
+	failures := r.Events(hookwire.EvStopFailure)
 	if len(failures) != 1 || failures[0].Fields.Error != "rate_limit" ||
 		!strings.Contains(failures[0].Fields.LastAssistantMessage, "429") {
 		t.Fatalf("StopFailure events %+v", failures)

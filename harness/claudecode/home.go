@@ -12,7 +12,9 @@ import (
 
 	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/internal/fsatomic"
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/hookwire"
+	"github.com/pantty/pantty/seat/launch"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // PrepareHome makes a HOME in which Claude Code starts straight into its input
@@ -97,7 +99,7 @@ func answerDialogs(cfg map[string]any, apiKey string, workdirs []string) (change
 	}
 	if apiKey != "" {
 		tail := apiKey[max(0, len(apiKey)-20):]
-		resp := seat.JSONObject(cfg, "customApiKeyResponses")
+		resp := hookwire.JSONObject(cfg, "customApiKeyResponses")
 		approved, _ := resp["approved"].([]any)
 		if !slices.Contains(approved, any(tail)) {
 			approved = append(approved, tail)
@@ -108,7 +110,7 @@ func answerDialogs(cfg map[string]any, apiKey string, workdirs []string) (change
 			resp["rejected"] = []any{}
 		}
 	}
-	projects := seat.JSONObject(cfg, "projects")
+	projects := hookwire.JSONObject(cfg, "projects")
 	for _, w := range workdirs {
 		abs, err := filepath.Abs(w)
 		if err != nil {
@@ -123,7 +125,7 @@ func answerDialogs(cfg map[string]any, apiKey string, workdirs []string) (change
 			dirs = append(dirs, root)
 		}
 		for _, d := range dirs {
-			p := seat.JSONObject(projects, d)
+			p := hookwire.JSONObject(projects, d)
 			if p["hasTrustDialogAccepted"] != true {
 				p["hasTrustDialogAccepted"] = true
 				changed = append(changed, fmt.Sprintf("%s is not trusted (claude would ask \"trust this folder?\")", d))
@@ -150,7 +152,7 @@ func gitRoot(dir string) string {
 // directory claude will read (.claude.json under $CLAUDE_CONFIG_DIR when the
 // seat sets or passes it, else under the seat's HOME), with the API key the
 // harness will see (ANTHROPIC_API_KEY from the seat's env or pass_env) and the
-// seat's workdir. "Will see" is seat.PlannedEnv: the recorded launch-env.toml
+// seat's workdir. "Will see" is launch.PlannedEnv: the recorded launch-env.toml
 // with this shell filling in what it lacks, as the next `seat start` launches,
 // so a key recorded earlier is approved even when this shell has none.
 //
@@ -158,8 +160,8 @@ func gitRoot(dir string) string {
 // beside it as .claude.json.before-pantty-<UTC time> (0600), and a home with
 // nothing to change is left untouched (`pantty seat prepare-home --dry-run`
 // lists what would change without writing: HomeUnprepared).
-func (Adapter) PrepareSeatHome(s seat.Seat, c config.Config, _ string) ([]string, error) {
-	env, _, err := seat.PlannedEnv(s, c, os.Environ(), false, nil)
+func (Adapter) PrepareSeatHome(s state.Seat, c config.Config, _ string) ([]string, error) {
+	env, _, err := launch.PlannedEnv(s, c, os.Environ(), false, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -208,7 +210,7 @@ func (Adapter) PrepareSeatHome(s seat.Seat, c config.Config, _ string) ([]string
 // PrepareSeatHome would still change in the .claude.json the harness reads
 // with env: onboarding not completed, the key not approved, the workdir (or
 // its git root) not trusted.
-func (Adapter) HomeUnprepared(_ seat.Seat, c config.Config, env map[string]string) ([]string, error) {
+func (Adapter) HomeUnprepared(_ state.Seat, c config.Config, env map[string]string) ([]string, error) {
 	dir, key, err := claudeHome(env)
 	if err != nil {
 		return nil, err

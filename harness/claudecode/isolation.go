@@ -10,7 +10,8 @@ import (
 	"time"
 
 	"github.com/pantty/pantty/internal/config"
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/launch"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // probeTimeout bounds the sandbox probe run at each launch (it takes a few ms).
@@ -24,12 +25,12 @@ const probeTimeout = 10 * time.Second
 // namespaces is reported as such instead of a seat that believes it is
 // isolated. The settings pantty writes also set failIfUnavailable, so claude
 // itself refuses to start unsandboxed if this ever passes wrongly.
-func (Adapter) ProbeIsolation(_ seat.Seat, _ config.Config, env map[string]string) (string, error) {
-	bwrap, err := seat.LookPathIn(env["PATH"], "bwrap")
+func (Adapter) ProbeIsolation(_ state.Seat, _ config.Config, env map[string]string) (string, error) {
+	bwrap, err := launch.LookPathIn(env["PATH"], "bwrap")
 	if err != nil {
 		return "", fmt.Errorf("the Claude Code sandbox needs bubblewrap: %v (install the bubblewrap package)", err)
 	}
-	if _, err := seat.LookPathIn(env["PATH"], "socat"); err != nil {
+	if _, err := launch.LookPathIn(env["PATH"], "socat"); err != nil {
 		return "", fmt.Errorf("the Claude Code sandbox needs socat: %v (install the socat package)", err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
@@ -47,7 +48,7 @@ func (Adapter) ProbeIsolation(_ seat.Seat, _ config.Config, env map[string]strin
 
 // Secrets is Claude Code's own credential file for the seat: the OAuth tokens of
 // a `claude login` in its config directory. An API key comes by environment.
-func (Adapter) Secrets(_ seat.Seat, c config.Config) []string {
+func (Adapter) Secrets(_ state.Seat, c config.Config) []string {
 	dir, err := ConfigDir(c)
 	if err != nil || !filepath.IsAbs(dir) {
 		return nil

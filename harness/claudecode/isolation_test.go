@@ -11,7 +11,7 @@ import (
 	"github.com/pantty/pantty/harness"
 	"github.com/pantty/pantty/harness/claudecode"
 	"github.com/pantty/pantty/internal/config"
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/state"
 	"github.com/pantty/pantty/tmux/tmuxtest"
 )
 
@@ -20,7 +20,7 @@ import (
 // that lacks them it names what is missing, auto records "unavailable" and
 // isolation = "on" refuses to launch. Isolation "off" never probes.
 func TestIsolationProbeDetectsWhatIsMissing(t *testing.T) {
-	s, err := seat.Open(tmuxtest.Dir(t), "probe")
+	s, err := state.Open(tmuxtest.Dir(t), "probe")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +41,7 @@ func TestIsolationProbeDetectsWhatIsMissing(t *testing.T) {
 		t.Fatalf("auto without bubblewrap: %+v (%v): want unavailable naming bubblewrap, no drop directory", a, err)
 	}
 	cfg.Authority.Isolation = config.IsolationOn
-	if _, err := harness.ResolveAuthority(ad, s, cfg, empty, time.Now()); !errors.Is(err, seat.ErrBadInput) {
+	if _, err := harness.ResolveAuthority(ad, s, cfg, empty, time.Now()); !errors.Is(err, state.ErrBadInput) {
 		t.Fatalf("on without bubblewrap: %v, want a refusal (bad input)", err)
 	}
 	cfg.Authority.Isolation = config.IsolationOff

@@ -7,7 +7,8 @@ import (
 
 	"github.com/pantty/pantty/harness"
 	"github.com/pantty/pantty/harness/claudecode/standin"
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/hookwire"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // measureKey is the API key the throwaway claude uses against the stand-in.
@@ -39,7 +40,7 @@ func (Adapter) Measure(spec harness.MeasureSpec) (harness.MeasureRig, error) {
 		// harness-side request that is not a model turn (count_tokens from
 		// /context, a compaction) as dispatch. Shell side effects are checked by
 		// the run itself (files).
-		Detector: func(s seat.Seat) (harness.Detector, error) {
+		Detector: func(s state.Seat) (harness.Detector, error) {
 			return harness.StandinWatch{Version: harness.BuildOf("claude", bin, "--version"),
 				Dirs:     []string{s.EventsDir(), s.SeenDir()},
 				Requests: harness.StandinRows(api.Requests),
@@ -59,12 +60,12 @@ func (Adapter) Measure(spec harness.MeasureSpec) (harness.MeasureRig, error) {
 }
 
 // clearedSince reports a SessionStart with source clear recorded after since.
-func clearedSince(s seat.Seat, since time.Time) bool {
+func clearedSince(s state.Seat, since time.Time) bool {
 	for _, dir := range []string{s.EventsDir(), s.SeenDir()} {
 		names, _ := filepath.Glob(filepath.Join(dir, "*-SessionStart.json"))
 		for _, n := range names {
-			if t, ok := seat.EventTime(filepath.Base(n)); ok && t.After(since) {
-				if ev, err := seat.ReadEvent(n); err == nil && ev.Fields.Source == "clear" {
+			if t, ok := state.EventTime(filepath.Base(n)); ok && t.After(since) {
+				if ev, err := hookwire.ReadEvent(n); err == nil && ev.Fields.Source == "clear" {
 					return true
 				}
 			}

@@ -19,7 +19,8 @@ import (
 	"github.com/pantty/pantty/harness"
 	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/internal/guard"
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/panetext"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // DefaultBinary is the harness command when seat.toml names none: `codex`,
@@ -84,14 +85,14 @@ func modeArgs(c config.Config) []string {
 
 // Env points Codex at the seat's own CODEX_HOME: the person's ~/.codex is never
 // read or written by a seat.
-func (Adapter) Env(s seat.Seat, c config.Config) map[string]string {
+func (Adapter) Env(s state.Seat, c config.Config) map[string]string {
 	return map[string]string{"CODEX_HOME": Home(s, c)}
 }
 
 // SessionExists: Codex writes the thread's rollout with its first turn, and
 // `codex resume <id>` needs it; a thread id pantty has not recorded yet (""),
 // or one without a rollout, is a fresh start.
-func (Adapter) SessionExists(s seat.Seat, c config.Config, id string) (bool, error) {
+func (Adapter) SessionExists(s state.Seat, c config.Config, id string) (bool, error) {
 	if id == "" {
 		return false, nil
 	}
@@ -100,13 +101,13 @@ func (Adapter) SessionExists(s seat.Seat, c config.Config, id string) (bool, err
 }
 
 // FindTurn looks in the rollout for the submission's turn (see FindTurn).
-func (Adapter) FindTurn(s seat.Seat, c config.Config, sessionID, msgID, nonce string) (bool, string, error) {
+func (Adapter) FindTurn(s state.Seat, c config.Config, sessionID, msgID, nonce string) (bool, string, error) {
 	return FindTurn(Home(s, c), sessionID, msgID, nonce)
 }
 
 // FindPrompt looks in the rollout for the submission's prompt, its turn
 // completed or not (harness.Capabilities.FindPrompt).
-func (Adapter) FindPrompt(s seat.Seat, c config.Config, sessionID, msgID, nonce string) (bool, string, error) {
+func (Adapter) FindPrompt(s state.Seat, c config.Config, sessionID, msgID, nonce string) (bool, string, error) {
 	return FindPrompt(Home(s, c), sessionID, msgID, nonce)
 }
 
@@ -192,7 +193,7 @@ func (Adapter) Composer(screen string) (string, bool) {
 	if !found {
 		return "", false
 	}
-	text := seat.BoxText(box, "›")
+	text := panetext.BoxText(box, "›")
 	if slices.Contains(placeholders, text) {
 		return "", true
 	}
@@ -228,7 +229,7 @@ func (Adapter) PasteSettle() config.Duration {
 // The isolation profile is the one the last launch recorded (authority.toml),
 // none before the first launch: every launch prepares the home again with the
 // authority it resolves, so this only answers the first-run questions ahead.
-func (Adapter) PrepareSeatHome(s seat.Seat, c config.Config, pantty string) ([]string, error) {
+func (Adapter) PrepareSeatHome(s state.Seat, c config.Config, pantty string) ([]string, error) {
 	a, _ := s.AuthorityFile().Read()
 	if err := PrepareHome(s, c, pantty, a); err != nil {
 		return nil, err

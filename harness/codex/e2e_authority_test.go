@@ -12,6 +12,7 @@ import (
 	"github.com/pantty/pantty/harness/codex"
 	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // codexHomeOutsideTmp is a private CODEX_HOME outside /tmp: Codex 0.171.0
@@ -66,12 +67,12 @@ func TestCodexProfileKeepsPanttyHomeOutOfReach(t *testing.T) {
 	}
 	fmt.Fprintf(f, "# %s\n", canary)
 	f.Close()
-	other, _ := seat.Open(r.Home, "other")
+	other, _ := state.Open(r.Home, "other")
 	if err := seat.InitConfig(other, "sim", r.Work, nil); err != nil {
 		t.Fatal(err)
 	}
 	before, _ := os.ReadFile(other.ConfigPath())
-	otherDrop := seat.DropDir(other)
+	otherDrop := state.DropDir(other)
 	if err := os.MkdirAll(otherDrop, 0o700); err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/pantty/pantty/internal/guard"
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/hookwire"
 )
 
 // TestAutoCompactionAtTheWindowEdge measures what model_auto_compact_token_limit
@@ -51,7 +51,7 @@ func TestAutoCompactionAtTheWindowEdge(t *testing.T) {
 	if n != 1 {
 		t.Fatalf("%d compactions after a %d-token request, want 1 (Codex's own)", n, above)
 	}
-	pre := r.Events(seat.EvPreCompact)
+	pre := r.Events(hookwire.EvPreCompact)
 	if len(pre) != 1 || pre[0].Fields.Trigger != "auto" {
 		t.Fatalf("PreCompact events %+v, want one with trigger auto", pre)
 	}

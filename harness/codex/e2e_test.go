@@ -18,7 +18,7 @@ import (
 	"github.com/pantty/pantty/harness/standinkit"
 	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/internal/machine"
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/hookwire"
 	"github.com/pantty/pantty/seat/seattest"
 	"github.com/pantty/pantty/tmux/tmuxtest"
 )
@@ -128,7 +128,7 @@ func TestE2E(t *testing.T) {
 			return nil
 		},
 		AfterCancel: func(r *seattest.E2ERig, st inbox.Status) {
-			for _, ev := range r.Events(seat.EvStop) {
+			for _, ev := range r.Events(hookwire.EvStop) {
 				if ev.Fields.PromptID == st.PromptID {
 					r.T.Fatalf("a Stop arrived for the cancelled turn: %+v", ev.Fields)
 				}

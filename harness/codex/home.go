@@ -17,13 +17,14 @@ import (
 	"github.com/BurntSushi/toml"
 	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/internal/fsatomic"
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/launch"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // Home is the seat's CODEX_HOME: seat.toml's env CODEX_HOME when it sets one,
 // else harness/codex-home inside the seat's directory. It holds Codex's config,
 // hooks, rollouts and state for this seat only.
-func Home(s seat.Seat, c config.Config) string {
+func Home(s state.Seat, c config.Config) string {
 	if v := c.Env["CODEX_HOME"]; v != "" {
 		return v
 	}
@@ -58,7 +59,7 @@ var StatusLine = []string{"run-state", "thread-id", "context-used"}
 const AutoCompactOutOfReach = int64(1) << 60
 
 // HooksJSON is the hooks file pantty writes into the seat's CODEX_HOME.
-func HooksJSON(pantty string, s seat.Seat, activity bool) ([]byte, error) {
+func HooksJSON(pantty string, s state.Seat, activity bool) ([]byte, error) {
 	events := append([]string{}, HookEvents...)
 	if activity {
 		events = append(events, "PreToolUse", "PostToolUse")
@@ -75,13 +76,13 @@ func HooksJSON(pantty string, s seat.Seat, activity bool) ([]byte, error) {
 	return append(b, '\n'), err
 }
 
-func hookCommand(pantty string, s seat.Seat) string {
-	return seat.HookCommand(pantty, s, "--codex-hook")
+func hookCommand(pantty string, s state.Seat) string {
+	return launch.HookCommand(pantty, s, "--codex-hook")
 }
 
 // NotifyArgv is Codex's notify program for the seat: Codex appends one JSON
 // argument per finished turn (RunNotify).
-func NotifyArgv(pantty string, s seat.Seat) []string {
+func NotifyArgv(pantty string, s state.Seat) []string {
 	return []string{pantty, "--home", s.Home, "hook", "--seat", s.Name, "--codex-notify"}
 }
 
@@ -100,7 +101,7 @@ func NotifyArgv(pantty string, s seat.Seat) []string {
 //     without it Codex stops at a "Hooks need review" dialog.
 //
 // The person's own ~/.codex is never touched (Home is per seat).
-func PrepareHome(s seat.Seat, c config.Config, pantty string, a seat.Authority) error {
+func PrepareHome(s state.Seat, c config.Config, pantty string, a state.Authority) error {
 	home := Home(s, c)
 	if err := os.MkdirAll(home, 0o700); err != nil {
 		return fmt.Errorf("codex: CODEX_HOME: %w", err)
@@ -139,7 +140,7 @@ func PrepareHome(s seat.Seat, c config.Config, pantty string, a seat.Authority) 
 }
 
 // setConfig sets the keys a seat needs (see PrepareHome).
-func setConfig(cfg map[string]any, pantty string, s seat.Seat, c config.Config) {
+func setConfig(cfg map[string]any, pantty string, s state.Seat, c config.Config) {
 	cfg["notify"] = NotifyArgv(pantty, s)
 	cfg["model_auto_compact_token_limit"] = AutoCompactOutOfReach
 	cfg["check_for_update_on_startup"] = false
@@ -195,8 +196,8 @@ func writeFile(dir, name string, data []byte) error {
 }
 
 // harnessEnv is the environment the harness (and the trust step) runs with.
-func harnessEnv(s seat.Seat, c config.Config, home string) ([]string, error) {
-	env, err := seat.HarnessEnv(os.Environ(), s, c, map[string]string{"CODEX_HOME": home})
+func harnessEnv(s state.Seat, c config.Config, home string) ([]string, error) {
+	env, err := launch.HarnessEnv(os.Environ(), s, c, map[string]string{"CODEX_HOME": home})
 	if err != nil {
 		return nil, err
 	}

@@ -11,8 +11,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/hookrun"
+	"github.com/pantty/pantty/seat/hookwire"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // RunHook is `pantty hook --seat S --codex-hook`: what every Codex hook pantty
@@ -25,7 +26,7 @@ import (
 // Codex's own and is translated here (modelRequest). Like every hook it never
 // fails the harness's action because of pantty trouble.
 func RunHook(home, name string, stdin io.Reader, stdout, stderr io.Writer) int {
-	payload := seat.ReadHookPayload(stdin, stderr)
+	payload := hookwire.ReadHookPayload(stdin, stderr)
 	var m map[string]any
 	if json.Unmarshal(payload, &m) != nil {
 		return hookrun.Run(home, name, false, "", bytes.NewReader(payload), stdout, stderr)
@@ -36,7 +37,7 @@ func RunHook(home, name string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 	}
 	if m["hook_event_name"] == "PostModelRequest" {
-		s, err := seat.Existing(home, name)
+		s, err := state.Existing(home, name)
 		if err != nil {
 			fmt.Fprintf(stderr, "pantty hook: %v\n", err)
 			return 0
@@ -60,7 +61,7 @@ const ContextSource = "codex PostModelRequest token_usage.input_tokens (the requ
 //     on an API error (measured: 429 → "exceeded retry limit, last status: 429
 //     Too Many Requests", then the turn ended), the error classified so the
 //     driver can tell a provider refusal (a wait) from a failure.
-func modelRequest(s seat.Seat, m map[string]any, raw []byte, now time.Time, stderr io.Writer) {
+func modelRequest(s state.Seat, m map[string]any, raw []byte, now time.Time, stderr io.Writer) {
 	str := func(k string) string { v, _ := m[k].(string); return v }
 	if k := str("kind"); k != "" && k != "sampling" {
 		return // a compaction's summarisation request, not the turn's loop
@@ -78,17 +79,17 @@ func modelRequest(s seat.Seat, m map[string]any, raw []byte, now time.Time, stde
 		if in <= 0 {
 			return
 		}
-		kind = seat.EvContextReading
-		out = seat.ContextReadingPayload{SessionID: thread, TurnID: str("turn_id"), Occupancy: int(in),
+		kind = hookwire.EvContextReading
+		out = state.ContextReadingPayload{SessionID: thread, TurnID: str("turn_id"), Occupancy: int(in),
 			Window: ContextWindow(str("transcript_path")), Model: str("model"), Source: ContextSource}
 	case "failed":
-		kind = seat.EvStopFailure
+		kind = hookwire.EvStopFailure
 		msg := str("error")
 		errName := ClassifyError(msg)
 		if errName == ErrConnection {
 			// Codex keeps the turn running and reconnects by itself
 			// (measured): a failed request, not the turn's end.
-			kind = seat.EvRequestFailed
+			kind = hookwire.EvRequestFailed
 		}
 		out = map[string]string{"hook_event_name": kind, "session_id": thread, "prompt_id": str("turn_id"),
 			"error": errName, "last_assistant_message": msg, "cwd": str("cwd")}
@@ -97,7 +98,7 @@ func modelRequest(s seat.Seat, m map[string]any, raw []byte, now time.Time, stde
 	}
 	b, _ := json.Marshal(out)
 	note := map[string]string{"from": "codex PostModelRequest " + str("request_id")}
-	if kind != seat.EvContextReading {
+	if kind != hookwire.EvContextReading {
 		// Codex's own words for the failure, kept whole: what the error
 		// classification was made from (docs/codex.md, failure classes).
 		note["codex_payload"] = string(raw)
@@ -117,9 +118,9 @@ var codexStatusRE = regexp.MustCompile(`status:? (\d{3})\b`)
 
 // codexErrors maps Codex 0.171.0's own error words (its PostModelRequest
 // `error`, measured against the stand-in; docs/codex.md) onto the StopFailure
-// error values seat.ClassifyFailure knows. First match wins; the HTTP status,
+// error values hookwire.ClassifyFailure knows. First match wins; the HTTP status,
 // when the text has one, is matched as "status N".
-var codexErrors = seat.ErrorWords{
+var codexErrors = hookwire.ErrorWords{
 	{Words: []string{"connection failed", "error sending request", "stream disconnected"}, Name: ErrConnection},
 	{Words: []string{"status 401", "status 403", "invalid_api_key", "incorrect api key", "sign in again", "refresh token", "not logged in"}, Name: "authentication_failed"},
 	{Words: []string{"quota exceeded", "insufficient_quota", "status 402"}, Name: "billing_error"},
@@ -130,7 +131,7 @@ var codexErrors = seat.ErrorWords{
 }
 
 // ClassifyError names a failed request's error in the StopFailure vocabulary
-// the driver classifies (seat.ClassifyFailure): authentication_failed and
+// the driver classifies (hookwire.ClassifyFailure): authentication_failed and
 // connection_failed (means), billing_error, usage_limit and rate_limit
 // (provider refusals), overloaded and server_error (transient); anything else
 // is api_error (a failure of the turn).
@@ -165,7 +166,7 @@ const EvCodexNotify = "CodexNotify"
 // with session_id = thread-id and prompt_id = turn-id. Otherwise it is recorded
 // as CodexNotify only. It never fails Codex.
 func RunNotify(home, name, arg string, stderr io.Writer) int {
-	s, err := seat.Existing(home, name)
+	s, err := state.Existing(home, name)
 	if err != nil {
 		fmt.Fprintf(stderr, "pantty hook: %v\n", err)
 		return 0
@@ -178,15 +179,15 @@ func RunNotify(home, name, arg string, stderr io.Writer) int {
 		}
 		return 0
 	}
-	ups, _ := json.Marshal(map[string]string{"hook_event_name": seat.EvUserPromptSubmit, "session_id": n.Thread,
+	ups, _ := json.Marshal(map[string]string{"hook_event_name": hookwire.EvUserPromptSubmit, "session_id": n.Thread,
 		"prompt_id": n.Turn, "prompt": strings.Join(n.Input, "\n"), "cwd": n.Cwd})
-	stop, _ := json.Marshal(map[string]string{"hook_event_name": seat.EvStop, "session_id": n.Thread,
+	stop, _ := json.Marshal(map[string]string{"hook_event_name": hookwire.EvStop, "session_id": n.Thread,
 		"prompt_id": n.Turn, "last_assistant_message": n.Assistant, "cwd": n.Cwd})
 	note := map[string]string{"from": "codex notify (agent-turn-complete)"}
 	for _, e := range []struct {
 		kind string
 		b    []byte
-	}{{seat.EvUserPromptSubmit, ups}, {seat.EvStop, stop}} {
+	}{{hookwire.EvUserPromptSubmit, ups}, {hookwire.EvStop, stop}} {
 		if _, err := s.WriteEventNote(e.kind, e.b, note, now); err != nil {
 			fmt.Fprintf(stderr, "pantty hook: %v\n", err)
 		}
@@ -198,7 +199,7 @@ func RunNotify(home, name, arg string, stderr io.Writer) int {
 // seatThread reports whether thread is the seat's: the recorded session id, or,
 // before one is recorded, a thread with a rollout in the seat's CODEX_HOME
 // (Codex's title thread has none; measured).
-func seatThread(s seat.Seat, thread string) bool {
+func seatThread(s state.Seat, thread string) bool {
 	if thread == "" {
 		return false
 	}
@@ -215,7 +216,7 @@ func seatThread(s seat.Seat, thread string) bool {
 
 // stopSeen reports whether a Stop for this turn was already recorded (by the
 // Stop hook, which Codex runs before notify) in the last ten minutes.
-func stopSeen(s seat.Seat, turn string, now time.Time) bool {
+func stopSeen(s state.Seat, turn string, now time.Time) bool {
 	if turn == "" {
 		return false
 	}
@@ -223,13 +224,13 @@ func stopSeen(s seat.Seat, turn string, now time.Time) bool {
 		ents, _ := os.ReadDir(dir)
 		for i := len(ents) - 1; i >= 0; i-- {
 			name := ents[i].Name()
-			if !strings.HasSuffix(name, "-"+seat.EvStop+".json") {
+			if !strings.HasSuffix(name, "-"+hookwire.EvStop+".json") {
 				continue
 			}
-			if t, ok := seat.EventTime(name); ok && now.Sub(t) > 10*time.Minute {
+			if t, ok := state.EventTime(name); ok && now.Sub(t) > 10*time.Minute {
 				break // sorted by time: older ones cannot be this turn's
 			}
-			if ev, err := seat.ReadEvent(filepath.Join(dir, name)); err == nil && ev.Fields.PromptID == turn {
+			if ev, err := hookwire.ReadEvent(filepath.Join(dir, name)); err == nil && ev.Fields.PromptID == turn {
 				return true
 			}
 		}

@@ -7,8 +7,9 @@ import (
 
 	"github.com/pantty/pantty/harness/codex"
 	"github.com/pantty/pantty/internal/machine"
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/hookwire"
 	"github.com/pantty/pantty/seat/seattest"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // A failed request's error is named in the StopFailure vocabulary and then
@@ -35,7 +36,7 @@ func TestClassifyError(t *testing.T) {
 		if name != c.name {
 			t.Errorf("%q: named %s, want %s", c.msg, name, c.name)
 		}
-		if class, _ := seat.ClassifyFailure(name, c.msg); class != c.class {
+		if class, _ := hookwire.ClassifyFailure(name, c.msg); class != c.class {
 			t.Errorf("%q (%s): class %s, want %s", c.msg, name, class, c.class)
 		}
 	}
@@ -48,7 +49,7 @@ func TestNotifyFiltersTheTitleThreadAndHookEndedTurns(t *testing.T) {
 	t.Parallel()
 	h := seattest.New(t, "notify")
 	s := h.Seat()
-	if err := s.SessionFile().Write(seat.Session{Harness: "sim", ID: "01a237bc-dcb1-7042-8b96-e42ff21a4e27", Generation: 1}); err != nil {
+	if err := s.SessionFile().Write(state.Session{Harness: "sim", ID: "01a237bc-dcb1-7042-8b96-e42ff21a4e27", Generation: 1}); err != nil {
 		t.Fatal(err)
 	}
 	note := func(thread, turn string) string {
@@ -66,20 +67,20 @@ func TestNotifyFiltersTheTitleThreadAndHookEndedTurns(t *testing.T) {
 		return n
 	}
 	codex.RunNotify(h.Home, h.Name, note("01a237bd-04f8-7ed3-bb9a-3040b5d4c3f9", "t-title"), io.Discard)
-	if count(seat.EvStop) != 0 || count(codex.EvCodexNotify) != 1 {
+	if count(hookwire.EvStop) != 0 || count(codex.EvCodexNotify) != 1 {
 		t.Fatalf("the title thread's notify made a turn end")
 	}
 	codex.RunNotify(h.Home, h.Name, note("01a237bc-dcb1-7042-8b96-e42ff21a4e27", "t1"), io.Discard)
-	if count(seat.EvUserPromptSubmit) != 1 || count(seat.EvStop) != 1 {
+	if count(hookwire.EvUserPromptSubmit) != 1 || count(hookwire.EvStop) != 1 {
 		t.Fatalf("the seat's notify without a Stop hook: want UserPromptSubmit and Stop")
 	}
 	names, _ := s.PendingEvents()
-	ev, err := seat.ReadEvent(s.EventsDir() + "/" + names[len(names)-1])
-	if err != nil || ev.Kind != seat.EvStop || ev.Fields.PromptID != "t1" || ev.Fields.SessionID != "01a237bc-dcb1-7042-8b96-e42ff21a4e27" {
+	ev, err := hookwire.ReadEvent(s.EventsDir() + "/" + names[len(names)-1])
+	if err != nil || ev.Kind != hookwire.EvStop || ev.Fields.PromptID != "t1" || ev.Fields.SessionID != "01a237bc-dcb1-7042-8b96-e42ff21a4e27" {
 		t.Fatalf("Stop from notify: %+v %v", ev.Fields, err)
 	}
 	codex.RunNotify(h.Home, h.Name, note("01a237bc-dcb1-7042-8b96-e42ff21a4e27", "t1"), io.Discard)
-	if count(seat.EvStop) != 1 || count(codex.EvCodexNotify) != 2 {
+	if count(hookwire.EvStop) != 1 || count(codex.EvCodexNotify) != 2 {
 		t.Fatalf("a second notify for a turn that has its Stop must only be recorded")
 	}
 }

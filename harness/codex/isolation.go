@@ -11,7 +11,8 @@ import (
 	"time"
 
 	"github.com/pantty/pantty/internal/config"
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/launch"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // ProfileName is the permission profile pantty writes into the seat's
@@ -30,9 +31,9 @@ const probeTimeout = 20 * time.Second
 // sandboxed command then fails ("execvp codex-linux-sandbox").
 // seat.toml's permission_mode becomes Codex's --sandbox flag, which replaces a
 // permission profile, so a seat that sets it cannot be isolated by pantty.
-func (Adapter) ProbeIsolation(s seat.Seat, c config.Config, env map[string]string) (string, error) {
+func (Adapter) ProbeIsolation(s state.Seat, c config.Config, env map[string]string) (string, error) {
 	if s.Home == "" {
-		return "", seat.ErrPerSeat
+		return "", launch.ErrPerSeat
 	}
 	if c.PermissionMode != "" {
 		return "", fmt.Errorf("seat.toml permission_mode = %q passes --sandbox, which replaces pantty's permission profile", c.PermissionMode)
@@ -56,7 +57,7 @@ func (Adapter) ProbeIsolation(s seat.Seat, c config.Config, env map[string]strin
 
 // Secrets is Codex's credential file for the seat (auth.json in its
 // CODEX_HOME); with the default CODEX_HOME it is inside $PANTTY_HOME already.
-func (Adapter) Secrets(s seat.Seat, c config.Config) []string {
+func (Adapter) Secrets(s state.Seat, c config.Config) []string {
 	return []string{filepath.Join(Home(s, c), "auth.json")}
 }
 
@@ -66,7 +67,7 @@ func (Adapter) Secrets(s seat.Seat, c config.Config) []string {
 // and writing ("none"), every seat's drop directory denied and this seat's own
 // granted. A sandbox_mode key is removed while the profile is on: Codex uses
 // sandbox_mode instead of any profile when both are set.
-func setIsolation(cfg map[string]any, a seat.Authority) {
+func setIsolation(cfg map[string]any, a state.Authority) {
 	perms := table(cfg, "permissions")
 	if !a.On() {
 		if cfg["default_permissions"] == ProfileName {
@@ -93,7 +94,7 @@ func setIsolation(cfg map[string]any, a seat.Authority) {
 
 func binaryPath(c config.Config, env map[string]string) string {
 	bin := binary(c)
-	if p, err := seat.LookPathIn(env["PATH"], bin); err == nil && !strings.Contains(bin, "/") {
+	if p, err := launch.LookPathIn(env["PATH"], bin); err == nil && !strings.Contains(bin, "/") {
 		return p
 	}
 	return bin

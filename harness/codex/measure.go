@@ -8,7 +8,7 @@ import (
 
 	"github.com/pantty/pantty/harness"
 	"github.com/pantty/pantty/harness/codex/standin"
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/state"
 	"github.com/pantty/pantty/tmux"
 )
 
@@ -44,7 +44,7 @@ func (Adapter) Measure(spec harness.MeasureSpec) (harness.MeasureRig, error) {
 		// answering an unknown slash command, "Unrecognized command", took the
 		// text before the model). Shell side effects are checked by the run
 		// itself (files).
-		Detector: func(s seat.Seat) (harness.Detector, error) {
+		Detector: func(s state.Seat) (harness.Detector, error) {
 			return harness.StandinWatch{Version: harness.BuildOf("", bin, "--version"), // "codex-cli 0.171.0"
 				Dirs:      []string{s.EventsDir()},
 				Requests:  harness.StandinRows(api.Requests),
@@ -65,7 +65,7 @@ func (Adapter) Measure(spec harness.MeasureSpec) (harness.MeasureRig, error) {
 // newlines, which Codex skips), the box still holding the text (an unknown
 // command is not submitted), and that line the last thing above the box (so a
 // line left by an earlier input does not count). "" otherwise.
-func unrecognized(s seat.Seat, input string) string {
+func unrecognized(s state.Seat, input string) string {
 	name, _, _ := strings.Cut(strings.TrimLeft(input, "\n"), " ")
 	name, _, _ = strings.Cut(name, "\n")
 	if !strings.HasPrefix(name, "/") {

@@ -18,7 +18,7 @@ import (
 	"github.com/pantty/pantty/harness"
 	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/internal/guard"
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // DefaultBinary is the harness command when seat.toml names none: `gemini`,
@@ -66,13 +66,13 @@ func (Adapter) Argv(l harness.Launch) ([]string, error) {
 // not found (docs/gemini.md). It also wrote projects.json temp files into
 // HOME/.gemini despite GEMINI_CLI_HOME. The model's shell therefore sees the
 // seat's home, not the person's.
-func (Adapter) Env(s seat.Seat, c config.Config) map[string]string {
+func (Adapter) Env(s state.Seat, c config.Config) map[string]string {
 	return map[string]string{"GEMINI_CLI_HOME": Home(s, c), "HOME": Home(s, c)}
 }
 
 // SessionExists: Gemini writes the chat file when the session starts; a
 // resume needs one.
-func (Adapter) SessionExists(s seat.Seat, c config.Config, id string) (bool, error) {
+func (Adapter) SessionExists(s state.Seat, c config.Config, id string) (bool, error) {
 	if id == "" {
 		return false, nil
 	}
@@ -82,13 +82,13 @@ func (Adapter) SessionExists(s seat.Seat, c config.Config, id string) (bool, err
 
 // FindTurn looks in the chat files for the submission's prompt followed by a
 // reply of the model.
-func (Adapter) FindTurn(s seat.Seat, c config.Config, sessionID, msgID, nonce string) (bool, string, error) {
+func (Adapter) FindTurn(s state.Seat, c config.Config, sessionID, msgID, nonce string) (bool, string, error) {
 	return findSubmission(Home(s, c), sessionID, msgID, nonce, true)
 }
 
 // FindPrompt looks in the chat files for the submission's prompt, answered or
 // not (harness.Capabilities.FindPrompt).
-func (Adapter) FindPrompt(s seat.Seat, c config.Config, sessionID, msgID, nonce string) (bool, string, error) {
+func (Adapter) FindPrompt(s state.Seat, c config.Config, sessionID, msgID, nonce string) (bool, string, error) {
 	return findSubmission(Home(s, c), sessionID, msgID, nonce, false)
 }
 
@@ -251,13 +251,13 @@ func (Adapter) PasteSettle() config.Duration {
 // the end of a compression started at since: Gemini fires no hook after one
 // (measured), and records the history it kept with the summary as a user
 // message starting "<state_snapshot>".
-func (Adapter) CompactionDone(s seat.Seat, c config.Config, sessionID string, since time.Time) (bool, string, error) {
+func (Adapter) CompactionDone(s state.Seat, c config.Config, sessionID string, since time.Time) (bool, string, error) {
 	return CompressedSince(Home(s, c), sessionID, since)
 }
 
 // PrepareSeatHome (harness.Capabilities.PrepareSeatHome) runs PrepareHome and
 // says what it set.
-func (Adapter) PrepareSeatHome(s seat.Seat, c config.Config, pantty string) ([]string, error) {
+func (Adapter) PrepareSeatHome(s state.Seat, c config.Config, pantty string) ([]string, error) {
 	if err := PrepareHome(s, c, pantty); err != nil {
 		return nil, err
 	}

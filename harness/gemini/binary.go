@@ -1,6 +1,6 @@
 package gemini
 
-import "github.com/pantty/pantty/seat"
+import "github.com/pantty/pantty/seat/launch"
 
 // BinaryEnv names the real gemini binary for tests and measurements.
 const BinaryEnv = "PANTTY_GEMINI_BIN"
@@ -11,7 +11,7 @@ const Version = "0.61.0"
 
 // CachedBinary finds the real gemini command for tests and `pantty measure`:
 // $PANTTY_GEMINI_BIN, else the npm package's bin link scripts/test.sh
-// installs under the harness cache's gemini/ (seat.HarnessBinary).
+// installs under the harness cache's gemini/ (launch.HarnessBinary).
 func CachedBinary() (string, error) {
-	return seat.HarnessBinary("gemini", BinaryEnv, "gemini", "node_modules", ".bin", "gemini")
+	return launch.HarnessBinary("gemini", BinaryEnv, "gemini", "node_modules", ".bin", "gemini")
 }

@@ -5,7 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/internal/procid"
+	"github.com/pantty/pantty/seat/proc"
 )
 
 // TestTmuxServerDeathLeavesOneGemini: the real Gemini CLI runs as two node
@@ -24,7 +25,7 @@ func TestTmuxServerDeathLeavesOneGemini(t *testing.T) {
 	r.Send("before", "a first task")
 	r.Processed("before")
 	first := r.Session()
-	before := r.Seat().LaunchProcs()
+	before := proc.LaunchProcs(r.Seat())
 	t.Logf("first launch: %v", before)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	if err := r.Tmux().KillServer(ctx); err != nil {
@@ -40,9 +41,9 @@ func TestTmuxServerDeathLeavesOneGemini(t *testing.T) {
 	if sess := r.Session(); sess.ID != first.ID {
 		t.Fatalf("relaunched on session %s, want %s", sess.ID, first.ID)
 	}
-	var alive []seat.LaunchProc
+	var alive []proc.LaunchProc
 	for _, p := range before {
-		if _, err := seat.ProcStart(p.PID); err == nil {
+		if _, err := procid.Start(p.PID); err == nil {
 			alive = append(alive, p)
 		}
 	}
@@ -54,11 +55,11 @@ func TestTmuxServerDeathLeavesOneGemini(t *testing.T) {
 	if turns := r.Turns(); turns["before"] != 1 || turns["after"] != 1 {
 		t.Fatalf("model turns per message: %v, want before=1 after=1", turns)
 	}
-	now := r.Seat().LaunchProcs()
+	now := proc.LaunchProcs(r.Seat())
 	if res := r.Run("seat", "stop", r.Name); res.Code != 0 {
 		t.Fatalf("seat stop: %s", res)
 	}
-	if left := r.Seat().LaunchProcs(); len(left) > 0 {
+	if left := proc.LaunchProcs(r.Seat()); len(left) > 0 {
 		t.Fatalf("after seat stop (the launch was %v): still running %v", now, left)
 	}
 }

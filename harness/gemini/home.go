@@ -10,7 +10,9 @@ import (
 
 	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/internal/fsatomic"
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/hookwire"
+	"github.com/pantty/pantty/seat/launch"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // Home is the seat's GEMINI_CLI_HOME: seat.toml's env GEMINI_CLI_HOME when it
@@ -18,7 +20,7 @@ import (
 // 0.61.0 reads and writes HOME/.gemini there instead of ~/.gemini (settings,
 // chat files, its own state; measured 2026-12-04), so the person's own
 // ~/.gemini is never read or written by a seat.
-func Home(s seat.Seat, c config.Config) string {
+func Home(s state.Seat, c config.Config) string {
 	if v := c.Env["GEMINI_CLI_HOME"]; v != "" {
 		return v
 	}
@@ -56,7 +58,7 @@ const CompressionOutOfReach = 1.0
 // chosen (no sign-in dialog), folder trust off (no trust dialog), no update
 // check or usage statistics, the CLI's own compression out of reach, pasted
 // @ mentions escaped, and a refused connection not retried inside the turn.
-func PrepareHome(s seat.Seat, c config.Config, pantty string) error {
+func PrepareHome(s state.Seat, c config.Config, pantty string) error {
 	home := Home(s, c)
 	dir := filepath.Dir(SettingsPath(home))
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -72,7 +74,7 @@ func PrepareHome(s seat.Seat, c config.Config, pantty string) error {
 			return fmt.Errorf("gemini-cli: %s: %v (not overwritten; fix it by hand)", SettingsPath(home), err)
 		}
 	}
-	setSettings(cfg, seat.HookCommand(pantty, s, "--gemini-hook"))
+	setSettings(cfg, launch.HookCommand(pantty, s, "--gemini-hook"))
 	out, err := json.MarshalIndent(cfg, "", "  ")
 	if err != nil {
 		return err
@@ -84,12 +86,12 @@ func PrepareHome(s seat.Seat, c config.Config, pantty string) error {
 
 // setSettings sets the keys a seat needs (see PrepareHome).
 func setSettings(cfg map[string]any, hookCommand string) {
-	auth := seat.JSONObject(seat.JSONObject(cfg, "security"), "auth")
+	auth := hookwire.JSONObject(hookwire.JSONObject(cfg, "security"), "auth")
 	if _, ok := auth["selectedType"]; !ok {
 		auth["selectedType"] = "gemini-api-key"
 	}
-	seat.JSONObject(seat.JSONObject(cfg, "security"), "folderTrust")["enabled"] = false
-	general := seat.JSONObject(cfg, "general")
+	hookwire.JSONObject(hookwire.JSONObject(cfg, "security"), "folderTrust")["enabled"] = false
+	general := hookwire.JSONObject(cfg, "general")
 	general["enableAutoUpdate"] = false
 	general["enableAutoUpdateNotification"] = false
 	// A refused connection ends the turn with its error in the chat file
@@ -98,12 +100,12 @@ func setSettings(cfg map[string]any, hookCommand string) {
 	// 2026-12-04). A 429 or a 5xx is still retried by the CLI: neither
 	// general.maxAttempts = 1 nor a pinned model stopped that (measured).
 	general["retryFetchErrors"] = false
-	seat.JSONObject(cfg, "privacy")["usageStatisticsEnabled"] = false
+	hookwire.JSONObject(cfg, "privacy")["usageStatisticsEnabled"] = false
 	// Board text arrives by paste: Gemini's own switch escapes the @ of a
 	// pasted mention, so "@path" in board text is text, not a file read (nor,
 	// outside the workspace, a modal that holds the turn; measured).
-	seat.JSONObject(cfg, "ui")["escapePastedAtSymbols"] = true
-	seat.JSONObject(cfg, "model")["compressionThreshold"] = CompressionOutOfReach
+	hookwire.JSONObject(cfg, "ui")["escapePastedAtSymbols"] = true
+	hookwire.JSONObject(cfg, "model")["compressionThreshold"] = CompressionOutOfReach
 	hooks := map[string]any{}
 	for _, ev := range HookEvents {
 		hooks[ev] = []any{map[string]any{"hooks": []any{map[string]any{"type": "command", "command": hookCommand}}}}

@@ -14,8 +14,9 @@ import (
 	"time"
 
 	"github.com/pantty/pantty/internal/fsatomic"
-	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/hookrun"
+	"github.com/pantty/pantty/seat/hookwire"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // RunHook is `pantty hook --seat S --gemini-hook`: what every Gemini CLI hook
@@ -44,12 +45,12 @@ import (
 // instead of giving it to the model. Like every hook it never fails Gemini
 // because of pantty trouble.
 func RunHook(home, name string, stdin io.Reader, stdout, stderr io.Writer) int {
-	payload := seat.ReadHookPayload(stdin, stderr)
+	payload := hookwire.ReadHookPayload(stdin, stderr)
 	var p payloadFields
 	if json.Unmarshal(payload, &p) != nil {
 		return hookrun.Run(home, name, false, "", bytes.NewReader(payload), io.Discard, stderr)
 	}
-	s, err := seat.Existing(home, name)
+	s, err := state.Existing(home, name)
 	if err != nil {
 		fmt.Fprintf(stderr, "pantty hook: %v\n", err)
 		return 0
@@ -60,24 +61,24 @@ func RunHook(home, name string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return h.pass(payload, stdout)
 	case "BeforeAgent":
 		h.reinject(stdout)
-		return h.forward(map[string]any{"hook_event_name": seat.EvUserPromptSubmit, "prompt": p.Prompt}, io.Discard)
+		return h.forward(map[string]any{"hook_event_name": hookwire.EvUserPromptSubmit, "prompt": p.Prompt}, io.Discard)
 	case "AfterAgent":
 		msgs := h.history()
 		h.reading(msgs)
 		if errText := h.turnError(msgs); errText != "" {
-			return h.forward(map[string]any{"hook_event_name": seat.EvStopFailure, "error": ClassifyError(errText),
+			return h.forward(map[string]any{"hook_event_name": hookwire.EvStopFailure, "error": ClassifyError(errText),
 				"last_assistant_message": errText}, io.Discard)
 		}
 		reply := lastReply(msgs, p.Prompt)
 		if reply == "" {
 			reply = p.Response // the chat file could not be read, or holds no reply text
 		}
-		return h.forward(map[string]any{"hook_event_name": seat.EvStop, "prompt": p.Prompt,
+		return h.forward(map[string]any{"hook_event_name": hookwire.EvStop, "prompt": p.Prompt,
 			"last_assistant_message": reply, "stop_hook_active": p.StopHookActive}, io.Discard)
 	case "PreCompress":
 		h.pendingCompress(p.Trigger)
 		if p.Trigger == "manual" {
-			return h.forward(map[string]any{"hook_event_name": seat.EvPreCompact, "trigger": "manual"}, io.Discard)
+			return h.forward(map[string]any{"hook_event_name": hookwire.EvPreCompact, "trigger": "manual"}, io.Discard)
 		}
 		return 0
 	}
@@ -101,7 +102,7 @@ type payloadFields struct {
 // hookRun is one run of the hook: the seat and the payload.
 type hookRun struct {
 	home, name string
-	s          seat.Seat
+	s          state.Seat
 	p          payloadFields
 	stderr     io.Writer
 }
@@ -190,11 +191,11 @@ func (h hookRun) reinject(stdout io.Writer) {
 		return
 	}
 	if pc.Trigger != "manual" {
-		h.forward(map[string]any{"hook_event_name": seat.EvPreCompact, "trigger": pc.Trigger}, io.Discard)
-		h.forward(map[string]any{"hook_event_name": seat.EvPostCompact, "trigger": pc.Trigger, "compact_summary": where}, io.Discard)
+		h.forward(map[string]any{"hook_event_name": hookwire.EvPreCompact, "trigger": pc.Trigger}, io.Discard)
+		h.forward(map[string]any{"hook_event_name": hookwire.EvPostCompact, "trigger": pc.Trigger, "compact_summary": where}, io.Discard)
 	}
 	var out bytes.Buffer
-	h.forward(map[string]any{"hook_event_name": seat.EvSessionStart, "source": "compact"}, &out)
+	h.forward(map[string]any{"hook_event_name": hookwire.EvSessionStart, "source": "compact"}, &out)
 	writeContext(stdout, "BeforeAgent", out.String())
 }
 
@@ -227,9 +228,9 @@ func (h hookRun) reading(msgs []message) {
 	if in <= 0 {
 		return
 	}
-	b, _ := json.Marshal(seat.ContextReadingPayload{SessionID: h.p.SessionID, TurnID: promptID(h.p.SessionID, h.p.Prompt),
+	b, _ := json.Marshal(state.ContextReadingPayload{SessionID: h.p.SessionID, TurnID: promptID(h.p.SessionID, h.p.Prompt),
 		Occupancy: in, Window: Window, Model: model, Source: ContextSource})
-	if _, err := h.s.WriteEventNote(seat.EvContextReading, b, map[string]string{"from": "gemini AfterAgent"}, time.Now()); err != nil {
+	if _, err := h.s.WriteEventNote(hookwire.EvContextReading, b, map[string]string{"from": "gemini AfterAgent"}, time.Now()); err != nil {
 		fmt.Fprintf(h.stderr, "pantty hook: %v\n", err)
 	}
 }
@@ -255,8 +256,8 @@ func (h hookRun) turnError(msgs []message) string {
 var apiStatusRE = regexp.MustCompile(`"code":\s*(\d{3})\b`)
 
 // geminiErrors maps Gemini CLI 0.61.0's error line onto the StopFailure
-// error values seat.ClassifyFailure knows (docs/gemini.md, failure classes).
-var geminiErrors = seat.ErrorWords{
+// error values hookwire.ClassifyFailure knows (docs/gemini.md, failure classes).
+var geminiErrors = hookwire.ErrorWords{
 	{Words: []string{"fetch failed", "econnrefused", "enotfound", "connection refused", "etimedout"}, Name: "connection_failed"},
 	{Words: []string{"status 401", "status 403", "unauthenticated", "permission_denied", "api key not valid"}, Name: "authentication_failed"},
 	{Words: []string{"billing", "status 402"}, Name: "billing_error"},
@@ -266,7 +267,7 @@ var geminiErrors = seat.ErrorWords{
 }
 
 // ClassifyError names the error of an error line in the StopFailure
-// vocabulary (seat.ClassifyFailure); the HTTP status in its JSON counts as
+// vocabulary (hookwire.ClassifyFailure); the HTTP status in its JSON counts as
 // "status N".
 func ClassifyError(line string) string {
 	if m := apiStatusRE.FindStringSubmatch(line); m != nil {

@@ -12,12 +12,14 @@ import (
 
 	"github.com/pantty/pantty/harness"
 	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/hookwire"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // hookSeat is a real seat directory whose GEMINI_CLI_HOME is a copy of the
 // recorded one in testdata (session 3adbe5ce-…), for RunHook to translate
 // hook payloads against.
-func hookSeat(t *testing.T) seat.Seat {
+func hookSeat(t *testing.T) state.Seat {
 	t.Helper()
 	harness.Register(Adapter{})
 	root := t.TempDir()
@@ -29,14 +31,14 @@ func hookSeat(t *testing.T) seat.Seat {
 	if err := os.MkdirAll(work, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	s, err := seat.Open(filepath.Join(root, "pantty"), "g1")
+	s, err := state.Open(filepath.Join(root, "pantty"), "g1")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := seat.InitConfig(s, "gemini-cli", work, map[string]string{"GEMINI_CLI_HOME": home}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.SessionFile().Write(seat.Session{Harness: "gemini-cli", ID: recorded}); err != nil {
+	if err := s.SessionFile().Write(state.Session{Harness: "gemini-cli", ID: recorded}); err != nil {
 		t.Fatal(err)
 	}
 	return s
@@ -44,7 +46,7 @@ func hookSeat(t *testing.T) seat.Seat {
 
 // hook runs RunHook on one payload and returns what it printed and the
 // events it recorded since the last call (and marks them seen).
-func hook(t *testing.T, s seat.Seat, payload map[string]any) (string, []seat.Event) {
+func hook(t *testing.T, s state.Seat, payload map[string]any) (string, []hookwire.Event) {
 	t.Helper()
 	payload["session_id"] = recorded
 	b, _ := json.Marshal(payload)
@@ -56,9 +58,9 @@ func hook(t *testing.T, s seat.Seat, payload map[string]any) (string, []seat.Eve
 	if err != nil {
 		t.Fatal(err)
 	}
-	var evs []seat.Event
+	var evs []hookwire.Event
 	for _, n := range names {
-		ev, err := seat.ReadEvent(filepath.Join(s.EventsDir(), n))
+		ev, err := hookwire.ReadEvent(filepath.Join(s.EventsDir(), n))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -70,7 +72,7 @@ func hook(t *testing.T, s seat.Seat, payload map[string]any) (string, []seat.Eve
 	return out.String(), evs
 }
 
-func kinds(evs []seat.Event) string {
+func kinds(evs []hookwire.Event) string {
 	var k []string
 	for _, ev := range evs {
 		k = append(k, ev.Kind)
@@ -85,24 +87,24 @@ func TestHookTranslatesATurn(t *testing.T) {
 	s := hookSeat(t)
 	prompt := "[pantty] msg=m11 nonce=0123456789ab mentions=0\n<<<pantty-0123456789ab\nhello from the board\npantty-0123456789ab>>>"
 	out, evs := hook(t, s, map[string]any{"hook_event_name": "BeforeAgent", "prompt": prompt})
-	if out != "" || kinds(evs) != seat.EvUserPromptSubmit || evs[0].Fields.Prompt != prompt || evs[0].Fields.PromptID != promptID(recorded, prompt) {
+	if out != "" || kinds(evs) != hookwire.EvUserPromptSubmit || evs[0].Fields.Prompt != prompt || evs[0].Fields.PromptID != promptID(recorded, prompt) {
 		t.Fatalf("BeforeAgent: printed %q, events %s %+v", out, kinds(evs), evs)
 	}
 	// The reply is the chat file's (its recorded turn's gemini message), not
 	// the payload's prompt_response, which repeats chunks of a streamed reply.
 	out, evs = hook(t, s, map[string]any{"hook_event_name": "AfterAgent", "prompt": prompt, "prompt_response": "standin received: … garbled"})
-	if out != "" || kinds(evs) != seat.EvContextReading+" "+seat.EvStop || evs[1].Fields.PromptID != promptID(recorded, prompt) ||
+	if out != "" || kinds(evs) != hookwire.EvContextReading+" "+hookwire.EvStop || evs[1].Fields.PromptID != promptID(recorded, prompt) ||
 		evs[1].Fields.LastAssistantMessage != "standin received: [pantty] msg=m11 nonce=0123456789ab mentions=0" {
 		t.Fatalf("AfterAgent: printed %q, events %s %+v", out, kinds(evs), evs)
 	}
-	var r seat.ContextReadingPayload
+	var r state.ContextReadingPayload
 	if err := json.Unmarshal(evs[0].Payload, &r); err != nil || r.Occupancy != 12698 || r.Window != Window {
 		t.Fatalf("context reading %+v %v", r, err)
 	}
 	failed := "[pantty] msg=m12 nonce=ba9876543210 mentions=0\n<<<pantty-ba9876543210\nthis one fails [standin:error=401]\npantty-ba9876543210>>>"
 	_, evs = hook(t, s, map[string]any{"hook_event_name": "AfterAgent", "prompt": failed, "prompt_response": NoResponse})
 	last := evs[len(evs)-1]
-	if last.Kind != seat.EvStopFailure || last.Fields.Error != "authentication_failed" || !strings.Contains(last.Fields.LastAssistantMessage, `"code":401`) {
+	if last.Kind != hookwire.EvStopFailure || last.Fields.Error != "authentication_failed" || !strings.Contains(last.Fields.LastAssistantMessage, `"code":401`) {
 		t.Fatalf("AfterAgent of a failed turn: %s %+v", kinds(evs), last.Fields)
 	}
 }
@@ -116,7 +118,7 @@ func TestHookReinjectsAfterACompression(t *testing.T) {
 	if _, evs := hook(t, s, map[string]any{"hook_event_name": "PreCompress", "trigger": "auto"}); len(evs) != 0 {
 		t.Fatalf("PreCompress auto recorded %s", kinds(evs))
 	}
-	if _, evs := hook(t, s, map[string]any{"hook_event_name": "PreCompress", "trigger": "manual"}); kinds(evs) != seat.EvPreCompact {
+	if _, evs := hook(t, s, map[string]any{"hook_event_name": "PreCompress", "trigger": "manual"}); kinds(evs) != hookwire.EvPreCompact {
 		t.Fatalf("PreCompress manual: %s", kinds(evs))
 	}
 	// The recorded /compress ran at 05:14:16.992; its PreCompress is dated
@@ -127,7 +129,7 @@ func TestHookReinjectsAfterACompression(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, evs := hook(t, s, map[string]any{"hook_event_name": "BeforeAgent", "prompt": "next turn"})
-	if kinds(evs) != seat.EvSessionStart+" "+seat.EvUserPromptSubmit || evs[0].Fields.Source != "compact" || evs[0].Pantty["injected_hash"] == "" {
+	if kinds(evs) != hookwire.EvSessionStart+" "+hookwire.EvUserPromptSubmit || evs[0].Fields.Source != "compact" || evs[0].Pantty["injected_hash"] == "" {
 		t.Fatalf("BeforeAgent after a compression: %s %+v", kinds(evs), evs)
 	}
 	var raw map[string]map[string]string
@@ -139,7 +141,7 @@ func TestHookReinjectsAfterACompression(t *testing.T) {
 		t.Fatal("the pending compression was not settled")
 	}
 	// Settled: the turn after that injects nothing.
-	if out, evs := hook(t, s, map[string]any{"hook_event_name": "BeforeAgent", "prompt": "and the next"}); out != "" || kinds(evs) != seat.EvUserPromptSubmit {
+	if out, evs := hook(t, s, map[string]any{"hook_event_name": "BeforeAgent", "prompt": "and the next"}); out != "" || kinds(evs) != hookwire.EvUserPromptSubmit {
 		t.Fatalf("a second turn: printed %q, events %s", out, kinds(evs))
 	}
 }

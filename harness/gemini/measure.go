@@ -3,7 +3,7 @@ package gemini
 import (
 	"github.com/pantty/pantty/harness"
 	"github.com/pantty/pantty/harness/gemini/standin"
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // MeasureControl is the destructive control for Gemini CLI: /compress
@@ -28,7 +28,7 @@ func (Adapter) Measure(spec harness.MeasureSpec) (harness.MeasureRig, error) {
 		// The detector reads the stand-in's log: a turn request that carried
 		// the input reached the model; summary requests are a compression
 		// that ran without a model turn.
-		Detector: func(s seat.Seat) (harness.Detector, error) {
+		Detector: func(s state.Seat) (harness.Detector, error) {
 			return harness.StandinWatch{Version: harness.BuildOf("gemini-cli", bin, "--version"), // "gemini-cli 0.61.0"
 				Dirs:      []string{s.EventsDir()},
 				Requests:  harness.StandinRows(api.Requests),

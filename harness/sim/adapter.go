@@ -14,7 +14,9 @@ import (
 	"github.com/pantty/pantty/harness"
 	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/internal/guard"
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/hookwire"
+	"github.com/pantty/pantty/seat/panetext"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // Adapter drives the simulator as a resident seat. It mirrors the Claude Code
@@ -37,23 +39,23 @@ func (Adapter) Argv(l harness.Launch) ([]string, error) {
 }
 
 // Env points the simulator's records into the seat's harness/ directory.
-func (Adapter) Env(s seat.Seat, c config.Config) map[string]string {
+func (Adapter) Env(s state.Seat, c config.Config) map[string]string {
 	return map[string]string{"PANTTY_SIM_STATE": stateDir(s, c)}
 }
 
-func stateDir(s seat.Seat, c config.Config) string {
+func stateDir(s state.Seat, c config.Config) string {
 	if v := c.Env["PANTTY_SIM_STATE"]; v != "" {
 		return v
 	}
 	return s.HarnessDir()
 }
 
-func transcriptPath(s seat.Seat, c config.Config, id string) string {
+func transcriptPath(s state.Seat, c config.Config, id string) string {
 	return filepath.Join(stateDir(s, c), "sessions", id+".jsonl")
 }
 
 // SessionExists: the simulator's session record is its transcript file.
-func (Adapter) SessionExists(s seat.Seat, c config.Config, id string) (bool, error) {
+func (Adapter) SessionExists(s state.Seat, c config.Config, id string) (bool, error) {
 	_, err := os.Stat(transcriptPath(s, c, id))
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, nil
@@ -63,13 +65,13 @@ func (Adapter) SessionExists(s seat.Seat, c config.Config, id string) (bool, err
 
 // FindTurn scans the transcript for the user row carrying the guard header of
 // this submission followed by an assistant row of the same prompt.
-func (Adapter) FindTurn(s seat.Seat, c config.Config, sessionID, msgID, nonce string) (bool, string, error) {
+func (Adapter) FindTurn(s state.Seat, c config.Config, sessionID, msgID, nonce string) (bool, string, error) {
 	return scanTranscript(transcriptPath(s, c, sessionID), msgID, nonce, false)
 }
 
 // FindPrompt scans the transcript for the user row carrying the guard header of
 // this submission, answered or not (harness.Capabilities.FindPrompt).
-func (Adapter) FindPrompt(s seat.Seat, c config.Config, sessionID, msgID, nonce string) (bool, string, error) {
+func (Adapter) FindPrompt(s state.Seat, c config.Config, sessionID, msgID, nonce string) (bool, string, error) {
 	return scanTranscript(transcriptPath(s, c, sessionID), msgID, nonce, true)
 }
 
@@ -148,11 +150,11 @@ const simPlaceholder = "Resend your message to try again"
 // Composer reads the simulator's input box: the lines between the last two
 // horizontal rules, without their "> " / "  " prefixes.
 func (Adapter) Composer(screen string) (string, bool) {
-	box, ok := seat.BetweenLastRules(screen, seat.IsRule)
+	box, ok := panetext.BetweenLastRules(screen, panetext.IsRule)
 	if !ok {
 		return "", false
 	}
-	text := strings.TrimSpace(seat.BoxText(box, ">"))
+	text := strings.TrimSpace(panetext.BoxText(box, ">"))
 	if text == simPlaceholder {
 		return "", true
 	}
@@ -165,14 +167,14 @@ func (Adapter) Composer(screen string) (string, bool) {
 // line scrolled away (a long board message's paste read as a dialog, and
 // its Enter was held). Before it ("  Starting…") the simulator takes no keys.
 func (Adapter) InputReady(screen string) bool {
-	box, ok := seat.BetweenLastRules(screen, seat.IsRule)
+	box, ok := panetext.BetweenLastRules(screen, panetext.IsRule)
 	return ok && len(box) > 0 && (strings.HasPrefix(box[0], ">") || strings.HasPrefix(box[0], hiddenLines))
 }
 
 // CommandAnswer (harness.Capabilities.CommandAnswer) reads a command's output from the
 // simulator's transcript, which records it in Claude Code's form.
-func (Adapter) CommandAnswer(s seat.Seat, c config.Config, sessionID string, cmd guard.Command, since time.Time) (string, bool, error) {
-	return seat.LocalCommandAnswer(transcriptPath(s, c, sessionID), cmd.Name(), since)
+func (Adapter) CommandAnswer(s state.Seat, c config.Config, sessionID string, cmd guard.Command, since time.Time) (string, bool, error) {
+	return hookwire.LocalCommandAnswer(transcriptPath(s, c, sessionID), cmd.Name(), since)
 }
 
 // Caps lists what the simulator can do beyond the required methods.

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/pantty/pantty/harness"
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // Measure makes the simulator measurable. spec.Sigils, when set, configures
@@ -30,7 +30,7 @@ func (Adapter) Measure(spec harness.MeasureSpec) (harness.MeasureRig, error) {
 	}
 	return harness.MeasureRig{Harness: Adapter{}.Name(), Env: env, Control: control, Command: spec.Bin,
 		Slow: func(d time.Duration) string { return fmt.Sprintf("[sim:slow=%s]", d) },
-		Detector: func(s seat.Seat) (harness.Detector, error) {
+		Detector: func(s state.Seat) (harness.Detector, error) {
 			return measureDetector{log: filepath.Join(s.HarnessDir(), "requests.jsonl"), dir: s.HarnessDir()}, nil
 		}}, nil
 }

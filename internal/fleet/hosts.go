@@ -18,7 +18,7 @@ import (
 
 	"github.com/pantty/pantty/internal/fsafe"
 	"github.com/pantty/pantty/internal/fsatomic"
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // Local is the name the state root of this machine has in a fleet listing; a
@@ -96,8 +96,8 @@ func Load(home string) ([]Host, error) {
 // validate checks one table: a name by seat names' rules, a destination ssh
 // cannot take for an option.
 func (h Host) validate() error {
-	if err := seat.ValidateNameOf("host", h.Name); err != nil {
-		return fmt.Errorf("[hosts.%s]: %v", h.Name, strings.TrimPrefix(err.Error(), seat.ErrBadInput.Error()+": "))
+	if err := state.ValidateNameOf("host", h.Name); err != nil {
+		return fmt.Errorf("[hosts.%s]: %v", h.Name, strings.TrimPrefix(err.Error(), state.ErrBadInput.Error()+": "))
 	}
 	switch {
 	case h.Name == Local:
@@ -145,10 +145,10 @@ func SplitTarget(name string) (host, seatName string, err error) {
 	if !ok {
 		return "", name, nil
 	}
-	if err := seat.ValidateNameOf("host", host); err != nil {
+	if err := state.ValidateNameOf("host", host); err != nil {
 		return "", "", err
 	}
-	if err := seat.ValidateName(seatName); err != nil {
+	if err := state.ValidateName(seatName); err != nil {
 		return "", "", err
 	}
 	return host, seatName, nil

@@ -31,6 +31,14 @@ const driver = "seat/driver"
 
 var driverUsers = []string{"cmd/pantty"}
 
+// lifecycle is the package that starts, stops and owns seats. readers derive
+// what they say from the records in seat/state and may not import it (nor the
+// driver): a reader that could call seat.Start or take the owner lock would be
+// one edit away from changing what it reports on.
+const lifecycle = "seat"
+
+var readers = []string{"seat/telemetry", "seat/feed", "seat/gates"}
+
 func TestImportsRunDownTheLayers(t *testing.T) {
 	root := moduleRoot(t)
 	layer := readLayers(t, filepath.Join(root, "docs", "architecture.md"))
@@ -51,6 +59,9 @@ func TestImportsRunDownTheLayers(t *testing.T) {
 			}
 			if contains(adapters, imp) && !contains(adapterUsers, pkg) {
 				t.Errorf("%s imports the adapter %s: only %v may (adapters register through harness/all)", pkg, imp, adapterUsers)
+			}
+			if imp == lifecycle && contains(readers, pkg) {
+				t.Errorf("%s imports the lifecycle package %s: readers read the seat's records (seat/state), never start, stop or own a seat", pkg, imp)
 			}
 			if imp == driver && !contains(driverUsers, pkg) {
 				t.Errorf("%s imports the driver %s: only %v may (readers read the seat's records, never the loop)", pkg, imp, driverUsers)

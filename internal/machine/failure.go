@@ -1,13 +1,13 @@
 package machine
 
 // Class is whose problem a failed turn is, read from the harness's own
-// words (seat.ClassifyFailure). It decides what becomes of the message, so
+// words (hookwire.ClassifyFailure). It decides what becomes of the message, so
 // an outage of the seat's means or of its provider never fails board work.
 // It is the one spelling of a class: the classifier returns it, AfterFailure
 // decides on it, and the records store its string form (heartbeat.toml's
 // fault, health.toml's and recover's report's class), so the values are the
 // file format. A new class is one constant here and its case in AfterFailure,
-// plus the words that mean it in seat.ClassifyFailure's table.
+// plus the words that mean it in hookwire.ClassifyFailure's table.
 type Class string
 
 // The failure classes.

@@ -17,7 +17,7 @@ import (
 )
 
 // Reader reads a state file's bytes: the caller's bounded, link-refusing read
-// (seat.ReadRegular applies the limits table of docs/state.md). A missing
+// (state.ReadRegular applies the limits table of docs/state.md). A missing
 // file is returned wrapping fs.ErrNotExist.
 type Reader func(path string) ([]byte, error)
 

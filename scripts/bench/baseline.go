@@ -8,7 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/hookwire"
+	"github.com/pantty/pantty/seat/state"
 	"github.com/pantty/pantty/tmux"
 )
 
@@ -20,7 +21,7 @@ import (
 type baseSim struct {
 	tm   *tmux.Client
 	pane string
-	s    seat.Seat
+	s    state.Seat
 	w    *watcher
 }
 
@@ -42,7 +43,7 @@ func (b *bench) startBaseSim(name string) (*baseSim, error) {
 	if err := s.Ensure(); err != nil {
 		return nil, err
 	}
-	settings, err := seat.ClaudeSettings(b.pantty, s, false, seat.Authority{})
+	settings, err := hookwire.ClaudeSettings(b.pantty, s, false, state.Authority{})
 	if err != nil {
 		return nil, err
 	}
@@ -63,14 +64,14 @@ func (b *bench) startBaseSim(name string) (*baseSim, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	p, err := tm.NewSession(ctx, tmux.NewSessionOpts{Name: name, Dir: work, Width: 200, Height: 50, Env: env,
-		Argv: []string{b.pantty, "sim", "--settings", s.SettingsPath(), "--session-id", seat.NewSessionID()}})
+		Argv: []string{b.pantty, "sim", "--settings", s.SettingsPath(), "--session-id", state.NewSessionID()}})
 	if err != nil {
 		w.close()
 		return nil, err
 	}
 	bs := &baseSim{tm: tm, pane: p.ID, s: s, w: w}
 	err = w.until("the baseline simulator's SessionStart", 15*time.Second, func() bool {
-		_, _, ok := w.event(seat.EvSessionStart, func(seat.Event) bool { return true })
+		_, _, ok := w.event(hookwire.EvSessionStart, func(hookwire.Event) bool { return true })
 		return ok
 	})
 	if err != nil {

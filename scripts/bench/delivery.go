@@ -8,7 +8,7 @@ import (
 
 	"github.com/pantty/pantty/internal/guard"
 	"github.com/pantty/pantty/internal/inbox"
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/hookwire"
 )
 
 // settle is the quiet left after a turn before the next measurement, so each
@@ -60,7 +60,7 @@ func (b *bench) delivery() error {
 		if err := w.until("message "+id+" final", 30*time.Second, func() bool { _, ok := w.final(id); return ok }); err != nil {
 			return fmt.Errorf("%v\ndriver.log:\n%s", err, readFile(rs.s.DriverLogPath()))
 		}
-		_, tUPS, ok := w.event(seat.EvUserPromptSubmit, promptFor(id))
+		_, tUPS, ok := w.event(hookwire.EvUserPromptSubmit, promptFor(id))
 		if !ok {
 			return fmt.Errorf("no UserPromptSubmit evidence for %s", id)
 		}
@@ -76,7 +76,7 @@ func (b *bench) delivery() error {
 		if st.State != inbox.StateProcessed {
 			return fmt.Errorf("message %s ended %s (%s %s)", id, st.State, st.Reason, st.Detail)
 		}
-		if _, tStop, ok := w.event(seat.EvStop, stopFor(st.PromptID)); ok {
+		if _, tStop, ok := w.event(hookwire.EvStop, stopFor(st.PromptID)); ok {
 			tFinal, _ := w.final(id)
 			idleEnd = append(idleEnd, tFinal.Sub(tStop))
 		}
@@ -94,12 +94,12 @@ func (b *bench) delivery() error {
 			return fmt.Errorf("baseline %s: %v", bid, err)
 		}
 		if err := base.w.until("baseline evidence for "+bid, 10*time.Second, func() bool {
-			_, _, ok := base.w.event(seat.EvUserPromptSubmit, promptFor(bid))
+			_, _, ok := base.w.event(hookwire.EvUserPromptSubmit, promptFor(bid))
 			return ok
 		}); err != nil {
 			return err
 		}
-		_, tB, _ := base.w.event(seat.EvUserPromptSubmit, promptFor(bid))
+		_, tB, _ := base.w.event(hookwire.EvUserPromptSubmit, promptFor(bid))
 		baseline = append(baseline, tB.Sub(start))
 		baseDone = append(baseDone, polls[len(polls)-1].at.Sub(start))
 		time.Sleep(settle)

@@ -15,6 +15,8 @@ import (
 	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/scripts/bench/synth"
 	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/proc"
+	"github.com/pantty/pantty/seat/state"
 	"github.com/pantty/pantty/tmux"
 )
 
@@ -178,12 +180,12 @@ func (b *bench) runBin(bin string, env []string, stdin string, args ...string) r
 // realSeat is a seat with a real driver and the simulator in real tmux.
 type realSeat struct {
 	home, socket, name string
-	s                  seat.Seat
+	s                  state.Seat
 }
 
 // newRealSeat writes seat.toml for a simulated seat with the fast timings.
 func (b *bench) newRealSeat(home, socket, name string) (*realSeat, error) {
-	s, err := seat.Open(home, name)
+	s, err := state.Open(home, name)
 	if err != nil {
 		return nil, err
 	}
@@ -225,7 +227,7 @@ func (rs *realSeat) driverPID() (int, error) {
 // kills the tmux servers it created (each by its own socket).
 func (b *bench) cleanup(keep bool) {
 	for _, st := range b.started {
-		s, err := seat.Open(st.home, st.name)
+		s, err := state.Open(st.home, st.name)
 		if err != nil {
 			continue
 		}
@@ -236,7 +238,7 @@ func (b *bench) cleanup(keep bool) {
 			}
 		}
 		if sess, err := s.SessionFile().Read(); err == nil && sess.PanePID > 0 {
-			seat.KillGroup(sess.PanePID)
+			proc.KillGroup(sess.PanePID)
 		}
 	}
 	b.started = nil

@@ -8,7 +8,9 @@ import (
 	"time"
 
 	"github.com/pantty/pantty/internal/guard"
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/hookwire"
+	"github.com/pantty/pantty/seat/launch"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // hookCost measures `pantty hook` per call, the way the harness runs it (the
@@ -22,7 +24,7 @@ func (b *bench) hookCost() error {
 		return err
 	}
 	s := rs.s
-	sid := seat.NewSessionID()
+	sid := state.NewSessionID()
 	sub, err := guard.Guard(guard.Message{ID: "h-1", From: "alice", Board: "main", Text: strings.Repeat("please review the change in pkg/x and report ", 10)}, guard.DefaultDispatchFacts)
 	if err != nil {
 		return err
@@ -39,8 +41,8 @@ func (b *bench) hookCost() error {
 		data, _ := json.Marshal(p)
 		return string(data)
 	}
-	ups := payload(seat.EvUserPromptSubmit, map[string]any{"prompt_id": seat.NewSessionID(), "prompt": sub.Text()})
-	stop := payload(seat.EvStop, map[string]any{"prompt_id": seat.NewSessionID(), "stop_hook_active": false, "last_assistant_message": "sim: received 512 chars"})
+	ups := payload(hookwire.EvUserPromptSubmit, map[string]any{"prompt_id": state.NewSessionID(), "prompt": sub.Text()})
+	stop := payload(hookwire.EvStop, map[string]any{"prompt_id": state.NewSessionID(), "stop_hook_active": false, "last_assistant_message": "sim: received 512 chars"})
 	usage := func(i int) string {
 		data, _ := json.Marshal(map[string]any{"session_id": sid, "model": map[string]any{"id": "sim-1"}, "version": "sim-0.1",
 			"context_window": map[string]any{"context_window_size": 200000, "used_percentage": 7.1,
@@ -75,7 +77,7 @@ func (b *bench) hookCost() error {
 		maxRSS = max(maxRSS, r.MaxRSSKB)
 		// The way the harness runs it: sh -c with the settings' command line.
 		t := time.Now()
-		cmd := exec.Command("/bin/sh", "-c", seat.HookCommand(b.pantty, s))
+		cmd := exec.Command("/bin/sh", "-c", launch.HookCommand(b.pantty, s))
 		cmd.Env = env
 		cmd.Stdin = strings.NewReader(ups)
 		if out, err := cmd.CombinedOutput(); err != nil {

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/proc"
 )
 
 // clkTck is USER_HZ, the unit of utime and stime in /proc/PID/stat (100 on
@@ -64,7 +64,7 @@ func (b *bench) idle() error {
 		if err != nil {
 			return err
 		}
-		hpid, _ := seat.HarnessPID(sess.PanePID) // the pane pid is pantty's pane process, the harness its child
+		hpid, _ := proc.HarnessPID(sess.PanePID) // the pane pid is pantty's pane process, the harness its child
 		h0, _ := cpuTicks(hpid)
 		ss = append(ss, sample{driver: pid, harness: hpid, d0: d0, h0: h0, cs0: ctxSwitches(pid)})
 	}

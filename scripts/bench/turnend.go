@@ -8,7 +8,7 @@ import (
 
 	"github.com/pantty/pantty/internal/guard"
 	"github.com/pantty/pantty/internal/inbox"
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/hookwire"
 )
 
 // turnMarker makes each probe turn last long enough for a poller to see it
@@ -59,7 +59,7 @@ func (b *bench) turnEnd() error {
 		if st.State != inbox.StateProcessed {
 			return fmt.Errorf("message %s ended %s (%s)", id, st.State, st.Detail)
 		}
-		_, tStop, ok := w.event(seat.EvStop, stopFor(st.PromptID))
+		_, tStop, ok := w.event(hookwire.EvStop, stopFor(st.PromptID))
 		if !ok {
 			return fmt.Errorf("no Stop event for %s (prompt %s)", id, st.PromptID)
 		}
@@ -95,7 +95,7 @@ func (b *bench) turnEnd() error {
 		}
 		var promptID string
 		if err := base.w.until("baseline evidence for "+bid, 10*time.Second, func() bool {
-			ev, _, ok := base.w.event(seat.EvUserPromptSubmit, promptFor(bid))
+			ev, _, ok := base.w.event(hookwire.EvUserPromptSubmit, promptFor(bid))
 			promptID = ev.Fields.PromptID
 			return ok
 		}); err != nil {
@@ -104,7 +104,7 @@ func (b *bench) turnEnd() error {
 		var tStop time.Time
 		if err := base.w.until("baseline Stop for "+bid, 10*time.Second, func() bool {
 			var ok bool
-			_, tStop, ok = base.w.event(seat.EvStop, stopFor(promptID))
+			_, tStop, ok = base.w.event(hookwire.EvStop, stopFor(promptID))
 			return ok
 		}); err != nil {
 			return err

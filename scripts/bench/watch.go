@@ -14,7 +14,8 @@ import (
 	"github.com/fsnotify/fsnotify"
 	"github.com/pantty/pantty/internal/guard"
 	"github.com/pantty/pantty/internal/inbox"
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/hookwire"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // watcher timestamps what appears in a seat's directories the moment it
@@ -24,20 +25,20 @@ import (
 // timestamps taken by this one process, so both ends share one clock and one
 // observer.
 type watcher struct {
-	s  seat.Seat
+	s  state.Seat
 	fw *fsnotify.Watcher
 
 	mu        sync.Mutex
 	evSeen    map[string]time.Time // event file name -> first seen in events/
 	stFirst   map[string]time.Time // message id -> its first status file (the driver began delivering it)
 	stFinal   map[string]time.Time // message id -> first seen processed or failed
-	parsed    map[string]seat.Event
+	parsed    map[string]hookwire.Event
 	wake      chan struct{}
 	done      chan struct{}
 	watchStat bool
 }
 
-func newWatcher(s seat.Seat, statuses bool) (*watcher, error) {
+func newWatcher(s state.Seat, statuses bool) (*watcher, error) {
 	fw, err := fsnotify.NewWatcher()
 	if err != nil {
 		return nil, err
@@ -46,7 +47,7 @@ func newWatcher(s seat.Seat, statuses bool) (*watcher, error) {
 		return nil, err
 	}
 	w := &watcher{s: s, fw: fw, evSeen: map[string]time.Time{}, stFirst: map[string]time.Time{}, stFinal: map[string]time.Time{},
-		parsed: map[string]seat.Event{}, wake: make(chan struct{}, 1), done: make(chan struct{}), watchStat: statuses}
+		parsed: map[string]hookwire.Event{}, wake: make(chan struct{}, 1), done: make(chan struct{}), watchStat: statuses}
 	if err := fw.Add(s.EventsDir()); err != nil {
 		return nil, err
 	}
@@ -144,7 +145,7 @@ func (w *watcher) firstStatus(id string) (time.Time, bool) {
 
 // event finds the first event of kind (in arrival order) that match accepts
 // and returns it with the time it appeared in events/.
-func (w *watcher) event(kind string, match func(seat.Event) bool) (seat.Event, time.Time, bool) {
+func (w *watcher) event(kind string, match func(hookwire.Event) bool) (hookwire.Event, time.Time, bool) {
 	w.mu.Lock()
 	var names []string
 	for n := range w.evSeen {
@@ -161,9 +162,9 @@ func (w *watcher) event(kind string, match func(seat.Event) bool) (seat.Event, t
 		w.mu.Unlock()
 		if !ok {
 			var err error
-			ev, err = seat.ReadEvent(filepath.Join(w.s.EventsDir(), n))
+			ev, err = hookwire.ReadEvent(filepath.Join(w.s.EventsDir(), n))
 			if err != nil {
-				if ev, err = seat.ReadEvent(filepath.Join(w.s.SeenDir(), n)); err != nil {
+				if ev, err = hookwire.ReadEvent(filepath.Join(w.s.SeenDir(), n)); err != nil {
 					continue
 				}
 			}
@@ -175,25 +176,25 @@ func (w *watcher) event(kind string, match func(seat.Event) bool) (seat.Event, t
 			return ev, t, true
 		}
 	}
-	return seat.Event{}, time.Time{}, false
+	return hookwire.Event{}, time.Time{}, false
 }
 
 // promptFor matches a UserPromptSubmit carrying message id in its guard header.
-func promptFor(id string) func(seat.Event) bool {
-	return func(ev seat.Event) bool {
+func promptFor(id string) func(hookwire.Event) bool {
+	return func(ev hookwire.Event) bool {
 		got, _, _, ok := guard.MatchHeader(ev.Fields.Prompt)
 		return ok && got == id
 	}
 }
 
 // stopFor matches the turn end of prompt promptID.
-func stopFor(promptID string) func(seat.Event) bool {
-	return func(ev seat.Event) bool { return promptID != "" && ev.Fields.PromptID == promptID }
+func stopFor(promptID string) func(hookwire.Event) bool {
+	return func(ev hookwire.Event) bool { return promptID != "" && ev.Fields.PromptID == promptID }
 }
 
 // modelTurns counts, per message id, the model turns whose new input carried
 // it in the simulator's request log: what really reached the model.
-func modelTurns(s seat.Seat) (map[string]int, error) {
+func modelTurns(s state.Seat) (map[string]int, error) {
 	data, err := os.ReadFile(filepath.Join(s.HarnessDir(), "requests.jsonl"))
 	if err != nil {
 		return nil, err

@@ -15,7 +15,7 @@ import (
 	"github.com/pantty/pantty/internal/fsafe"
 	"github.com/pantty/pantty/internal/guard"
 	"github.com/pantty/pantty/internal/inbox"
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // turnRow is one row of a simulator's request log that reached the model as a
@@ -174,7 +174,7 @@ func (w *world) judge(l *ledger, v modelView) verdict {
 	for _, m := range sent {
 		known[m.id] = true
 		rows := v.turns[m.id]
-		s, _ := seat.Open(w.home, m.seat)
+		s, _ := state.Open(w.home, m.seat)
 		st, err := s.ReadStatus(m.id)
 		if _, serr := s.ReadStored(m.id); serr != nil {
 			out.lost = append(out.lost, fmt.Sprintf("%s: stored by send, but not in %s's inbox: %v", m.id, m.seat, serr))

@@ -10,7 +10,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/internal/procid"
+	"github.com/pantty/pantty/seat/proc"
 )
 
 // The faults the injector chooses among, uniformly.
@@ -172,12 +173,12 @@ func (w *world) fault(rec *faultRec, r *seatRig, rng *rand.Rand, l *ledger, n in
 		}
 		// The pane pid is pantty's pane process; the harness is its child
 		// (SIGKILL to either ends both, SIGSTOP must reach the harness itself).
-		hpid, err := seat.HarnessPID(sess.PanePID)
+		hpid, err := proc.HarnessPID(sess.PanePID)
 		if err != nil {
 			rec.note = "harness not running"
 			return
 		}
-		start, err := seat.ProcStart(hpid)
+		start, err := procid.Start(hpid)
 		if err != nil {
 			rec.note = "harness not running"
 			return
@@ -220,7 +221,7 @@ func (w *world) fault(rec *faultRec, r *seatRig, rng *rand.Rand, l *ledger, n in
 		measure(rec.at)
 	case fKillTmux:
 		pid := r.serverPID()
-		start, err := seat.ProcStart(pid)
+		start, err := procid.Start(pid)
 		if pid == 0 || err != nil {
 			rec.note = "no tmux server running"
 			return

@@ -33,7 +33,7 @@ import (
 	"time"
 
 	"github.com/pantty/pantty/internal/inbox"
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/state"
 )
 
 func main() { os.Exit(run()) }
@@ -324,7 +324,7 @@ func (w *world) settle(l *ledger, rl *recoverLog, limit time.Duration) (bool, ti
 		syscall.Kill(p.pid, syscall.SIGCONT)
 	}
 	for _, r := range w.seats {
-		if in, err := w.seat(r).IntentFile().Read(); err == nil && in.Want != seat.IntentRunning {
+		if in, err := w.seat(r).IntentFile().Read(); err == nil && in.Want != state.IntentRunning {
 			res := w.pantty(time.Minute, "", "seat", "start", r.name)
 			w.log.printf("settle: %s was left stopped; start: %s", r.name, res)
 		}
@@ -365,7 +365,7 @@ func (w *world) pending(l *ledger) []string {
 	l.mu.Unlock()
 	var out []string
 	for _, m := range sent {
-		s, _ := seat.Open(w.home, m.seat)
+		s, _ := state.Open(w.home, m.seat)
 		st, err := s.ReadStatus(m.id)
 		if err != nil || !inbox.Final(st.State) {
 			out = append(out, fmt.Sprintf("%s on %s (%s %s)", m.id, m.seat, st.State, st.Reason))
@@ -382,7 +382,7 @@ func (w *world) teardown() []string {
 			w.log.printf("teardown: seat stop %s: %s", r.name, res)
 		}
 	}
-	var left []proc
+	var left []liveProc
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 		if left = processes(w.root); len(left) == 0 {
 			break

@@ -14,7 +14,8 @@ import (
 	"time"
 
 	"github.com/pantty/pantty/internal/config"
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/internal/procid"
+	"github.com/pantty/pantty/seat/state"
 	"github.com/pantty/pantty/tmux"
 )
 
@@ -54,8 +55,8 @@ func (r *seatRig) unlock() {
 	r.mu.Unlock()
 }
 
-func (w *world) seat(r *seatRig) seat.Seat {
-	s, _ := seat.Open(w.home, r.name)
+func (w *world) seat(r *seatRig) state.Seat {
+	s, _ := state.Open(w.home, r.name)
 	return s
 }
 
@@ -172,18 +173,18 @@ func (r *seatRig) serverPID() int {
 	return pid
 }
 
-// proc is a live process found under /proc.
-type proc struct {
+// liveProc is a live process found under /proc.
+type liveProc struct {
 	pid  int
 	argv []string
 }
 
 // processes lists live processes whose command line or environment names
 // needle (the soak's root): drivers, harnesses, hooks, tmux servers.
-func processes(needle string) []proc {
+func processes(needle string) []liveProc {
 	ents, _ := os.ReadDir("/proc")
 	self := os.Getpid()
-	var out []proc
+	var out []liveProc
 	for _, e := range ents {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil || pid == self {
@@ -197,10 +198,10 @@ func processes(needle string) []proc {
 		if !bytes.Contains(cmd, []byte(needle)) && !bytes.Contains(env, []byte(needle)) {
 			continue
 		}
-		if _, err := seat.ProcStart(pid); err != nil {
+		if _, err := procid.Start(pid); err != nil {
 			continue
 		}
-		out = append(out, proc{pid: pid, argv: strings.Split(strings.TrimRight(string(cmd), "\x00"), "\x00")})
+		out = append(out, liveProc{pid: pid, argv: strings.Split(strings.TrimRight(string(cmd), "\x00"), "\x00")})
 	}
 	return out
 }
@@ -236,7 +237,7 @@ func (w *world) catchHook(name string, limit time.Duration) (hookProc, bool) {
 			argv := strings.Split(strings.TrimRight(string(cmd), "\x00"), "\x00")
 			if argv[0] == w.bin && strings.Contains(string(cmd), "\x00hook\x00") && strings.Contains(string(cmd), "\x00--seat\x00"+name+"\x00") {
 				pid, _ := strconv.Atoi(n)
-				if start, err := seat.ProcStart(pid); err == nil {
+				if start, err := procid.Start(pid); err == nil {
 					return hookProc{pid: pid, start: start, argv: argv}, true
 				}
 			}
@@ -251,7 +252,7 @@ func (w *world) catchHook(name string, limit time.Duration) (hookProc, bool) {
 // signalIdentified signals pid only if it is still the process that started at
 // start (a pid can be reused).
 func signalIdentified(pid int, start uint64, sig syscall.Signal) bool {
-	if pid <= 0 || !seat.ProcAlive(pid, start) {
+	if pid <= 0 || !procid.Alive(pid, start) {
 		return false
 	}
 	return syscall.Kill(pid, sig) == nil
@@ -288,7 +289,7 @@ func (w *world) revived(r *seatRig, since time.Time) (bool, string) {
 	if sess.ID != r.session {
 		return false, fmt.Sprintf("session %s, not the original %s", sess.ID, r.session)
 	}
-	if _, err := seat.ProcStart(sess.PanePID); err != nil {
+	if _, err := procid.Start(sess.PanePID); err != nil {
 		return false, "pane pid not running"
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)

@@ -13,6 +13,7 @@ import (
 	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/seattest"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // A power cut loses whatever the kernel had not written to the medium. What
@@ -111,7 +112,7 @@ func TestSendIsDurableBeforeItAnswers(t *testing.T) {
 	if err := os.MkdirAll(work, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	s, _ := seat.Open(home, "inbox")
+	s, _ := state.Open(home, "inbox")
 	if err := seat.InitConfig(s, "sim", work, nil); err != nil {
 		t.Fatal(err)
 	}

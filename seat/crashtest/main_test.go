@@ -7,8 +7,8 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/seattest"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // The test binary re-executes itself as the writer to kill: childEnv names the
@@ -41,7 +41,7 @@ func writeAsChild(name, home string) int {
 		fmt.Fprintf(os.Stderr, "no writer %q\n", name)
 		return 2
 	}
-	s, err := seat.Open(home, "crash")
+	s, err := state.Open(home, "crash")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // filesOf lists the regular files under dir, relative to it (tmp/ excluded).
@@ -41,7 +41,7 @@ func TestEveryWriterRefusesASymlinkedTarget(t *testing.T) {
 	for _, w := range writers {
 		// Find the file this writer writes: run it once and see what appeared.
 		probe := filepath.Join(t.TempDir(), "home")
-		ps, _ := seat.Open(probe, "crash")
+		ps, _ := state.Open(probe, "crash")
 		if err := ps.Ensure(); err != nil {
 			t.Fatal(err)
 		}

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // childRun is one traced run of the writer.
@@ -171,7 +171,7 @@ func firstWord(s string) string {
 
 // assertNoStrayTemp: a temp file may only ever be left in the seat's (or the
 // home's) tmp/, never beside a target where a watcher would take it for state.
-func assertNoStrayTemp(t *testing.T, s seat.Seat) {
+func assertNoStrayTemp(t *testing.T, s state.Seat) {
 	t.Helper()
 	filepath.WalkDir(s.Home, func(p string, d os.DirEntry, err error) error {
 		if err != nil {

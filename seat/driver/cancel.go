@@ -7,8 +7,9 @@ import (
 	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/internal/machine"
-	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/flight"
+	"github.com/pantty/pantty/seat/hookwire"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // clearComposer sends C-u: it empties the harness's input box (the one key
@@ -29,8 +30,8 @@ type cancelRun struct {
 	fl      *delivery
 	reason  string
 	done    func(error)
-	escaped bool        // the Escape went to the pane: a turn end now is the interrupted turn's (cancelEscaped)
-	lateEnd *seat.Event // that turn end, kept: if the cancel does not hold, it is the turn's own after all
+	escaped bool            // the Escape went to the pane: a turn end now is the interrupted turn's (cancelEscaped)
+	lateEnd *hookwire.Event // that turn end, kept: if the cancel does not hold, it is the turn's own after all
 }
 
 // cancelVerify bounds how long a cancel watches for the pane to go idle;
@@ -247,6 +248,6 @@ func (d *Driver) cancelEnd(c *cancelRun, err error) {
 func (d *Driver) abandonCancel(why string) {
 	if c := d.cancel; c != nil {
 		d.cancel = nil
-		c.done(fmt.Errorf("%w: %s before the cancel of %s was verified", seat.ErrUnobservable, why, c.fl.e.Msg.ID))
+		c.done(fmt.Errorf("%w: %s before the cancel of %s was verified", state.ErrUnobservable, why, c.fl.e.Msg.ID))
 	}
 }

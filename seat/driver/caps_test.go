@@ -6,18 +6,18 @@ import (
 	"github.com/pantty/pantty/harness"
 	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/internal/guard"
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // bareAdapter has only the required methods and zero Capabilities: every
 // optional ability absent.
 type bareAdapter struct{}
 
-func (bareAdapter) Name() string                                                 { return "bare" }
-func (bareAdapter) Argv(harness.Launch) ([]string, error)                        { return []string{"true"}, nil }
-func (bareAdapter) Env(seat.Seat, config.Config) map[string]string               { return nil }
-func (bareAdapter) SessionExists(seat.Seat, config.Config, string) (bool, error) { return false, nil }
-func (bareAdapter) FindTurn(seat.Seat, config.Config, string, string, string) (bool, string, error) {
+func (bareAdapter) Name() string                                                  { return "bare" }
+func (bareAdapter) Argv(harness.Launch) ([]string, error)                         { return []string{"true"}, nil }
+func (bareAdapter) Env(state.Seat, config.Config) map[string]string               { return nil }
+func (bareAdapter) SessionExists(state.Seat, config.Config, string) (bool, error) { return false, nil }
+func (bareAdapter) FindTurn(state.Seat, config.Config, string, string, string) (bool, string, error) {
 	return false, "", nil
 }
 func (bareAdapter) Busy(string) bool             { return false }

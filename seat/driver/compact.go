@@ -11,13 +11,14 @@ import (
 	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/internal/machine"
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/hookwire"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // cycleRun is the compaction cycle in progress and the request to answer.
 type cycleRun struct {
-	rec seat.Cycle
-	req *seat.Request
+	rec state.Cycle
+	req *state.Request
 }
 
 // startCycle runs the compaction cycle at a boundary pantty chose: materialize
@@ -25,9 +26,9 @@ type cycleRun struct {
 // compaction is not reversible), then send /compact through the command door.
 // The hooks re-inject the handoff (SessionStart, source compact); PreCompact,
 // the injected hash and PostCompact are the cycle's evidence.
-func (d *Driver) startCycle(req *seat.Request, reason, instructions string) {
+func (d *Driver) startCycle(req *state.Request, reason, instructions string) {
 	now := d.now()
-	c := seat.Cycle{ID: fmt.Sprintf("k%d", now.UnixNano()), State: "requested", Reason: reason, Requested: now.UTC(),
+	c := state.Cycle{ID: fmt.Sprintf("k%d", now.UnixNano()), State: "requested", Reason: reason, Requested: now.UTC(),
 		Before: d.ctxr.Occupancy}
 	d.cycle = &cycleRun{rec: c, req: req}
 	n, err := d.S.BuildNote(reason, now)
@@ -73,27 +74,27 @@ func (d *Driver) writeCycle() {
 
 // onCycleEvent records the evidence of a cycle, or of a compaction pantty did
 // not choose (the PreCompact hook materialized for it).
-func (d *Driver) onCycleEvent(ev seat.Event) {
+func (d *Driver) onCycleEvent(ev hookwire.Event) {
 	d.onCommandEvidence(ev)
 	if d.cycle == nil {
-		if ev.Kind == seat.EvSessionStart && d.recordLateInjection(ev) {
+		if ev.Kind == hookwire.EvSessionStart && d.recordLateInjection(ev) {
 			return
 		}
-		if ev.Kind == seat.EvPreCompact {
+		if ev.Kind == hookwire.EvPreCompact {
 			d.logf("compaction not chosen by pantty (trigger %s): handoff materialized by %s", ev.Fields.Trigger, ev.Pantty["materialized_by"])
 		}
-		if ev.Kind == seat.EvPostCompact && d.ctxr.FloorSource == "" {
+		if ev.Kind == hookwire.EvPostCompact && d.ctxr.FloorSource == "" {
 			d.floorPending = "first request after a compaction (includes the summary)"
 		}
 		return
 	}
 	r := &d.cycle.rec
 	switch ev.Kind {
-	case seat.EvPreCompact:
+	case hookwire.EvPreCompact:
 		r.PreCompact = ev.File
-	case seat.EvSessionStart:
+	case hookwire.EvSessionStart:
 		r.Injected, r.InjectedHash = ev.File, ev.Pantty["injected_hash"]
-	case seat.EvPostCompact:
+	case hookwire.EvPostCompact:
 		r.PostCompact = ev.File
 	}
 	d.writeCycle()
@@ -160,8 +161,8 @@ func (d *Driver) endCycle(state, errText string) {
 // onStatusLine turns a status-line reading into context.toml: occupancy from
 // current_usage, the floor measured on the first request of a fresh session
 // (occupancy minus what that request itself added), reclaimable the rest.
-func (d *Driver) onStatusLine(ev seat.Event) {
-	r, err := seat.ParseStatusLine(ev.Payload)
+func (d *Driver) onStatusLine(ev hookwire.Event) {
+	r, err := state.ParseStatusLine(ev.Payload)
 	if err != nil || r.SessionID != d.sess.ID {
 		return
 	}
@@ -171,10 +172,10 @@ func (d *Driver) onStatusLine(ev seat.Event) {
 // applyReading is the one rule for a context reading, whatever carried it:
 // occupancy as read, the floor measured on the first request of a fresh session
 // (occupancy minus what that request itself added), reclaimable the rest.
-func (d *Driver) applyReading(r seat.StatusReading, source string, at time.Time) {
+func (d *Driver) applyReading(r state.StatusReading, source string, at time.Time) {
 	c := &d.ctxr
 	if c.SessionID != d.sess.ID {
-		*c = seat.Context{SessionID: d.sess.ID}
+		*c = state.Context{SessionID: d.sess.ID}
 	}
 	c.Occupancy, c.Window, c.Model, c.ReadAt = r.Occupancy, r.Window, r.Model, at
 	c.Source = source
@@ -225,7 +226,7 @@ func (d *Driver) refreshBefore(next *inbox.Entry) bool {
 	if d.Cfg.Shape == config.ShapeTurn {
 		return false // each turn resumes the session in a new process: nothing to refresh
 	}
-	dec := seat.RefreshDecision{Policy: rc.Policy, Next: next.Msg.ID, Processed: d.sinceRefresh, At: d.now().UTC()}
+	dec := state.RefreshDecision{Policy: rc.Policy, Next: next.Msg.ID, Processed: d.sinceRefresh, At: d.now().UTC()}
 	switch rc.Policy {
 	case config.RefreshFixed:
 		if d.sinceRefresh < rc.Every {

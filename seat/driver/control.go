@@ -16,6 +16,8 @@ import (
 	"github.com/pantty/pantty/internal/machine"
 	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/flight"
+	"github.com/pantty/pantty/seat/hookwire"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // drainControl answers every request waiting in control/. Each is schema-checked
@@ -40,7 +42,7 @@ func (d *Driver) drainControl() {
 		os.Remove(f.Path())
 		if err != nil {
 			d.logf("control %s refused: %v", name, err)
-			d.answer(seat.Request{ID: id}, err, "")
+			d.answer(state.Request{ID: id}, err, "")
 			continue
 		}
 		d.onRequest(r)
@@ -50,20 +52,20 @@ func (d *Driver) drainControl() {
 	}
 }
 
-func (d *Driver) answer(r seat.Request, err error, detail string) {
-	res := seat.Result{ID: r.ID, OK: err == nil, Detail: detail, At: d.now().UTC()}
+func (d *Driver) answer(r state.Request, err error, detail string) {
+	res := state.Result{ID: r.ID, OK: err == nil, Detail: detail, At: d.now().UTC()}
 	if err != nil {
-		res.Error, res.Unknown = err.Error(), errors.Is(err, seat.ErrUnobservable)
+		res.Error, res.Unknown = err.Error(), errors.Is(err, state.ErrUnobservable)
 	}
 	if werr := d.S.ResultFile(r.ID).Write(res); werr != nil {
 		d.logf("control answer %s: %v", r.ID, werr)
 	}
 }
 
-func (d *Driver) onRequest(r seat.Request) {
+func (d *Driver) onRequest(r state.Request) {
 	d.logf("control request %s: %s %s %s", r.ID, r.Kind, r.Command, r.MsgID)
 	switch r.Kind {
-	case seat.CtlCommand:
+	case state.CtlCommand:
 		// Re-check the allow-list here: the driver trusts no file.
 		if _, err := harness.NewCommand(d.Ad, r.Command, r.Args); err != nil {
 			d.answer(r, err, "")
@@ -71,34 +73,34 @@ func (d *Driver) onRequest(r seat.Request) {
 		}
 		// Commands run at the next turn boundary, like messages, but first.
 		d.cmds = append(d.cmds, r)
-	case seat.CtlCancel:
+	case state.CtlCancel:
 		if d.flight == nil {
 			d.answer(r, fmt.Errorf("no turn in flight"), "")
 			return
 		}
 		id := d.flight.e.Msg.ID
 		d.cancelTurn(inbox.ReasonCancelled, func(err error) { d.answer(r, err, "cancelled message "+id) })
-	case seat.CtlCompact:
+	case state.CtlCompact:
 		d.cmds = append(d.cmds, r)
-	case seat.CtlProbe:
+	case state.CtlProbe:
 		d.startProbe(r)
-	case seat.CtlRelay:
+	case state.CtlRelay:
 		d.onRelayRequest(r)
-	case seat.CtlRefresh:
+	case state.CtlRefresh:
 		detail, err := d.requestRefresh()
 		d.answer(r, err, detail)
-	case seat.CtlRetry:
+	case state.CtlRetry:
 		d.answer(r, d.retry(r.MsgID), "re-queued "+r.MsgID)
-	case seat.CtlWithdraw:
+	case state.CtlWithdraw:
 		d.withdraw(r)
-	case seat.CtlStop:
+	case state.CtlStop:
 		d.to(machine.StopAsked, "")
 		d.killTurn("stopped")
 		d.killHarness()
 		d.answer(r, nil, "harness and driver stopped")
 		code := 0
 		d.exit = &code
-	case seat.CtlRelease:
+	case state.CtlRelease:
 		d.answer(r, nil, "driver released the seat; the harness keeps running")
 		code := 0
 		d.exit = &code
@@ -149,7 +151,7 @@ func (d *Driver) runCommand() {
 		return
 	}
 	d.cmds = d.cmds[1:]
-	if r.Kind == seat.CtlCompact {
+	if r.Kind == state.CtlCompact {
 		d.startCycle(&r, "requested by 'pantty seat compact'", r.Args)
 		return
 	}
@@ -159,7 +161,7 @@ func (d *Driver) runCommand() {
 		return
 	}
 	d.sendCommand(c, &r, func(err error) {
-		d.answer(r, fmt.Errorf("%w: paste %s: %v", seat.ErrUnobservable, c.Text(), err), "")
+		d.answer(r, fmt.Errorf("%w: paste %s: %v", state.ErrUnobservable, c.Text(), err), "")
 		d.checkHarness("paste failed")
 	})
 }
@@ -172,7 +174,7 @@ func (d *Driver) runCommand() {
 func (d *Driver) Run(c guard.Command, live func() bool, entered func(error)) {
 	d.logf("command door: %s (adapter-authored)", c.Text())
 	now := d.now()
-	if err := d.S.CommandFile(now).Write(seat.CommandRecord{Command: c.Text(), Author: "adapter", At: now.UTC()}); err != nil {
+	if err := d.S.CommandFile(now).Write(state.CommandRecord{Command: c.Text(), Author: "adapter", At: now.UTC()}); err != nil {
 		d.logf("command record: %v", err)
 	}
 	settle := flight.Wait{Quiet: d.Cfg.PasteSettle.Duration}
@@ -216,7 +218,7 @@ const commandPoll = 250 * time.Millisecond
 // Claude Code 2.1.328 fires it and then answers "Not enough messages to
 // compact." with no PostCompact (measured 2026-12-03). A command without
 // hooks is taken on the harness's recorded answer (Capabilities.CommandAnswer).
-var commandHooks = map[string]struct{ start, done string }{"compact": {seat.EvPreCompact, seat.EvPostCompact}}
+var commandHooks = map[string]struct{ start, done string }{"compact": {hookwire.EvPreCompact, hookwire.EvPostCompact}}
 
 // cmdFlight is the command the door pasted and whose acceptance the driver
 // awaits; nothing else is pasted meanwhile. Until the harness is given its
@@ -224,8 +226,8 @@ var commandHooks = map[string]struct{ start, done string }{"compact": {seat.EvPr
 // the flight belongs to the pane watch that will send it.
 type cmdFlight struct {
 	cmd      guard.Command
-	req      *seat.Request // the request to answer; nil when a compaction cycle sent it (the cycle answers)
-	sent     time.Time     // when the door began to paste it: the harness's answers are looked for from here
+	req      *state.Request // the request to answer; nil when a compaction cycle sent it (the cycle answers)
+	sent     time.Time      // when the door began to paste it: the harness's answers are looked for from here
 	until    time.Time
 	started  string // the start hook's event file, once it fired
 	entering bool
@@ -242,10 +244,10 @@ const commandBusyCap = time.Minute
 const commandLatePoll = 2 * time.Second
 
 // commandDeadline is when a queued request stops waiting for a free seat.
-func commandDeadline(r seat.Request) time.Time {
+func commandDeadline(r state.Request) time.Time {
 	wait := r.Wait.Duration
 	if wait == 0 {
-		wait = seat.DefaultCommandWait
+		wait = hookwire.DefaultCommandWait
 	}
 	return r.At.Add(wait)
 }
@@ -267,7 +269,7 @@ func (d *Driver) paneNotFree() (why string, unknown bool) {
 	case l.Dialog != "":
 		return "the pane shows no input box (" + dialogHold + l.Dialog + ")", false
 	case l.Draft != "":
-		return fmt.Sprintf("the input box holds text pantty did not put there (%q)", clip(seat.Redact(l.Draft), 60)), false
+		return fmt.Sprintf("the input box holds text pantty did not put there (%q)", clip(state.Redact(l.Draft), 60)), false
 	}
 	return "", false
 }
@@ -286,7 +288,7 @@ func (d *Driver) holdReason() string {
 		return "a compaction cycle is running"
 	case d.cmdRun != nil:
 		return "the harness has not yet answered " + d.cmdRun.cmd.Text()
-	case d.mode.Mode == seat.ModeRelay:
+	case d.mode.Mode == state.ModeRelay:
 		return "a person holds the input (relay mode)"
 	case d.blocked != "":
 		return d.blocked
@@ -315,7 +317,7 @@ func (d *Driver) expireCommands() {
 			continue
 		}
 		what := "/" + r.Command
-		if r.Kind == seat.CtlCompact {
+		if r.Kind == state.CtlCompact {
 			what = "the compaction cycle"
 		}
 		err := fmt.Errorf("not sent: %s after waiting %s for the seat to be free (%s)", what, now.Sub(r.At).Round(time.Second), d.holdReason())
@@ -329,7 +331,7 @@ func (d *Driver) expireCommands() {
 // answer (nil for a cycle's own /compact). failed runs, on the loop, if c
 // could not be entered; from then on the flight is the harness's answer to
 // wait for. The loop is not held while the box settles (Run).
-func (d *Driver) sendCommand(c guard.Command, req *seat.Request, failed func(error)) {
+func (d *Driver) sendCommand(c guard.Command, req *state.Request, failed func(error)) {
 	// Transcript times have millisecond precision.
 	sent := d.now().Truncate(time.Millisecond)
 	f := &cmdFlight{cmd: c, req: req, sent: sent, entering: true, launch: d.launchAt, failed: failed}
@@ -349,7 +351,7 @@ func (d *Driver) commandEntered(f *cmdFlight, err error) {
 		return
 	}
 	f.entering = false
-	f.until = d.now().Add(seat.CommandAcceptWindow)
+	f.until = d.now().Add(hookwire.CommandAcceptWindow)
 	d.cmdT.set(commandPoll)
 }
 
@@ -409,7 +411,7 @@ func (d *Driver) onCommandTick() {
 	if f.started != "" {
 		if f.req != nil {
 			d.commandAccepted(fmt.Sprintf("the %s harness took %s: %s fired (%s) and no refusal came within %s; %s ends it",
-				d.Ad.Name(), f.cmd.Text(), hooks.start, f.started, seat.CommandAcceptWindow, hooks.done))
+				d.Ad.Name(), f.cmd.Text(), hooks.start, f.started, hookwire.CommandAcceptWindow, hooks.done))
 			return
 		}
 		// A cycle's own /compact: watch for a late refusal until the cycle ends.
@@ -430,13 +432,13 @@ func (d *Driver) onCommandTick() {
 		return
 	}
 	if err != nil {
-		d.commandRefused(fmt.Sprintf("%s within %s, and the pane could not be read (%v): whether the %s harness took %s is unknown", what, seat.CommandAcceptWindow, err, d.Ad.Name(), f.cmd.Text()), true)
+		d.commandRefused(fmt.Sprintf("%s within %s, and the pane could not be read (%v): whether the %s harness took %s is unknown", what, hookwire.CommandAcceptWindow, err, d.Ad.Name(), f.cmd.Text()), true)
 		return
 	}
 	// The line may still sit in the input box (a lost Enter): it is pantty's
 	// own paste, so it is cleared rather than left for the next submission.
 	d.clearComposer()
-	d.commandRefused(fmt.Sprintf("%s within %s: the %s harness did not take %s%s", what, seat.CommandAcceptWindow, d.Ad.Name(), f.cmd.Text(), d.paneTail()), false)
+	d.commandRefused(fmt.Sprintf("%s within %s: the %s harness did not take %s%s", what, hookwire.CommandAcceptWindow, d.Ad.Name(), f.cmd.Text(), d.paneTail()), false)
 }
 
 // compactionDone asks a harness with no hook after a compaction
@@ -456,8 +458,8 @@ func (d *Driver) compactionDone(f *cmdFlight) bool {
 	if !ok {
 		return false
 	}
-	payload, _ := json.Marshal(map[string]string{"hook_event_name": seat.EvPostCompact, "session_id": d.sess.ID, "compact_summary": where})
-	if _, err := d.S.WriteEventNote(seat.EvPostCompact, payload, map[string]string{"from": "the " + d.Ad.Name() + " harness's record: " + where}, d.now()); err != nil {
+	payload, _ := json.Marshal(map[string]string{"hook_event_name": hookwire.EvPostCompact, "session_id": d.sess.ID, "compact_summary": where})
+	if _, err := d.S.WriteEventNote(hookwire.EvPostCompact, payload, map[string]string{"from": "the " + d.Ad.Name() + " harness's record: " + where}, d.now()); err != nil {
 		d.logf("command door: record PostCompact: %v", err)
 		return false
 	}
@@ -490,7 +492,7 @@ func firstLine(s string) string {
 
 // onCommandEvidence follows the command in flight by its hooks: the start hook
 // marks it running, the done hook completes it.
-func (d *Driver) onCommandEvidence(ev seat.Event) {
+func (d *Driver) onCommandEvidence(ev hookwire.Event) {
 	f := d.cmdRun
 	if f == nil {
 		return
@@ -529,7 +531,7 @@ func (d *Driver) commandRefused(why string, unknown bool) {
 	}
 	err := errors.New(why)
 	if unknown {
-		err = fmt.Errorf("%w: %s", seat.ErrUnobservable, why)
+		err = fmt.Errorf("%w: %s", state.ErrUnobservable, why)
 	}
 	d.answer(*f.req, err, "")
 }

@@ -7,7 +7,8 @@ import (
 	"time"
 
 	"github.com/pantty/pantty/internal/machine"
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/hookwire"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // cycleDriver is idleDriver with session.toml recorded (the handoff note
@@ -18,7 +19,7 @@ func cycleDriver(t *testing.T) (*Driver, *fakeServer) {
 	if err := d.S.Ensure(); err != nil {
 		t.Fatal(err)
 	}
-	if err := d.S.SessionFile().Write(seat.Session{ID: d.sess.ID, PaneID: d.sess.PaneID}); err != nil {
+	if err := d.S.SessionFile().Write(state.Session{ID: d.sess.ID, PaneID: d.sess.PaneID}); err != nil {
 		t.Fatal(err)
 	}
 	d.Cfg.Compaction.Timeout.Duration = time.Hour
@@ -29,12 +30,12 @@ func cycleDriver(t *testing.T) (*Driver, *fakeServer) {
 // with hash injected: PreCompact, SessionStart source compact, PostCompact.
 func compactEvents(d *Driver, injected string) {
 	now := d.now()
-	d.onHookEvent(seat.Event{Kind: seat.EvPreCompact, File: "1-PreCompact.json", ReceivedAt: now,
-		Fields: seat.HookFields{SessionID: d.sess.ID, Trigger: "manual"}})
-	d.onHookEvent(seat.Event{Kind: seat.EvSessionStart, File: "2-SessionStart.json", ReceivedAt: now,
-		Fields: seat.HookFields{SessionID: d.sess.ID, Source: "compact"}, Pantty: map[string]string{"injected_hash": injected}})
-	d.onHookEvent(seat.Event{Kind: seat.EvPostCompact, File: "3-PostCompact.json", ReceivedAt: now,
-		Fields: seat.HookFields{SessionID: d.sess.ID}})
+	d.onHookEvent(hookwire.Event{Kind: hookwire.EvPreCompact, File: "1-PreCompact.json", ReceivedAt: now,
+		Fields: hookwire.HookFields{SessionID: d.sess.ID, Trigger: "manual"}})
+	d.onHookEvent(hookwire.Event{Kind: hookwire.EvSessionStart, File: "2-SessionStart.json", ReceivedAt: now,
+		Fields: hookwire.HookFields{SessionID: d.sess.ID, Source: "compact"}, Pantty: map[string]string{"injected_hash": injected}})
+	d.onHookEvent(hookwire.Event{Kind: hookwire.EvPostCompact, File: "3-PostCompact.json", ReceivedAt: now,
+		Fields: hookwire.HookFields{SessionID: d.sess.ID}})
 }
 
 // TestACompactionCycleTranscript pins the cycle at the boundary pantty

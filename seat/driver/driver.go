@@ -20,6 +20,8 @@ import (
 	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/internal/machine"
 	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/hookwire"
+	"github.com/pantty/pantty/seat/state"
 	"github.com/pantty/pantty/tmux"
 )
 
@@ -48,7 +50,7 @@ type server interface {
 // for arrives as an event (fsnotify on inbox, events and control; tmux's
 // control-mode client for a vanished server) or a timer with a stated reason.
 type Driver struct {
-	S      seat.Seat
+	S      state.Seat
 	Cfg    config.Config
 	Ad     harness.Adapter
 	Lock   *seat.Lock
@@ -58,7 +60,7 @@ type Driver struct {
 
 	tm       server           // the seat's tmux server (tmux.New); a scripted one in tests
 	clock    func() time.Time // nil: the wall clock; a test's own in transcripts
-	sess     seat.Session
+	sess     state.Session
 	phase    machine.Phase
 	waiting  string
 	ready    bool
@@ -74,7 +76,7 @@ type Driver struct {
 	cancel      *cancelRun // a cancel of the flight watching the pane (cancel.go)
 	foreignTurn string     // prompt_id of a turn pantty did not submit (a person typing)
 	foreignAt   time.Time
-	cmds        []seat.Request
+	cmds        []state.Request
 	notBefore   time.Time   // provider wait: nothing is submitted before this
 	blocked     string      // why nothing may be submitted at all (e.g. unsupported dispatch facts)
 	held        string      // why the pane holds the queue (a dialog, a person's draft: inputbox.go), "" when it does not
@@ -83,13 +85,13 @@ type Driver struct {
 	strandedCmd string      // a command pasted but not entered (a dialog came first): pantty's own text in the box
 	pruned      time.Time   // last retention sweep
 
-	cycle        *cycleRun               // the compaction cycle in progress
-	lastCycle    string                  // a finished cycle still waiting for its "after" reading
-	lastCycleEnd time.Time               // the policy compacts again only on a newer reading
-	ctxr         seat.Context            // the latest context reading (context.toml)
-	floorPending string                  // why the next reading measures the floor ("" = not pending)
-	probes       map[string]seat.Request // probe message id → the request waiting for it
-	lateReadings []seat.Event            // context readings that came before a self-named session id was recorded
+	cycle        *cycleRun                // the compaction cycle in progress
+	lastCycle    string                   // a finished cycle still waiting for its "after" reading
+	lastCycleEnd time.Time                // the policy compacts again only on a newer reading
+	ctxr         state.Context            // the latest context reading (context.toml)
+	floorPending string                   // why the next reading measures the floor ("" = not pending)
+	probes       map[string]state.Request // probe message id → the request waiting for it
+	lateReadings []hookwire.Event         // context readings that came before a self-named session id was recorded
 	cycleT       timer
 	cmdRun       *cmdFlight // a command the door pasted, waiting for the harness to take it
 	cmdHeld      string     // why the pane was not free for the first queued command
@@ -98,8 +100,8 @@ type Driver struct {
 	// exits counts the harness's exits in a row (machine.AfterExit);
 	// lastExit is the latest exit's record (harness-exit.toml).
 	exits        machine.Exits
-	lastExit     seat.HarnessExit
-	mode         seat.Mode           // direct or relay (mode.toml)
+	lastExit     state.HarnessExit
+	mode         state.Mode          // direct or relay (mode.toml)
 	relayPinned  bool                // `seat attach` declared relay; left when it returns
 	relayIgnored map[int]bool        // clients `seat relay --off` told the driver to ignore
 	harnessW     *procWatch          // the harness process (pidfd): its exit wakes the loop
@@ -107,7 +109,7 @@ type Driver struct {
 	turn         *turnProc           // turn shape: the harness process of the flight
 	turnDone     chan turnDone       // turn shape: its waiter reports here
 	turnRefusal  string              // turn shape: an outage (not a work failure) seen in StopFailure for the flight
-	outage       *outage             // a failure of the means or the provider the queue is held for
+	outage       *heldOutage         // a failure of the means or the provider the queue is held for
 	sinceRefresh int                 // messages processed since the last refresh (fixed policy)
 	selfRefresh  bool                // the seat asked for a refresh (self policy)
 	facts        guard.DispatchFacts // the measured dispatch predicate the guard is built against
@@ -182,7 +184,7 @@ func (d *Driver) Loop() int {
 	if err := d.setup(); err != nil {
 		d.logf("start failed: %v", err)
 		d.report(seat.Progress{State: "error", Text: err.Error()})
-		if errors.Is(err, seat.ErrUnobservable) {
+		if errors.Is(err, state.ErrUnobservable) {
 			return 4
 		}
 		return 1
@@ -298,7 +300,7 @@ func (d *Driver) setup() error {
 	sess, err := d.S.SessionFile().Read()
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		sess = seat.Session{Harness: d.Cfg.Harness, ID: seat.NewSessionID(), Generation: 1, Why: "first start"}
+		sess = state.Session{Harness: d.Cfg.Harness, ID: state.NewSessionID(), Generation: 1, Why: "first start"}
 		if d.selfNaming() {
 			sess.ID = "" // the harness names it; recorded from the first bound turn end
 		}
@@ -307,7 +309,7 @@ func (d *Driver) setup() error {
 	case sess.Harness != d.Cfg.Harness:
 		return fmt.Errorf("seat %q: session.toml is a %s session but seat.toml says harness = %q (a harness change needs a new generation)", d.S.Name, sess.Harness, d.Cfg.Harness)
 	}
-	socket, err := seat.SocketFor(d.Cfg)
+	socket, err := state.SocketFor(d.Cfg)
 	if err != nil {
 		return err
 	}
@@ -371,7 +373,7 @@ func (d *Driver) prune() {
 	if err != nil {
 		return // no cursor yet (or unreadable): nothing is known to be behind it
 	}
-	if n := d.S.Prune(d.now(), c); n > 0 {
+	if n := seat.Prune(d.S, d.now(), c); n > 0 {
 		d.logf("retention: removed %d old files", n)
 	}
 }
@@ -393,7 +395,7 @@ func (d *Driver) teardown() {
 // stale, finds the state root unwritable itself rather than calling the
 // loop wedged.
 func (d *Driver) beat() bool {
-	hb := seat.Heartbeat{At: d.now().UTC(), Phase: string(d.phase), Interval: d.Cfg.HeartbeatInterval,
+	hb := state.Heartbeat{At: d.now().UTC(), Phase: string(d.phase), Interval: d.Cfg.HeartbeatInterval,
 		PID: os.Getpid(), Holder: d.Lock.Owner.Holder, Waiting: d.waiting}
 	if o := d.outage; o != nil {
 		hb.Fault, hb.FaultCause, hb.FaultSince = o.class, o.cause, o.since.UTC()
@@ -495,7 +497,7 @@ func (d *Driver) paneTail() string {
 	if len(lines) > 5 {
 		lines = lines[len(lines)-5:]
 	}
-	return "; pane shows: " + seat.Redact(strings.Join(lines, " | "))
+	return "; pane shows: " + state.Redact(strings.Join(lines, " | "))
 }
 
 // selfNaming reports whether the harness chooses its own session id.

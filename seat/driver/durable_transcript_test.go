@@ -10,7 +10,8 @@ import (
 	"github.com/pantty/pantty/internal/guard"
 	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/internal/machine"
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/hookwire"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // breakWrites makes every state write of the seat fail as on a full disk:
@@ -97,12 +98,12 @@ func TestACloseIsReportedOnlyOnceDurable(t *testing.T) {
 	queue(t, d, "m2", "then the docs")
 	submitNow(t, d)
 	pasted := strings.TrimPrefix(pane.did()[0], "paste ")
-	d.onHookEvent(seat.Event{Kind: seat.EvUserPromptSubmit, ReceivedAt: time.Now(), File: "events/e1.json",
-		Fields: seat.HookFields{SessionID: d.sess.ID, Prompt: pasted, PromptID: "p1"}})
+	d.onHookEvent(hookwire.Event{Kind: hookwire.EvUserPromptSubmit, ReceivedAt: time.Now(), File: "events/e1.json",
+		Fields: hookwire.HookFields{SessionID: d.sess.ID, Prompt: pasted, PromptID: "p1"}})
 
 	mend := breakDir(t, d.S.ProcessedDir())
-	d.onHookEvent(seat.Event{Kind: seat.EvStop, ReceivedAt: time.Now(), File: "events/e2.json",
-		Fields: seat.HookFields{SessionID: d.sess.ID, PromptID: "p1", LastAssistantMessage: "built"}})
+	d.onHookEvent(hookwire.Event{Kind: hookwire.EvStop, ReceivedAt: time.Now(), File: "events/e2.json",
+		Fields: hookwire.HookFields{SessionID: d.sess.ID, PromptID: "p1", LastAssistantMessage: "built"}})
 	submitNow(t, d)
 	// (read from status/ itself: a reader of all three directories would
 	// trip over the broken processed/)
@@ -153,18 +154,18 @@ func TestAReplyGetsAFileOnlyWhenItIsLongerThanItsPreview(t *testing.T) {
 	if err := os.WriteFile(d.S.ReplyPath("short"), []byte("an earlier attempt's long reply"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	long := strings.Repeat("a long answer. ", 200) // 3000 bytes: over seat.MaxReply
+	long := strings.Repeat("a long answer. ", 200) // 3000 bytes: over state.MaxReply
 	for _, c := range []struct{ id, reply string }{{"short", "yes"}, {"long", long}} {
 		deliverAndTake(t, d, pane, "p-"+c.id)
-		d.onHookEvent(seat.Event{Kind: seat.EvStop, ReceivedAt: time.Now(), File: "events/" + c.id + ".json",
-			Fields: seat.HookFields{SessionID: d.sess.ID, PromptID: "p-" + c.id, LastAssistantMessage: c.reply}})
+		d.onHookEvent(hookwire.Event{Kind: hookwire.EvStop, ReceivedAt: time.Now(), File: "events/" + c.id + ".json",
+			Fields: hookwire.HookFields{SessionID: d.sess.ID, PromptID: "p-" + c.id, LastAssistantMessage: c.reply}})
 		st := status(t, d, c.id)
 		rep, err := d.S.ReadReply(st)
 		if err != nil || rep.Text != c.reply || rep.Truncated {
 			t.Fatalf("%s: reply %q (truncated %v), %v; want it whole", c.id, rep.Text, rep.Truncated, err)
 		}
 		_, ferr := os.Stat(d.S.ReplyPath(c.id))
-		if hasFile := ferr == nil; hasFile != (len(c.reply) > seat.MaxReply) {
+		if hasFile := ferr == nil; hasFile != (len(c.reply) > state.MaxReply) {
 			t.Fatalf("%s: reply file present %v for a %d-byte reply", c.id, hasFile, len(c.reply))
 		}
 	}
@@ -180,12 +181,12 @@ func TestOnlyTheNewestReadingStaysInSeen(t *testing.T) {
 	line := []byte(`{"session_id":"` + d.sess.ID + `","context_window":{"context_window_size":200000,"current_usage":{"input_tokens":100}}}`)
 	var names []string
 	for i := 0; i < 3; i++ {
-		n, err := d.S.WriteEvent(seat.EvStatusLine, line, now.Add(time.Duration(i)*time.Second))
+		n, err := d.S.WriteEvent(hookwire.EvStatusLine, line, now.Add(time.Duration(i)*time.Second))
 		if err != nil {
 			t.Fatal(err)
 		}
 		names = append(names, n)
-		if n, err = d.S.WriteEvent(seat.EvSessionEnd, []byte(`{"session_id":"x"}`), now.Add(time.Duration(i)*time.Second)); err != nil {
+		if n, err = d.S.WriteEvent(hookwire.EvSessionEnd, []byte(`{"session_id":"x"}`), now.Add(time.Duration(i)*time.Second)); err != nil {
 			t.Fatal(err)
 		}
 		d.drainEvents()
@@ -196,7 +197,7 @@ func TestOnlyTheNewestReadingStaysInSeen(t *testing.T) {
 	}
 	lines, others := 0, 0
 	for _, n := range seen {
-		if strings.HasSuffix(n, "-"+seat.EvStatusLine+".json") {
+		if strings.HasSuffix(n, "-"+hookwire.EvStatusLine+".json") {
 			lines++
 			if n != filepath.Base(names[2]) {
 				t.Errorf("kept %s, want the newest status line %s", n, names[2])

@@ -13,7 +13,8 @@ import (
 	"github.com/pantty/pantty/internal/guard"
 	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/internal/machine"
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/hookwire"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // drainEvents consumes every pending hook event in arrival order.
@@ -27,7 +28,7 @@ func (d *Driver) drainEvents() {
 		if d.unwritten.seen[name] {
 			continue // acted on; its move to seen/ is pending (flushState)
 		}
-		ev, err := seat.ReadEvent(filepath.Join(d.S.EventsDir(), name))
+		ev, err := hookwire.ReadEvent(filepath.Join(d.S.EventsDir(), name))
 		if err != nil {
 			d.logf("event %s unreadable: %v (set aside)", name, err)
 		} else {
@@ -53,7 +54,7 @@ func (d *Driver) drainEvents() {
 // and one file per turn cost a page of disk each until the retention sweep
 // (docs/state.md, "Retention"). Evidence events (prompts, turn ends) stay.
 func (d *Driver) keepLatestReading(kind, name string) {
-	if kind != seat.EvStatusLine && kind != seat.EvContextReading {
+	if kind != hookwire.EvStatusLine && kind != hookwire.EvContextReading {
 		return
 	}
 	if d.latestReading == nil {
@@ -67,10 +68,10 @@ func (d *Driver) keepLatestReading(kind, name string) {
 	d.latestReading[kind] = name
 }
 
-func (d *Driver) onHookEvent(ev seat.Event) {
+func (d *Driver) onHookEvent(ev hookwire.Event) {
 	f := ev.Fields
 	switch ev.Kind {
-	case seat.EvSessionStart:
+	case hookwire.EvSessionStart:
 		if !d.sessionMatches(f.SessionID) {
 			d.logf("SessionStart for session %s (source %s), not the seat's %s: recorded, not trusted", f.SessionID, f.Source, d.sess.ID)
 			return
@@ -82,23 +83,23 @@ func (d *Driver) onHookEvent(ev seat.Event) {
 			d.onCycleEvent(ev)
 		}
 		d.becomeReady("SessionStart source " + f.Source)
-	case seat.EvUserPromptSubmit:
+	case hookwire.EvUserPromptSubmit:
 		d.onPromptSubmit(ev)
-	case seat.EvStop, seat.EvStopFailure:
+	case hookwire.EvStop, hookwire.EvStopFailure:
 		d.onTurnEnd(ev)
-	case seat.EvRequestFailed:
+	case hookwire.EvRequestFailed:
 		d.onRequestFailed(ev)
-	case seat.EvPaneDied:
+	case hookwire.EvPaneDied:
 		d.checkHarness("pane-died hook")
-	case seat.EvClientAttached, seat.EvClientDetached:
+	case hookwire.EvClientAttached, hookwire.EvClientDetached:
 		d.observeClients(ev.Kind)
-	case seat.EvPreCompact, seat.EvPostCompact:
+	case hookwire.EvPreCompact, hookwire.EvPostCompact:
 		d.onCycleEvent(ev)
-	case seat.EvStatusLine:
+	case hookwire.EvStatusLine:
 		d.onStatusLine(ev)
-	case seat.EvContextReading:
+	case hookwire.EvContextReading:
 		d.onContextReading(ev)
-	case seat.EvNotification:
+	case hookwire.EvNotification:
 		d.onNotification(ev)
 	default:
 		// SessionEnd and the rest: recorded in events/seen for telemetry.
@@ -111,14 +112,14 @@ func (d *Driver) onHookEvent(ev seat.Event) {
 // recover show why the turn does not end. The turn itself is left alone: its
 // ceiling still applies, and the next phase change clears the note. Idle
 // reminders (idle_prompt) are not a question.
-func (d *Driver) onNotification(ev seat.Event) {
+func (d *Driver) onNotification(ev hookwire.Event) {
 	f := ev.Fields
 	fl := d.flight
 	if f.NotificationType == "" || f.NotificationType == "idle_prompt" || fl == nil ||
 		fl.e.Status.State != inbox.StateSubmitted || !d.sessionMatches(f.SessionID) {
 		return
 	}
-	what := seat.Cut(seat.Redact(f.Message), 120)
+	what := state.Cut(state.Redact(f.Message), 120)
 	d.logf("message %s: the harness asks for a person mid-turn (%s): %s", fl.e.Msg.ID, f.NotificationType, what)
 	d.to(machine.AsksPerson, fmt.Sprintf("%s: the harness asks for a person (%s): %s", fl.e.Msg.ID, f.NotificationType, what))
 }
@@ -127,7 +128,7 @@ func (d *Driver) onNotification(ev seat.Event) {
 // header (message id and nonce) and the session (machine.OnPrompt). A prompt
 // pantty did not build is a person typing: recorded, and the seat counts as
 // busy until its turn ends.
-func (d *Driver) onPromptSubmit(ev seat.Event) {
+func (d *Driver) onPromptSubmit(ev hookwire.Event) {
 	f := ev.Fields
 	id, nonce, _, ok := guard.MatchHeader(f.Prompt)
 	fl := d.flight
@@ -191,11 +192,11 @@ const foreignSettle = 2 * time.Second
 
 // onTurnEnd closes the flight on a Stop or StopFailure tied to it by prompt_id
 // and session_id (machine.OnTurnEnd).
-func (d *Driver) onTurnEnd(ev seat.Event) {
+func (d *Driver) onTurnEnd(ev hookwire.Event) {
 	f := ev.Fields
 	fl := d.flight
 	v := machine.OnTurnEnd(fl.view(), machine.TurnEnd{
-		Failure: ev.Kind == seat.EvStopFailure, PromptID: f.PromptID, SessionMatches: d.sessionMatches(f.SessionID),
+		Failure: ev.Kind == hookwire.EvStopFailure, PromptID: f.PromptID, SessionMatches: d.sessionMatches(f.SessionID),
 		PersonsPrompt: d.foreignTurn, CancelEscaped: d.cancelEscaped(fl), TurnShape: d.Cfg.Shape == config.ShapeTurn,
 	})
 	if v.Ours() {
@@ -211,8 +212,8 @@ func (d *Driver) onTurnEnd(ev seat.Event) {
 	case machine.ToEnvelope:
 		// The result envelope decides a turn-spawned message; an outage seen
 		// here (a failure that is not the message's) is remembered for it.
-		if ev.Kind == seat.EvStopFailure {
-			if class, _ := seat.ClassifyFailure(f.Error, f.LastAssistantMessage); class != machine.ClassWork {
+		if ev.Kind == hookwire.EvStopFailure {
+			if class, _ := hookwire.ClassifyFailure(f.Error, f.LastAssistantMessage); class != machine.ClassWork {
 				d.turnRefusal = f.Error + ": " + f.LastAssistantMessage
 			}
 		}
@@ -234,10 +235,10 @@ func (d *Driver) onTurnEnd(ev seat.Event) {
 // that makes the message final, so a reader that sees the final state finds
 // the reply beside it.
 func (d *Driver) keepReply(e *inbox.Entry, text string) {
-	e.Status.Reply = seat.Truncate(text, seat.MaxReply)
+	e.Status.Reply = state.Truncate(text, state.MaxReply)
 	e.Status.ReplyBytes = len(text)
-	whole := seat.CapUTF8(text, seat.MaxReplyBytes)
-	if len(text) <= seat.MaxReply {
+	whole := state.CapUTF8(text, state.MaxReplyBytes)
+	if len(text) <= state.MaxReply {
 		// The preview in the status is the whole reply: a file would only
 		// repeat it, at a page of disk each (docs/state.md). A file an
 		// earlier attempt left must go, or a reader would take it for this

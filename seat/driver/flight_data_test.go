@@ -11,7 +11,7 @@ import (
 
 	"github.com/pantty/pantty/internal/guard"
 	"github.com/pantty/pantty/internal/inbox"
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/hookwire"
 )
 
 // Flight transcripts as data (testdata/flight/*.txt), in the manner of etcd
@@ -177,11 +177,11 @@ func (r *flightRun) do(path string, c flightCase) []string {
 			_, nonce, _, _ := guard.MatchHeader(prompt)
 			prompt = strings.ReplaceAll(prompt, nonce, strings.Repeat("0", len(nonce)))
 		}
-		r.d.onHookEvent(seat.Event{Kind: seat.EvUserPromptSubmit, ReceivedAt: time.Now(), File: "events/" + f[2] + ".json",
-			Fields: seat.HookFields{SessionID: r.d.sess.ID, Prompt: prompt, PromptID: f[2]}})
+		r.d.onHookEvent(hookwire.Event{Kind: hookwire.EvUserPromptSubmit, ReceivedAt: time.Now(), File: "events/" + f[2] + ".json",
+			Fields: hookwire.HookFields{SessionID: r.d.sess.ID, Prompt: prompt, PromptID: f[2]}})
 	case "stop":
-		r.d.onHookEvent(seat.Event{Kind: seat.EvStop, ReceivedAt: time.Now(), File: "events/stop-" + f[1] + ".json",
-			Fields: seat.HookFields{SessionID: r.d.sess.ID, PromptID: f[1], LastAssistantMessage: rest(2)}})
+		r.d.onHookEvent(hookwire.Event{Kind: hookwire.EvStop, ReceivedAt: time.Now(), File: "events/stop-" + f[1] + ".json",
+			Fields: hookwire.HookFields{SessionID: r.d.sess.ID, PromptID: f[1], LastAssistantMessage: rest(2)}})
 	case "silence":
 		r.d.onEvidenceTimeout()
 		answerWatches(t, r.d)

@@ -13,6 +13,9 @@ import (
 	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/internal/machine"
 	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/launch"
+	"github.com/pantty/pantty/seat/proc"
+	"github.com/pantty/pantty/seat/state"
 	"github.com/pantty/pantty/tmux"
 )
 
@@ -24,7 +27,7 @@ func (d *Driver) ensureHarness() error {
 	panes, err := d.tm.ListPanes(ctx)
 	cancel()
 	if err != nil && !errors.Is(err, tmux.ErrNoServer) {
-		return fmt.Errorf("%w: tmux server %s: %v", seat.ErrUnobservable, d.sess.Socket, err)
+		return fmt.Errorf("%w: tmux server %s: %v", state.ErrUnobservable, d.sess.Socket, err)
 	}
 	var ours *tmux.Pane
 	for i := range panes {
@@ -66,13 +69,13 @@ func (d *Driver) ensureHarness() error {
 func (d *Driver) launch(pane *tmux.Pane) error {
 	resume, err := d.Ad.SessionExists(d.S, d.Cfg, d.sess.ID)
 	if err != nil {
-		return fmt.Errorf("%w: session record: %v", seat.ErrUnobservable, err)
+		return fmt.Errorf("%w: session record: %v", state.ErrUnobservable, err)
 	}
 	auth, err := d.writeSettings()
 	if err != nil {
 		return err
 	}
-	env, err := seat.HarnessEnv(os.Environ(), d.S, d.Cfg, d.Ad.Env(d.S, d.Cfg))
+	env, err := launch.HarnessEnv(os.Environ(), d.S, d.Cfg, d.Ad.Env(d.S, d.Cfg))
 	if err != nil {
 		return err
 	}
@@ -98,21 +101,21 @@ func (d *Driver) launch(pane *tmux.Pane) error {
 	if argv[0], err = d.resolveBinary(argv[0], env["PATH"]); err != nil {
 		return err
 	}
-	if err := d.S.LaunchFile().Write(seat.LaunchFile{Argv: argv, Dir: d.Cfg.Workdir, Env: env}); err != nil {
+	if err := d.S.LaunchFile().Write(state.LaunchFile{Argv: argv, Dir: d.Cfg.Workdir, Env: env}); err != nil {
 		return err
 	}
 	if d.Cfg.Shape == config.ShapeStep && !resume {
 		// A step seat's first session also starts from the handoff, if there is one.
 		if text, err := d.S.Handoff().Current(); err == nil {
 			if in, err := d.S.InjectFile().Read(); err != nil || in.SessionID != d.sess.ID {
-				d.S.InjectFile().Write(seat.Inject{SessionID: d.sess.ID, Hash: handoff.StableHash(text), Why: "first session of this step seat", At: d.now().UTC()})
+				d.S.InjectFile().Write(state.Inject{SessionID: d.sess.ID, Hash: handoff.StableHash(text), Why: "first session of this step seat", At: d.now().UTC()})
 			}
 		}
 	}
 	if err := d.endPrevious(); err != nil {
 		return err
 	}
-	paneArgv := seat.PaneArgv(d.Pantty, d.S)
+	paneArgv := proc.PaneArgv(d.Pantty, d.S)
 	d.ready, d.readying, d.adopted = false, false, false
 	d.launchAt = d.now()
 	ctx, cancel := d.ctx()
@@ -128,7 +131,7 @@ func (d *Driver) launch(pane *tmux.Pane) error {
 	}
 	if err != nil {
 		if errors.Is(err, tmux.ErrTimeout) {
-			return fmt.Errorf("%w: launch: %v", seat.ErrUnobservable, err)
+			return fmt.Errorf("%w: launch: %v", state.ErrUnobservable, err)
 		}
 		return fmt.Errorf("launch harness: %w", err)
 	}
@@ -139,7 +142,7 @@ func (d *Driver) launch(pane *tmux.Pane) error {
 	d.stepDone = d.stepDone || resume
 	if !resume {
 		d.floorPending = "first request of a fresh session"
-		d.ctxr = seat.Context{}
+		d.ctxr = state.Context{}
 	}
 	if err := d.saveSession(); err != nil {
 		return err
@@ -173,7 +176,7 @@ func (d *Driver) canWork(env map[string]string) error {
 		}
 	}
 	if len(missing) > 0 {
-		return seat.MissingPassEnvError(d.S, missing, "pantty seat start "+d.S.Name)
+		return launch.MissingPassEnvError(d.S, missing, "pantty seat start "+d.S.Name)
 	}
 	if err := harness.CheckHome(d.Ad, d.S, d.Cfg, env); err != nil {
 		if errors.Is(err, harness.ErrHomeUnprepared) {
@@ -188,7 +191,7 @@ func (d *Driver) canWork(env map[string]string) error {
 // answer in launch-env.toml, where `recover check` and a person can see which
 // binary the seat runs.
 func (d *Driver) resolveBinary(command, path string) (string, error) {
-	bin, err := seat.ResolveBinary(command, path)
+	bin, err := launch.ResolveBinary(command, path)
 	if err != nil {
 		return "", err
 	}
@@ -215,7 +218,7 @@ func (d *Driver) setTmuxHooks() {
 	ctx, cancel := d.ctx()
 	defer cancel()
 	for _, h := range []string{"pane-died", "client-attached", "client-detached"} {
-		cmd := "run-shell -b " + tmuxQuote(seat.HookCommand(d.Pantty, d.S, "--tmux", h))
+		cmd := "run-shell -b " + tmuxQuote(launch.HookCommand(d.Pantty, d.S, "--tmux", h))
 		if err := d.tm.SetHook(ctx, d.sess.TmuxName, h, cmd); err != nil {
 			d.logf("set %s hook: %v (the heartbeat check still covers it)", h, err)
 		}
@@ -295,7 +298,7 @@ func (d *Driver) harnessGone(why string, pane *tmux.Pane) {
 		return // the loop is ending (gave up, stopping): nothing to relaunch
 	}
 	d.logf("harness gone: %s", why)
-	plan := machine.AfterExit(d.exits, d.ready, d.now().Sub(d.launchAt), seat.MaxLaunchFailures)
+	plan := machine.AfterExit(d.exits, d.ready, d.now().Sub(d.launchAt), state.MaxLaunchFailures)
 	d.exits = plan.Exits
 	d.noteExit(why, pane, d.ready, plan.GiveUp)
 	d.ready, d.readying = false, false
@@ -315,7 +318,7 @@ func (d *Driver) harnessGone(why string, pane *tmux.Pane) {
 	case leftover > 0:
 		// The launch's processes got SIGTERM just now: give them the grace
 		// before the relaunch (endPrevious kills what is left then).
-		d.relaunchT.set(seat.LaunchGrace)
+		d.relaunchT.set(proc.LaunchGrace)
 	default:
 		d.relaunchNow()
 	}
@@ -326,32 +329,32 @@ func (d *Driver) harnessGone(why string, pane *tmux.Pane) {
 // and a harness that ignores SIGHUP live on, reparented to pid 1), and returns
 // how many there were.
 func (d *Driver) termLaunch() int {
-	procs := d.S.LaunchProcs()
+	procs := proc.LaunchProcs(d.S)
 	if len(procs) == 0 {
 		return 0
 	}
-	seat.SignalProcs(procs, syscall.SIGTERM)
+	proc.SignalProcs(procs, syscall.SIGTERM)
 	d.termAt = d.now()
-	d.logf("the harness is gone but %d processes of its launch run on: SIGTERM to pids %s (SIGKILL after %s)", len(procs), seat.Pids(procs), seat.LaunchGrace)
+	d.logf("the harness is gone but %d processes of its launch run on: SIGTERM to pids %s (SIGKILL after %s)", len(procs), proc.Pids(procs), proc.LaunchGrace)
 	return len(procs)
 }
 
 // endPrevious ends every process of the seat's earlier launches before a new
 // launch starts: one harness per session, always. What got SIGTERM from
-// termLaunch gets the rest of seat.LaunchGrace, anything else SIGTERM and the
+// termLaunch gets the rest of proc.LaunchGrace, anything else SIGTERM and the
 // whole grace, then SIGKILL. A process that survives that is named and the
 // launch is refused: a second harness on the session would be worse than none.
 func (d *Driver) endPrevious() error {
-	grace := seat.LaunchGrace
+	grace := proc.LaunchGrace
 	if !d.termAt.IsZero() {
-		grace = max(0, seat.LaunchGrace-d.now().Sub(d.termAt))
+		grace = max(0, proc.LaunchGrace-d.now().Sub(d.termAt))
 		d.termAt = time.Time{}
 	}
 	start := time.Now()
-	ended, err := d.S.EndLaunch(grace)
+	ended, err := proc.EndLaunch(d.S, grace)
 	if len(ended) > 0 {
 		d.logf("ended %d processes of the seat's previous launch before launching, in %s: %s",
-			len(ended), time.Since(start).Round(time.Millisecond), seat.Pids(ended))
+			len(ended), time.Since(start).Round(time.Millisecond), proc.Pids(ended))
 	}
 	if err != nil {
 		return fmt.Errorf("not launching a second harness on session %s: %w", d.sess.ID, err)
@@ -363,9 +366,9 @@ func (d *Driver) endPrevious() error {
 // pane (a pane process of an older launch whose server died while no driver
 // was there to end it, a harness reparented to pid 1): one harness per session.
 func (d *Driver) endBeside(panePID int) {
-	ended, err := d.S.EndOutside(panePID, seat.LaunchGrace)
+	ended, err := proc.EndOutside(d.S, panePID, proc.LaunchGrace)
 	if len(ended) > 0 {
-		d.logf("ended %d processes of the seat's earlier launches beside the adopted pane: %s", len(ended), seat.Pids(ended))
+		d.logf("ended %d processes of the seat's earlier launches beside the adopted pane: %s", len(ended), proc.Pids(ended))
 	}
 	if err != nil {
 		d.logf("adopt: %v", err)
@@ -376,9 +379,9 @@ func (d *Driver) endBeside(panePID int) {
 // outlived it: nothing should.
 func (d *Driver) endLaunch(why string) {
 	start := time.Now()
-	ended, err := d.S.EndLaunch(seat.LaunchGrace)
+	ended, err := proc.EndLaunch(d.S, proc.LaunchGrace)
 	if len(ended) > 0 {
-		d.logf("%s: ended %d processes of the seat's launch in %s: %s", why, len(ended), time.Since(start).Round(time.Millisecond), seat.Pids(ended))
+		d.logf("%s: ended %d processes of the seat's launch in %s: %s", why, len(ended), time.Since(start).Round(time.Millisecond), proc.Pids(ended))
 	}
 	if err != nil {
 		d.logf("%s: %v", why, err)
@@ -408,9 +411,9 @@ func (d *Driver) relaunchNow() {
 		d.to(machine.LaunchFailed, "relaunch failed: "+err.Error())
 		// A launch that cannot even be made (no binary, an unreadable env_file)
 		// counts as a launch that ended before the harness came up.
-		plan := machine.AfterLaunchFailure(d.exits, seat.MaxLaunchFailures)
+		plan := machine.AfterLaunchFailure(d.exits, state.MaxLaunchFailures)
 		d.exits = plan.Exits
-		d.lastExit = seat.HarnessExit{At: d.now().UTC(), Why: "relaunch failed", BeforeReady: true,
+		d.lastExit = state.HarnessExit{At: d.now().UTC(), Why: "relaunch failed", BeforeReady: true,
 			InARow: d.exits.BeforeReady, Lines: []string{err.Error()}, GaveUp: plan.GiveUp}
 		if err := d.S.HarnessExitFile().Write(d.lastExit); err != nil {
 			d.logf("harness-exit.toml: %v", err)

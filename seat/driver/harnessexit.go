@@ -8,6 +8,7 @@ import (
 
 	"github.com/pantty/pantty/internal/machine"
 	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/state"
 	"github.com/pantty/pantty/tmux"
 	"golang.org/x/sys/unix"
 )
@@ -37,7 +38,7 @@ func (d *Driver) lastWords(pane *tmux.Pane) []string {
 		if l == "" || strings.HasPrefix(l, "Pane is dead") {
 			continue
 		}
-		lines = append(lines, seat.Redact(l))
+		lines = append(lines, state.Redact(l))
 	}
 	return keepWords(lines)
 }
@@ -78,7 +79,7 @@ func keepWords(lines []string) []string {
 // are d.exits.BeforeReady (machine.AfterExit counted this one), and gaveUp
 // says the driver stops relaunching.
 func (d *Driver) noteExit(why string, pane *tmux.Pane, wasReady, gaveUp bool) {
-	h := seat.HarnessExit{At: d.now().UTC(), Why: why, Launch: d.sess.Launches, BeforeReady: !wasReady,
+	h := state.HarnessExit{At: d.now().UTC(), Why: why, Launch: d.sess.Launches, BeforeReady: !wasReady,
 		InARow: d.exits.BeforeReady, Lines: d.lastWords(pane), GaveUp: gaveUp}
 	if pane != nil {
 		h.Status = pane.DeadStatus

@@ -11,8 +11,8 @@ import (
 	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/internal/guard"
 	"github.com/pantty/pantty/internal/machine"
-	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/flight"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // Keys only into the input box. A pane that shows anything else where the
@@ -98,13 +98,13 @@ func (d *Driver) hold(ev machine.Event, why, draft string) {
 	if d.held == why && d.phase == machine.Relay {
 		return
 	}
-	mode := seat.ModeDialog
+	mode := state.ModeDialog
 	if ev == machine.DraftHeld {
-		mode = seat.ModeDraft
+		mode = state.ModeDraft
 	}
 	if d.mode.Mode != mode { // once per hold: a draft being typed is not a new event each key
 		d.logf("queue %s", why)
-		d.mode = seat.Mode{Mode: mode, Since: d.now().UTC(), Why: why, Draft: draft}
+		d.mode = state.Mode{Mode: mode, Since: d.now().UTC(), Why: why, Draft: draft}
 		if err := d.S.ModeFile().Write(d.mode); err != nil {
 			d.logf("mode: %v", err)
 		}
@@ -124,7 +124,7 @@ func (d *Driver) releaseHold() {
 	was := d.held
 	d.endHold()
 	d.logf("the input box is free again: the queue goes on (was %s)", was)
-	d.setMode(seat.ModeDirect, "the input box is free again (was "+kind(was)+": "+flight.Clip(was[len(kind(was))+1:], 80)+")", nil)
+	d.setMode(state.ModeDirect, "the input box is free again (was "+kind(was)+": "+flight.Clip(was[len(kind(was))+1:], 80)+")", nil)
 }
 
 // endHold forgets a hold and turns its pane watch off (the box is free, or a
@@ -206,9 +206,9 @@ func (d *Driver) observeClients(why string) {
 		typing = append(typing, fmt.Sprintf("%s pid %d", c.TTY, c.PID))
 	}
 	switch {
-	case len(typing) > 0 && d.mode.Mode != seat.ModeRelay:
-		d.setMode(seat.ModeRelay, "observed: "+strings.Join(typing, ", ")+" attached ("+why+")", typing)
-	case len(typing) == 0 && d.mode.Mode == seat.ModeRelay && !d.relayPinned:
+	case len(typing) > 0 && d.mode.Mode != state.ModeRelay:
+		d.setMode(state.ModeRelay, "observed: "+strings.Join(typing, ", ")+" attached ("+why+")", typing)
+	case len(typing) == 0 && d.mode.Mode == state.ModeRelay && !d.relayPinned:
 		d.leaveRelay("observed: no typing client attached (" + why + ")")
 	case len(typing) == 0:
 		d.relayPinned = false
@@ -217,12 +217,12 @@ func (d *Driver) observeClients(why string) {
 
 // setMode records a mode switch atomically (mode.toml, latest wins).
 func (d *Driver) setMode(mode, why string, clients []string) {
-	d.mode = seat.Mode{Mode: mode, Since: d.now().UTC(), Why: why, Clients: clients}
+	d.mode = state.Mode{Mode: mode, Since: d.now().UTC(), Why: why, Clients: clients}
 	if err := d.S.ModeFile().Write(d.mode); err != nil {
 		d.logf("mode: %v", err)
 	}
 	d.logf("mode %s: %s", mode, why)
-	if mode == seat.ModeRelay {
+	if mode == state.ModeRelay {
 		d.endHold() // the person at the pane owns it now; leaving relay looks again
 		d.to(machine.RelayEntered, why)
 	} else if d.phase == machine.Relay {
@@ -237,11 +237,11 @@ func (d *Driver) setMode(mode, why string, clients []string) {
 // inputbox.go).
 func (d *Driver) leaveRelay(why string) {
 	if draft := d.draft(); draft != "" {
-		d.logf("relay ended (%s) but a draft is in the input box: holding the queue (%q)", why, seat.Truncate(draft, 80))
+		d.logf("relay ended (%s) but a draft is in the input box: holding the queue (%q)", why, state.Truncate(draft, 80))
 		d.hold(machine.DraftHeld, draftHold, draft)
 		return
 	}
-	d.setMode(seat.ModeDirect, why, nil)
+	d.setMode(state.ModeDirect, why, nil)
 }
 
 // draft reads the input box, or "" when it is empty or cannot be read. While
@@ -269,7 +269,7 @@ func (d *Driver) draft() string {
 // draft left at the end of relay is a hold of the pane (boxHolds), which
 // clears mode.toml's draft when the box is empty.
 func (d *Driver) relayHolds() bool {
-	return d.mode.Mode == seat.ModeRelay
+	return d.mode.Mode == state.ModeRelay
 }
 
 // loadMode restores the recorded mode at driver start, then observes.
@@ -282,12 +282,12 @@ func (d *Driver) loadMode() {
 	}
 	switch d.mode.Mode {
 	case "":
-		d.setMode(seat.ModeDirect, "driver start: no person observed yet", nil)
-	case seat.ModeDialog, seat.ModeDraft:
+		d.setMode(state.ModeDirect, "driver start: no person observed yet", nil)
+	case state.ModeDialog, state.ModeDraft:
 		// An older driver's hold: the box is looked at again at the first
 		// boundary (this driver's own, from an adopted pane, stands).
 		if d.held == "" {
-			d.setMode(seat.ModeDirect, "driver start: the input box is looked at again (was "+d.mode.Why+")", nil)
+			d.setMode(state.ModeDirect, "driver start: the input box is looked at again (was "+d.mode.Why+")", nil)
 		}
 	}
 	d.observeClients("driver start")
@@ -296,11 +296,11 @@ func (d *Driver) loadMode() {
 // onRelayRequest handles `pantty seat attach` (on/off around the attach) and
 // `pantty seat relay --off` (forced: the clients attached now are ignored, for
 // when observation fails).
-func (d *Driver) onRelayRequest(r seat.Request) {
+func (d *Driver) onRelayRequest(r state.Request) {
 	switch r.Args {
 	case "on":
 		d.relayPinned = true
-		d.setMode(seat.ModeRelay, "pantty seat attach (pid "+fmt.Sprint(r.FromPID)+")", nil)
+		d.setMode(state.ModeRelay, "pantty seat attach (pid "+fmt.Sprint(r.FromPID)+")", nil)
 		d.answer(r, nil, "relay: the driver submits nothing until the person leaves")
 	case "off":
 		d.relayPinned = false

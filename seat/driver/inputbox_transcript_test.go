@@ -6,7 +6,7 @@ import (
 
 	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/internal/machine"
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // dialogScreen is a dialog drawn where the input box was, as Claude Code draws
@@ -16,7 +16,7 @@ const dialogScreen = "some earlier reply\n──────\n Try the new fulls
 // boxHolding is the idle screen with text in its input box.
 func boxHolding(text string) string { return strings.Replace(idleScreen, "> ", "> "+text, 1) }
 
-func heartbeat(t *testing.T, d *Driver) seat.Heartbeat {
+func heartbeat(t *testing.T, d *Driver) state.Heartbeat {
 	t.Helper()
 	hb, err := d.S.HeartbeatFile().Read()
 	if err != nil {
@@ -45,7 +45,7 @@ func TestADialogHoldsTheQueueAndGetsNoKey(t *testing.T) {
 	}
 	hb := heartbeat(t, d)
 	want := "blocked: the harness shows a dialog: Try the new fullscreen renderer? / ❯ 1. Yes, try it / 2. Not now"
-	if hb.Phase != seat.PhaseRelay || hb.Waiting != want {
+	if hb.Phase != state.PhaseRelay || hb.Waiting != want {
 		t.Fatalf("heartbeat under the dialog: phase %q waiting %q, want relay %q", hb.Phase, hb.Waiting, want)
 	}
 
@@ -106,7 +106,7 @@ func TestADraftIsNeitherClearedNorSubmitted(t *testing.T) {
 	if got := pane.did(); len(got) != 0 {
 		t.Fatalf("the driver touched a person's draft: %q", got)
 	}
-	if hb := heartbeat(t, d); hb.Phase != seat.PhaseRelay || hb.Waiting != draftHold {
+	if hb := heartbeat(t, d); hb.Phase != state.PhaseRelay || hb.Waiting != draftHold {
 		t.Fatalf("heartbeat with a draft: phase %q waiting %q", hb.Phase, hb.Waiting)
 	}
 	pane.show(boxHolding("[pantty] msg=old nonce=0123456789ab from=board mentions=0"))

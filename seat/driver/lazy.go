@@ -13,8 +13,13 @@ import (
 	"github.com/pantty/pantty/harness"
 	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/internal/machine"
+	"github.com/pantty/pantty/internal/procid"
 	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/flight"
+	"github.com/pantty/pantty/seat/hookwire"
+	"github.com/pantty/pantty/seat/launch"
+	"github.com/pantty/pantty/seat/outage"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // readyPoll is how often the driver looks at the pane of a lazily starting
@@ -96,7 +101,7 @@ func (d *Driver) dialogBeforeStart() bool {
 	}
 	// A harness that exited leaves its last screen on the dead pane
 	// (remain-on-exit): an error message is no dialog, and that start fails.
-	if _, err := seat.ProcStart(d.sess.PanePID); err != nil {
+	if _, err := procid.Start(d.sess.PanePID); err != nil {
 		return false
 	}
 	if !d.boxHolds() || !d.heldByDialog() {
@@ -149,7 +154,7 @@ func (d *Driver) injectsLater() bool {
 // the cycle it belongs to was done (Capabilities.StartsLazily): the handoff it injected into the
 // first request after the compaction is recorded in that cycle's record, and
 // checked against the one materialized. It reports whether a cycle was waiting.
-func (d *Driver) recordLateInjection(ev seat.Event) bool {
+func (d *Driver) recordLateInjection(ev hookwire.Event) bool {
 	r, err := d.S.CycleFile().Read()
 	if err != nil || r.State != "done" || r.Injected != "" || r.PostCompact == "" {
 		return false
@@ -185,8 +190,8 @@ func (d *Driver) applyLateReadings() {
 // rule as the status line (applyReading). The reading describes the request
 // that ended the turn, so it is taken in as of now, not of the hook's write:
 // it is never older than the turn end it belongs to.
-func (d *Driver) onContextReading(ev seat.Event) {
-	var p seat.ContextReadingPayload
+func (d *Driver) onContextReading(ev hookwire.Event) {
+	var p state.ContextReadingPayload
 	if err := json.Unmarshal(ev.Payload, &p); err != nil || p.SessionID == "" || p.Occupancy <= 0 {
 		return
 	}
@@ -205,7 +210,7 @@ func (d *Driver) onContextReading(ev seat.Event) {
 	if src == "" {
 		src = "adapter context reading"
 	}
-	d.applyReading(seat.StatusReading{SessionID: p.SessionID, Input: p.Added, Occupancy: p.Occupancy, Window: p.Window, Model: p.Model},
+	d.applyReading(state.StatusReading{SessionID: p.SessionID, Input: p.Added, Occupancy: p.Occupancy, Window: p.Window, Model: p.Model},
 		src, d.now().UTC())
 }
 
@@ -240,7 +245,7 @@ func Run(home, name, pantty string) int {
 		enc(seat.Progress{State: state, Text: err.Error()})
 		return code
 	}
-	s, err := seat.Existing(home, name)
+	s, err := state.Existing(home, name)
 	if err != nil {
 		return fail(2, err)
 	}
@@ -252,7 +257,7 @@ func Run(home, name, pantty string) int {
 	// driver (cron's PATH=/usr/bin:/bin and no key must not reach the harness).
 	switch rec, err := s.LaunchEnvFile().Read(); {
 	case err == nil:
-		seat.AdoptLaunchEnv(rec, cfg)
+		launch.AdoptLaunchEnv(rec, cfg)
 		logger.Printf("driver: harness environment from launch-env.toml (recorded %s by %s)", rec.RecordedAt.Format(time.RFC3339), rec.By)
 	case errors.Is(err, fs.ErrNotExist):
 		logger.Printf("driver: no launch-env.toml (never recorded by 'pantty seat start'): the harness gets this process's environment")
@@ -261,15 +266,15 @@ func Run(home, name, pantty string) int {
 	}
 	// Start on the running rung (demotion floor, provider blocks); the loop keeps
 	// following it at every turn boundary.
-	if cfg, err = s.RunningConfig(cfg, time.Now()); err != nil {
+	if cfg, err = outage.RunningConfig(s, cfg, time.Now()); err != nil {
 		logger.Printf("driver: ladder: %v (starting on the top rung)", err)
 	}
 	ad, err := harness.AdapterFor(cfg.Harness)
 	if err != nil {
 		return fail(2, err)
 	}
-	lock, err := s.Acquire()
-	if errors.Is(err, seat.ErrOwned) {
+	lock, err := seat.Acquire(s)
+	if errors.Is(err, state.ErrOwned) {
 		return fail(3, err)
 	}
 	if err != nil {

@@ -8,7 +8,9 @@ import (
 	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/internal/machine"
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/hookwire"
+	"github.com/pantty/pantty/seat/outage"
+	"github.com/pantty/pantty/seat/state"
 	"github.com/pantty/pantty/tmux"
 )
 
@@ -16,12 +18,12 @@ import (
 // backoff_max says: a key fixed or a provider back is noticed within this.
 const maxReprobe = 10 * time.Minute
 
-// outage is a failure of the seat's means or of its provider that is not the
+// heldOutage is a failure of the seat's means or of its provider that is not the
 // message's fault: the class, the cause in the harness's words, since when, how
 // many probes failed in a row and when the next one goes. It lives in the driver
 // (a new driver probes at once: its start is a probe) and is published in the
 // heartbeat, where status and recover read it.
-type outage struct {
+type heldOutage struct {
 	class          machine.Class
 	cause          string
 	since, probeAt time.Time
@@ -34,7 +36,7 @@ type outage struct {
 // outage). It reports false for a work failure, which the caller fails as the
 // message's own.
 func (d *Driver) onTurnFailed(e *inbox.Entry, errName, text string) bool {
-	class, cause := seat.ClassifyFailure(errName, seat.Redact(text))
+	class, cause := hookwire.ClassifyFailure(errName, state.Redact(text))
 	switch machine.AfterFailure(machine.Failure{Class: class, Transients: e.Status.Transients,
 		Attempts: d.Cfg.Recovery.TransientAttempts}) {
 	case machine.HoldForOutage:
@@ -66,21 +68,21 @@ func (d *Driver) outageFailed(e *inbox.Entry, class machine.Class, cause string,
 	now := d.now()
 	o := d.outage
 	if o == nil || o.class != class {
-		o = &outage{class: class, since: now}
+		o = &heldOutage{class: class, since: now}
 		d.outage = o
 	}
 	o.cause = cause
 	o.failures++
 	o.probeAt = now.Add(reprobeAfter(d.Cfg.Recovery, o.failures))
-	reason, ev := seat.ReasonTransient, machine.RequestFailed
+	reason, ev := hookwire.ReasonTransient, machine.RequestFailed
 	if class == machine.ClassMeans {
-		reason, ev = seat.ReasonMeansFault, machine.MeansLost
+		reason, ev = hookwire.ReasonMeansFault, machine.MeansLost
 	} else {
 		e.Status.Transients++
 	}
 	if spent {
 		d.logf("message %s: %d provider errors in a row, the last: %s", e.Msg.ID, e.Status.Transients, cause)
-		d.finish(e, inbox.StateFailed, seat.ReasonTransientExhausted,
+		d.finish(e, inbox.StateFailed, hookwire.ReasonTransientExhausted,
 			fmt.Sprintf("%s (%d attempts; 'pantty seat retry %s %s' queues it again)", cause, e.Status.Transients, d.S.Name, e.Msg.ID), "")
 		d.to(ev, d.outageText())
 		return
@@ -137,20 +139,20 @@ func (d *Driver) outageOver() {
 // network", and the turn ends only when it is back): nothing is re-queued —
 // the turn's own end settles the message — but a means failure is published
 // like any outage, so status and recover say why the turn does not end.
-func (d *Driver) onRequestFailed(ev seat.Event) {
+func (d *Driver) onRequestFailed(ev hookwire.Event) {
 	f := ev.Fields
 	fl := d.flight
 	if fl == nil || fl.e.Status.State != inbox.StateSubmitted || !d.sessionMatches(f.SessionID) ||
 		f.PromptID != "" && f.PromptID != fl.e.Status.PromptID {
 		return
 	}
-	class, cause := seat.ClassifyFailure(f.Error, seat.Redact(f.LastAssistantMessage))
+	class, cause := hookwire.ClassifyFailure(f.Error, state.Redact(f.LastAssistantMessage))
 	if class != machine.ClassMeans {
 		return
 	}
 	now := d.now()
 	if d.outage == nil || d.outage.class != class {
-		d.outage = &outage{class: class, since: now}
+		d.outage = &heldOutage{class: class, since: now}
 	}
 	d.outage.cause = cause + " (the harness retries the turn by itself)"
 	d.outage.failures++
@@ -165,13 +167,13 @@ func (d *Driver) onRequestFailed(ev seat.Event) {
 // same session (a new generation, with why); a wait sets the phase
 // waiting-provider and a timer for the earliest unblock.
 func (d *Driver) followLadder(now time.Time) bool {
-	p, err := d.S.Plan(d.Cfg, now)
+	p, err := outage.PlanOf(d.S, d.Cfg, now)
 	if err != nil {
 		// Unreadable records are never replaced by defaults: stay where we are.
 		d.logf("ladder: %v (staying on the current rung)", err)
 		return true
 	}
-	launched, err := d.S.LaunchedRung()
+	launched, err := outage.LaunchedRung(d.S)
 	if err == nil && launched != p.Rung {
 		d.switchRung(p, launched)
 		return false
@@ -192,7 +194,7 @@ func (d *Driver) followLadder(now time.Time) bool {
 }
 
 // switchRung relaunches the harness on another rung, resuming the same session.
-func (d *Driver) switchRung(p seat.Plan, from string) {
+func (d *Driver) switchRung(p outage.Plan, from string) {
 	name := func(s string) string {
 		if s == "" {
 			return "(none)"

@@ -6,7 +6,7 @@ import (
 
 	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/internal/machine"
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/state"
 	"github.com/pantty/pantty/tmux"
 )
 
@@ -24,7 +24,7 @@ func TestAPersonAtThePaneHoldsTheQueueAndKeepsTheirDraft(t *testing.T) {
 	d.sess.TmuxName = "pantty-tr"
 	d.relayIgnored = map[int]bool{}
 	queue(t, d, "m1", "work m1")
-	mode := func() seat.Mode {
+	mode := func() state.Mode {
 		t.Helper()
 		m, err := d.S.ModeFile().Read()
 		if err != nil {
@@ -37,14 +37,14 @@ func TestAPersonAtThePaneHoldsTheQueueAndKeepsTheirDraft(t *testing.T) {
 	pane.clients = []tmux.ClientInfo{{Session: "pantty-tr", PID: 40, ControlMode: true}, {Session: "pantty-tr", TTY: "/dev/pts/2", PID: 41, ReadOnly: true},
 		{Session: "another-seat", TTY: "/dev/pts/5", PID: 44}}
 	d.observeClients("client-attached")
-	if d.mode.Mode == seat.ModeRelay {
+	if d.mode.Mode == state.ModeRelay {
 		t.Fatalf("a control-mode, a read-only and another session's client made the seat relay: %+v", d.mode)
 	}
 
 	// A person attaches: relay, recorded, and the queue waits.
 	pane.clients = append(pane.clients, tmux.ClientInfo{Session: "pantty-tr", TTY: "/dev/pts/3", PID: 42})
 	d.observeClients("client-attached")
-	if m := mode(); m.Mode != seat.ModeRelay || !strings.Contains(m.Why, "/dev/pts/3 pid 42") || d.phase != machine.Relay {
+	if m := mode(); m.Mode != state.ModeRelay || !strings.Contains(m.Why, "/dev/pts/3 pid 42") || d.phase != machine.Relay {
 		t.Fatalf("after a typing client attached: mode %+v, phase %s", m, d.phase)
 	}
 	submitNow(t, d)
@@ -57,7 +57,7 @@ func TestAPersonAtThePaneHoldsTheQueueAndKeepsTheirDraft(t *testing.T) {
 	pane.show(draft)
 	pane.clients = pane.clients[:3]
 	d.observeClients("client-detached")
-	if m := mode(); m.Mode != seat.ModeDraft || m.Draft != "half-typed question for the model" {
+	if m := mode(); m.Mode != state.ModeDraft || m.Draft != "half-typed question for the model" {
 		t.Fatalf("after the person left a draft: mode %+v", m)
 	}
 	submitNow(t, d)
@@ -76,7 +76,7 @@ func TestAPersonAtThePaneHoldsTheQueueAndKeepsTheirDraft(t *testing.T) {
 	if len(got) != 2 || !strings.HasPrefix(got[0], "paste ") || got[1] != "keys Enter" {
 		t.Fatalf("after the draft was cleared: %q, want the delivery", got)
 	}
-	if m := mode(); m.Mode != seat.ModeDirect || m.Draft != "" {
+	if m := mode(); m.Mode != state.ModeDirect || m.Draft != "" {
 		t.Fatalf("mode after the draft was gone: %+v", m)
 	}
 	pane.mu.Lock()

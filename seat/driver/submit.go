@@ -13,8 +13,10 @@ import (
 	"github.com/pantty/pantty/internal/guard"
 	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/internal/machine"
-	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/flight"
+	"github.com/pantty/pantty/seat/hookwire"
+	"github.com/pantty/pantty/seat/outage"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // loadInbox reads every stored message and its status into memory.
@@ -246,7 +248,7 @@ func (d *Driver) maybeSubmit() {
 	for _, e := range d.order {
 		if e.Status.State == inbox.StateQueued {
 			queue = append(queue, machine.Queued{ID: e.Msg.ID, NotBefore: e.Status.NotBefore,
-				OutageHeld: e.Status.Reason == seat.ReasonProviderRefusal || e.Status.Reason == seat.ReasonMeansFault || e.Status.Reason == seat.ReasonTransient})
+				OutageHeld: e.Status.Reason == outage.ReasonProviderRefusal || e.Status.Reason == hookwire.ReasonMeansFault || e.Status.Reason == hookwire.ReasonTransient})
 		}
 	}
 	p := machine.Next(now, len(d.cmds) > 0, queue, d.Cfg.Shape == config.ShapeStep && d.stepDone)
@@ -480,7 +482,7 @@ func (d *Driver) onEvidenceTimeout() {
 // record is durable (deliver pastes nothing otherwise).
 func (d *Driver) writeArtifact(e *inbox.Entry, attempt int, sub guard.Submission) bool {
 	sum := sha256.Sum256([]byte(sub.Text()))
-	a := seat.Artifact{ID: e.Msg.ID, Attempt: attempt, Resubmit: e.Status.Resubmits, Nonce: sub.Nonce(),
+	a := state.Artifact{ID: e.Msg.ID, Attempt: attempt, Resubmit: e.Status.Resubmits, Nonce: sub.Nonce(),
 		Header: sub.Header(), SHA256: hex.EncodeToString(sum[:]), Bytes: len(sub.Text()), Mentions: sub.Mentions(),
 		SentAt: d.now().UTC(), Text: sub.Text()}
 	if err := d.S.ArtifactFile(e.Msg.ID, attempt).Write(a); err != nil {

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/pantty/pantty/internal/inbox"
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/hookwire"
 )
 
 // TestTheFlightsTimersFollowItsState pins syncTimers on the driver: after a
@@ -46,8 +46,8 @@ func TestTheFlightsTimersFollowItsState(t *testing.T) {
 
 	now = now.Add(time.Second)
 	started := now
-	d.onHookEvent(seat.Event{Kind: seat.EvUserPromptSubmit, ReceivedAt: started,
-		Fields: seat.HookFields{SessionID: d.sess.ID, Prompt: pane.did()[0][len("paste "):], PromptID: "p1"}})
+	d.onHookEvent(hookwire.Event{Kind: hookwire.EvUserPromptSubmit, ReceivedAt: started,
+		Fields: hookwire.HookFields{SessionID: d.sess.ID, Prompt: pane.did()[0][len("paste "):], PromptID: "p1"}})
 	if st := status(t, d, "m1"); st.State != inbox.StateSubmitted {
 		t.Fatalf("m1 after its evidence: %+v", st)
 	}
@@ -61,7 +61,7 @@ func TestTheFlightsTimersFollowItsState(t *testing.T) {
 	loopAnswers(t, d, func() bool { return answered })
 	check("the cancel did not hold", time.Time{}, started.Add(time.Hour))
 
-	d.onHookEvent(seat.Event{Kind: seat.EvStop, ReceivedAt: now, Fields: seat.HookFields{SessionID: d.sess.ID, PromptID: "p1"}})
+	d.onHookEvent(hookwire.Event{Kind: hookwire.EvStop, ReceivedAt: now, Fields: hookwire.HookFields{SessionID: d.sess.ID, PromptID: "p1"}})
 	if st := status(t, d, "m1"); st.State != inbox.StateProcessed {
 		t.Fatalf("m1 after its Stop: %+v", st)
 	}

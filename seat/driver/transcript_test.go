@@ -17,6 +17,9 @@ import (
 	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/internal/machine"
 	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/hookwire"
+	"github.com/pantty/pantty/seat/panetext"
+	"github.com/pantty/pantty/seat/state"
 	"github.com/pantty/pantty/tmux"
 )
 
@@ -117,7 +120,7 @@ const (
 // write, called directly with the events a harness would send.
 func idleDriver(t *testing.T) (*Driver, *fakeServer) {
 	t.Helper()
-	s, err := seat.Open(t.TempDir(), "tr")
+	s, err := state.Open(t.TempDir(), "tr")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,13 +131,13 @@ func idleDriver(t *testing.T) (*Driver, *fakeServer) {
 		t.Fatal(err)
 	}
 	pane := &fakeServer{screen: idleScreen}
-	d := &Driver{S: s, Ad: bareAdapter{}, Lock: &seat.Lock{Owner: seat.Owner{Holder: "h-test"}},
+	d := &Driver{S: s, Ad: bareAdapter{}, Lock: &seat.Lock{Owner: state.Owner{Holder: "h-test"}},
 		Log: log.New(io.Discard, "", 0), tm: pane, facts: guard.DefaultDispatchFacts,
 		Cfg: config.Config{Name: "tr", Harness: "bare", Shape: config.ShapeResident,
 			SubmitTimeout: config.Duration{Duration: time.Hour}, TurnCeiling: config.Duration{Duration: time.Hour},
 			HeartbeatInterval: config.Duration{Duration: time.Hour}, SubmitRetries: 3}}
 	d.S.Box.Now = d.now // as Run does: a transcript's clock is the statuses' too
-	d.sess = seat.Session{ID: "11111111-2222-4333-8444-555555555555", PaneID: "%0"}
+	d.sess = state.Session{ID: "11111111-2222-4333-8444-555555555555", PaneID: "%0"}
 	d.entries = map[string]*inbox.Entry{}
 	d.ready = true
 	d.begin(machine.Idle, "")
@@ -177,20 +180,20 @@ func TestADeliveryTranscript(t *testing.T) {
 	}
 
 	forged := strings.ReplaceAll(pasted, nonce, strings.Repeat("0", len(nonce)))
-	d.onHookEvent(seat.Event{Kind: seat.EvUserPromptSubmit, ReceivedAt: time.Now(),
-		Fields: seat.HookFields{SessionID: d.sess.ID, Prompt: forged, PromptID: "p0"}})
+	d.onHookEvent(hookwire.Event{Kind: hookwire.EvUserPromptSubmit, ReceivedAt: time.Now(),
+		Fields: hookwire.HookFields{SessionID: d.sess.ID, Prompt: forged, PromptID: "p0"}})
 	if st := status(t, d, "m1"); st.State != inbox.StateSubmitting {
 		t.Fatalf("evidence with another nonce bound the flight: %+v", st)
 	}
 
-	d.onHookEvent(seat.Event{Kind: seat.EvUserPromptSubmit, ReceivedAt: time.Now(), File: "events/e1.json",
-		Fields: seat.HookFields{SessionID: d.sess.ID, Prompt: pasted, PromptID: "p1"}})
+	d.onHookEvent(hookwire.Event{Kind: hookwire.EvUserPromptSubmit, ReceivedAt: time.Now(), File: "events/e1.json",
+		Fields: hookwire.HookFields{SessionID: d.sess.ID, Prompt: pasted, PromptID: "p1"}})
 	if st := status(t, d, "m1"); st.State != inbox.StateSubmitted || st.PromptID != "p1" || d.phase != machine.InTurn {
 		t.Fatalf("after UserPromptSubmit: %+v, phase %s", st, d.phase)
 	}
 
-	d.onHookEvent(seat.Event{Kind: seat.EvStop, ReceivedAt: time.Now(), File: "events/e2.json",
-		Fields: seat.HookFields{SessionID: d.sess.ID, PromptID: "p1", LastAssistantMessage: "done"}})
+	d.onHookEvent(hookwire.Event{Kind: hookwire.EvStop, ReceivedAt: time.Now(), File: "events/e2.json",
+		Fields: hookwire.HookFields{SessionID: d.sess.ID, PromptID: "p1", LastAssistantMessage: "done"}})
 	st = status(t, d, "m1")
 	if st.State != inbox.StateProcessed || st.TurnEnd != "events/e2.json" || d.phase != machine.Idle {
 		t.Fatalf("after Stop: %+v, phase %s", st, d.phase)
@@ -229,8 +232,8 @@ func TestAPersonsTurnHoldsTheQueue(t *testing.T) {
 	t.Parallel()
 	d, pane := idleDriver(t)
 	d.Ad = busyAdapter{}
-	d.onHookEvent(seat.Event{Kind: seat.EvUserPromptSubmit, ReceivedAt: time.Now(),
-		Fields: seat.HookFields{SessionID: d.sess.ID, Prompt: "what does this function do?", PromptID: "person-1"}})
+	d.onHookEvent(hookwire.Event{Kind: hookwire.EvUserPromptSubmit, ReceivedAt: time.Now(),
+		Fields: hookwire.HookFields{SessionID: d.sess.ID, Prompt: "what does this function do?", PromptID: "person-1"}})
 	queue(t, d, "m1", "fix the build")
 	// The pane does not show the person's turn yet: the prompt alone holds.
 	submitNow(t, d)
@@ -239,8 +242,8 @@ func TestAPersonsTurnHoldsTheQueue(t *testing.T) {
 	}
 
 	// Another prompt's Stop does not end the person's turn.
-	d.onHookEvent(seat.Event{Kind: seat.EvStop, ReceivedAt: time.Now(),
-		Fields: seat.HookFields{SessionID: d.sess.ID, PromptID: "someone-else"}})
+	d.onHookEvent(hookwire.Event{Kind: hookwire.EvStop, ReceivedAt: time.Now(),
+		Fields: hookwire.HookFields{SessionID: d.sess.ID, PromptID: "someone-else"}})
 	submitNow(t, d)
 	if len(pane.actions) != 0 {
 		t.Fatalf("another prompt's Stop released the queue: %q", pane.actions)
@@ -249,8 +252,8 @@ func TestAPersonsTurnHoldsTheQueue(t *testing.T) {
 	// Its own Stop does, but the pane shows a turn (the person typed again,
 	// its UserPromptSubmit not consumed yet): the delivery waits for the pane.
 	pane.show(busyScreen)
-	d.onHookEvent(seat.Event{Kind: seat.EvStop, ReceivedAt: time.Now(),
-		Fields: seat.HookFields{SessionID: d.sess.ID, PromptID: "person-1"}})
+	d.onHookEvent(hookwire.Event{Kind: hookwire.EvStop, ReceivedAt: time.Now(),
+		Fields: hookwire.HookFields{SessionID: d.sess.ID, PromptID: "person-1"}})
 	submitNow(t, d)
 	if len(pane.actions) != 0 || status(t, d, "m1").State != inbox.StateQueued {
 		t.Fatalf("pasted into a pane that shows a running turn: %q", pane.actions)
@@ -332,8 +335,8 @@ func deliverAndTake(t *testing.T, d *Driver, pane *fakeServer, promptID string) 
 	if len(pane.actions) != n+2 {
 		t.Fatalf("no delivery: %q", pane.actions[n:])
 	}
-	d.onHookEvent(seat.Event{Kind: seat.EvUserPromptSubmit, ReceivedAt: d.now(),
-		Fields: seat.HookFields{SessionID: d.sess.ID, Prompt: strings.TrimPrefix(pane.actions[n], "paste "), PromptID: promptID}})
+	d.onHookEvent(hookwire.Event{Kind: hookwire.EvUserPromptSubmit, ReceivedAt: d.now(),
+		Fields: hookwire.HookFields{SessionID: d.sess.ID, Prompt: strings.TrimPrefix(pane.actions[n], "paste "), PromptID: promptID}})
 }
 
 // TestATransientFailureHoldsTheQueueUntilItsProbe: a turn the provider failed
@@ -357,14 +360,14 @@ func TestATransientFailureHoldsTheQueueUntilItsProbe(t *testing.T) {
 		d.addMessage(id)
 	}
 	deliverAndTake(t, d, pane, "p1")
-	d.onHookEvent(seat.Event{Kind: seat.EvStopFailure, ReceivedAt: now, Fields: seat.HookFields{SessionID: d.sess.ID, PromptID: "p1",
+	d.onHookEvent(hookwire.Event{Kind: hookwire.EvStopFailure, ReceivedAt: now, Fields: hookwire.HookFields{SessionID: d.sess.ID, PromptID: "p1",
 		Error: "server_error", LastAssistantMessage: "API Error: 500 Internal server error. This is a server-side issue, usually temporary — try again in a moment."}})
 	st := status(t, d, "m1")
-	if st.State != inbox.StateQueued || st.Reason != seat.ReasonTransient || st.Transients != 1 || !st.NotBefore.Equal(now.Add(time.Minute)) {
+	if st.State != inbox.StateQueued || st.Reason != hookwire.ReasonTransient || st.Transients != 1 || !st.NotBefore.Equal(now.Add(time.Minute)) {
 		t.Fatalf("m1 after a 5xx: %+v", st)
 	}
 	hb, err := d.S.HeartbeatFile().Read()
-	if err != nil || hb.Fault != machine.ClassTransient || !strings.Contains(hb.FaultCause, "500 Internal server error") || hb.Phase != seat.PhaseRetry {
+	if err != nil || hb.Fault != machine.ClassTransient || !strings.Contains(hb.FaultCause, "500 Internal server error") || hb.Phase != state.PhaseRetry {
 		t.Fatalf("heartbeat during the outage: %+v (%v)", hb, err)
 	}
 
@@ -380,7 +383,7 @@ func TestATransientFailureHoldsTheQueueUntilItsProbe(t *testing.T) {
 	if !strings.Contains(pane.actions[pasted], "msg=m1 ") {
 		t.Fatalf("the probe is not the held message: %q", pane.actions[pasted])
 	}
-	d.onHookEvent(seat.Event{Kind: seat.EvStop, ReceivedAt: now, Fields: seat.HookFields{SessionID: d.sess.ID, PromptID: "p2"}})
+	d.onHookEvent(hookwire.Event{Kind: hookwire.EvStop, ReceivedAt: now, Fields: hookwire.HookFields{SessionID: d.sess.ID, PromptID: "p2"}})
 	if st := status(t, d, "m1"); st.State != inbox.StateProcessed {
 		t.Fatalf("m1 after its probe went through: %+v", st)
 	}
@@ -458,7 +461,7 @@ func TestACancelEscapesTheTurnOnce(t *testing.T) {
 		t.Fatalf("m1 after the cancel: %+v", st)
 	}
 
-	d.onHookEvent(seat.Event{Kind: seat.EvStop, ReceivedAt: time.Now(), Fields: seat.HookFields{SessionID: d.sess.ID, PromptID: "p1"}})
+	d.onHookEvent(hookwire.Event{Kind: hookwire.EvStop, ReceivedAt: time.Now(), Fields: hookwire.HookFields{SessionID: d.sess.ID, PromptID: "p1"}})
 	if st := status(t, d, "m1"); st.State != inbox.StateFailed {
 		t.Fatalf("a late Stop changed the cancelled message: %+v", st)
 	}
@@ -474,8 +477,8 @@ type boxAdapter struct{ busyAdapter }
 
 func (boxAdapter) Caps() harness.Capabilities {
 	return harness.Capabilities{Composer: func(screen string) (string, bool) {
-		box, ok := seat.BetweenLastRules(screen, seat.IsRule)
-		return strings.TrimSpace(seat.BoxText(box, ">")), ok
+		box, ok := panetext.BetweenLastRules(screen, panetext.IsRule)
+		return strings.TrimSpace(panetext.BoxText(box, ">")), ok
 	}}
 }
 

@@ -18,6 +18,10 @@ import (
 	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/internal/machine"
 	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/hookwire"
+	"github.com/pantty/pantty/seat/launch"
+	"github.com/pantty/pantty/seat/outage"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // Envelope is the harness's result envelope (claude -p --output-format json).
@@ -65,7 +69,7 @@ func (d *Driver) setupTurn() error {
 // deliverTurn starts one harness process for the submission.
 func (d *Driver) deliverTurn(e *inbox.Entry, sub guard.Submission) {
 	resume, err := d.Ad.SessionExists(d.S, d.Cfg, d.sess.ID)
-	var auth seat.Authority
+	var auth state.Authority
 	if err == nil {
 		auth, err = d.writeSettings()
 	}
@@ -78,7 +82,7 @@ func (d *Driver) deliverTurn(e *inbox.Entry, sub guard.Submission) {
 		d.turnStartFailed(e, err)
 		return
 	}
-	env, err := seat.HarnessEnv(os.Environ(), d.S, d.Cfg, d.Ad.Env(d.S, d.Cfg))
+	env, err := launch.HarnessEnv(os.Environ(), d.S, d.Cfg, d.Ad.Env(d.S, d.Cfg))
 	if err == nil {
 		env = auth.WithDrop(env)
 		argv[0], err = d.resolveBinary(argv[0], env["PATH"])
@@ -88,7 +92,7 @@ func (d *Driver) deliverTurn(e *inbox.Entry, sub guard.Submission) {
 		return
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Dir, cmd.Env = d.Cfg.Workdir, seat.EnvList(env)
+	cmd.Dir, cmd.Env = d.Cfg.Workdir, state.EnvList(env)
 	cmd.Stdin = strings.NewReader(sub.Text())
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &limitWriter{w: &out, n: maxEnvelope}, &limitWriter{w: &errb, n: 64 << 10}
@@ -145,16 +149,16 @@ func (d *Driver) onTurnDone(r turnDone) {
 		name, text, _ := strings.Cut(d.turnRefusal, ": ")
 		d.onTurnFailed(e, name, text)
 	case machine.NoEnvelope:
-		d.finish(e, inbox.StateFailed, inbox.ReasonWorkError, fmt.Sprintf("no result envelope (%v; exit %v): %s", perr, r.err, seat.Truncate(string(r.stderr), 300)), "")
+		d.finish(e, inbox.StateFailed, inbox.ReasonWorkError, fmt.Sprintf("no result envelope (%v; exit %v): %s", perr, r.err, state.Truncate(string(r.stderr), 300)), "")
 	case machine.Processed:
 		d.keepReply(e, env.Result)
 		e.Status.SessionID = env.SessionID
 		d.learnSessionID(env.SessionID) // a self-naming harness names its session in the envelope
 		d.finish(e, inbox.StateProcessed, "", "", fmt.Sprintf("envelope: success, %d turn(s), session %s", env.NumTurns, env.SessionID))
 	case machine.NoTurn:
-		d.finish(e, inbox.StateFailed, seat.ReasonNoTurn, "the envelope says success with zero model turns: not processing", "")
+		d.finish(e, inbox.StateFailed, hookwire.ReasonNoTurn, "the envelope says success with zero model turns: not processing", "")
 	default:
-		d.finish(e, inbox.StateFailed, inbox.ReasonWorkError, fmt.Sprintf("envelope %s is_error=%v: %s", env.Subtype, env.IsError, seat.Truncate(env.Result, 300)), "")
+		d.finish(e, inbox.StateFailed, inbox.ReasonWorkError, fmt.Sprintf("envelope %s is_error=%v: %s", env.Subtype, env.IsError, state.Truncate(env.Result, 300)), "")
 	}
 	d.turnRefusal = ""
 }
@@ -207,12 +211,12 @@ func (l *limitWriter) Write(p []byte) (int, error) {
 func (d *Driver) providerRefused(e *inbox.Entry, errName, text string) {
 	now := d.now()
 	rc := d.Cfg.Recovery
-	b := seat.RefusalBlock(d.S.Name, errName, text, now, rc.ProviderReprobe.Duration, rc.ProviderMaxWait.Duration)
-	if err := seat.RecordBlock(d.S.Home, d.Cfg.Provider, b, now); err != nil {
+	b := outage.RefusalBlock(d.S.Name, errName, text, now, rc.ProviderReprobe.Duration, rc.ProviderMaxWait.Duration)
+	if err := outage.RecordBlock(d.S.Home, d.Cfg.Provider, b, now); err != nil {
 		d.logf("provider block for %s: %v (kept in this driver)", d.Cfg.Provider, err)
 	}
 	e.Status.NotBefore = b.Until
-	e.Status.Reason = seat.ReasonProviderRefusal
+	e.Status.Reason = outage.ReasonProviderRefusal
 	d.requeue(e, fmt.Sprintf("provider %s refused (%s): %s", d.Cfg.Provider, errName, text))
 	d.to(machine.ProviderRefused, fmt.Sprintf("provider %s: %s until %s: %s", d.Cfg.Provider, errName, b.Until.Format(time.RFC3339), b.Text))
 }
@@ -238,11 +242,11 @@ func (d *Driver) recycleStep(next *inbox.Entry) {
 	}
 	old := d.sess.ID
 	d.killHarness()
-	d.sess.ID = seat.NewSessionID()
+	d.sess.ID = state.NewSessionID()
 	d.sess.Generation++
 	d.sess.Why = fmt.Sprintf("step: a fresh session for %s (the previous step ran on %s)", next.Msg.ID, old)
 	d.sess.PaneID, d.sess.PanePID = "", 0
-	if err := d.S.InjectFile().Write(seat.Inject{SessionID: d.sess.ID, Hash: rec.Hash, Why: d.sess.Why, At: now.UTC()}); err != nil {
+	if err := d.S.InjectFile().Write(state.Inject{SessionID: d.sess.ID, Hash: rec.Hash, Why: d.sess.Why, At: now.UTC()}); err != nil {
 		d.logf("step inject: %v", err)
 	}
 	if err := d.saveSession(); err != nil {
@@ -259,23 +263,23 @@ func (d *Driver) recycleStep(next *inbox.Entry) {
 // startProbe proves capability, not presence: a prompt goes through the same
 // board path, and the probe passes only when a model turn really ran for it and
 // its reply carries the probe's token.
-func (d *Driver) startProbe(r seat.Request) {
+func (d *Driver) startProbe(r state.Request) {
 	b := make([]byte, 6)
 	rand.Read(b)
 	id := "probe-" + hex.EncodeToString(b)
 	text := "pantty liveness probe. Reply with the token " + id + " and nothing else; do not run tools."
-	if err := d.S.EnqueueInternal(id, text, d.now()); err != nil {
+	if err := seat.EnqueueInternal(d.S, id, text, d.now()); err != nil {
 		d.answer(r, fmt.Errorf("probe: %v", err), "")
 		return
 	}
 	if d.probes == nil {
-		d.probes = map[string]seat.Request{}
+		d.probes = map[string]state.Request{}
 	}
 	d.probes[id] = r
 	d.addMessage(id)
 }
 
-func (d *Driver) answerProbe(r seat.Request, e *inbox.Entry) {
+func (d *Driver) answerProbe(r state.Request, e *inbox.Entry) {
 	switch {
 	case e.Status.State != inbox.StateProcessed:
 		d.answer(r, fmt.Errorf("probe %s: no processed turn (%s %s)", e.Msg.ID, e.Status.State, e.Status.Reason), "")

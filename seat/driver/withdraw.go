@@ -9,6 +9,9 @@ import (
 	"github.com/pantty/pantty/internal/guard"
 	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/hookwire"
+	"github.com/pantty/pantty/seat/launch"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // withdraw answers `pantty seat drop`: the named messages, or every queued
@@ -16,7 +19,7 @@ import (
 // queue maybeSubmit reads, and on disk — unless they are no longer queued (in
 // flight or final), which are left as they are and named. The cursor moves
 // once, after all of them.
-func (d *Driver) withdraw(r seat.Request) {
+func (d *Driver) withdraw(r state.Request) {
 	var w seat.Withdrawal
 	var targets []*inbox.Entry
 	if r.All {
@@ -55,7 +58,7 @@ func (d *Driver) withdraw(r seat.Request) {
 		d.logf("withdrew %d queued message(s)", w.Count)
 		d.updateCursor()
 	}
-	res := seat.Result{ID: r.ID, OK: true, Detail: w.Summary(), Dropped: w.Count, Left: w.Left, At: d.now().UTC()}
+	res := state.Result{ID: r.ID, OK: true, Detail: w.Summary(), Dropped: w.Count, Left: w.Left, At: d.now().UTC()}
 	if err := d.S.ResultFile(r.ID).Write(res); err != nil {
 		d.logf("control answer %s: %v", r.ID, err)
 	}
@@ -64,10 +67,10 @@ func (d *Driver) withdraw(r seat.Request) {
 // writeSettings resolves what this launch lets the model reach, records it in
 // authority.toml (status and gates read it), writes the per-launch harness
 // settings that carry it, and watches the drop directory when isolation is on.
-func (d *Driver) writeSettings() (seat.Authority, error) {
-	env, err := seat.HarnessEnv(os.Environ(), d.S, d.Cfg, d.Ad.Env(d.S, d.Cfg))
+func (d *Driver) writeSettings() (state.Authority, error) {
+	env, err := launch.HarnessEnv(os.Environ(), d.S, d.Cfg, d.Ad.Env(d.S, d.Cfg))
 	if err != nil {
-		return seat.Authority{}, err
+		return state.Authority{}, err
 	}
 	a, err := harness.ResolveAuthority(d.Ad, d.S, d.Cfg, env, d.now())
 	if err != nil {
@@ -77,7 +80,7 @@ func (d *Driver) writeSettings() (seat.Authority, error) {
 		return a, err
 	}
 	d.logf("authority: isolation %s (%s)", a.Isolation, a.Why)
-	settings, err := seat.ClaudeSettings(d.Pantty, d.S, d.Cfg.Activity, a)
+	settings, err := hookwire.ClaudeSettings(d.Pantty, d.S, d.Cfg.Activity, a)
 	if err != nil {
 		return a, err
 	}
@@ -98,16 +101,16 @@ func (d *Driver) writeSettings() (seat.Authority, error) {
 // following links and within its bound, checked, done for this seat, answered
 // beside it (<id>.done) and removed. Nothing in it can name another seat.
 func (d *Driver) drainDrop() {
-	names, err := seat.PendingDrops(d.drop)
+	names, err := state.PendingDrops(d.drop)
 	if err != nil {
 		d.logf("drop: %v", err)
 		return
 	}
 	for _, name := range names {
 		path := filepath.Join(d.drop, name)
-		r, err := seat.ReadDrop(path)
+		r, err := state.ReadDrop(path)
 		os.Remove(path)
-		ans := seat.DropAnswer{At: d.now().UTC()}
+		ans := state.DropAnswer{At: d.now().UTC()}
 		if err == nil {
 			ans.Detail, err = d.onDrop(r)
 		}
@@ -117,14 +120,14 @@ func (d *Driver) drainDrop() {
 		}
 		d.logf("drop %s: %s ok=%v %s%s", name, r.Kind, ans.OK, ans.Detail, ans.Error)
 		id := name[:len(name)-len(".req")]
-		if werr := seat.DropAnswerFile(d.drop, id).Write(ans); werr != nil {
+		if werr := state.DropAnswerFile(d.drop, id).Write(ans); werr != nil {
 			d.logf("drop answer %s: %v", id, werr)
 		}
 	}
 }
 
-func (d *Driver) onDrop(r seat.DropRequest) (string, error) {
-	if r.Kind == seat.DropRefresh {
+func (d *Driver) onDrop(r state.DropRequest) (string, error) {
+	if r.Kind == state.DropRefresh {
 		return d.requestRefresh()
 	}
 	path, err := d.S.Handoff().AddNote(r.Text, d.now())

@@ -16,8 +16,7 @@ import (
 	"time"
 
 	"github.com/pantty/pantty/internal/inbox"
-	"github.com/pantty/pantty/recover"
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // Version is the "v" of every event line; it changes only when a field changes
@@ -95,14 +94,14 @@ func ParseSince(s string, now time.Time) (Cursor, error) {
 	// A duration is "that long ago", as journalctl, kubectl and docker take it.
 	if d, err := time.ParseDuration(s); err == nil {
 		if d < 0 {
-			return Cursor{}, fmt.Errorf("%w: --since %q: a duration counts back from now and cannot be negative", seat.ErrBadInput, s)
+			return Cursor{}, fmt.Errorf("%w: --since %q: a duration counts back from now and cannot be negative", state.ErrBadInput, s)
 		}
 		return Cursor{NS: now.Add(-d).UnixNano() - 1, Key: "\xff"}, nil
 	}
 	ns, key, ok := strings.Cut(s, "/")
 	n, err := strconv.ParseInt(ns, 10, 64)
 	if !ok || err != nil || key == "" {
-		return Cursor{}, fmt.Errorf("%w: --since %q: want a cursor from an event line (NS/KEY), an RFC 3339 time, a duration (5m, 2h) or now", seat.ErrBadInput, s)
+		return Cursor{}, fmt.Errorf("%w: --since %q: want a cursor from an event line (NS/KEY), an RFC 3339 time, a duration (5m, 2h) or now", state.ErrBadInput, s)
 	}
 	return Cursor{NS: n, Key: key}, nil
 }
@@ -113,7 +112,7 @@ func ParseSince(s string, now time.Time) (Cursor, error) {
 // final state (ended_at). A retry starts a new epoch; the records keep only
 // the current one, so a replay shows an earlier try's submitted and final
 // states no more (a follower that was running saw them).
-func MessageEvents(s seat.Seat, m inbox.Stored, st inbox.Status) []Event {
+func MessageEvents(s state.Seat, m inbox.Stored, st inbox.Status) []Event {
 	epoch := fmt.Sprintf("%d.%d", st.Retries, st.Resubmits)
 	ev := func(at time.Time, state, ep string) Event {
 		return Event{V: Version, At: at.UTC(), Seat: s.Name, Type: TypeMessage, ID: m.ID, From: m.From, State: state, Epoch: ep,
@@ -144,7 +143,7 @@ func MessageEvents(s seat.Seat, m inbox.Stored, st inbox.Status) []Event {
 }
 
 // resubmittedAt is when the marked resubmission was pasted (its artifact).
-func resubmittedAt(s seat.Seat, id string) (time.Time, bool) {
+func resubmittedAt(s state.Seat, id string) (time.Time, bool) {
 	var at time.Time
 	for _, f := range s.ArtifactFiles(id) {
 		if a, err := f.Read(); err == nil && a.ID == id && a.Resubmit > 0 && (at.IsZero() || a.SentAt.Before(at)) {
@@ -156,7 +155,7 @@ func resubmittedAt(s seat.Seat, id string) (time.Time, bool) {
 
 // SeatEvents derives a seat's mode and intent events: each record keeps the
 // time of its last change, so each change is one event with a stable time.
-func SeatEvents(s seat.Seat) []Event {
+func SeatEvents(s state.Seat) []Event {
 	var out []Event
 	if m, err := s.ModeFile().Read(); err == nil && !m.Since.IsZero() {
 		out = append(out, Event{V: Version, At: m.Since.UTC(), Seat: s.Name, Type: TypeMode, Mode: m.Mode, Why: m.Why,
@@ -173,8 +172,8 @@ func SeatEvents(s seat.Seat) []Event {
 // every sweep, so its time is the last sweep's, not the change's: health lines
 // are printed as a snapshot at start and then when the verdict or its cause
 // changes, and carry no cursor. ok is false when there is no verdict yet.
-func Health(s seat.Seat) (Event, bool, error) {
-	h, err := recover.ReadHealth(s)
+func Health(s state.Seat) (Event, bool, error) {
+	h, err := state.ReadHealth(s)
 	if errors.Is(err, fs.ErrNotExist) {
 		return Event{}, false, nil
 	}
@@ -188,10 +187,10 @@ func Health(s seat.Seat) (Event, bool, error) {
 func healthKey(e Event) string { return e.Verdict + "/" + e.Cause }
 
 // SeatScan derives every cursor-ordered event of one seat.
-func SeatScan(s seat.Seat) ([]Event, error) {
+func SeatScan(s state.Seat) ([]Event, error) {
 	es, err := s.Entries()
 	if err != nil {
-		return nil, fmt.Errorf("%w: seat %q: %v", seat.ErrUnobservable, s.Name, err)
+		return nil, fmt.Errorf("%w: seat %q: %v", state.ErrUnobservable, s.Name, err)
 	}
 	out := SeatEvents(s)
 	for _, e := range es {

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/pantty/pantty/internal/inbox"
-	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/seattest"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // TestMessageEventsFollowTheEpochs derives a message's events from records in
@@ -22,7 +22,7 @@ import (
 func TestMain(m *testing.M) { os.Exit(seattest.Main(m)) }
 
 func TestMessageEventsFollowTheEpochs(t *testing.T) {
-	s, err := seat.Open(t.TempDir(), "feed")
+	s, err := state.Open(t.TempDir(), "feed")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +58,7 @@ func TestMessageEventsFollowTheEpochs(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			art := filepath.Join(s.ArtifactsDir(), "m1.2.toml")
 			if c.artifact {
-				if err := s.ArtifactFile("m1", 2).Write(seat.Artifact{ID: "m1", Attempt: 2, Resubmit: 1, SentAt: at(3)}); err != nil {
+				if err := s.ArtifactFile("m1", 2).Write(state.Artifact{ID: "m1", Attempt: 2, Resubmit: 1, SentAt: at(3)}); err != nil {
 					t.Fatal(err)
 				}
 				t.Cleanup(func() { removeFile(t, art) })

@@ -12,7 +12,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 	"github.com/pantty/pantty/internal/guard"
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // DefaultSettle is how long an event is held before it is printed. An event's
@@ -51,15 +51,15 @@ func Run(ctx context.Context, home string, opt Options, emit func(Event) error) 
 		opt.Now = time.Now
 	}
 	if opt.Settle < 0 {
-		return fmt.Errorf("%w: settle %s is negative", seat.ErrBadInput, opt.Settle)
+		return fmt.Errorf("%w: settle %s is negative", state.ErrBadInput, opt.Settle)
 	}
 	if opt.Seat != "" {
-		if _, err := seat.Existing(home, opt.Seat); err != nil {
+		if _, err := state.Existing(home, opt.Seat); err != nil {
 			return err
 		}
 	}
 	if _, err := os.Stat(home); err != nil {
-		return fmt.Errorf("%w: state root %s: %v", seat.ErrUnobservable, home, err)
+		return fmt.Errorf("%w: state root %s: %v", state.ErrUnobservable, home, err)
 	}
 	f := &follower{home: home, seats: filepath.Join(home, "seats"), opt: opt, emit: emit, cursor: opt.Since,
 		pending: map[string]Event{}, printed: map[string]time.Time{}, health: map[string]string{}}
@@ -125,7 +125,7 @@ func (f *follower) seatNames() []string {
 	if f.opt.Seat != "" {
 		return []string{f.opt.Seat}
 	}
-	names, _ := seat.List(f.home)
+	names, _ := state.List(f.home)
 	return names
 }
 
@@ -138,7 +138,7 @@ func (f *follower) watchAll() {
 }
 
 func (f *follower) watchSeat(name string) {
-	s, err := seat.Open(f.home, name)
+	s, err := state.Open(f.home, name)
 	if err != nil {
 		return
 	}
@@ -151,7 +151,7 @@ func (f *follower) watchSeat(name string) {
 // health snapshot lines.
 func (f *follower) scanAll(first bool) error {
 	for _, n := range f.seatNames() {
-		s, err := seat.Open(f.home, n)
+		s, err := state.Open(f.home, n)
 		if err != nil {
 			continue
 		}
@@ -234,7 +234,7 @@ func (f *follower) arm(t *time.Timer) {
 
 // checkHealth prints a health line when the verdict or its cause changed (or,
 // at start, the current one as a snapshot).
-func (f *follower) checkHealth(s seat.Seat, snapshot bool) error {
+func (f *follower) checkHealth(s state.Seat, snapshot bool) error {
 	e, ok, err := Health(s)
 	if err != nil || !ok {
 		return nil // an unreadable verdict is left to status; the stream goes on
@@ -260,10 +260,10 @@ func (f *follower) onEvent(ev fsnotify.Event) error {
 	}
 	parts := strings.Split(rel, string(filepath.Separator))
 	name := parts[0]
-	if seat.ValidateName(name) != nil || (f.opt.Seat != "" && name != f.opt.Seat) {
+	if state.ValidateName(name) != nil || (f.opt.Seat != "" && name != f.opt.Seat) {
 		return nil
 	}
-	s, err := seat.Open(f.home, name)
+	s, err := state.Open(f.home, name)
 	if err != nil {
 		return nil
 	}

@@ -8,8 +8,8 @@ import (
 
 	"github.com/pantty/pantty/internal/guard"
 	"github.com/pantty/pantty/internal/inbox"
-	"github.com/pantty/pantty/recover"
 	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // TestFollowPrintsSeatChangesFromRecords writes a seat's records by hand, the
@@ -18,7 +18,7 @@ import (
 // only when the verdict or its cause changes (not for every sweep).
 func TestFollowPrintsSeatChangesFromRecords(t *testing.T) {
 	home := t.TempDir()
-	s, err := seat.Open(home, "fa")
+	s, err := state.Open(home, "fa")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,7 +30,7 @@ func TestFollowPrintsSeatChangesFromRecords(t *testing.T) {
 	}
 	health := func(verdict, cause string) {
 		t.Helper()
-		if err := recover.HealthFile(s).Write(recover.Health{At: time.Now().UTC(), Verdict: verdict, Cause: cause, Reason: "test"}); err != nil {
+		if err := state.HealthFile(s).Write(state.Health{At: time.Now().UTC(), Verdict: verdict, Cause: cause, Reason: "test"}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -56,10 +56,10 @@ func TestFollowPrintsSeatChangesFromRecords(t *testing.T) {
 		t.Fatalf("first line %+v, want the health snapshot without a cursor", e)
 	}
 	// The follower watches before it scans; a write now is seen by one or the other.
-	if err := s.ModeFile().Write(seat.Mode{Mode: seat.ModeRelay, Since: time.Now().UTC(), Why: "a person attached"}); err != nil {
+	if err := s.ModeFile().Write(state.Mode{Mode: state.ModeRelay, Since: time.Now().UTC(), Why: "a person attached"}); err != nil {
 		t.Fatal(err)
 	}
-	if e := next("the mode change"); e.Type != TypeMode || e.Mode != seat.ModeRelay || e.Cursor == "" {
+	if e := next("the mode change"); e.Type != TypeMode || e.Mode != state.ModeRelay || e.Cursor == "" {
 		t.Fatalf("got %+v, want the relay mode line", e)
 	}
 	health("dead", "harness-down")
@@ -67,10 +67,10 @@ func TestFollowPrintsSeatChangesFromRecords(t *testing.T) {
 		t.Fatalf("got %+v, want the dead verdict", e)
 	}
 	health("dead", "harness-down") // the next sweep, same verdict: no line
-	if err := s.SetIntent(seat.IntentStopped, "test"); err != nil {
+	if err := s.SetIntent(state.IntentStopped, "test"); err != nil {
 		t.Fatal(err)
 	}
-	if e := next("the intent change"); e.Type != TypeIntent || e.Want != seat.IntentStopped {
+	if e := next("the intent change"); e.Type != TypeIntent || e.Want != state.IntentStopped {
 		t.Fatalf("got %+v, want the intent line (a repeated verdict prints nothing)", e)
 	}
 	if _, err := s.Enqueue(guard.Message{ID: "m1", Text: "hello"}, 0, time.Now()); err != nil {
@@ -91,7 +91,7 @@ func TestFollowPrintsSeatChangesFromRecords(t *testing.T) {
 func TestSettleIsJudgedOnTheFeedsClock(t *testing.T) {
 	t.Parallel()
 	home := t.TempDir()
-	s, err := seat.Open(home, "clock")
+	s, err := state.Open(home, "clock")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/panetext"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // Box reads a harness's input box from its screen, with the adapter's own
@@ -109,7 +110,7 @@ func DialogWords(screen string) string {
 	lines := strings.Split(strings.TrimRight(screen, "\n "), "\n")
 	from := max(0, len(lines)-2*dialogLines)
 	for i := len(lines) - 1; i >= 0; i-- {
-		if seat.IsRule(lines[i]) {
+		if panetext.IsRule(lines[i]) {
 			if i < len(lines)-1 {
 				from = i + 1
 			}
@@ -128,7 +129,7 @@ func DialogWords(screen string) string {
 	if len(words) == 0 {
 		return BlankScreen
 	}
-	return Clip(seat.Redact(strings.Join(words, " / ")), dialogWidth)
+	return Clip(state.Redact(strings.Join(words, " / ")), dialogWidth)
 }
 
 // Clip cuts s to n runes, marking the cut with an ellipsis.

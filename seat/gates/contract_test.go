@@ -8,23 +8,23 @@ import (
 	"time"
 
 	"github.com/pantty/pantty/internal/fsatomic"
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // writeContract stores a measured contract for claude-code at version with
 // every row met except those named in unmet.
 func writeContract(t *testing.T, home, version string, asOf time.Time, unmet ...string) {
 	t.Helper()
-	c := seat.Contract{Harness: "claude-code", Version: version, Build: version + " (Claude Code)", AsOf: asOf,
+	c := state.Contract{Harness: "claude-code", Version: version, Build: version + " (Claude Code)", AsOf: asOf,
 		Revisit: asOf.Add(30 * 24 * time.Hour), FailAfter: asOf.Add(90 * 24 * time.Hour), Path: "tmux test path"}
-	for _, name := range seat.ContractRows {
+	for _, name := range state.ContractRows {
 		met := true
 		for _, u := range unmet {
 			met = met && u != name
 		}
-		c.Rows = append(c.Rows, seat.ContractRow{Name: name, Met: met, Value: "measured " + name, Artifact: "/facts/" + name + ".txt"})
+		c.Rows = append(c.Rows, state.ContractRow{Name: name, Met: met, Value: "measured " + name, Artifact: "/facts/" + name + ".txt"})
 	}
-	path := seat.ContractPath(home, c.Harness, version)
+	path := state.ContractPath(home, c.Harness, version)
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		t.Fatal(err)
 	}

@@ -19,7 +19,7 @@ import (
 
 	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/internal/guard"
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // Status is one gate's outcome.
@@ -127,7 +127,7 @@ var table = []tableRow{
 // Evaluate judges harness (at version, "" when not observed) against the registry
 // in force (Load) and a local dispatch measurement (nil when there is none), at
 // now. A registry that cannot be read fails every gate.
-func Evaluate(harness, version string, local *seat.FactsFile, now time.Time) Verdict {
+func Evaluate(harness, version string, local *state.FactsFile, now time.Time) Verdict {
 	r, err := Load()
 	if err != nil {
 		return failAll(harness, version, now, "the gates registry could not be read: "+err.Error(),
@@ -137,7 +137,7 @@ func Evaluate(harness, version string, local *seat.FactsFile, now time.Time) Ver
 }
 
 // Evaluate judges harness against this registry; see the package Evaluate.
-func (r *Registry) Evaluate(harness, version string, local *seat.FactsFile, now time.Time) Verdict {
+func (r *Registry) Evaluate(harness, version string, local *state.FactsFile, now time.Time) Verdict {
 	return r.evaluate(harness, version, local, nil, nil, now)
 }
 
@@ -147,11 +147,11 @@ func (r *Registry) Evaluate(harness, version string, local *seat.FactsFile, now 
 // contract is the contract measured locally for this version (nil when none):
 // its rows judge before the registry's, and it alone can judge a version no
 // registry range covers.
-func (r *Registry) evaluate(harness, version string, local *seat.FactsFile, localErr error, contract *seat.Contract, now time.Time) Verdict {
+func (r *Registry) evaluate(harness, version string, local *state.FactsFile, localErr error, contract *state.Contract, now time.Time) Verdict {
 	e, note := r.find(harness, version)
 	if e == nil && contract != nil {
 		e = &Entry{Name: harness, Versions: version, Path: contract.Path}
-		note = fmt.Sprintf("%s: no registry range covers it; judged by the local measurement %s alone", version, seat.ContractPath("$PANTTY_HOME", harness, version))
+		note = fmt.Sprintf("%s: no registry range covers it; judged by the local measurement %s alone", version, state.ContractPath("$PANTTY_HOME", harness, version))
 	}
 	if e == nil {
 		why := fmt.Sprintf("the registry has no entry for %s", harness)
@@ -241,7 +241,7 @@ func failAll(harness, version string, now time.Time, why, fix string) Verdict {
 // local contract measurement of this version when it has the row and is not
 // past its fail_after, else from the registry. A row must be met and not past
 // fail_after; past revisit it warns.
-func registryGate(t tableRow, e Entry, contract *seat.Contract, now time.Time) Gate {
+func registryGate(t tableRow, e Entry, contract *state.Contract, now time.Time) Gate {
 	g := Gate{Name: t.name, Question: t.question, Requires: t.requires, Consequence: t.consequence,
 		BlocksResident: t.blocks, Status: Pass}
 	remeasure := "re-measure (free, on a throwaway seat against the stand-in): pantty measure contract --harness " + e.Name
@@ -277,7 +277,7 @@ func registryGate(t tableRow, e Entry, contract *seat.Contract, now time.Time) G
 // localRow judges one row from the local contract measurement; ok is false
 // when there is none for op or it is past its fail_after (the registry then
 // judges, and its answer says when that is past too).
-func localRow(op string, c *seat.Contract, now time.Time) (Evidence, Status, string, bool) {
+func localRow(op string, c *state.Contract, now time.Time) (Evidence, Status, string, bool) {
 	if c == nil {
 		return Evidence{}, "", "", false
 	}
@@ -344,7 +344,7 @@ func earliestFailAfter(ev []Evidence) time.Time {
 // Either must be bound to the resident tmux path, carry a control that
 // dispatched, and be within its dates; a local file must also point at its
 // stored artifacts.
-func dispatchGate(t tableRow, e Entry, version string, local *seat.FactsFile, localErr error, now time.Time) Gate {
+func dispatchGate(t tableRow, e Entry, version string, local *state.FactsFile, localErr error, now time.Time) Gate {
 	g := Gate{Name: t.name, Question: t.question, Requires: t.requires, Consequence: t.consequence,
 		BlocksResident: t.blocks, Status: Pass}
 	remeasure := "re-measure (free, on a throwaway seat): pantty measure dispatch --harness " + e.Name
@@ -387,7 +387,7 @@ func dispatchGate(t tableRow, e Entry, version string, local *seat.FactsFile, lo
 // this version and the resident path, whose control did not dispatch, without its
 // artifacts or past its fail_after is not counted, and the gate fails: the driver
 // would still use its predicate, so the registry's row cannot vouch for the seat.
-func localDispatch(g Gate, e Entry, version string, f seat.FactsFile, now time.Time, remeasure string) Gate {
+func localDispatch(g Gate, e Entry, version string, f state.FactsFile, now time.Time, remeasure string) Gate {
 	path := "local facts " + f.Harness + "-" + f.Shape + ".toml"
 	g.Evidence = []Evidence{{Row: "dispatch", Source: path, Status: Met,
 		How: fmt.Sprintf("form %s, sigils %q, control dispatched: %v, build %q, on %s; %d observations, artifacts in %s",
@@ -448,7 +448,7 @@ func localDispatch(g Gate, e Entry, version string, f seat.FactsFile, now time.T
 // artifactsMissing checks that a measurement is bound to what it stored: the
 // artifacts directory, every observation's artifact, and a raw control that
 // dispatched among them.
-func artifactsMissing(f seat.FactsFile) string {
+func artifactsMissing(f state.FactsFile) string {
 	if f.Artifacts == "" {
 		return "it names no artifacts directory"
 	}

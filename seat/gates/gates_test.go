@@ -15,8 +15,8 @@ import (
 	"github.com/pantty/pantty/harness/sim"
 	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/internal/guard"
-	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/seattest"
+	"github.com/pantty/pantty/seat/state"
 )
 
 func TestMain(m *testing.M) { os.Exit(seattest.Main(m)) }
@@ -209,13 +209,13 @@ func TestExpiredRegistry(t *testing.T) {
 
 // localFacts is a measurement as `pantty measure dispatch` writes it, with its
 // artifacts on disk.
-func localFacts(t *testing.T, harness, build string, asOf time.Time) *seat.FactsFile {
+func localFacts(t *testing.T, harness, build string, asOf time.Time) *state.FactsFile {
 	t.Helper()
 	art := filepath.Join(t.TempDir(), "artifacts")
 	if err := os.MkdirAll(art, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	obs := []seat.Observation{
+	obs := []state.Observation{
 		{Name: "clear-control", Input: "/clear", Door: "raw", Dispatched: true},
 		{Name: "slash", Input: "/context", Door: "board", ReachedModel: true},
 	}
@@ -225,7 +225,7 @@ func localFacts(t *testing.T, harness, build string, asOf time.Time) *seat.Facts
 			t.Fatal(err)
 		}
 	}
-	return &seat.FactsFile{Harness: harness, Build: build, Shape: config.ShapeResident,
+	return &state.FactsFile{Harness: harness, Build: build, Shape: config.ShapeResident,
 		Path: "tmux 3.3a: load-buffer + paste-buffer -p (bracketed) + settle + send-keys Enter, pantty driver",
 		Form: guard.FormFirstChar, Sigils: "/!", AsOf: asOf, Revisit: asOf.Add(30 * dayLen), FailAfter: asOf.Add(90 * dayLen),
 		ControlOK: true, Artifacts: art, Observations: obs}
@@ -265,23 +265,23 @@ func TestLocalFactsThatDoNotCount(t *testing.T) {
 	cases := []struct {
 		name    string
 		version string
-		edit    func(f *seat.FactsFile)
+		edit    func(f *state.FactsFile)
 		want    Status
 		reason  string
 	}{
-		{"control did not dispatch", "", func(f *seat.FactsFile) { f.ControlOK = false }, Fail, "its control did not dispatch"},
-		{"another harness", "", func(f *seat.FactsFile) { f.Harness = "sim" }, Fail, `measured harness "sim"`},
-		{"another path", "", func(f *seat.FactsFile) { f.Shape = config.ShapeTurn }, Fail, `the "turn" path`},
-		{"another build", "2.1.328", func(f *seat.FactsFile) { f.Build = "2.1.400 (Claude Code)" }, Fail, "not version 2.1.328"},
-		{"undated", "", func(f *seat.FactsFile) { f.FailAfter = time.Time{} }, Fail, "not dated"},
-		{"artifacts gone", "", func(f *seat.FactsFile) { os.RemoveAll(f.Artifacts) }, Fail, "artifacts directory"},
-		{"an artifact gone", "", func(f *seat.FactsFile) { os.Remove(f.Observations[0].Artifact) }, Fail, "raw/clear-control is missing"},
-		{"no raw control recorded", "", func(f *seat.FactsFile) { f.Observations = f.Observations[1:] }, Fail, "no control is recorded"},
-		{"past its own fail_after", "", func(f *seat.FactsFile) {
+		{"control did not dispatch", "", func(f *state.FactsFile) { f.ControlOK = false }, Fail, "its control did not dispatch"},
+		{"another harness", "", func(f *state.FactsFile) { f.Harness = "sim" }, Fail, `measured harness "sim"`},
+		{"another path", "", func(f *state.FactsFile) { f.Shape = config.ShapeTurn }, Fail, `the "turn" path`},
+		{"another build", "2.1.328", func(f *state.FactsFile) { f.Build = "2.1.400 (Claude Code)" }, Fail, "not version 2.1.328"},
+		{"undated", "", func(f *state.FactsFile) { f.FailAfter = time.Time{} }, Fail, "not dated"},
+		{"artifacts gone", "", func(f *state.FactsFile) { os.RemoveAll(f.Artifacts) }, Fail, "artifacts directory"},
+		{"an artifact gone", "", func(f *state.FactsFile) { os.Remove(f.Observations[0].Artifact) }, Fail, "raw/clear-control is missing"},
+		{"no raw control recorded", "", func(f *state.FactsFile) { f.Observations = f.Observations[1:] }, Fail, "no control is recorded"},
+		{"past its own fail_after", "", func(f *state.FactsFile) {
 			f.AsOf, f.Revisit, f.FailAfter = now.Add(-100*dayLen), now.Add(-70*dayLen), now.Add(-dayLen)
 		}, Fail, "past its fail_after"},
-		{"past its own revisit", "", func(f *seat.FactsFile) { f.Revisit = now.Add(-dayLen) }, Warn, "past its revisit date"},
-		{"a form the guard does not implement", "", func(f *seat.FactsFile) { f.Form = "line-start" }, Warn, "holds all board text back"},
+		{"past its own revisit", "", func(f *state.FactsFile) { f.Revisit = now.Add(-dayLen) }, Warn, "past its revisit date"},
+		{"a form the guard does not implement", "", func(f *state.FactsFile) { f.Form = "line-start" }, Warn, "holds all board text back"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

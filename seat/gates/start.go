@@ -10,7 +10,8 @@ import (
 
 	"github.com/pantty/pantty/harness"
 	"github.com/pantty/pantty/internal/config"
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/launch"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // Local evaluates harness with the local measurements under home: the dispatch
@@ -25,8 +26,8 @@ func Local(home, harness, version string, now time.Time) Verdict {
 		return failAll(harness, version, now, "the gates registry could not be read: "+err.Error(),
 			"fix or unset $"+RegistryEnv)
 	}
-	var local *seat.FactsFile
-	f, err := seat.LoadFacts(home, harness, config.ShapeResident)
+	var local *state.FactsFile
+	f, err := state.LoadFacts(home, harness, config.ShapeResident)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		err = nil
@@ -38,8 +39,8 @@ func Local(home, harness, version string, now time.Time) Verdict {
 	if version == "" && local != nil {
 		version, fromFacts = VersionOf(local.Build), true
 	}
-	var contract *seat.Contract
-	if c, cerr := seat.LoadContract(home, harness, version); cerr == nil && c.Harness == harness && c.Version == version {
+	var contract *state.Contract
+	if c, cerr := state.LoadContract(home, harness, version); cerr == nil && c.Harness == harness && c.Version == version {
 		contract = &c
 	}
 	v := r.evaluate(harness, version, local, err, contract, now)
@@ -138,7 +139,7 @@ func seatBinary(home string, cfg config.Config) string {
 			return ""
 		}
 	}
-	if s, err := seat.Existing(home, cfg.Name); err == nil {
+	if s, err := state.Existing(home, cfg.Name); err == nil {
 		if rec, err := s.LaunchEnvFile().Read(); err == nil && rec.Binary != "" {
 			return rec.Binary
 		}
@@ -157,7 +158,7 @@ func HarnessBinary(name, command string) string {
 		}
 		command = ad.Caps().Binary
 	}
-	bin, err := seat.ResolveBinary(command, os.Getenv("PATH"))
+	bin, err := launch.ResolveBinary(command, os.Getenv("PATH"))
 	if err != nil {
 		return ""
 	}
@@ -165,14 +166,14 @@ func HarnessBinary(name, command string) string {
 }
 
 // Installed asks the harness binary bin its version (cached by path, size and
-// modification time: seat.InstalledVersion) and returns the version number
+// modification time: launch.InstalledVersion) and returns the version number
 // and a note naming the binary and what it said. "" when bin is "" or cannot
 // say; the note then says why and the verdict is judged as unobserved.
 func Installed(home, harness, bin string) (version, note string) {
 	if bin == "" {
 		return "", ""
 	}
-	said, err := seat.InstalledVersion(home, bin)
+	said, err := launch.InstalledVersion(home, bin)
 	if err != nil {
 		return "", fmt.Sprintf("the installed %s could not say its version: %v", harness, err)
 	}

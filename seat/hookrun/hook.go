@@ -10,7 +10,8 @@ import (
 	"time"
 
 	"github.com/pantty/pantty/handoff"
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/hookwire"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // Run is `pantty hook`: the harness (or tmux) runs it for every event. It
@@ -24,12 +25,12 @@ import (
 func Run(home, name string, statusLine bool, tmuxEvent string, stdin io.Reader, stdout, stderr io.Writer) int {
 	// Existing, not Open: a hook for a seat that is not there (removed, or a
 	// stale settings file) records nothing and creates no directory for it.
-	s, err := seat.Existing(home, name)
+	s, err := state.Existing(home, name)
 	if err != nil {
 		fmt.Fprintf(stderr, "pantty hook: %v\n", err)
 		return 0
 	}
-	payload := seat.ReadHookPayload(stdin, stderr)
+	payload := hookwire.ReadHookPayload(stdin, stderr)
 	now := time.Now()
 	if statusLine {
 		return statusLineHook(s, payload, now, stdout, stderr)
@@ -37,13 +38,13 @@ func Run(home, name string, statusLine bool, tmuxEvent string, stdin io.Reader, 
 	kind := tmuxEvent
 	switch kind {
 	case "pane-died":
-		kind = seat.EvPaneDied
+		kind = hookwire.EvPaneDied
 	case "client-attached":
-		kind = seat.EvClientAttached
+		kind = hookwire.EvClientAttached
 	case "client-detached":
-		kind = seat.EvClientDetached
+		kind = hookwire.EvClientDetached
 	}
-	var f seat.HookFields
+	var f hookwire.HookFields
 	if kind == "" {
 		if json.Unmarshal(payload, &f) == nil && validKind(f.HookEventName) {
 			kind = f.HookEventName
@@ -59,9 +60,9 @@ func Run(home, name string, statusLine bool, tmuxEvent string, stdin io.Reader, 
 	code := 0
 	note := map[string]string{}
 	switch {
-	case kind == seat.EvPreCompact:
+	case kind == hookwire.EvPreCompact:
 		code = preCompact(s, f, now, note, stderr)
-	case kind == seat.EvSessionStart && f.Source == "startup":
+	case kind == hookwire.EvSessionStart && f.Source == "startup":
 		// A step's fresh session starts with the handoff (handoff/inject.toml
 		// names the session that must get it).
 		if in, err := s.InjectFile().Read(); err == nil && in.SessionID == f.SessionID {
@@ -70,7 +71,7 @@ func Run(home, name string, statusLine bool, tmuxEvent string, stdin io.Reader, 
 				note["injected_hash"] = handoff.StableHash(text)
 			}
 		}
-	case kind == seat.EvSessionStart && f.Source == "compact":
+	case kind == hookwire.EvSessionStart && f.Source == "compact":
 		if text, err := s.Handoff().Current(); err == nil {
 			fmt.Fprint(stdout, text)
 			note["injected_hash"] = handoff.StableHash(text)
@@ -93,8 +94,8 @@ func Run(home, name string, statusLine bool, tmuxEvent string, stdin io.Reader, 
 // auto-compaction, a person's /compact) is materialized here. If that fails,
 // exit 2 blocks the compaction: losing the procedure detail is worse than a
 // full context.
-func preCompact(s seat.Seat, f seat.HookFields, now time.Time, note map[string]string, stderr io.Writer) int {
-	if c, err := s.CycleFile().Read(); err == nil && c.State == "requested" && now.Sub(c.Requested) < seat.CycleFresh {
+func preCompact(s state.Seat, f hookwire.HookFields, now time.Time, note map[string]string, stderr io.Writer) int {
+	if c, err := s.CycleFile().Read(); err == nil && c.State == "requested" && now.Sub(c.Requested) < state.CycleFresh {
 		note["materialized_by"] = "cycle " + c.ID
 		return 0
 	}
@@ -116,8 +117,8 @@ func preCompact(s seat.Seat, f seat.HookFields, now time.Time, note map[string]s
 // statusLineHook keeps the latest status-line payload and, when its usage
 // changed, records a StatusLine event for the driver's context reading (the
 // status line redraws often; unchanged readings make no event).
-func statusLineHook(s seat.Seat, payload []byte, now time.Time, stdout, stderr io.Writer) int {
-	prev, err := seat.ReadRegular(s.StatusLinePath())
+func statusLineHook(s state.Seat, payload []byte, now time.Time, stdout, stderr io.Writer) int {
+	prev, err := state.ReadRegular(s.StatusLinePath())
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		fmt.Fprintf(stderr, "pantty hook: %v\n", err)
 	}
@@ -125,11 +126,11 @@ func statusLineHook(s seat.Seat, payload []byte, now time.Time, stdout, stderr i
 		fmt.Fprintf(stderr, "pantty hook: %v\n", err)
 	}
 	if !bytes.Equal(usageOf(prev), usageOf(payload)) {
-		if _, err := s.WriteEvent(seat.EvStatusLine, payload, now); err != nil {
+		if _, err := s.WriteEvent(hookwire.EvStatusLine, payload, now); err != nil {
 			fmt.Fprintf(stderr, "pantty hook: %v\n", err)
 		}
 	}
-	r, err := seat.ParseStatusLine(payload)
+	r, err := state.ParseStatusLine(payload)
 	if err == nil && r.Window > 0 {
 		fmt.Fprintf(stdout, "pantty %s · context %d/%d tokens\n", s.Name, r.Occupancy, r.Window)
 	} else {

@@ -13,6 +13,8 @@ import (
 	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/gates"
+	"github.com/pantty/pantty/seat/proc"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // opLimit bounds each step of a contract run that waits for the harness: a
@@ -36,7 +38,7 @@ type contractRun struct {
 //
 // A row that was measured and not met is written as unmet (that is a fact);
 // an error means the instrument itself failed and nothing is written.
-func Contract(home string, t harness.MeasureRig, o Options) (seat.Contract, error) {
+func Contract(home string, t harness.MeasureRig, o Options) (state.Contract, error) {
 	if o.Now.IsZero() {
 		o.Now = time.Now()
 	}
@@ -47,26 +49,26 @@ func Contract(home string, t harness.MeasureRig, o Options) (seat.Contract, erro
 	}
 	th, err := startThrowaway(t, o)
 	if err != nil {
-		return seat.Contract{}, err
+		return state.Contract{}, err
 	}
 	defer th.close()
 	build := th.det.Build()
 	version := gates.VersionOf(build)
 	if version == "" {
-		return seat.Contract{}, fmt.Errorf("measure contract: %s said %q for its version: no version number to file the facts under", t.Harness, build)
+		return state.Contract{}, fmt.Errorf("measure contract: %s said %q for its version: no version number to file the facts under", t.Harness, build)
 	}
-	artDir := filepath.Join(filepath.Dir(seat.ContractPath(home, t.Harness, version)), "artifacts-"+o.Now.UTC().Format("20060102T150405"))
+	artDir := filepath.Join(filepath.Dir(state.ContractPath(home, t.Harness, version)), "artifacts-"+o.Now.UTC().Format("20060102T150405"))
 	if err := os.MkdirAll(artDir, fsatomic.DirMode); err != nil {
-		return seat.Contract{}, err
+		return state.Contract{}, err
 	}
 	r := &contractRun{t: t, th: th, artDir: artDir, say: say}
-	c := seat.Contract{Harness: t.Harness, Version: version, Build: build, Tmux: tmuxVersion(), Pantty: o.PanttyVersion,
+	c := state.Contract{Harness: t.Harness, Version: version, Build: build, Tmux: tmuxVersion(), Pantty: o.PanttyVersion,
 		Path:     "tmux " + tmuxVersion() + ": load-buffer + paste-buffer -p (bracketed) + settle + send-keys Enter, pantty driver",
 		Provider: "loopback stand-in (no key, no cost)", AsOf: o.Now.UTC(), Revisit: o.Now.Add(o.Revisit).UTC(),
 		FailAfter: o.Now.Add(o.Fail).UTC(), Artifacts: artDir}
 	for _, step := range []struct {
 		name string
-		run  func() (seat.ContractRow, string, error)
+		run  func() (state.ContractRow, string, error)
 	}{
 		{"submit", r.submit}, {"context", r.context}, {"cancel", r.cancel},
 		{"compaction", r.compaction}, {"resume", r.resume}, {"liveness", r.liveness},
@@ -84,7 +86,7 @@ func Contract(home string, t harness.MeasureRig, o Options) (seat.Contract, erro
 		c.Rows = append(c.Rows, row)
 		say("  %s: met %v: %s", step.name, row.Met, row.Value)
 	}
-	if err := seat.ContractFile(home, t.Harness, version).Write(c); err != nil {
+	if err := state.ContractFile(home, t.Harness, version).Write(c); err != nil {
 		return c, err
 	}
 	return c, nil
@@ -97,7 +99,7 @@ func (r *contractRun) send(id, text string) (inbox.Status, error) {
 	if _, err := s.Enqueue(guard.Message{ID: id, Text: text}, 0, time.Now()); err != nil {
 		return inbox.Status{}, err
 	}
-	if err := s.WaitFinal([]string{id}, opLimit); err != nil {
+	if err := seat.WaitFinal(s, []string{id}, opLimit); err != nil {
 		return inbox.Status{}, err
 	}
 	return s.ReadStatus(id)
@@ -132,17 +134,17 @@ func firstLine(s string) string {
 
 // submit: one message, its submission evidence bound by the guard header and
 // its turn end recorded, and exactly one model turn carrying it.
-func (r *contractRun) submit() (seat.ContractRow, string, error) {
+func (r *contractRun) submit() (state.ContractRow, string, error) {
 	const id = "contract-submit"
 	st, err := r.send(id, "pantty contract: submit and turn end")
 	if err != nil {
-		return seat.ContractRow{}, "", err
+		return state.ContractRow{}, "", err
 	}
 	turns := r.turnsFor(id)
 	met := st.State == inbox.StateProcessed && st.Evidence != "" && st.TurnEnd != "" && len(turns) == 1
 	value := fmt.Sprintf("%s; evidence %s; turn end %s; %d model turn(s) carried it; submitted → ended %s",
 		st.State, filepath.Base(st.Evidence), filepath.Base(st.TurnEnd), len(turns), st.EndedAt.Sub(st.SubmittedAt).Round(time.Millisecond))
-	return seat.ContractRow{Met: met, Value: value,
+	return state.ContractRow{Met: met, Value: value,
 		How: "a message through the board door; met when processed on its own evidence and turn end and exactly one model turn carried it"}, describe(st, turns), nil
 }
 
@@ -151,21 +153,21 @@ func (r *contractRun) submit() (seat.ContractRow, string, error) {
 // it is the current request's size, not a running total: one more short turn
 // grows it by far less than the floor (a cumulative total would grow by the
 // whole request again, floor included).
-func (r *contractRun) context() (seat.ContractRow, string, error) {
+func (r *contractRun) context() (state.ContractRow, string, error) {
 	first, err := r.freshReading(time.Time{})
 	if err != nil {
-		return seat.ContractRow{}, "", err
+		return state.ContractRow{}, "", err
 	}
 	const id = "contract-context"
 	st, err := r.send(id, "pantty contract: one more short turn for a second context reading")
 	if err != nil {
-		return seat.ContractRow{}, "", err
+		return state.ContractRow{}, "", err
 	}
 	second, err := r.freshReading(st.SubmittedAt)
 	if err != nil {
-		return seat.ContractRow{}, "", err
+		return state.ContractRow{}, "", err
 	}
-	decomposed := func(c seat.Context) bool {
+	decomposed := func(c state.Context) bool {
 		return c.Floor > 0 && c.Occupancy >= c.Floor && c.Reclaimable == c.Occupancy-c.Floor && c.Window > 0
 	}
 	current := second.Occupancy-first.Occupancy < first.Floor
@@ -175,15 +177,15 @@ func (r *contractRun) context() (seat.ContractRow, string, error) {
 		second.Occupancy-first.Occupancy, map[bool]string{true: "the current request's size", false: "grew by a floor or more: a running total"}[current],
 		orNone(second.Source))
 	art := fmt.Sprintf("context.toml after the submit row's turn:\n%+v\nafter %s:\n%+v\n", first, id, second)
-	return seat.ContractRow{Met: met, Value: value,
+	return state.ContractRow{Met: met, Value: value,
 		How: "context.toml after a turn and after one more short turn; met when occupancy = floor + reclaimable with a measured floor and a window, and the second reading grew by less than the floor"}, art, nil
 }
 
 // freshReading waits for a context reading with a measured floor taken
 // after since (a turn's submission: the reading then carries its request).
-func (r *contractRun) freshReading(since time.Time) (seat.Context, error) {
-	var c seat.Context
-	err := r.th.s.WaitUntil(opLimit/4, func() bool {
+func (r *contractRun) freshReading(since time.Time) (state.Context, error) {
+	var c state.Context
+	err := seat.WaitUntil(r.th.s, opLimit/4, func() bool {
 		var err error
 		c, err = r.th.s.ContextFile().Read()
 		return err == nil && c.FloorSource != "" && c.ReadAt.After(since)
@@ -203,35 +205,35 @@ func orNone(s string) string {
 
 // cancel: a slow turn stopped from outside, the message failed as cancelled,
 // and the next message processed alone (the input box was left clean).
-func (r *contractRun) cancel() (seat.ContractRow, string, error) {
+func (r *contractRun) cancel() (state.ContractRow, string, error) {
 	s := r.th.s
 	if r.t.Slow == nil {
-		return seat.ContractRow{Value: "not measured: the rig cannot make a turn slow",
+		return state.ContractRow{Value: "not measured: the rig cannot make a turn slow",
 			How: "needs a slow turn"}, "the rig has no Slow marker\n", nil
 	}
 	const id, after = "contract-cancel", "contract-after-cancel"
 	if _, err := s.Enqueue(guard.Message{ID: id, Text: "pantty contract: a slow turn to cancel " + r.t.Slow(10*time.Second)}, 0, time.Now()); err != nil {
-		return seat.ContractRow{}, "", err
+		return state.ContractRow{}, "", err
 	}
-	if err := s.WaitUntil(opLimit, func() bool {
+	if err := seat.WaitUntil(s, opLimit, func() bool {
 		st, err := s.ReadStatus(id)
 		return err == nil && st.State == inbox.StateSubmitted
 	}); err != nil {
-		return seat.ContractRow{}, "", fmt.Errorf("the slow turn never started: %w", err)
+		return state.ContractRow{}, "", fmt.Errorf("the slow turn never started: %w", err)
 	}
 	began := time.Now()
-	res, err := s.Ask(seat.Request{Kind: seat.CtlCancel}, opLimit)
+	res, err := s.Ask(state.Request{Kind: state.CtlCancel}, opLimit)
 	took := time.Since(began)
 	if err != nil {
-		res = seat.Result{Error: err.Error()} // the driver's answer: the cancel did not hold
+		res = state.Result{Error: err.Error()} // the driver's answer: the cancel did not hold
 	}
-	if err := s.WaitFinal([]string{id}, opLimit); err != nil {
-		return seat.ContractRow{}, "", err
+	if err := seat.WaitFinal(s, []string{id}, opLimit); err != nil {
+		return state.ContractRow{}, "", err
 	}
 	st, _ := s.ReadStatus(id)
 	next, err := r.send(after, "pantty contract: the next message after a cancel")
 	if err != nil {
-		return seat.ContractRow{}, "", err
+		return state.ContractRow{}, "", err
 	}
 	turns := r.turnsFor(after)
 	clean := len(turns) == 1 && !strings.Contains(turns[0].NewInput, "a slow turn to cancel")
@@ -239,29 +241,29 @@ func (r *contractRun) cancel() (seat.ContractRow, string, error) {
 	value := fmt.Sprintf("cancel answered ok=%v in %s (%s); message %s/%s; next message %s, its model turn %s",
 		res.OK, took.Round(time.Millisecond), orNone(firstLine(res.Detail+res.Error)), st.State, st.Reason, next.State, map[bool]string{true: "alone (input box clean)", false: "not alone"}[clean])
 	art := "cancelled:\n" + describe(st, r.turnsFor(id)) + "\nnext:\n" + describe(next, turns) + fmt.Sprintf("\ncancel answer: %+v\n", res)
-	return seat.ContractRow{Met: met, Value: value,
+	return state.ContractRow{Met: met, Value: value,
 		How: "a turn made slow at the model, cancelled from outside while running; met when the cancel is verified, the message fails cancelled and the next message runs alone"}, art, nil
 }
 
 // compaction: the cycle materializes the handoff (with a procedure note that
 // exists nowhere else), compacts at pantty's boundary, and that note reaches a
 // model request after it.
-func (r *contractRun) compaction() (seat.ContractRow, string, error) {
+func (r *contractRun) compaction() (state.ContractRow, string, error) {
 	s := r.th.s
 	note := "contract procedure note " + fmt.Sprint(time.Now().UnixNano()) + ": run the linter before the tests"
 	if _, err := s.Handoff().AddNote(note, time.Now()); err != nil {
-		return seat.ContractRow{}, "", err
+		return state.ContractRow{}, "", err
 	}
-	res, err := s.Ask(seat.Request{Kind: seat.CtlCompact}, opLimit)
+	res, err := s.Ask(state.Request{Kind: state.CtlCompact}, opLimit)
 	if err != nil {
-		res = seat.Result{Error: err.Error()} // the driver's answer: the cycle failed
+		res = state.Result{Error: err.Error()} // the driver's answer: the cycle failed
 	}
 	cyc, _ := s.CycleFile().Read()
 	cycleEnd := time.Now()
 	const after = "contract-after-compact"
 	next, err := r.send(after, "pantty contract: the first message after a compaction")
 	if err != nil {
-		return seat.ContractRow{}, "", err
+		return state.ContractRow{}, "", err
 	}
 	seen := ""
 	for _, q := range r.th.det.ModelRequests() {
@@ -274,75 +276,75 @@ func (r *contractRun) compaction() (seat.ContractRow, string, error) {
 	value := fmt.Sprintf("cycle %s: handoff %s materialized; context %d → %d tokens; its procedure note seen in: %s; next message %s",
 		orNone(cyc.State), orNone(cyc.Hash), cyc.Before, cyc.After, orNone(seen), next.State)
 	art := fmt.Sprintf("compact answer: %+v\ncycle: %+v\nasked until %s\nnext:\n%s", res, cyc, cycleEnd.Format(time.RFC3339Nano), describe(next, r.turnsFor(after)))
-	return seat.ContractRow{Met: met, Value: value,
+	return state.ContractRow{Met: met, Value: value,
 		How: "a procedure note, then the compaction cycle through the command door; met when the cycle is done and the note reaches a model request after it"}, art, nil
 }
 
 // resume: the harness process killed, the driver relaunches the same session
 // and the next message is processed in it.
-func (r *contractRun) resume() (seat.ContractRow, string, error) {
+func (r *contractRun) resume() (state.ContractRow, string, error) {
 	s := r.th.s
 	before, err := s.SessionFile().Read()
 	if err != nil {
-		return seat.ContractRow{}, "", err
+		return state.ContractRow{}, "", err
 	}
-	seat.KillGroup(before.PanePID)
-	var now seat.Session
-	if err := s.WaitUntil(opLimit, func() bool {
+	proc.KillGroup(before.PanePID)
+	var now state.Session
+	if err := seat.WaitUntil(s, opLimit, func() bool {
 		var err error
 		now, err = s.SessionFile().Read()
 		hb, herr := s.HeartbeatFile().Read()
-		return err == nil && herr == nil && now.PanePID != before.PanePID && hb.Phase == seat.PhaseIdle
+		return err == nil && herr == nil && now.PanePID != before.PanePID && hb.Phase == state.PhaseIdle
 	}); err != nil {
-		return seat.ContractRow{}, "", fmt.Errorf("no relaunch after the harness was killed: %w", err)
+		return state.ContractRow{}, "", fmt.Errorf("no relaunch after the harness was killed: %w", err)
 	}
 	const after = "contract-after-resume"
 	next, err := r.send(after, "pantty contract: the first message after a relaunch")
 	if err != nil {
-		return seat.ContractRow{}, "", err
+		return state.ContractRow{}, "", err
 	}
 	met := now.ID == before.ID && next.State == inbox.StateProcessed && len(r.turnsFor(after)) == 1
 	value := fmt.Sprintf("session %s → %s (pane pid %d → %d); next message %s", before.ID, now.ID, before.PanePID, now.PanePID, next.State)
 	art := fmt.Sprintf("before: %+v\nafter: %+v\nnext:\n%s", before, now, describe(next, r.turnsFor(after)))
-	return seat.ContractRow{Met: met, Value: value,
+	return state.ContractRow{Met: met, Value: value,
 		How: "the harness's process group killed; met when the driver relaunches the same session id and the next message runs once in it"}, art, nil
 }
 
 // liveness: a probe turn proves capability; with the model API refusing the
 // key (the failing control), the probe does not pass.
-func (r *contractRun) liveness() (seat.ContractRow, string, error) {
+func (r *contractRun) liveness() (state.ContractRow, string, error) {
 	s := r.th.s
 	began := time.Now()
-	ok, err := s.Ask(seat.Request{Kind: seat.CtlProbe}, opLimit)
+	ok, err := s.Ask(state.Request{Kind: state.CtlProbe}, opLimit)
 	if err != nil {
-		return seat.ContractRow{}, "", err
+		return state.ContractRow{}, "", err
 	}
 	took := time.Since(began)
 	art := fmt.Sprintf("probe: %+v (%s)\n", ok, took.Round(time.Millisecond))
 	if r.t.Fault == nil {
-		return seat.ContractRow{Met: ok.OK, Value: fmt.Sprintf("probe turn ok=%v in %s; no dead-provider control: the model cannot be made to fail on this rig", ok.OK, took.Round(time.Millisecond)),
+		return state.ContractRow{Met: ok.OK, Value: fmt.Sprintf("probe turn ok=%v in %s; no dead-provider control: the model cannot be made to fail on this rig", ok.OK, took.Round(time.Millisecond)),
 			How: "a probe turn must really run"}, art, nil
 	}
 	if err := r.t.Fault("auth"); err != nil {
-		return seat.ContractRow{}, "", err
+		return state.ContractRow{}, "", err
 	}
 	defer r.t.Fault("")
 	// The probe is held while the seat has no model access, so the detection
 	// is the driver's record of the fault (the heartbeat), or a failed probe,
 	// whichever comes first.
-	answered := make(chan seat.Result, 1)
+	answered := make(chan state.Result, 1)
 	go func() {
-		res, err := s.Ask(seat.Request{Kind: seat.CtlProbe}, opLimit)
+		res, err := s.Ask(state.Request{Kind: state.CtlProbe}, opLimit)
 		if err != nil {
-			res = seat.Result{Error: err.Error()}
+			res = state.Result{Error: err.Error()}
 		}
 		answered <- res
 	}()
 	began = time.Now()
-	var dead seat.Result
+	var dead state.Result
 	probeFailed := false
-	var hb seat.Heartbeat
-	s.WaitUntil(opLimit, func() bool {
+	var hb state.Heartbeat
+	seat.WaitUntil(s, opLimit, func() bool {
 		select {
 		case dead = <-answered:
 			probeFailed = !dead.OK
@@ -358,6 +360,6 @@ func (r *contractRun) liveness() (seat.ContractRow, string, error) {
 	met := ok.OK && (hb.Fault != "" || probeFailed)
 	value := fmt.Sprintf("probe turn ok=%v in %s; with the API answering 401 the seat recorded fault %q (%s) after %s",
 		ok.OK, took.Round(time.Millisecond), orNone(string(hb.Fault)), orNone(firstLine(hb.FaultCause+dead.Error)), detected.Round(time.Millisecond))
-	return seat.ContractRow{Met: met, Value: value,
+	return state.ContractRow{Met: met, Value: value,
 		How: "a probe turn must run; the control: with the stand-in answering 401 the probe must fail"}, art, nil
 }

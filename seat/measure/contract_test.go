@@ -6,15 +6,15 @@ import (
 
 	"github.com/pantty/pantty/harness"
 	"github.com/pantty/pantty/harness/sim"
-	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/measure"
 	"github.com/pantty/pantty/seat/seattest"
+	"github.com/pantty/pantty/seat/state"
 	"github.com/pantty/pantty/tmux/tmuxtest"
 )
 
 // contract runs the battery on the simulator with the given behaviours
 // switched off and returns what it wrote.
-func contract(t *testing.T, broken string) seat.Contract {
+func contract(t *testing.T, broken string) state.Contract {
 	t.Helper()
 	rig, err := sim.Adapter{}.Measure(harness.MeasureSpec{Env: map[string]string{"PANTTY_SIM_BROKEN": broken}})
 	if err != nil {
@@ -26,8 +26,8 @@ func contract(t *testing.T, broken string) seat.Contract {
 	if err != nil {
 		t.Fatalf("contract (broken %q): %v", broken, err)
 	}
-	stored, err := seat.LoadContract(home, "sim", c.Version)
-	if err != nil || len(stored.Rows) != len(seat.ContractRows) {
+	stored, err := state.LoadContract(home, "sim", c.Version)
+	if err != nil || len(stored.Rows) != len(state.ContractRows) {
 		t.Fatalf("stored contract: %+v, %v", stored, err)
 	}
 	for _, r := range stored.Rows {

@@ -15,7 +15,7 @@ import (
 
 	"github.com/pantty/pantty/internal/fsatomic"
 	"github.com/pantty/pantty/internal/guard"
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // Item is one corpus input.
@@ -54,8 +54,8 @@ func Corpus(work, control string) []Item {
 // classify infers the predicate form and sigils from the raw observations:
 // first-char when a leading sigil dispatched while the same sigil after leading
 // whitespace or later in the text did not.
-func classify(obs []seat.Observation, items []Item) (form, sigils string) {
-	raw := map[string]seat.Observation{}
+func classify(obs []state.Observation, items []Item) (form, sigils string) {
+	raw := map[string]state.Observation{}
 	for _, o := range obs {
 		if o.Door == "raw" {
 			raw[o.Name] = o
@@ -85,7 +85,7 @@ func classify(obs []seat.Observation, items []Item) (form, sigils string) {
 }
 
 // writeArtifact stores what one observation saw, and returns its path.
-func writeArtifact(dir string, o seat.Observation, ev string) string {
+func writeArtifact(dir string, o state.Observation, ev string) string {
 	path := filepath.Join(dir, fmt.Sprintf("%s-%s.txt", o.Door, o.Name))
 	body := fmt.Sprintf("name: %s\ndoor: %s\ninput: %q\ndispatched: %v\nreached_model: %v\nside_effect: %v\nrefused: %s\n\n%s\n",
 		o.Name, o.Door, o.Input, o.Dispatched, o.ReachedModel, o.SideEffect, o.Refused, ev)

@@ -9,15 +9,15 @@ import (
 	"github.com/pantty/pantty/harness/sim"
 	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/internal/guard"
-	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/measure"
 	"github.com/pantty/pantty/seat/seattest"
+	"github.com/pantty/pantty/seat/state"
 	"github.com/pantty/pantty/tmux/tmuxtest"
 )
 
 func TestMain(m *testing.M) { os.Exit(seattest.Main(m)) }
 
-func run(t *testing.T, sigils *string) seat.FactsFile {
+func run(t *testing.T, sigils *string) state.FactsFile {
 	t.Helper()
 	home := tmuxtest.Dir(t)
 	rig, err := sim.Adapter{}.Measure(harness.MeasureSpec{Sigils: sigils})
@@ -29,7 +29,7 @@ func run(t *testing.T, sigils *string) seat.FactsFile {
 	if err != nil {
 		t.Fatalf("measure: %v", err)
 	}
-	got, err := seat.LoadFacts(home, "sim", config.ShapeResident)
+	got, err := state.LoadFacts(home, "sim", config.ShapeResident)
 	if err != nil || got.Form != f.Form || got.Sigils != f.Sigils {
 		t.Fatalf("facts file: %+v %v", got, err)
 	}

@@ -4,29 +4,13 @@ import (
 	"context"
 	"fmt"
 	"os/exec"
-	"path/filepath"
 	"time"
 
 	"github.com/pantty/pantty/harness"
-	"github.com/pantty/pantty/internal/statedir"
-	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/flight"
+	"github.com/pantty/pantty/seat/state"
 	"github.com/pantty/pantty/tmux"
 )
-
-// marker is measure.toml in a throwaway seat's directory: the token proves this
-// measurement created the seat.
-type marker struct {
-	Token string `toml:"token"`
-}
-
-func markerPath(s seat.Seat) string { return filepath.Join(s.Dir, "measure.toml") }
-
-// markerFile is measure.toml bound to its record: the token that marks a
-// throwaway seat as this measurement's own.
-func markerFile(s seat.Seat) statedir.File[marker] {
-	return statedir.Bind[marker](s.TmpDir(), markerPath(s), seat.ReadRegular)
-}
 
 // RawPaster is the unguarded control path: the same keys the driver sends,
 // through the same transport (flight.Pane), with board text as it came and
@@ -41,8 +25,8 @@ type RawPaster struct {
 
 // NewRawPaster opens the raw path to a throwaway seat, after checking its marker
 // carries this run's token.
-func NewRawPaster(s seat.Seat, token string) (*RawPaster, error) {
-	if m, err := markerFile(s).Read(); err != nil || m.Token == "" || m.Token != token {
+func NewRawPaster(s state.Seat, token string) (*RawPaster, error) {
+	if m, err := state.MeasureMarkerFile(s).Read(); err != nil || m.Token == "" || m.Token != token {
 		return nil, fmt.Errorf("raw paster refuses seat %q: it was not created by this measurement", s.Name)
 	}
 	sess, err := s.SessionFile().Read()

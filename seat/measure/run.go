@@ -17,6 +17,8 @@ import (
 	"github.com/pantty/pantty/internal/fsatomic"
 	"github.com/pantty/pantty/internal/guard"
 	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/proc"
+	"github.com/pantty/pantty/seat/state"
 	"github.com/pantty/pantty/tmux"
 )
 
@@ -35,7 +37,7 @@ type Options struct {
 // Run measures target's dispatch predicate and writes the facts file under home
 // (home/facts/<harness>-resident.toml, artifacts beside it). The throwaway seat
 // lives in its own temporary PANTTY_HOME on its own tmux socket and is removed.
-func Run(home string, t harness.MeasureRig, o Options) (seat.FactsFile, error) {
+func Run(home string, t harness.MeasureRig, o Options) (state.FactsFile, error) {
 	if o.Now.IsZero() {
 		o.Now = time.Now()
 	}
@@ -49,34 +51,34 @@ func Run(home string, t harness.MeasureRig, o Options) (seat.FactsFile, error) {
 	}
 	th, err := startThrowaway(t, o)
 	if err != nil {
-		return seat.FactsFile{}, err
+		return state.FactsFile{}, err
 	}
 	defer th.close()
 	s, token, det, work := th.s, th.token, th.det, th.work
 	stamp := o.Now.UTC().Format("20060102T150405")
 	artDir := filepath.Join(home, "facts", "artifacts", t.Harness+"-resident-"+stamp)
 	if err := os.MkdirAll(artDir, fsatomic.DirMode); err != nil {
-		return seat.FactsFile{}, err
+		return state.FactsFile{}, err
 	}
 	items := Corpus(work, t.Control)
-	var obs []seat.Observation
+	var obs []state.Observation
 
 	// The board door: the exact path of every board message (driver, guard,
 	// bracketed paste, evidence).
 	for _, it := range items {
 		say("board door: %s", it.Name)
-		o1 := seat.Observation{Name: it.Name, Input: it.Input, Door: "board"}
+		o1 := state.Observation{Name: it.Name, Input: it.Input, Door: "board"}
 		since := time.Now()
 		res, err := s.Enqueue(guard.Message{ID: "board-" + it.Name, Text: it.Input}, 0, since)
 		var ev string
 		switch {
-		case errors.Is(err, seat.ErrBadInput):
+		case errors.Is(err, state.ErrBadInput):
 			o1.Refused = err.Error()
 		case err != nil:
-			return seat.FactsFile{}, err
+			return state.FactsFile{}, err
 		default:
-			if err := s.WaitFinal([]string{res.ID}, 30*time.Second); err != nil {
-				return seat.FactsFile{}, err
+			if err := seat.WaitFinal(s, []string{res.ID}, 30*time.Second); err != nil {
+				return state.FactsFile{}, err
 			}
 			seen := det.Observe(it.Input, since, o.Wait)
 			o1.Dispatched, o1.ReachedModel, ev = seen.Dispatched, seen.ReachedModel, seen.Evidence
@@ -88,28 +90,28 @@ func Run(home string, t harness.MeasureRig, o Options) (seat.FactsFile, error) {
 	}
 
 	// The raw door: the same paste path without the guard, on this seat only.
-	if _, err := s.Ask(seat.Request{Kind: seat.CtlRelease}, 20*time.Second); err != nil {
-		return seat.FactsFile{}, err
+	if _, err := s.Ask(state.Request{Kind: state.CtlRelease}, 20*time.Second); err != nil {
+		return state.FactsFile{}, err
 	}
-	if !s.WaitFree(10 * time.Second) {
-		return seat.FactsFile{}, fmt.Errorf("measure: the throwaway driver did not release its seat")
+	if !seat.WaitFree(s, 10*time.Second) {
+		return state.FactsFile{}, fmt.Errorf("measure: the throwaway driver did not release its seat")
 	}
-	lock, err := s.Acquire()
+	lock, err := seat.Acquire(s)
 	if err != nil {
-		return seat.FactsFile{}, err
+		return state.FactsFile{}, err
 	}
 	defer lock.Release()
 	paster, err := NewRawPaster(s, token)
 	if err != nil {
-		return seat.FactsFile{}, err
+		return state.FactsFile{}, err
 	}
 	controlOK := false
 	for _, it := range items {
 		say("raw control path: %s", it.Name)
-		o1 := seat.Observation{Name: it.Name, Input: it.Input, Door: "raw"}
+		o1 := state.Observation{Name: it.Name, Input: it.Input, Door: "raw"}
 		since := time.Now()
 		if err := paster.Submit(it.Input); err != nil {
-			return seat.FactsFile{}, err
+			return state.FactsFile{}, err
 		}
 		seen := det.Observe(it.Input, since, o.Wait)
 		o1.Dispatched, o1.ReachedModel = seen.Dispatched, seen.ReachedModel
@@ -122,7 +124,7 @@ func Run(home string, t harness.MeasureRig, o Options) (seat.FactsFile, error) {
 		obs = append(obs, o1)
 	}
 	form, sigils := classify(obs, items)
-	f := seat.FactsFile{Harness: t.Harness, Build: det.Build(), Shape: config.ShapeResident,
+	f := state.FactsFile{Harness: t.Harness, Build: det.Build(), Shape: config.ShapeResident,
 		Path: "tmux " + tmuxVersion() + ": load-buffer + paste-buffer -p (bracketed) + settle + send-keys Enter, pantty driver",
 		Form: form, Sigils: sigils, AsOf: o.Now.UTC(), Revisit: o.Now.Add(o.Revisit).UTC(), FailAfter: o.Now.Add(o.Fail).UTC(),
 		ControlOK: controlOK, Artifacts: artDir, Observations: obs}
@@ -130,7 +132,7 @@ func Run(home string, t harness.MeasureRig, o Options) (seat.FactsFile, error) {
 	if !controlOK {
 		return f, fmt.Errorf("measure: the control (raw %q) did not dispatch: the instrument cannot tell safe from broken; no facts written", items[len(items)-1].Input)
 	}
-	if err := seat.LocalFactsFile(home, t.Harness, config.ShapeResident).Write(f); err != nil {
+	if err := state.LocalFactsFile(home, t.Harness, config.ShapeResident).Write(f); err != nil {
 		return f, err
 	}
 	return f, nil
@@ -139,7 +141,7 @@ func Run(home string, t harness.MeasureRig, o Options) (seat.FactsFile, error) {
 // throwaway is a started measurement seat in its own temporary PANTTY_HOME on
 // its own tmux socket.
 type throwaway struct {
-	s      seat.Seat
+	s      state.Seat
 	token  string
 	det    harness.Detector
 	work   string
@@ -186,10 +188,10 @@ func startThrowaway(t harness.MeasureRig, o Options) (*throwaway, error) {
 func (th *throwaway) close() {
 	if th.s.Dir != "" {
 		if _, live, _ := th.s.LiveOwner(); live {
-			th.s.Ask(seat.Request{Kind: seat.CtlStop}, 20*time.Second)
+			th.s.Ask(state.Request{Kind: state.CtlStop}, 20*time.Second)
 		}
 		if sess, err := th.s.SessionFile().Read(); err == nil {
-			seat.KillGroup(sess.PanePID)
+			proc.KillGroup(sess.PanePID)
 		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -200,8 +202,8 @@ func (th *throwaway) close() {
 
 // throwawaySeat writes the measurement's own seat, marked so that only this run's
 // raw paster accepts it.
-func throwawaySeat(home string, t harness.MeasureRig, work, socket string) (seat.Seat, string, error) {
-	s, err := seat.Open(home, "measure")
+func throwawaySeat(home string, t harness.MeasureRig, work, socket string) (state.Seat, string, error) {
+	s, err := state.Open(home, "measure")
 	if err != nil {
 		return s, "", err
 	}
@@ -238,7 +240,7 @@ func throwawaySeat(home string, t harness.MeasureRig, work, socket string) (seat
 	tok := make([]byte, 8)
 	rand.Read(tok)
 	token := hex.EncodeToString(tok)
-	return s, token, markerFile(s).Write(marker{Token: token})
+	return s, token, state.MeasureMarkerFile(s).Write(state.MeasureMarker{Token: token})
 }
 
 func tmuxVersion() string {

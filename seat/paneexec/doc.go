@@ -4,8 +4,8 @@
 // process the harness starts (setsid and double forks included) keeps the
 // pane as an ancestor; it forwards the signals a supervisor sends, ends its
 // whole tree when its terminal hangs up or it is told to terminate (SIGTERM,
-// then SIGKILL after seat.LaunchGrace), reaps orphans, kills what is left when
+// then SIGKILL after proc.LaunchGrace), reaps orphans, kills what is left when
 // the harness exits, and exits as the harness did. Recognising such a process
-// and ending a seat's launch (seat.LaunchProcs, seat.EndLaunch, seat.KillGroup,
-// seat.HarnessPID) stays in seat, which knows the seat's paths.
+// and ending a seat's launch (seat.LaunchProcs, seat.EndLaunch, proc.KillGroup,
+// proc.HarnessPID) stays in seat, which knows the seat's paths.
 package paneexec

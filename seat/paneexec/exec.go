@@ -10,7 +10,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/proc"
+	"github.com/pantty/pantty/seat/state"
 	"golang.org/x/sys/unix"
 )
 
@@ -34,14 +35,14 @@ import (
 //     copy instead of sending a second one (a second Ctrl-C makes Claude Code exit);
 //   - SIGUSR1 and SIGUSR2 sent to the pane pid are forwarded; SIGHUP and SIGTERM
 //     end the whole tree (the harness gets the signal, the rest SIGTERM, and
-//     what runs seat.LaunchGrace later is killed: superviseHarness);
+//     what runs proc.LaunchGrace later is killed: superviseHarness);
 //   - the harness gets PR_SET_PDEATHSIG SIGKILL, so a SIGKILL to the pane pid still
 //     ends the harness (no harness runs on in a pane tmux reports dead);
 //   - orphans it adopts are reaped as they exit (pid 1 does not reap here, §10), and
 //     when the harness has exited, what is left of its tree is killed (SIGKILL) and
 //     reaped before this process exits: a seat's processes do not outlive its harness.
 func Run(launchPath string) error {
-	lf, err := seat.LaunchFileAt(launchPath).Read()
+	lf, err := state.LaunchFileAt(launchPath).Read()
 	if err != nil {
 		return err
 	}
@@ -81,7 +82,7 @@ func Run(launchPath string) error {
 	signal.Notify(sigs, unix.SIGCHLD, unix.SIGTERM, unix.SIGHUP, unix.SIGUSR1, unix.SIGUSR2,
 		unix.SIGINT, unix.SIGQUIT, unix.SIGTSTP, unix.SIGWINCH)
 	proc, err := os.StartProcess(bin, lf.Argv, &os.ProcAttr{
-		Env:   seat.EnvList(env),
+		Env:   state.EnvList(env),
 		Files: []*os.File{os.Stdin, os.Stdout, os.Stderr},
 		Sys:   &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL},
 	})
@@ -102,7 +103,7 @@ func Run(launchPath string) error {
 // SIGHUP (the pane's terminal hung up: its tmux server or session went away)
 // and SIGTERM (a supervisor ends the pane) end the whole seat, not only the
 // harness: the signal goes to the harness, SIGTERM to every other process
-// below this one, and whatever still runs seat.LaunchGrace later is killed.
+// below this one, and whatever still runs proc.LaunchGrace later is killed.
 // Forwarding to the harness alone was not enough (measured on Gemini CLI
 // 0.61.0: its outer node ignores SIGHUP and SIGTERM, so after a tmux
 // kill-server the pane process and both nodes ran on beside the driver's
@@ -130,7 +131,7 @@ func superviseHarness(harness int, sigs <-chan os.Signal) unix.WaitStatus {
 				unix.Kill(harness, sig.(syscall.Signal))
 				if grace == nil {
 					signalTree(harness, unix.SIGTERM)
-					grace = time.After(seat.LaunchGrace)
+					grace = time.After(proc.LaunchGrace)
 				}
 			case unix.SIGUSR1, unix.SIGUSR2:
 				unix.Kill(harness, sig.(syscall.Signal))
@@ -147,7 +148,7 @@ func superviseHarness(harness int, sigs <-chan os.Signal) unix.WaitStatus {
 // signalTree sends sig to every process below this one except the harness
 // (which got its own signal).
 func signalTree(harness int, sig unix.Signal) {
-	for _, pid := range seat.Descendants(os.Getpid()) {
+	for _, pid := range proc.Descendants(os.Getpid()) {
 		if pid != harness {
 			unix.Kill(pid, sig)
 		}
@@ -160,7 +161,7 @@ func signalTree(harness int, sig unix.Signal) {
 func killRemaining() {
 	self := os.Getpid()
 	for {
-		kids := seat.ChildrenOf(self)
+		kids := proc.ChildrenOf(self)
 		for _, pid := range kids {
 			unix.Kill(pid, unix.SIGKILL)
 		}

@@ -15,7 +15,8 @@ import (
 	"github.com/pantty/pantty/internal/guard"
 	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/internal/machine"
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/hookwire"
+	"github.com/pantty/pantty/seat/proc"
 )
 
 // E2E is the end-to-end suite every real harness passes, written once: an
@@ -213,11 +214,11 @@ func (s E2E) exactlyOnce(t *testing.T) {
 	r.Processed("m01")
 	sess := r.Session()
 	st := r.Status("m01")
-	if sess.ID == "" || st.PromptID == "" || st.SessionID != sess.ID || !strings.Contains(st.Evidence, seat.EvUserPromptSubmit) ||
-		!strings.Contains(st.TurnEnd, seat.EvStop) {
+	if sess.ID == "" || st.PromptID == "" || st.SessionID != sess.ID || !strings.Contains(st.Evidence, hookwire.EvUserPromptSubmit) ||
+		!strings.Contains(st.TurnEnd, hookwire.EvStop) {
 		t.Fatalf("m01 status %+v, session %+v: want UserPromptSubmit evidence, a Stop turn end, the seat's session", st, sess)
 	}
-	for _, ev := range r.Events(seat.EvStop) {
+	for _, ev := range r.Events(hookwire.EvStop) {
 		if ev.File == st.TurnEnd && (ev.Fields.PromptID != st.PromptID || ev.Fields.SessionID != sess.ID ||
 			!strings.Contains(ev.Fields.LastAssistantMessage, "msg=m01 nonce="+st.Nonce)) {
 			t.Fatalf("the Stop that closed m01: %+v", ev.Fields)
@@ -326,10 +327,10 @@ func (s E2E) dispatch(t *testing.T) {
 			}
 		}
 	}
-	if n := len(r.Events(seat.EvPreCompact)); n != 0 {
+	if n := len(r.Events(hookwire.EvPreCompact)); n != 0 {
 		t.Errorf("%d PreCompact events from board texts", n)
 	}
-	for _, ev := range r.Events(seat.EvSessionStart) {
+	for _, ev := range r.Events(hookwire.EvSessionStart) {
 		if ev.Fields.Source == "clear" {
 			t.Errorf("SessionStart %+v: a /clear ran", ev.Fields)
 		}
@@ -342,9 +343,9 @@ func (s E2E) dispatch(t *testing.T) {
 		for _, q := range r.Requests() {
 			compacted = compacted || q.Kind == s.CompactKind && q.Status == 200
 		}
-		return compacted && len(r.Events(seat.EvPostCompact)) == 1
+		return compacted && len(r.Events(hookwire.EvPostCompact)) == 1
 	})
-	if pre := r.Events(seat.EvPreCompact); len(pre) != 1 || pre[0].Fields.Trigger != "manual" {
+	if pre := r.Events(hookwire.EvPreCompact); len(pre) != 1 || pre[0].Fields.Trigger != "manual" {
 		t.Fatalf("PreCompact events %+v", pre)
 	}
 	// Still the same session, still taking messages, and the history replaced:
@@ -416,7 +417,7 @@ func (s E2E) resume(t *testing.T) {
 	}
 	// The harness itself, under pantty's pane process (paneexec.Run),
 	// which then exits by the same signal.
-	harness, err := seat.HarnessPID(before.PanePID)
+	harness, err := proc.HarnessPID(before.PanePID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -441,7 +442,7 @@ func (s E2E) resume(t *testing.T) {
 		t.Fatalf("relaunch argv: %v", err)
 	}
 	resumed := false
-	for _, ev := range r.Events(seat.EvSessionStart) {
+	for _, ev := range r.Events(hookwire.EvSessionStart) {
 		resumed = resumed || ev.Fields.Source == "resume" && ev.Fields.SessionID == before.ID
 	}
 	if !resumed {
@@ -496,7 +497,7 @@ func (s E2E) cycle(t *testing.T) {
 		return err == nil && c.Injected != "" && c.InjectedHash == c.Hash && c.Error == ""
 	})
 	starts := 0
-	for _, ev := range r.Events(seat.EvSessionStart) {
+	for _, ev := range r.Events(hookwire.EvSessionStart) {
 		if ev.Fields.Source == "compact" {
 			starts++
 		}

@@ -10,7 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pantty/pantty/internal/procid"
 	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/proc"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // The unattended half of the E2E suite: a seat revived by a scheduler with
@@ -58,14 +61,14 @@ func (s E2E) cron(t *testing.T) {
 	}
 	o := r.Owner()
 	syscall.Kill(o.PID, syscall.SIGKILL)
-	seat.KillGroup(sess.PanePID)
+	proc.KillGroup(sess.PanePID)
 	r.WaitFor("driver and harness gone", 20*time.Second, func() bool {
-		_, err := seat.ProcStart(sess.PanePID)
-		return !seat.ProcAlive(o.PID, o.PIDStart) && err != nil
+		_, err := procid.Start(sess.PanePID)
+		return !procid.Alive(o.PID, o.PIDStart) && err != nil
 	})
 	// The flock can outlive the killed driver's pid for a moment (recover
 	// then rightly says unknown): wait until it is free.
-	if !r.Seat().WaitFree(20 * time.Second) {
+	if !seat.WaitFree(r.Seat(), 20*time.Second) {
 		t.Fatal("owner.lock still held after the driver died")
 	}
 	rep, res := r.BareSweep(t)
@@ -79,7 +82,7 @@ func (s E2E) cron(t *testing.T) {
 		t.Logf("first sweep: %s; sweeping again as cron's next run would", sr.Result)
 		r.WaitFor("the revived harness to come up", 60*time.Second, func() bool {
 			hb, err := r.Seat().HeartbeatFile().Read()
-			return err == nil && hb.Phase == seat.PhaseIdle
+			return err == nil && hb.Phase == state.PhaseIdle
 		})
 		rep, res = r.BareSweep(t)
 		if sr = SeatReport(t, rep, r.Name); sr.Verdict != "ok" || sr.Result != "" {
@@ -142,7 +145,7 @@ func (s E2E) cannotStart(t *testing.T) {
 		t.Fatalf("seat start of a harness that exits at launch: want exit 1 with %q, got %s\ndriver.log:\n%s", s.BadWords, res, r.DriverLog())
 	}
 	ex, err := r.Seat().HarnessExitFile().Read()
-	if err != nil || !ex.GaveUp || ex.InARow != seat.MaxLaunchFailures || !strings.Contains(ex.Words(), s.BadWords) {
+	if err != nil || !ex.GaveUp || ex.InARow != state.MaxLaunchFailures || !strings.Contains(ex.Words(), s.BadWords) {
 		t.Fatalf("harness-exit.toml: %+v (%v)", ex, err)
 	}
 	if st := r.Run("status", r.Name); !strings.Contains(st.Stdout, s.BadWords) {

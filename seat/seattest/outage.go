@@ -9,7 +9,8 @@ import (
 	"github.com/pantty/pantty/internal/guard"
 	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/internal/machine"
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/outage"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // OutageTOML makes an outage's waits short in seat.toml: the driver re-probes
@@ -157,13 +158,13 @@ func (h *Harness) reportsOutage(o Outage) bool {
 	if o.Class != machine.ClassProvider {
 		return hb.Fault == o.Class && strings.Contains(hb.FaultCause, o.Words)
 	}
-	bs, err := seat.ReadBlocks(h.Home)
+	bs, err := outage.ReadBlocks(h.Home)
 	if err != nil {
 		return false
 	}
 	for _, b := range bs {
 		if strings.Contains(b.Error+": "+b.Text, o.Words) {
-			return hb.Phase == seat.PhaseProvider
+			return hb.Phase == state.PhaseProvider
 		}
 	}
 	return false

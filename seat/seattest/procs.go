@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/internal/procid"
 )
 
 // HarnessPIDs lists the live simulator processes running for this seat (their
@@ -31,7 +31,7 @@ func (h *Harness) HarnessPIDs() []int {
 		if len(args) < 2 || args[1] != "sim" || !strings.Contains(string(b), settings) {
 			continue
 		}
-		if _, err := seat.ProcStart(pid); err == nil { // not a zombie
+		if _, err := procid.Start(pid); err == nil { // not a zombie
 			out = append(out, pid)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"os/user"
@@ -21,9 +22,13 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 	"github.com/pantty/pantty/internal/config"
+	"github.com/pantty/pantty/internal/fsatomic"
 	"github.com/pantty/pantty/internal/guard"
 	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/panetext"
+	"github.com/pantty/pantty/seat/proc"
+	"github.com/pantty/pantty/seat/state"
 	"github.com/pantty/pantty/tmux"
 	"github.com/pantty/pantty/tmux/tmuxtest"
 )
@@ -106,8 +111,8 @@ func New(t testing.TB, name string, opts ...Option) *Harness {
 }
 
 // Seat names the seat's directory.
-func (h *Harness) Seat() seat.Seat {
-	s, err := seat.Open(h.Home, h.Name)
+func (h *Harness) Seat() state.Seat {
+	s, err := state.Open(h.Home, h.Name)
 	if err != nil {
 		h.T.Fatal(err)
 	}
@@ -209,7 +214,7 @@ func (h *Harness) DriverLog() string {
 }
 
 // Owner returns owner.toml.
-func (h *Harness) Owner() seat.Owner {
+func (h *Harness) Owner() state.Owner {
 	o, err := h.Seat().OwnerFile().Read()
 	if err != nil {
 		h.T.Fatalf("owner.toml: %v", err)
@@ -218,7 +223,7 @@ func (h *Harness) Owner() seat.Owner {
 }
 
 // Session returns session.toml.
-func (h *Harness) Session() seat.Session {
+func (h *Harness) Session() state.Session {
 	s, err := h.Seat().SessionFile().Read()
 	if err != nil {
 		h.T.Fatalf("session.toml: %v", err)
@@ -288,9 +293,9 @@ func (h *Harness) cleanup() {
 		}
 	}
 	if sess, err := s.SessionFile().Read(); err == nil {
-		seat.KillGroup(sess.PanePID)
+		proc.KillGroup(sess.PanePID)
 	}
-	s.EndLaunch(0) // what escaped the pane's group (a stubborn harness, a setsid helper)
+	proc.EndLaunch(s, 0) // what escaped the pane's group (a stubborn harness, a setsid helper)
 	h.killServer()
 	h.checkTransitions()
 }
@@ -410,11 +415,11 @@ func (h *Harness) Screen() string {
 // is, so a caller can tell it apart. ok is false when the screen does not show
 // an input box (the simulator is still starting, or it is not the simulator).
 func Composer(screen string) (text string, ok bool) {
-	box, ok := seat.BetweenLastRules(screen, seat.IsRule)
+	box, ok := panetext.BetweenLastRules(screen, panetext.IsRule)
 	if !ok {
 		return "", false
 	}
-	return seat.BoxText(box, ">"), true
+	return panetext.BoxText(box, ">"), true
 }
 
 // WaitState waits until message id is in state.
@@ -557,4 +562,26 @@ func (h *Harness) RunBare(args ...string) Result {
 		env = append(env, "HOME="+u.HomeDir, "LOGNAME="+u.Username, "USER="+u.Username)
 	}
 	return h.runWith(env, "", args)
+}
+
+// CheckPrivate asserts every directory under dir is 0700 and every file 0600.
+func CheckPrivate(t *testing.T, dir string) {
+	t.Helper()
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			t.Error(err)
+			return nil
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return nil
+		}
+		switch m := fi.Mode(); {
+		case m.IsDir() && m.Perm() != fsatomic.DirMode:
+			t.Errorf("directory %s has mode %v, want %v", p, m.Perm(), fsatomic.DirMode)
+		case m.IsRegular() && m.Perm() != fsatomic.FileMode:
+			t.Errorf("file %s has mode %v, want %v", p, m.Perm(), fsatomic.FileMode)
+		}
+		return nil
+	})
 }

@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/pantty/pantty/internal/config"
-	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/seattest"
+	"github.com/pantty/pantty/seat/state"
 	"github.com/pantty/pantty/seat/telemetry"
 	"github.com/pantty/pantty/tmux/tmuxtest"
 )
@@ -55,7 +55,7 @@ func TestStatusCommandReadsFilesOnlyWithNoTmux(t *testing.T) {
 	s := f.seat("cli", `model = "declared-a"`)
 	session(t, s, "sess-cli")
 	heartbeat(t, s, time.Now().UTC(), "idle")
-	write(t, s, contextPath(s), seat.Context{SessionID: "sess-cli", Occupancy: 30000, Floor: 12000, Reclaimable: 18000,
+	write(t, s, contextPath(s), state.Context{SessionID: "sess-cli", Occupancy: 30000, Floor: 12000, Reclaimable: 18000,
 		Window: 200000, Source: "status line", FloorSource: "first request", ReadAt: time.Now().UTC(), Model: "recorded-b"})
 	before := tree(t, f.home)
 

@@ -11,8 +11,8 @@ import (
 
 	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/internal/fsatomic"
-	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/seattest"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // TestMain fails the package if a test leaves a tmux server, driver or
@@ -42,9 +42,9 @@ func newFixture(t *testing.T) *fixture {
 
 // seat creates a seat with its directories and a seat.toml; extra lines are
 // added to seat.toml (e.g. `model = "declared-a"`).
-func (f *fixture) seat(name string, extra ...string) seat.Seat {
+func (f *fixture) seat(name string, extra ...string) state.Seat {
 	f.t.Helper()
-	s, err := seat.Open(f.home, name)
+	s, err := state.Open(f.home, name)
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -56,9 +56,9 @@ func (f *fixture) seat(name string, extra ...string) seat.Seat {
 }
 
 // bareSeat creates a seat with nothing but its seat.toml.
-func (f *fixture) bareSeat(name string) seat.Seat {
+func (f *fixture) bareSeat(name string) state.Seat {
 	f.t.Helper()
-	s, err := seat.Open(f.home, name)
+	s, err := state.Open(f.home, name)
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -69,7 +69,7 @@ func (f *fixture) bareSeat(name string) seat.Seat {
 	return s
 }
 
-func (f *fixture) config(s seat.Seat, extra ...string) {
+func (f *fixture) config(s state.Seat, extra ...string) {
 	f.t.Helper()
 	text := fmt.Sprintf("name = %q\nharness = \"sim\"\nworkdir = %q\n%s\n", s.Name, f.work, strings.Join(extra, "\n"))
 	if err := os.WriteFile(s.ConfigPath(), []byte(text), 0o600); err != nil {
@@ -78,31 +78,31 @@ func (f *fixture) config(s seat.Seat, extra ...string) {
 }
 
 // write stores v as the TOML state file path of s, atomically.
-func write(t *testing.T, s seat.Seat, path string, v any) {
+func write(t *testing.T, s state.Seat, path string, v any) {
 	t.Helper()
 	if err := fsatomic.WriteState(s.TmpDir(), path, v); err != nil {
 		t.Fatal(err)
 	}
 }
 
-func contextPath(s seat.Seat) string { return filepath.Join(s.Dir, "context.toml") }
+func contextPath(s state.Seat) string { return filepath.Join(s.Dir, "context.toml") }
 
-func session(t *testing.T, s seat.Seat, id string) {
+func session(t *testing.T, s state.Seat, id string) {
 	t.Helper()
-	write(t, s, s.SessionPath(), seat.Session{Harness: "sim", ID: id, Generation: 1, Why: "first start",
+	write(t, s, s.SessionPath(), state.Session{Harness: "sim", ID: id, Generation: 1, Why: "first start",
 		TmuxName: s.Name, PaneID: "%1", PanePID: 4242, Launches: 1, LaunchedAt: t0.Add(-time.Hour)})
-	write(t, s, s.LaunchPath(), seat.LaunchFile{Argv: []string{"/bin/pantty", "sim", "--session-id", id}, Dir: "/"})
+	write(t, s, s.LaunchPath(), state.LaunchFile{Argv: []string{"/bin/pantty", "sim", "--session-id", id}, Dir: "/"})
 }
 
-func heartbeat(t *testing.T, s seat.Seat, at time.Time, phase string) {
+func heartbeat(t *testing.T, s state.Seat, at time.Time, phase string) {
 	t.Helper()
-	write(t, s, s.HeartbeatPath(), seat.Heartbeat{At: at, Phase: phase,
+	write(t, s, s.HeartbeatPath(), state.Heartbeat{At: at, Phase: phase,
 		Interval: config.Duration{Duration: 30 * time.Second}, PID: 4242, Holder: "h-0001"})
 }
 
 // event records a hook event the way `pantty hook` does, then (seen) moves it
 // to events/seen/ as the driver does once it consumed it.
-func event(t *testing.T, s seat.Seat, kind string, at time.Time, payload map[string]any, seen bool) string {
+func event(t *testing.T, s state.Seat, kind string, at time.Time, payload map[string]any, seen bool) string {
 	t.Helper()
 	b, _ := json.Marshal(payload)
 	name, err := s.WriteEvent(kind, b, at)

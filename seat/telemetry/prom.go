@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/pantty/pantty/internal/fsatomic"
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // family is one Prometheus metric family: its help text and how to take its
@@ -354,7 +354,7 @@ func WritePrometheusWith(w io.Writer, rows []Row, opt PromOptions) error {
 // writeSweep writes recover's figures for the state root from
 // recover-last.toml; without the file (no sweep yet) nothing is written.
 func writeSweep(b *bytes.Buffer, home string) {
-	var l seat.LastSweep
+	var l state.LastSweep
 	if decodeLenient(filepath.Join(home, LastSweepFile), &l) != nil {
 		return
 	}

@@ -13,7 +13,7 @@ import (
 
 	"github.com/pantty/pantty/internal/guard"
 	"github.com/pantty/pantty/internal/inbox"
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/state"
 	"github.com/pantty/pantty/seat/telemetry"
 )
 
@@ -111,7 +111,7 @@ func TestPrometheusOmitsUnknownSamplesInsteadOfZero(t *testing.T) {
 	known := f.seat("known")
 	session(t, known, "sess-k")
 	heartbeat(t, known, t0.Add(-3*time.Second), "idle")
-	write(t, known, contextPath(known), seat.Context{SessionID: "sess-k", Occupancy: 20000, Window: 200000, ReadAt: t0})
+	write(t, known, contextPath(known), state.Context{SessionID: "sess-k", Occupancy: 20000, Window: 200000, ReadAt: t0})
 	f.bareSeat("blank") // nothing recorded
 
 	rows, err := telemetry.Read(f.home, t0)
@@ -297,7 +297,7 @@ func TestCountersAddThePrunedTally(t *testing.T) {
 	write(t, s, filepath.Join(s.StatusDir(), "m2.toml"), inbox.Status{ID: "m2", State: inbox.StateFailed, Reason: inbox.ReasonWorkError, EndedAt: t0})
 	// m1 is also named as counted by a prune that was cut short: counted once.
 	write(t, s, s.TallyPath(), inbox.Tally{Processed: 40, Failed: map[string]int{inbox.ReasonWorkError: 2, inbox.ReasonCancelled: 1}, Pruning: []string{"m1"}})
-	write(t, s, s.RecoveryPath(), seat.Recovery{Revived: 3})
+	write(t, s, s.RecoveryPath(), state.Recovery{Revived: 3})
 
 	rows, err := telemetry.Read(f.home, t0)
 	if err != nil {

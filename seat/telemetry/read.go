@@ -11,7 +11,9 @@ import (
 
 	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/internal/fsafe"
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/internal/procid"
+	"github.com/pantty/pantty/seat/hookwire"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // Reader takes readings. Its zero value reads recover's files with
@@ -27,17 +29,17 @@ type Reader struct {
 // records is reported inside its Row.
 func Read(home string, now time.Time) ([]Row, error) { return Reader{}.Read(home, now) }
 
-// ReadSeat returns the Row of one seat; an unknown seat wraps seat.ErrUnknownSeat
-// and a bad name seat.ErrBadInput.
+// ReadSeat returns the Row of one seat; an unknown seat wraps state.ErrUnknownSeat
+// and a bad name state.ErrBadInput.
 func ReadSeat(home, name string, now time.Time) (Row, error) {
 	return Reader{}.ReadSeat(home, name, now)
 }
 
 // Read is the package-level Read with this Reader's recover source.
 func (r Reader) Read(home string, now time.Time) ([]Row, error) {
-	names, err := seat.List(home)
+	names, err := state.List(home)
 	if err != nil {
-		return nil, fmt.Errorf("%w: list seats in %s: %v", seat.ErrUnobservable, home, err)
+		return nil, fmt.Errorf("%w: list seats in %s: %v", state.ErrUnobservable, home, err)
 	}
 	// A seat's readings depend on its own files only, so the seats are read
 	// concurrently (over many seats, status is bound by file reads and TOML
@@ -62,7 +64,7 @@ func (r Reader) Read(home string, now time.Time) ([]Row, error) {
 	wg.Wait()
 	rows := make([]Row, 0, len(names))
 	for i, row := range read {
-		if errors.Is(errs[i], seat.ErrUnknownSeat) {
+		if errors.Is(errs[i], state.ErrUnknownSeat) {
 			continue // removed between the listing and the read
 		}
 		if errs[i] != nil {
@@ -78,7 +80,7 @@ const readWorkers = 8
 
 // ReadSeat is the package-level ReadSeat with this Reader's recover source.
 func (r Reader) ReadSeat(home, name string, now time.Time) (Row, error) {
-	s, err := seat.Existing(home, name)
+	s, err := state.Existing(home, name)
 	if err != nil {
 		return Row{}, err
 	}
@@ -87,7 +89,7 @@ func (r Reader) ReadSeat(home, name string, now time.Time) (Row, error) {
 
 // row takes every reading of one seat. The order matters only where one reading
 // binds another: the session id binds context, model and turn ends.
-func (r Reader) row(s seat.Seat, now time.Time) Row {
+func (r Reader) row(s state.Seat, now time.Time) Row {
 	row := Row{Seat: s.Name}
 	cfg, cfgErr := s.ConfigFile().Read()
 
@@ -127,7 +129,7 @@ func (r Reader) row(s seat.Seat, now time.Time) Row {
 	return row
 }
 
-func readDone(s seat.Seat, now time.Time) Done {
+func readDone(s state.Seat, now time.Time) Done {
 	c, err := s.CleanupFile().Read()
 	if errors.Is(err, fs.ErrNotExist) {
 		return Done{Meta: Meta{State: Known, Bound: "cleanup.toml absent: no seat done pending"}, Pending: ptr(false), Attempts: ptr(0), LastError: ptr("")}
@@ -162,7 +164,7 @@ func missing(err error, why string) Meta {
 	return Meta{State: Error, Why: err.Error()}
 }
 
-func readHarness(cfg config.Config, cfgErr error, sess seat.Session, haveSess bool) Text {
+func readHarness(cfg config.Config, cfgErr error, sess state.Session, haveSess bool) Text {
 	if haveSess && sess.Harness != "" {
 		return Text{Meta: Meta{State: Known, Bound: "session.toml harness (recorded by the driver at launch)"}, Value: ptr(sess.Harness)}
 	}
@@ -182,7 +184,7 @@ func readShape(cfg config.Config, cfgErr error) Text {
 	return Text{Meta: Meta{State: Known, Bound: "seat.toml shape (declared: the shape the driver runs the seat in)"}, Value: ptr(cfg.Shape)}
 }
 
-func readIntent(s seat.Seat, now time.Time) Text {
+func readIntent(s state.Seat, now time.Time) Text {
 	in, err := s.IntentFile().Read()
 	if err != nil {
 		return Text{Meta: missing(err, "no intent.toml: the seat was never started or stopped")}
@@ -194,7 +196,7 @@ func readIntent(s seat.Seat, now time.Time) Text {
 	return Text{Meta: meta(Known, "", bound, in.At, now), Value: ptr(in.Want)}
 }
 
-func readSession(s seat.Seat, evs *events, sess seat.Session, err error, now time.Time) Session {
+func readSession(s state.Seat, evs *events, sess state.Session, err error, now time.Time) Session {
 	if err != nil {
 		return Session{Meta: missing(err, "no session.toml: the seat has never been launched")}
 	}
@@ -209,7 +211,7 @@ func readSession(s seat.Seat, evs *events, sess seat.Session, err error, now tim
 		out.LaunchedAt = ptr(sess.LaunchedAt.UTC())
 	}
 	bound := "session.toml id; " + howBound(s, sess.ID)
-	if ev, dir, ok := evs.last(seat.EvSessionStart, sess.ID); ok {
+	if ev, dir, ok := evs.last(hookwire.EvSessionStart, sess.ID); ok {
 		out.ConfirmedBy = ptr(dir + "/" + ev.File)
 		bound += "; confirmed by the harness's SessionStart " + dir + "/" + ev.File + " carrying the same session_id"
 	} else {
@@ -222,7 +224,7 @@ func readSession(s seat.Seat, evs *events, sess seat.Session, err error, now tim
 // howBound tells from launch.toml how the session id reached the harness: a
 // pantty-chosen id is on the launch argv; an id the harness assigned itself is
 // not, and the driver recorded it from the harness's first turn end.
-func howBound(s seat.Seat, id string) string {
+func howBound(s state.Seat, id string) string {
 	l, err := s.LaunchFile().Read()
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -240,7 +242,7 @@ func howBound(s seat.Seat, id string) string {
 	return "recorded by the driver from the harness (the id is not on launch.toml's argv)"
 }
 
-func readDriver(o seat.Owner, err error, now time.Time) Driver {
+func readDriver(o state.Owner, err error, now time.Time) Driver {
 	if err != nil {
 		return Driver{Meta: missing(err, "no owner.toml: no driver has held this seat")}
 	}
@@ -254,7 +256,7 @@ func readDriver(o seat.Owner, err error, now time.Time) Driver {
 			"owner.toml", o.Started, now)
 		return d
 	}
-	live := o.PID > 0 && seat.ProcAlive(o.PID, o.PIDStart)
+	live := o.PID > 0 && procid.Alive(o.PID, o.PIDStart)
 	d.Live = ptr(live)
 	bound := fmt.Sprintf("owner.toml pid %d with start time %d (clock ticks); /proc/%d/stat ", o.PID, o.PIDStart, o.PID)
 	why := ""
@@ -268,7 +270,7 @@ func readDriver(o seat.Owner, err error, now time.Time) Driver {
 	return d
 }
 
-func readHeartbeat(s seat.Seat, o seat.Owner, ownerErr error, now time.Time) Heartbeat {
+func readHeartbeat(s state.Seat, o state.Owner, ownerErr error, now time.Time) Heartbeat {
 	hb, err := s.HeartbeatFile().Read()
 	if err != nil {
 		return Heartbeat{Meta: missing(err, "no heartbeat.toml: no driver loop has beaten")}

@@ -10,12 +10,13 @@ import (
 
 	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/internal/inbox"
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/outage"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // readLadder reads the rung the pane was launched on and recover's floor.
-func readLadder(s seat.Seat, now time.Time) Ladder {
-	rung, err := s.LaunchedRung()
+func readLadder(s state.Seat, now time.Time) Ladder {
+	rung, err := outage.LaunchedRung(s)
 	if err != nil {
 		return Ladder{Meta: missing(err, "no launch.toml: the harness was never launched")}
 	}
@@ -50,11 +51,11 @@ func readLadder(s seat.Seat, now time.Time) Ladder {
 // providers.toml on any provider of the seat's rungs (blocks are per provider,
 // shared by every seat on it), and any message the driver re-queued after a
 // refusal whose wait no such block covers (a block the driver could not write).
-func readWaits(s seat.Seat, cfg config.Config, cfgErr error, es []inbox.Entry, entErr error, now time.Time) Waits {
+func readWaits(s state.Seat, cfg config.Config, cfgErr error, es []inbox.Entry, entErr error, now time.Time) Waits {
 	if cfgErr != nil {
 		return Waits{Meta: missing(cfgErr, "no seat.toml: the seat's providers are not known")}
 	}
-	blocks, err := seat.ReadBlocks(s.Home)
+	blocks, err := outage.ReadBlocks(s.Home)
 	if err != nil {
 		return Waits{Meta: Meta{State: Error, Why: err.Error()}}
 	}
@@ -103,7 +104,7 @@ func readWaits(s seat.Seat, cfg config.Config, cfgErr error, es []inbox.Entry, e
 	}
 	for _, e := range es {
 		st := e.Status
-		if st.State != inbox.StateQueued || st.Reason != seat.ReasonProviderRefusal || !st.NotBefore.After(now) {
+		if st.State != inbox.StateQueued || st.Reason != outage.ReasonProviderRefusal || !st.NotBefore.After(now) {
 			continue
 		}
 		covered := false
@@ -117,7 +118,7 @@ func readWaits(s seat.Seat, cfg config.Config, cfgErr error, es []inbox.Entry, e
 	}
 	bound := "providers.toml blocks on the seat's providers (" + strings.Join(names, ", ") + ") and its re-queued messages"
 	why := ""
-	if _, err := os.Lstat(seat.ProvidersPath(s.Home)); errors.Is(err, fs.ErrNotExist) {
+	if _, err := os.Lstat(state.ProvidersPath(s.Home)); errors.Is(err, fs.ErrNotExist) {
 		why = "providers.toml absent: no provider block has been recorded"
 	}
 	if entErr != nil {
@@ -126,7 +127,7 @@ func readWaits(s seat.Seat, cfg config.Config, cfgErr error, es []inbox.Entry, e
 	return Waits{Meta: Meta{State: Known, Why: why, Bound: bound}, Waits: ws}
 }
 
-func readCompaction(s seat.Seat, now time.Time) Compaction {
+func readCompaction(s state.Seat, now time.Time) Compaction {
 	c, err := s.CycleFile().Read()
 	if err != nil {
 		return Compaction{Meta: missing(err, "no handoff/cycle.toml: no compaction cycle has run")}
@@ -155,16 +156,16 @@ func readCompaction(s seat.Seat, now time.Time) Compaction {
 
 // readMode reports direct or relay from mode.toml (what the driver observed of
 // people at the pane), or that the seat ignores people attaching.
-func readMode(s seat.Seat, cfg config.Config, cfgErr error, now time.Time) Text {
+func readMode(s state.Seat, cfg config.Config, cfgErr error, now time.Time) Text {
 	if cfgErr == nil && cfg.Relay == config.RelayIgnore {
-		return Text{Meta: Meta{State: Known, Bound: "seat.toml relay = \"ignore\": people attach only to watch"}, Value: ptr(seat.ModeDirect)}
+		return Text{Meta: Meta{State: Known, Bound: "seat.toml relay = \"ignore\": people attach only to watch"}, Value: ptr(state.ModeDirect)}
 	}
 	m, err := s.ModeFile().Read()
 	if err != nil {
 		return Text{Meta: missing(err, "no mode.toml: no person has been observed at the pane")}
 	}
 	v, why := m.Mode, m.Why
-	if m.Draft != "" && m.Mode == seat.ModeDirect {
+	if m.Draft != "" && m.Mode == state.ModeDirect {
 		v = m.Mode + " (held by a draft)"
 	}
 	return Text{Meta: meta(Known, "", "mode.toml ("+why+")", m.Since, now), Value: ptr(v)}
@@ -173,7 +174,7 @@ func readMode(s seat.Seat, cfg config.Config, cfgErr error, now time.Time) Text 
 // readLastExit reports the harness's last exit and its words (harness-exit.toml,
 // captured from the pane before any respawn): stale once the harness was
 // launched again after it, because the words then describe an earlier launch.
-func readLastExit(s seat.Seat, sess seat.Session, haveSess bool, now time.Time) Text {
+func readLastExit(s state.Seat, sess state.Session, haveSess bool, now time.Time) Text {
 	x, err := s.HarnessExitFile().Read()
 	if err != nil {
 		return Text{Meta: missing(err, "no harness-exit.toml: the harness has not been seen to exit")}
@@ -191,7 +192,7 @@ func readLastExit(s seat.Seat, sess seat.Session, haveSess bool, now time.Time) 
 
 // readIsolation reports what the last launch recorded in authority.toml: the
 // sandbox as it was probed then, not what seat.toml asks for.
-func readIsolation(s seat.Seat, now time.Time) Text {
+func readIsolation(s state.Seat, now time.Time) Text {
 	a, err := s.AuthorityFile().Read()
 	if err != nil {
 		return Text{Meta: missing(err, "no authority.toml: the harness was not launched by this version of pantty")}
@@ -201,7 +202,7 @@ func readIsolation(s seat.Seat, now time.Time) Text {
 
 // readActivity reports the current tool call; it says when activity is off, and
 // that switching takes effect at the harness's next launch.
-func readActivity(s seat.Seat, cfg config.Config, cfgErr error, sess seat.Session, haveSess bool, now time.Time) Activity {
+func readActivity(s state.Seat, cfg config.Config, cfgErr error, sess state.Session, haveSess bool, now time.Time) Activity {
 	if cfgErr == nil && !cfg.Activity {
 		return Activity{Meta: Meta{State: Unknown, Why: "activity is off in seat.toml (turning it on takes effect at the harness's next launch)"}}
 	}
@@ -213,8 +214,8 @@ func readActivity(s seat.Seat, cfg config.Config, cfgErr error, sess seat.Sessio
 		}
 		return Activity{Meta: missing(err, why)}
 	}
-	if now.Sub(a.At) > seat.ActivityQuiet {
-		return Activity{Meta: meta(Stale, "quiet for longer than "+seat.ActivityQuiet.String(), "activity.toml (PreToolUse/PostToolUse hooks)", a.At, now)}
+	if now.Sub(a.At) > state.ActivityQuiet {
+		return Activity{Meta: meta(Stale, "quiet for longer than "+state.ActivityQuiet.String(), "activity.toml (PreToolUse/PostToolUse hooks)", a.At, now)}
 	}
 	return Activity{Meta: meta(Known, "", "activity.toml (PreToolUse/PostToolUse hooks)", a.At, now), Tool: ptr(a.Tool), What: ptr(a.What), Phase: ptr(a.Phase)}
 }

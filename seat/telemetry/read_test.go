@@ -12,7 +12,8 @@ import (
 	"github.com/pantty/pantty/internal/fsatomic"
 	"github.com/pantty/pantty/internal/guard"
 	"github.com/pantty/pantty/internal/inbox"
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/hookwire"
+	"github.com/pantty/pantty/seat/state"
 	"github.com/pantty/pantty/seat/telemetry"
 )
 
@@ -112,7 +113,7 @@ func TestContextOlderThanLastTurnEndIsStale(t *testing.T) {
 	f := newFixture(t)
 	s := f.seat("ctx")
 	session(t, s, "sess-a")
-	write(t, s, contextPath(s), seat.Context{SessionID: "sess-a", Occupancy: 50000, Floor: 12000, Reclaimable: 38000,
+	write(t, s, contextPath(s), state.Context{SessionID: "sess-a", Occupancy: 50000, Floor: 12000, Reclaimable: 38000,
 		Window: 200000, Source: "status line", FloorSource: "first request of a fresh session", ReadAt: t0.Add(-time.Minute)})
 
 	row, _ := telemetry.ReadSeat(f.home, "ctx", t0)
@@ -122,12 +123,12 @@ func TestContextOlderThanLastTurnEndIsStale(t *testing.T) {
 	}
 
 	// A turn end of ANOTHER session in this seat's events does not make it stale.
-	event(t, s, seat.EvStop, t0.Add(-30*time.Second), map[string]any{"session_id": "sess-other", "prompt_id": "p0"}, true)
+	event(t, s, hookwire.EvStop, t0.Add(-30*time.Second), map[string]any{"session_id": "sess-other", "prompt_id": "p0"}, true)
 	if row, _ = telemetry.ReadSeat(f.home, "ctx", t0); row.Context.State != telemetry.Known {
 		t.Fatalf("a Stop of another session made the context %s: %s", row.Context.State, row.Context.Why)
 	}
 
-	ev := event(t, s, seat.EvStop, t0.Add(-20*time.Second), map[string]any{"session_id": "sess-a", "prompt_id": "p1"}, true)
+	ev := event(t, s, hookwire.EvStop, t0.Add(-20*time.Second), map[string]any{"session_id": "sess-a", "prompt_id": "p1"}, true)
 	row, _ = telemetry.ReadSeat(f.home, "ctx", t0)
 	c = row.Context
 	if c.State != telemetry.Stale {
@@ -159,7 +160,7 @@ func TestModelIsTheHarnessRecordNeverSeatToml(t *testing.T) {
 	}
 
 	// The harness's SessionStart says B.
-	ev := event(t, s, seat.EvSessionStart, t0.Add(-50*time.Minute), map[string]any{"session_id": "sess-m", "source": "startup", "model": "recorded-b"}, true)
+	ev := event(t, s, hookwire.EvSessionStart, t0.Add(-50*time.Minute), map[string]any{"session_id": "sess-m", "source": "startup", "model": "recorded-b"}, true)
 	row, _ = telemetry.ReadSeat(f.home, "mdl", t0)
 	if row.Model.Value == nil || *row.Model.Value != "recorded-b" {
 		t.Fatalf("model %+v, want recorded-b from the SessionStart event", row.Model)
@@ -172,7 +173,7 @@ func TestModelIsTheHarnessRecordNeverSeatToml(t *testing.T) {
 	}
 
 	// A later status-line reading (context.toml) says C: the newest record wins.
-	write(t, s, contextPath(s), seat.Context{SessionID: "sess-m", Occupancy: 1000, Window: 200000, Source: "status line",
+	write(t, s, contextPath(s), state.Context{SessionID: "sess-m", Occupancy: 1000, Window: 200000, Source: "status line",
 		ReadAt: t0.Add(-time.Minute), Model: "recorded-c"})
 	row, _ = telemetry.ReadSeat(f.home, "mdl", t0)
 	if row.Model.Value == nil || *row.Model.Value != "recorded-c" || !strings.Contains(row.Model.Bound, "context.toml") {
@@ -197,12 +198,12 @@ func TestTwoSessionsInOneWorkdirEachBoundByItsOwnID(t *testing.T) {
 	session(t, a, "sess-alpha")
 	session(t, b, "sess-beta")
 	// beta's reading, and a status line and SessionStart of beta's session, end up in alpha's directory.
-	write(t, a, contextPath(a), seat.Context{SessionID: "sess-beta", Occupancy: 90000, Window: 200000, Model: "model-beta", ReadAt: t0})
+	write(t, a, contextPath(a), state.Context{SessionID: "sess-beta", Occupancy: 90000, Window: 200000, Model: "model-beta", ReadAt: t0})
 	if err := os.WriteFile(a.StatusLinePath(), []byte(`{"session_id":"sess-beta","model":{"id":"model-beta"}}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	event(t, a, seat.EvSessionStart, t0.Add(-time.Minute), map[string]any{"session_id": "sess-beta", "model": "model-beta"}, true)
-	write(t, b, contextPath(b), seat.Context{SessionID: "sess-beta", Occupancy: 90000, Window: 200000, Model: "model-beta", ReadAt: t0})
+	event(t, a, hookwire.EvSessionStart, t0.Add(-time.Minute), map[string]any{"session_id": "sess-beta", "model": "model-beta"}, true)
+	write(t, b, contextPath(b), state.Context{SessionID: "sess-beta", Occupancy: 90000, Window: 200000, Model: "model-beta", ReadAt: t0})
 
 	rows, err := telemetry.Read(f.home, t0)
 	if err != nil || len(rows) != 2 {
@@ -235,7 +236,7 @@ func TestSessionBindingNamesHowTheIDWasChosen(t *testing.T) {
 		t.Errorf("bound %q", row.Session.Bound)
 	}
 	// A harness that assigns its own id: the id is not on the argv.
-	write(t, s, s.LaunchPath(), seat.LaunchFile{Argv: []string{"codex"}, Dir: "/"})
+	write(t, s, s.LaunchPath(), state.LaunchFile{Argv: []string{"codex"}, Dir: "/"})
 	row, _ = telemetry.ReadSeat(f.home, "bind", t0)
 	if !strings.Contains(row.Session.Bound, "recorded by the driver from the harness") {
 		t.Errorf("bound %q", row.Session.Bound)
@@ -310,10 +311,10 @@ func TestRecoverRecordsAreReadWhenPresent(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(s.Dir, "health.toml"), []byte(h), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	write(t, s, s.RecoveryPath(), seat.Recovery{Floor: "fallback", MeansFailures: 2, LastAt: t0.Add(-time.Minute)})
-	blocks := seat.Blocks{"acme": {Until: t0.Add(30 * time.Minute), Error: "rate_limit", Text: "resets in 30m", Parsed: true, Seat: "other"},
+	write(t, s, s.RecoveryPath(), state.Recovery{Floor: "fallback", MeansFailures: 2, LastAt: t0.Add(-time.Minute)})
+	blocks := state.Blocks{"acme": {Until: t0.Add(30 * time.Minute), Error: "rate_limit", Text: "resets in 30m", Parsed: true, Seat: "other"},
 		"elsewhere": {Until: t0.Add(time.Hour), Error: "overloaded"}}
-	if err := fsatomic.WriteState(seat.HomeTmpDir(f.home), seat.ProvidersPath(f.home), blocks); err != nil {
+	if err := fsatomic.WriteState(state.HomeTmpDir(f.home), state.ProvidersPath(f.home), blocks); err != nil {
 		t.Fatal(err)
 	}
 	row, _ = telemetry.ReadSeat(f.home, "rec", t0)
@@ -341,10 +342,10 @@ func TestRecoverRecordsAreReadWhenPresent(t *testing.T) {
 
 func TestUnknownSeatAndBadName(t *testing.T) {
 	f := newFixture(t)
-	if _, err := telemetry.ReadSeat(f.home, "nobody", t0); !errors.Is(err, seat.ErrUnknownSeat) {
+	if _, err := telemetry.ReadSeat(f.home, "nobody", t0); !errors.Is(err, state.ErrUnknownSeat) {
 		t.Errorf("unknown seat: %v", err)
 	}
-	if _, err := telemetry.ReadSeat(f.home, "../x", t0); !errors.Is(err, seat.ErrBadInput) {
+	if _, err := telemetry.ReadSeat(f.home, "../x", t0); !errors.Is(err, state.ErrBadInput) {
 		t.Errorf("bad name: %v", err)
 	}
 	rows, err := telemetry.Read(f.home, t0) // no seats/ at all

@@ -12,7 +12,8 @@ import (
 
 	"github.com/pantty/pantty/internal/guard"
 	"github.com/pantty/pantty/internal/inbox"
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/hookwire"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // entriesErr is the reason the inbox could not be read.
@@ -23,7 +24,7 @@ func (e entriesErr) Error() string { return e.m.Why }
 // readView reads the inbox, decoding only the open messages; an absent inbox
 // is unknown, not empty: a seat that was never started or sent to has no
 // inbox/msgs directory.
-func readView(s seat.Seat) (inbox.View, error) {
+func readView(s state.Seat) (inbox.View, error) {
 	if _, err := os.Stat(s.MsgsDir()); err != nil {
 		return inbox.View{}, entriesErr{missing(err, "no inbox/msgs: the seat has never been started or sent to")}
 	}
@@ -45,7 +46,7 @@ func entriesMeta(err error) Meta {
 // addTotals fills what the inbox has finished ever (inbox/pruned.toml plus the
 // final messages stored), when the inbox itself was readable; an unreadable
 // tally leaves the totals unknown rather than too low.
-func (in *Inbox) addTotals(s seat.Seat, v inbox.View) {
+func (in *Inbox) addTotals(s state.Seat, v inbox.View) {
 	if !in.IsKnown() {
 		return
 	}
@@ -116,7 +117,7 @@ func readInFlight(es []inbox.Entry, err error, now time.Time) InFlight {
 	return InFlight{Meta: Meta{State: Known, Why: "no message is between paste and turn end", Bound: "inbox/status of this seat"}}
 }
 
-func readCursor(s seat.Seat, v inbox.View, entErr error, now time.Time) Cursor {
+func readCursor(s state.Seat, v inbox.View, entErr error, now time.Time) Cursor {
 	c, err := s.CursorFile().Read()
 	if err != nil {
 		return Cursor{Meta: missing(err, "no cursor.toml: no message has been closed yet")}
@@ -137,7 +138,7 @@ func readCursor(s seat.Seat, v inbox.View, entErr error, now time.Time) Cursor {
 // the harness's own Stop hook event carrying the session id, the
 // driver's processed messages bound to that session, and context.toml's record
 // of it. The newest wins; its source is named.
-func readLastTurnEnd(evs *events, sess seat.Session, haveSess bool, s seat.Seat, v inbox.View, ctx seat.Context, ctxErr error, now time.Time) Meta {
+func readLastTurnEnd(evs *events, sess state.Session, haveSess bool, s state.Seat, v inbox.View, ctx state.Context, ctxErr error, now time.Time) Meta {
 	if !haveSess {
 		return Meta{State: Unknown, Why: "no session id in session.toml: turn ends cannot be bound to this seat"}
 	}
@@ -145,7 +146,7 @@ func readLastTurnEnd(evs *events, sess seat.Session, haveSess bool, s seat.Seat,
 	var bound string
 	// StopFailure is not counted: a refused turn added nothing to the context,
 	// and counting it would mark a still-true reading stale.
-	if ev, dir, ok := evs.last(seat.EvStop, sess.ID); ok {
+	if ev, dir, ok := evs.last(hookwire.EvStop, sess.ID); ok {
 		at, bound = ev.ReceivedAt, fmt.Sprintf("the harness's %s hook event %s/%s, session_id matches session.toml", ev.Kind, dir, ev.File)
 	}
 	// Sessions follow one another: only the newest processed message can
@@ -164,7 +165,7 @@ func readLastTurnEnd(evs *events, sess seat.Session, haveSess bool, s seat.Seat,
 	return meta(Known, "", bound, at, now)
 }
 
-func readContext(c seat.Context, err error, sess seat.Session, haveSess bool, turnEnd Meta, now time.Time) Context {
+func readContext(c state.Context, err error, sess state.Session, haveSess bool, turnEnd Meta, now time.Time) Context {
 	if err != nil {
 		return Context{Meta: missing(err, "no context.toml: no status-line reading yet")}
 	}
@@ -214,7 +215,7 @@ func StepOf(occupancy, window int) int {
 // the latest status-line payload, context.toml's reading of it, and the last
 // SessionStart event — each only when its session id is the seat's. seat.toml's
 // model is a declaration and is never read here.
-func readModel(evs *events, sess seat.Session, haveSess bool, c seat.Context, ctxErr error, now time.Time) Text {
+func readModel(evs *events, sess state.Session, haveSess bool, c state.Context, ctxErr error, now time.Time) Text {
 	if !haveSess {
 		return Text{Meta: Meta{State: Unknown, Why: "no session id in session.toml: the harness's model reports cannot be bound to this seat"}}
 	}
@@ -228,9 +229,9 @@ func readModel(evs *events, sess seat.Session, haveSess bool, c seat.Context, ct
 	}
 	s := evs.s
 	if data, err := readFileNoLink(s.StatusLinePath()); err == nil {
-		r, perr := seat.ParseStatusLine(data)
+		r, perr := state.ParseStatusLine(data)
 		switch {
-		case perr != nil && !errors.Is(perr, seat.ErrNoUsage):
+		case perr != nil && !errors.Is(perr, state.ErrNoUsage):
 		case r.SessionID != sess.ID:
 			rejected = append(rejected, "statusline.json is for session "+r.SessionID)
 		default:
@@ -246,7 +247,7 @@ func readModel(evs *events, sess seat.Session, haveSess bool, c seat.Context, ct
 			rejected = append(rejected, "context.toml is for session "+c.SessionID)
 		}
 	}
-	if ev, dir, ok := evs.last(seat.EvSessionStart, sess.ID); ok {
+	if ev, dir, ok := evs.last(hookwire.EvSessionStart, sess.ID); ok {
 		consider(modelOf(ev.Fields.Model), ev.ReceivedAt, "the harness's SessionStart event "+dir+"/"+ev.File+" model field, session_id matches session.toml")
 	}
 	if model == "" {
@@ -282,7 +283,7 @@ func modelOf(v any) string {
 // every answer is kept: a row asks three times (SessionStart twice, Stop once),
 // and events/seen keeps a week of events.
 type events struct {
-	s      seat.Seat
+	s      state.Seat
 	listed bool
 	cands  []eventFile // newest first (the arrival time in ns leads the name)
 	found  map[string]foundEvent
@@ -291,17 +292,17 @@ type events struct {
 type eventFile struct{ name, dir, path string }
 
 type foundEvent struct {
-	ev  seat.Event
+	ev  hookwire.Event
 	dir string
 	ok  bool
 }
 
-func newEvents(s seat.Seat) *events { return &events{s: s, found: map[string]foundEvent{}} }
+func newEvents(s state.Seat) *events { return &events{s: s, found: map[string]foundEvent{}} }
 
 // last returns the newest event of kind whose session_id is sessionID, and the
 // directory it is in (events or events/seen); it opens at most maxEventReads
 // files of that kind.
-func (e *events) last(kind, sessionID string) (seat.Event, string, bool) {
+func (e *events) last(kind, sessionID string) (hookwire.Event, string, bool) {
 	key := kind + "\x00" + sessionID
 	if f, ok := e.found[key]; ok {
 		return f.ev, f.dir, f.ok
@@ -330,7 +331,7 @@ func (e *events) last(kind, sessionID string) (seat.Event, string, bool) {
 		if reads++; reads > maxEventReads {
 			break
 		}
-		ev, err := seat.ReadEvent(c.path)
+		ev, err := hookwire.ReadEvent(c.path)
 		if err != nil {
 			continue // consumed (moved to seen/) between the listing and the read, or corrupt
 		}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 	"github.com/pantty/pantty/internal/machine"
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // RecoverReader reads recover's health verdict on one seat. This is the seam
@@ -20,9 +20,9 @@ import (
 // reader must read files only: no lock, no process, no tmux. The ladder floor
 // (recovery.toml) and provider blocks (providers.toml) have their types in
 // package seat and are read directly.
-type RecoverReader func(s seat.Seat, now time.Time) Health
+type RecoverReader func(s state.Seat, now time.Time) Health
 
-func (r Reader) healthOf(s seat.Seat, now time.Time) Health {
+func (r Reader) healthOf(s state.Seat, now time.Time) Health {
 	if r.Recover != nil {
 		return r.Recover(s, now)
 	}
@@ -53,7 +53,7 @@ type healthRecord struct {
 // read leniently (recover validates its own file); a verdict older than twice
 // the scheduler interval recorded in recover-last.toml is stale — recover has
 // stopped sweeping, so the verdict no longer describes the seat.
-func ReadHealthFile(s seat.Seat, now time.Time) Health {
+func ReadHealthFile(s state.Seat, now time.Time) Health {
 	var h healthRecord
 	switch err := decodeLenient(filepath.Join(s.Dir, HealthFile), &h); {
 	case errors.Is(err, fs.ErrNotExist):
@@ -74,18 +74,18 @@ func ReadHealthFile(s seat.Seat, now time.Time) Health {
 		}
 	}
 	why := strings.Join(parts, "; ")
-	state := Known
+	judged := Known
 	bound := "health.toml of this seat (written by recover)"
-	var last seat.LastSweep
+	var last state.LastSweep
 	if err := decodeLenient(filepath.Join(s.Home, LastSweepFile), &last); err == nil && last.Interval.Duration > 0 {
 		bound += fmt.Sprintf(", judged against recover-last.toml's interval of %s", last.Interval.Duration)
 		if now.Sub(h.At) > 2*last.Interval.Duration {
-			state = Stale
+			judged = Stale
 			why = fmt.Sprintf("verdict %s old, beyond twice recover's interval of %s (recover is not sweeping); it said: %s",
 				roundAge(now.Sub(h.At)), last.Interval.Duration, why)
 		}
 	}
-	return Health{Meta: meta(state, why, bound, h.At, now), Verdict: ptr(h.Verdict),
+	return Health{Meta: meta(judged, why, bound, h.At, now), Verdict: ptr(h.Verdict),
 		revived: h.Verdict == "dead" && strings.HasPrefix(h.Result, "verified")}
 }
 
@@ -119,7 +119,7 @@ type Sweep struct {
 // (or the record cannot be read), which status prints as null, never as a
 // sweep at the epoch.
 func ReadSweep(home string, now time.Time) *Sweep {
-	var l seat.LastSweep
+	var l state.LastSweep
 	if decodeLenient(filepath.Join(home, LastSweepFile), &l) != nil || l.At.IsZero() {
 		return nil
 	}

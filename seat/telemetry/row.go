@@ -94,7 +94,7 @@ type Done struct {
 }
 
 // Activity is the seat's current tool call (activity.toml), shown only within
-// seat.ActivityQuiet of its last event.
+// state.ActivityQuiet of its last event.
 type Activity struct {
 	Meta
 	Tool  *string `json:"tool"`

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/pantty/pantty/internal/termtext"
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // Cell is one reading in a few words, for the status table and watch lines:
@@ -89,7 +89,7 @@ func (r Row) cells() map[string]Cell {
 // are history, not a stale loop or a dead driver.
 func (r Row) stopped() bool {
 	in := r.Intent
-	return in.IsKnown() && in.Value != nil && *in.Value == seat.IntentStopped && (r.Driver.Live == nil || !*r.Driver.Live)
+	return in.IsKnown() && in.Value != nil && *in.Value == state.IntentStopped && (r.Driver.Live == nil || !*r.Driver.Live)
 }
 
 func (r Row) doneCell() Cell {

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // Timers of Watch (docs/telemetry.md lists them with their reasons).
@@ -124,12 +124,12 @@ func Watch(ctx context.Context, home string, opt WatchOptions, emit func(Change)
 		opt.Settle = DefaultSettle
 	}
 	if opt.Seat != "" {
-		if _, err := seat.Existing(home, opt.Seat); err != nil {
+		if _, err := state.Existing(home, opt.Seat); err != nil {
 			return err
 		}
 	}
 	if _, err := os.Stat(home); err != nil {
-		return fmt.Errorf("%w: state root %s: %v", seat.ErrUnobservable, home, err)
+		return fmt.Errorf("%w: state root %s: %v", state.ErrUnobservable, home, err)
 	}
 	fw, err := fsnotify.NewWatcher()
 	if err != nil {
@@ -208,7 +208,7 @@ type watcher struct {
 }
 
 // seatDirs are the directories whose files feed the watched fields.
-func seatDirs(s seat.Seat) []string {
+func seatDirs(s state.Seat) []string {
 	return append([]string{s.Dir, filepath.Join(s.Dir, "inbox"), s.MsgsDir(),
 		s.EventsDir(), s.SeenDir(), s.HandoffDir()}, s.StatusDirs()...)
 }
@@ -223,7 +223,7 @@ func (w *watcher) addAll() {
 	}
 	ents, _ := os.ReadDir(w.seats)
 	for _, e := range ents {
-		if e.IsDir() && seat.ValidateName(e.Name()) == nil {
+		if e.IsDir() && state.ValidateName(e.Name()) == nil {
 			w.addSeat(e.Name())
 		}
 	}
@@ -232,7 +232,7 @@ func (w *watcher) addAll() {
 // addSeat watches whichever of a seat's directories exist; adding one already
 // watched is harmless, so this runs again whenever a directory appears.
 func (w *watcher) addSeat(name string) {
-	s, err := seat.Open(w.home, name)
+	s, err := state.Open(w.home, name)
 	if err != nil {
 		return
 	}
@@ -250,7 +250,7 @@ func (w *watcher) markAll() {
 	}
 	ents, _ := os.ReadDir(w.seats)
 	for _, e := range ents {
-		if e.IsDir() && seat.ValidateName(e.Name()) == nil {
+		if e.IsDir() && state.ValidateName(e.Name()) == nil {
 			w.dirty[e.Name()] = true
 		}
 	}
@@ -273,14 +273,14 @@ func (w *watcher) onEvent(ev fsnotify.Event) bool {
 	rel, err := filepath.Rel(w.seats, ev.Name)
 	if err != nil || rel == "." || strings.HasPrefix(rel, "..") {
 		// In the state root itself: providers.toml and recover-last.toml concern every seat.
-		if ev.Name == seat.ProvidersPath(w.home) || filepath.Base(ev.Name) == LastSweepFile {
+		if ev.Name == state.ProvidersPath(w.home) || filepath.Base(ev.Name) == LastSweepFile {
 			w.markAll()
 			return true
 		}
 		return false
 	}
 	name, _, _ := strings.Cut(rel, string(filepath.Separator))
-	if seat.ValidateName(name) != nil || (w.opt.Seat != "" && name != w.opt.Seat) {
+	if state.ValidateName(name) != nil || (w.opt.Seat != "" && name != w.opt.Seat) {
 		return false
 	}
 	// driver.log grows with every line the driver logs and feeds no reading;
@@ -311,7 +311,7 @@ func (w *watcher) flush() {
 		row, err := w.opt.Reader.ReadSeat(w.home, name, now)
 		prev, seen := w.last[name]
 		if err != nil {
-			if seen && errors.Is(err, seat.ErrUnknownSeat) {
+			if seen && errors.Is(err, state.ErrUnknownSeat) {
 				delete(w.last, name)
 				delete(w.deadline, name)
 				w.emit(Change{Version: Version, At: now.UTC(), Seat: name, Removed: true})

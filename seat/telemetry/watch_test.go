@@ -9,7 +9,7 @@ import (
 	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/internal/guard"
 	"github.com/pantty/pantty/internal/inbox"
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/state"
 	"github.com/pantty/pantty/seat/telemetry"
 )
 
@@ -64,8 +64,8 @@ func TestWatchPrintsOnlyMeaningfulChanges(t *testing.T) {
 	session(t, s, "sess-w")
 	now := time.Now().UTC()
 	heartbeat(t, s, now, "idle")
-	reading := func(occ int) seat.Context {
-		return seat.Context{SessionID: "sess-w", Occupancy: occ, Floor: 12000, Reclaimable: occ - 12000, Window: 200000,
+	reading := func(occ int) state.Context {
+		return state.Context{SessionID: "sess-w", Occupancy: occ, Floor: 12000, Reclaimable: occ - 12000, Window: 200000,
 			Source: "status line", FloorSource: "first request", ReadAt: now}
 	}
 	write(t, s, contextPath(s), reading(40000)) // 20 %
@@ -129,7 +129,7 @@ func TestWatchPrintsOnlyMeaningfulChanges(t *testing.T) {
 func TestWatchReportsAHeartbeatGoingStaleWithoutAFileEvent(t *testing.T) {
 	f := newFixture(t)
 	s := f.seat("st")
-	write(t, s, s.HeartbeatPath(), seat.Heartbeat{At: time.Now().UTC(), Phase: "idle",
+	write(t, s, s.HeartbeatPath(), state.Heartbeat{At: time.Now().UTC(), Phase: "idle",
 		Interval: config.Duration{Duration: 100 * time.Millisecond}, PID: 1, Holder: "h"})
 	w := startWatch(t, f.home, "st")
 	w.next("the initial state")

@@ -28,6 +28,8 @@ import (
 	"github.com/pantty/pantty/internal/guard"
 	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/hookwire"
+	"github.com/pantty/pantty/seat/state"
 	"github.com/pantty/pantty/tmux"
 )
 
@@ -50,8 +52,8 @@ type Set struct {
 	Opts  Options
 	Names []string
 	locks []*seat.Lock
-	hb    []seat.Heartbeat
-	seats []seat.Seat
+	hb    []state.Heartbeat
+	seats []state.Seat
 
 	mu     sync.Mutex
 	stop   chan struct{}
@@ -85,7 +87,7 @@ func Build(o Options) (*Set, error) {
 	}
 	now := time.Now()
 	for _, name := range set.Names {
-		s, err := seat.Open(o.Home, name)
+		s, err := state.Open(o.Home, name)
 		if err != nil {
 			set.Close()
 			return nil, err
@@ -94,14 +96,14 @@ func Build(o Options) (*Set, error) {
 			set.Close()
 			return nil, err
 		}
-		lock, err := s.Acquire()
+		lock, err := seat.Acquire(s)
 		if err != nil {
 			set.Close()
 			return nil, fmt.Errorf("seat %s: %w", name, err)
 		}
 		set.locks = append(set.locks, lock)
 		set.seats = append(set.seats, s)
-		sess := seat.Session{Harness: "sim", ID: seat.NewSessionID(), Generation: 1, Why: "first start",
+		sess := state.Session{Harness: "sim", ID: state.NewSessionID(), Generation: 1, Why: "first start",
 			Socket: o.Socket, TmuxName: name, Launches: 1, LaunchedAt: now.Add(-time.Hour).UTC()}
 		if p, ok := panes[name]; ok {
 			sess.PaneID, sess.PanePID = p.ID, p.PID
@@ -110,7 +112,7 @@ func Build(o Options) (*Set, error) {
 			set.Close()
 			return nil, fmt.Errorf("seat %s: %w", name, err)
 		}
-		set.hb = append(set.hb, seat.Heartbeat{Phase: seat.PhaseIdle, Interval: config.Duration{Duration: o.Interval},
+		set.hb = append(set.hb, state.Heartbeat{Phase: state.PhaseIdle, Interval: config.Duration{Duration: o.Interval},
 			PID: os.Getpid(), Holder: lock.Owner.Holder})
 	}
 	if err := set.Beat(); err != nil {
@@ -175,7 +177,7 @@ func (set *Set) Close() {
 // seedFiles writes intent, session, launch and (History) a processed history
 // with its events, the way a driver that ran History turns leaves them. They
 // are written without fsync: this is set-up, and the measurements read them.
-func seedFiles(s seat.Seat, o Options, sess seat.Session, now time.Time) error {
+func seedFiles(s state.Seat, o Options, sess state.Session, now time.Time) error {
 	put := func(path string, v any) error {
 		var b bytes.Buffer
 		if err := toml.NewEncoder(&b).Encode(v); err != nil {
@@ -183,14 +185,14 @@ func seedFiles(s seat.Seat, o Options, sess seat.Session, now time.Time) error {
 		}
 		return os.WriteFile(path, b.Bytes(), fsatomic.FileMode)
 	}
-	if err := put(s.IntentPath(), seat.Intent{Want: seat.IntentRunning, At: now.Add(-time.Hour).UTC(), By: "synth"}); err != nil {
+	if err := put(s.IntentPath(), state.Intent{Want: state.IntentRunning, At: now.Add(-time.Hour).UTC(), By: "synth"}); err != nil {
 		return err
 	}
 	if err := put(s.SessionPath(), sess); err != nil {
 		return err
 	}
 	argv := []string{o.Pantty, "sim", "--settings", s.SettingsPath(), "--session-id", sess.ID}
-	if err := put(s.LaunchPath(), seat.LaunchFile{Argv: argv, Dir: o.Work, Env: map[string]string{}}); err != nil {
+	if err := put(s.LaunchPath(), state.LaunchFile{Argv: argv, Dir: o.Work, Env: map[string]string{}}); err != nil {
 		return err
 	}
 	ev := func(t time.Time, kind string, payload map[string]any) error {
@@ -202,7 +204,7 @@ func seedFiles(s seat.Seat, o Options, sess seat.Session, now time.Time) error {
 		return os.WriteFile(filepath.Join(s.SeenDir(), name), append(data, '\n'), fsatomic.FileMode)
 	}
 	t := now.Add(-50 * time.Minute)
-	if err := ev(t, seat.EvSessionStart, map[string]any{"source": "startup", "model": "sim-1"}); err != nil {
+	if err := ev(t, hookwire.EvSessionStart, map[string]any{"source": "startup", "model": "sim-1"}); err != nil {
 		return err
 	}
 	var last inbox.Cursor
@@ -218,16 +220,16 @@ func seedFiles(s seat.Seat, o Options, sess seat.Session, now time.Time) error {
 		if err := os.WriteFile(filepath.Join(s.MsgsDir(), id+".json"), append(data, '\n'), fsatomic.FileMode); err != nil {
 			return err
 		}
-		pid := seat.NewSessionID()
+		pid := state.NewSessionID()
 		upsAt, stopAt := t.Add(80*time.Millisecond), t.Add(2*time.Second)
-		if err := ev(upsAt, seat.EvUserPromptSubmit, map[string]any{"prompt_id": pid, "prompt": sub.Text()}); err != nil {
+		if err := ev(upsAt, hookwire.EvUserPromptSubmit, map[string]any{"prompt_id": pid, "prompt": sub.Text()}); err != nil {
 			return err
 		}
-		if err := ev(stopAt, seat.EvStop, map[string]any{"prompt_id": pid, "last_assistant_message": "ok"}); err != nil {
+		if err := ev(stopAt, hookwire.EvStop, map[string]any{"prompt_id": pid, "last_assistant_message": "ok"}); err != nil {
 			return err
 		}
-		upsName := fmt.Sprintf("%019d-%07d-%s.json", upsAt.UnixNano(), os.Getpid(), seat.EvUserPromptSubmit)
-		stopName := fmt.Sprintf("%019d-%07d-%s.json", stopAt.UnixNano(), os.Getpid(), seat.EvStop)
+		upsName := fmt.Sprintf("%019d-%07d-%s.json", upsAt.UnixNano(), os.Getpid(), hookwire.EvUserPromptSubmit)
+		stopName := fmt.Sprintf("%019d-%07d-%s.json", stopAt.UnixNano(), os.Getpid(), hookwire.EvStop)
 		status := inbox.Status{ID: id, State: inbox.StateProcessed, Attempts: 1, Nonce: sub.Nonce(), PromptID: pid,
 			SessionID: sess.ID, Evidence: upsName, TurnEnd: stopName, Reply: "ok",
 			SubmittedAt: upsAt.UTC(), EndedAt: stopAt.UTC(), UpdatedAt: stopAt.UTC()}
@@ -246,7 +248,7 @@ func seedFiles(s seat.Seat, o Options, sess seat.Session, now time.Time) error {
 		if err := put(s.CursorPath(), last); err != nil {
 			return err
 		}
-		c := seat.Context{SessionID: sess.ID, Occupancy: 14000, Floor: 12000, Reclaimable: 2000, Window: 200000,
+		c := state.Context{SessionID: sess.ID, Occupancy: 14000, Floor: 12000, Reclaimable: 2000, Window: 200000,
 			Source: "statusline", FloorSource: "first request", ReadAt: t.Add(2 * time.Second).UTC(),
 			LastTurnEnd: t.Add(2 * time.Second).UTC(), Model: "sim-1"}
 		if err := put(filepath.Join(s.Dir, "context.toml"), c); err != nil {
