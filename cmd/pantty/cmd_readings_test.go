@@ -168,6 +168,29 @@ func TestAttachWithNothingToAttachToLeavesNoRelay(t *testing.T) {
 	}
 }
 
+// TestAttachWithoutATerminalSaysSoAndLeavesNoRelay: seat attach and
+// watch-pane from a script (stdin and stdout not a terminal) say so in one
+// line, exit 2, and enter no relay: the next message is processed.
+func TestAttachWithoutATerminalSaysSoAndLeavesNoRelay(t *testing.T) {
+	t.Parallel()
+	h := seattest.New(t, "ttyattach")
+	h.Start()
+	for _, verb := range []string{"attach", "watch-pane"} {
+		r := h.Run("seat", verb, h.Name)
+		if r.Code != exitBadInput || strings.Count(r.Stderr, "\n") != 1 || !strings.Contains(r.Stderr, "needs a terminal") || !strings.Contains(r.Stderr, "pantty seat inbox "+h.Name) {
+			t.Fatalf("seat %s without a terminal: want exit 2 and one line naming what works; got %s", verb, r)
+		}
+	}
+	if m, err := h.Seat().ModeFile().Read(); err == nil && m.Mode != "direct" {
+		t.Fatalf("seat attach without a terminal entered %s: %+v", m.Mode, m)
+	}
+	h.Send("a1", "after the refused attach")
+	h.WaitFinal(time.Minute, "a1")
+	if st := h.Status("a1"); st.State != inbox.StateProcessed {
+		t.Fatalf("the message after a refused attach: %+v", st)
+	}
+}
+
 // TestCommandHeldByAnOutageSaysSo: while the driver holds the queue for a
 // provider outage (a 5xx, probed again with backoff), status's WAITS names the
 // hold and its next probe (not "none"), and a command that times out waiting

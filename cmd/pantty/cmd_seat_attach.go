@@ -28,6 +28,18 @@ func attachable(c *cli.Context) (state.Seat, state.Session, error) {
 	return s, sess, nil
 }
 
+// needTerminal refuses an attach without a terminal: tmux needs one to
+// attach, and without it answers "open terminal failed: not a terminal"
+// after relay was entered. It says so first, in the user's words, with what
+// works from a script.
+func needTerminal(c *cli.Context, s state.Seat) error {
+	if isTerminal(os.Stdin) && isTerminal(os.Stdout) {
+		return nil
+	}
+	return usageErr("pantty %s needs a terminal (stdin and stdout are not one here); from a script read the seat with 'pantty status %s' or 'pantty seat inbox %s'; nothing was changed",
+		c.Command.FullName(), s.Name, s.Name)
+}
+
 func seatAttach(c *cli.Context) error {
 	s, sess, err := attachable(c)
 	if err != nil {
@@ -46,6 +58,9 @@ func seatAttach(c *cli.Context) error {
 	case err != nil:
 		return fmt.Errorf("%w: seat %s: tmux session %s: %v", state.ErrUnobservable, s.Name, sess.TmuxName, err)
 	}
+	if err := needTerminal(c, s); err != nil {
+		return err
+	}
 	// Relay first, then attach: the driver stops submitting before the person
 	// can type, and a submission already in flight finishes normally.
 	_, live, _ := s.LiveOwner()
@@ -61,8 +76,11 @@ func seatAttach(c *cli.Context) error {
 }
 
 func seatWatchPane(c *cli.Context) error {
-	_, sess, err := attachable(c)
+	s, sess, err := attachable(c)
 	if err != nil {
+		return err
+	}
+	if err := needTerminal(c, s); err != nil {
 		return err
 	}
 	// Read-only: this client cannot type, so the driver stays in direct mode.
