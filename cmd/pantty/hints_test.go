@@ -190,3 +190,19 @@ func TestRecoverUninstallTakesCrontab(t *testing.T) {
 		t.Fatalf("the crontab line is still there after uninstall:\n%s", b)
 	}
 }
+
+// TestARefusalSaysItOnce: a start naming the wrong holder of a running seat
+// is refused (exit 3) in one line that says the seat is held once, naming
+// the holder.
+func TestARefusalSaysItOnce(t *testing.T) {
+	t.Parallel()
+	h := seattest.New(t, "heldonce")
+	h.Start()
+	o := h.Owner()
+	r := h.Run("seat", "start", h.Name, "--takeover", "h-00000000")
+	t.Logf("%s", r.Stderr)
+	said := strings.Count(r.Stderr, "owned by a live driver") + strings.Count(r.Stderr, "is held by")
+	if r.Code != exitRefused || strings.Count(r.Stderr, "\n") != 1 || said != 1 || !strings.Contains(r.Stderr, o.Holder) {
+		t.Fatalf("start --takeover of another holder: want exit 3 and one line saying once that %s holds the seat; got %s", o.Holder, r)
+	}
+}
