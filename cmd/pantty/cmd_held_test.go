@@ -23,6 +23,10 @@ func TestAHeldQueueShowsInATableThatFits(t *testing.T) {
 		hb, err := h.Seat().HeartbeatFile().Read()
 		return err == nil && hb.Phase == "waiting-retry" && strings.Contains(hb.Waiting, "next probe")
 	})
+	// seat show names what holds the message until its next probe.
+	if r := h.Run("seat", "show", h.Name, "m1"); r.Code != 0 || !strings.Contains(r.Stdout, "(next probe of a transient error)") || strings.Contains(r.Stdout, "provider wait") {
+		t.Errorf("seat show of a message held for a transient outage: want its not-before named by the transient error; got %s", r)
+	}
 	for _, c := range []struct {
 		width int
 		args  []string
