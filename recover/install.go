@@ -359,8 +359,10 @@ func withoutMarker(crontab, marker string) []string {
 }
 
 // Uninstall removes what install added for the given kinds (all recorded ones
-// when kinds is empty), and the record of it.
-func Uninstall(home string, kinds []string) ([]string, error) {
+// when kinds is empty), and the record of it. crontab, when not empty, is the
+// crontab program to run instead of the one install recorded (moved, or a
+// different one on this PATH: recover uninstall --crontab).
+func Uninstall(home string, kinds []string, crontab string) ([]string, error) {
 	rec, err := ReadInstall(home)
 	if err != nil {
 		return nil, err
@@ -388,6 +390,9 @@ func Uninstall(home string, kinds []string) ([]string, error) {
 		}
 		switch e.Kind {
 		case Cron:
+			if crontab != "" {
+				e.Crontab = crontab
+			}
 			cur, err := readCrontab(e.Crontab)
 			if err != nil {
 				return did, err

@@ -42,7 +42,8 @@ func TestDemoRunsEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatalf("demo: %v\n%s", err, out)
 	}
-	for _, want := range []string{"no file was created", "carried the handoff", "session", "every step behaved"} {
+	// After its own stop the demo says what seat list and status say: stopped.
+	for _, want := range []string{"no file was created", "carried the handoff", "session", "every step behaved", "status: phase stopped "} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("demo output lacks %q:\n%s", want, out)
 		}

@@ -55,9 +55,10 @@ func recoverCommand() *cli.Command {
 				Action: recoverInstall,
 			},
 			{
-				Name:   "uninstall",
-				Usage:  "remove what 'recover install' added (every recorded entry, or only the kinds named)",
-				Flags:  sched,
+				Name:  "uninstall",
+				Usage: "remove what 'recover install' added (every recorded entry, or only the kinds named)",
+				Flags: append(append([]cli.Flag{}, sched...),
+					&cli.StringFlag{Name: "crontab", Usage: "crontab program (default the one install ran)"}),
 				Action: recoverUninstall,
 			},
 			{
@@ -284,7 +285,7 @@ func recoverUninstall(c *cli.Context) error {
 	if err := proc.RefuseInside("recover uninstall"); err != nil {
 		return err
 	}
-	did, err := recover.Uninstall(home, schedKinds(c))
+	did, err := recover.Uninstall(home, schedKinds(c), c.String("crontab"))
 	for _, d := range did {
 		say("%s", d)
 	}

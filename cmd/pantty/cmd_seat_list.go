@@ -6,6 +6,7 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/internal/termtext"
@@ -35,7 +36,7 @@ func seatList(c *cli.Context) error {
 		return seatListJSON(home, names)
 	}
 	tw := tabwriter.NewWriter(os.Stdout, 0, 2, 2, ' ', 0)
-	fmt.Fprintln(tw, "SEAT\tHARNESS\tINTENT\tOWNER\tPHASE\tQUEUED\tSESSION")
+	table := [][]string{{"SEAT", "HARNESS", "INTENT", "OWNER", "PHASE", "QUEUED", "SESSION"}}
 	now := time.Now()
 	for _, n := range names {
 		s, _ := state.Open(home, n)
@@ -56,7 +57,7 @@ func seatList(c *cli.Context) error {
 		// The phase is status's reading, word for word (one vocabulary: a
 		// stopped seat is "stopped", not the last beat's "stopping").
 		if r, err := telemetryReader.ReadSeat(home, n, now); err == nil {
-			row[4] = r.Cells()["phase"].Text
+			row[4] = fitPhase(r, r.Cells()["phase"], now).Text
 		}
 		if v, err := s.View(); err == nil {
 			q := 0
@@ -73,7 +74,50 @@ func seatList(c *cli.Context) error {
 		for i := range row {
 			row[i] = termtext.Line(row[i])
 		}
+		table = append(table, row)
+	}
+	for _, row := range fitList(table, outputWidth(os.Stdout)) {
 		fmt.Fprintln(tw, strings.Join(row, "\t"))
 	}
 	return tw.Flush()
+}
+
+// fitList keeps seat list's table to fit runes by the cell rule of cells.go
+// (the held phase is already short): the session id is cut to its first 8
+// characters, then left out (`status NAME` and --json print it whole), then
+// the phase is cut to the room left, never narrower than minCut.
+func fitList(table [][]string, fit int) [][]string {
+	const phase, session = 4, 6
+	total := func() int {
+		n := 0
+		for j := range table[0] {
+			w := 0
+			for _, row := range table {
+				w = max(w, utf8.RuneCountInString(row[j]))
+			}
+			n += w + 2
+		}
+		return n - 2
+	}
+	if total() <= fit {
+		return table
+	}
+	for _, row := range table[1:] {
+		row[session] = cut(row[session], 8)
+	}
+	if total() > fit {
+		for i, row := range table {
+			table[i] = row[:session]
+		}
+	}
+	if over := total() - fit; over > 0 {
+		w := 0
+		for _, row := range table {
+			w = max(w, utf8.RuneCountInString(row[phase]))
+		}
+		for _, row := range table[1:] {
+			row[phase] = cut(row[phase], max(minCut, w-over))
+		}
+	}
+	return table
 }

@@ -204,7 +204,7 @@ func showText(m shownMessage) {
 	if m.EndedAt != nil {
 		fmt.Fprintf(tw, "  %s\t%s\tturn end %s\n", stamp(*m.EndedAt), m.State, dash(m.Evidence.TurnEnd))
 	} else if m.NotBefore != nil {
-		fmt.Fprintf(tw, "  %s\tnot before\t(a provider wait)\n", stamp(*m.NotBefore))
+		fmt.Fprintf(tw, "  %s\tnot before\t(%s)\n", stamp(*m.NotBefore), notBeforeWhy(m.Reason))
 	}
 	tw.Flush()
 
@@ -230,4 +230,18 @@ func dash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// notBeforeWhy names what holds a queued message until its not-before time,
+// by the reason the driver recorded when it put the message back.
+func notBeforeWhy(reason string) string {
+	switch reason {
+	case seat.ReasonTransient:
+		return "next probe of a transient error"
+	case seat.ReasonMeansFault:
+		return "next probe of a means fault"
+	case seat.ReasonProviderRefusal:
+		return "a provider refusal"
+	}
+	return "a pause before the next try"
 }

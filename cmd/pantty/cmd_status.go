@@ -217,11 +217,18 @@ func paint(s string, t telemetry.Tone, on bool) string {
 // writeTable prints one aligned row per seat. Widths are counted in runes on
 // the plain text and colour is added after padding, so escapes never skew them.
 // With fit > 0 only the best-ranked columns whose total fits in fit runes are
-// printed (SEAT always), in table order.
+// printed (SEAT always), in table order, by the cell rule of cells.go: a held
+// queue's phase in its short form, and one of the columns a glance needs
+// (rank up to cutRank) that does not fit whole cut to the room left rather
+// than dropped.
 func writeTable(w io.Writer, rows []telemetry.Row, col bool, fit int) {
+	now := time.Now()
 	all := make([]map[string]telemetry.Cell, len(rows))
 	for i, r := range rows {
 		all[i] = r.Cells()
+		if fit > 0 {
+			all[i]["phase"] = fitPhase(r, all[i]["phase"], now)
+		}
 	}
 	colWidth := func(key, head string) int {
 		n := utf8.RuneCountInString(head)
@@ -241,6 +248,13 @@ func writeTable(w io.Writer, rows []telemetry.Row, col bool, fit int) {
 	for _, c := range ranked {
 		if n := colWidth(c.Key, c.Heading) + 2; fit <= 0 || used+n <= fit {
 			keep[c.Key], used = true, used+n
+		} else if room := fit - used - 2; c.Rank <= cutRank && room >= max(minCut, utf8.RuneCountInString(c.Heading)) {
+			for _, m := range all {
+				cell := m[c.Key]
+				cell.Text = cut(cell.Text, room)
+				m[c.Key] = cell
+			}
+			keep[c.Key], used = true, fit
 		}
 	}
 	heads := []string{"SEAT"}
@@ -333,6 +347,10 @@ func writeDetail(w io.Writer, r telemetry.Row, col bool) {
 		}
 	}
 }
+
+// cutRank is the last rank of the columns a glance needs (health, intent,
+// phase, done): one of them is cut to fit rather than dropped.
+const cutRank = 4
 
 // pipeWidth is the width status keeps to off a terminal (a pipe, a file, a
 // mail from cron) when $COLUMNS does not say: every column is some 300

@@ -158,3 +158,51 @@ func TestRecoverInstallWithoutCrontabSaysWhatIsMissing(t *testing.T) {
 		t.Fatalf("recover install --cron without crontab: want exit 1 and one line naming crontab; got %s", r)
 	}
 }
+
+// TestRecoverUninstallTakesCrontab: uninstall takes --crontab as install does,
+// and runs that program to remove the line.
+func TestRecoverUninstallTakesCrontab(t *testing.T) {
+	t.Parallel()
+	h := seattest.New(t, "cronflag")
+	dir := t.TempDir()
+	tab := filepath.Join(dir, "tab")
+	fake := func(name string) string {
+		p := filepath.Join(dir, name)
+		script := "#!/bin/sh\necho \"$@\" >> " + filepath.Join(dir, name+".calls") + "\n" +
+			"if [ \"$1\" = -l ]; then cat " + tab + " 2>/dev/null || { echo 'no crontab for u' >&2; exit 1; }; else cat > " + tab + "; fi\n"
+		if err := os.WriteFile(p, []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	first, second := fake("crontab1"), fake("crontab2")
+	if r := h.Run("recover", "install", "--cron", "--crontab", first); r.Code != 0 {
+		t.Fatalf("recover install --cron --crontab: %s", r)
+	}
+	r := h.Run("recover", "uninstall", "--cron", "--crontab", second)
+	if r.Code != 0 {
+		t.Fatalf("recover uninstall --cron --crontab: want exit 0; got %s", r)
+	}
+	if calls, err := os.ReadFile(second + ".calls"); err != nil || !strings.Contains(string(calls), "-l") {
+		t.Fatalf("recover uninstall --crontab %s did not run it (%v): %s", second, err, r)
+	}
+	if b, _ := os.ReadFile(tab); strings.Contains(string(b), "recover") {
+		t.Fatalf("the crontab line is still there after uninstall:\n%s", b)
+	}
+}
+
+// TestARefusalSaysItOnce: a start naming the wrong holder of a running seat
+// is refused (exit 3) in one line that says the seat is held once, naming
+// the holder.
+func TestARefusalSaysItOnce(t *testing.T) {
+	t.Parallel()
+	h := seattest.New(t, "heldonce")
+	h.Start()
+	o := h.Owner()
+	r := h.Run("seat", "start", h.Name, "--takeover", "h-00000000")
+	t.Logf("%s", r.Stderr)
+	said := strings.Count(r.Stderr, "owned by a live driver") + strings.Count(r.Stderr, "is held by")
+	if r.Code != exitRefused || strings.Count(r.Stderr, "\n") != 1 || said != 1 || !strings.Contains(r.Stderr, o.Holder) {
+		t.Fatalf("start --takeover of another holder: want exit 3 and one line saying once that %s holds the seat; got %s", o.Holder, r)
+	}
+}

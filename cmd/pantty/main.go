@@ -5,11 +5,14 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/pantty/pantty/harness/all"
 	"github.com/pantty/pantty/internal/config"
+	"github.com/pantty/pantty/seat"
 	"github.com/urfave/cli/v2"
 )
 
@@ -28,7 +31,7 @@ func run(args []string) int {
 		return 0
 	}
 	code := exitCode(err)
-	if msg := err.Error(); msg != "" {
+	if msg := oneRefusal(err); msg != "" {
 		fmt.Fprintln(os.Stderr, "pantty: "+msg)
 	}
 	return code
@@ -119,4 +122,18 @@ func oneLineUsageErrors(cmds []*cli.Command) {
 		}
 		oneLineUsageErrors(c.Subcommands)
 	}
+}
+
+// oneRefusal is err's message with a refusal said once: ErrOwned's own words
+// ("seat is owned by a live driver") lead every such error, and the reason
+// after them says it again naming the seat and its holder ("seat NAME is held
+// by …"), which is the one a person needs.
+func oneRefusal(err error) string {
+	msg := err.Error()
+	if errors.Is(err, seat.ErrOwned) {
+		if i := strings.Index(msg, seat.ErrOwned.Error()+": "); i >= 0 && strings.Contains(msg[i:], " is held by ") {
+			msg = msg[:i] + msg[i+len(seat.ErrOwned.Error())+2:]
+		}
+	}
+	return msg
 }
