@@ -24,7 +24,7 @@ func heldPhase(r telemetry.Row, now time.Time) (text string, ok bool) {
 		return "", false
 	}
 	if hb.Fault != nil {
-		t := "held: " + *hb.Fault
+		t := "held: " + string(*hb.Fault)
 		if hb.Waiting != nil {
 			if at, ok := probeTime(*hb.Waiting); ok {
 				t += ", probe " + clock(at, now)

@@ -17,6 +17,8 @@ import (
 
 	"github.com/pantty/pantty/internal/guard"
 	"github.com/pantty/pantty/internal/termtext"
+	"github.com/pantty/pantty/seat/hookwire"
+	"github.com/pantty/pantty/seat/outage"
 	"github.com/pantty/pantty/seat/state"
 	"github.com/urfave/cli/v2"
 )
@@ -236,11 +238,11 @@ func dash(s string) string {
 // by the reason the driver recorded when it put the message back.
 func notBeforeWhy(reason string) string {
 	switch reason {
-	case seat.ReasonTransient:
+	case hookwire.ReasonTransient:
 		return "next probe of a transient error"
-	case seat.ReasonMeansFault:
+	case hookwire.ReasonMeansFault:
 		return "next probe of a means fault"
-	case seat.ReasonProviderRefusal:
+	case outage.ReasonProviderRefusal:
 		return "a provider refusal"
 	}
 	return "a pause before the next try"

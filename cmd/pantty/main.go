@@ -12,7 +12,7 @@ import (
 
 	"github.com/pantty/pantty/harness/all"
 	"github.com/pantty/pantty/internal/config"
-	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/state"
 	"github.com/urfave/cli/v2"
 )
 
@@ -130,9 +130,9 @@ func oneLineUsageErrors(cmds []*cli.Command) {
 // by …"), which is the one a person needs.
 func oneRefusal(err error) string {
 	msg := err.Error()
-	if errors.Is(err, seat.ErrOwned) {
-		if i := strings.Index(msg, seat.ErrOwned.Error()+": "); i >= 0 && strings.Contains(msg[i:], " is held by ") {
-			msg = msg[:i] + msg[i+len(seat.ErrOwned.Error())+2:]
+	if errors.Is(err, state.ErrOwned) {
+		if i := strings.Index(msg, state.ErrOwned.Error()+": "); i >= 0 && strings.Contains(msg[i:], " is held by ") {
+			msg = msg[:i] + msg[i+len(state.ErrOwned.Error())+2:]
 		}
 	}
 	return msg
