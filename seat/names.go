@@ -3,11 +3,12 @@ package seat
 import (
 	"fmt"
 	"regexp"
+	"sync"
 )
 
 // nameRE is the seat-name grammar. It excludes '.', because tmux rewrites '.' in
 // session names, and every character a path or a tmux target could read specially.
-var nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,62}$`)
+var nameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,62}$`) })
 
 // ValidateName refuses a seat name that could escape the seats directory or be
 // rewritten by tmux; the error says which rule it broke so a person can fix it.
@@ -22,7 +23,7 @@ func ValidateNameOf(kind, name string) error {
 		return fmt.Errorf("%w: %s name is empty", ErrBadInput, kind)
 	case len(name) > 63:
 		return fmt.Errorf("%w: %s name is %d characters long (at most 63)", ErrBadInput, kind, len(name))
-	case !nameRE.MatchString(name):
+	case !nameRE().MatchString(name):
 		return fmt.Errorf("%w: %s name %q must match [a-z0-9][a-z0-9_-]{0,62} (lower-case letters, digits, '_' and '-')", ErrBadInput, kind, name)
 	}
 	return nil

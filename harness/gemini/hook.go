@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/pantty/pantty/internal/fsatomic"
@@ -252,7 +253,7 @@ func (h hookRun) turnError(msgs []message) string {
 }
 
 // apiStatusRE finds the HTTP status in Gemini's error JSON ("code":401).
-var apiStatusRE = regexp.MustCompile(`"code":\s*(\d{3})\b`)
+var apiStatusRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`"code":\s*(\d{3})\b`) })
 
 // geminiErrors maps Gemini CLI 0.61.0's error line onto the StopFailure
 // error values seat.ClassifyFailure knows (docs/gemini.md, failure classes).
@@ -269,7 +270,7 @@ var geminiErrors = seat.ErrorWords{
 // vocabulary (seat.ClassifyFailure); the HTTP status in its JSON counts as
 // "status N".
 func ClassifyError(line string) string {
-	if m := apiStatusRE.FindStringSubmatch(line); m != nil {
+	if m := apiStatusRE().FindStringSubmatch(line); m != nil {
 		line += " status " + m[1]
 	}
 	return geminiErrors.Name(line)

@@ -90,7 +90,7 @@ func (c *Config) validateLadder() error {
 	seen := map[string]bool{}
 	for i, r := range c.Ladder {
 		where := fmt.Sprintf("[[ladder]] #%d", i+1)
-		if !rungNameRE.MatchString(r.Name) {
+		if !rungNameRE().MatchString(r.Name) {
 			return fmt.Errorf("%s: name = %q: want [a-z0-9][a-z0-9._-]*", where, r.Name)
 		}
 		if seen[r.Name] {

@@ -2,6 +2,7 @@ package config
 
 import (
 	"regexp"
+	"sync"
 	"time"
 )
 
@@ -15,7 +16,7 @@ const (
 	MaxProviderWait     = 6 * time.Hour
 )
 
-var providerNameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,62}$`)
+var providerNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,62}$`) })
 
 // ValidProvider reports whether name may name a provider (a providers.toml table).
-func ValidProvider(name string) bool { return providerNameRE.MatchString(name) }
+func ValidProvider(name string) bool { return providerNameRE().MatchString(name) }
