@@ -24,6 +24,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -173,17 +174,17 @@ func (c *Client) run(ctx context.Context, stdin []byte, args ...string) (string,
 }
 
 // paneIDRe is the only pane target form accepted: tmux's unique pane id.
-var paneIDRe = regexp.MustCompile(`^%[0-9]+$`)
+var paneIDRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^%[0-9]+$`) })
 
 // sessionNameRe is the session name form accepted. tmux silently rewrites
 // '.' and ':' to '_', which would break exact "=name" targeting later, and
 // other characters invite quoting trouble in hooks and formats.
-var sessionNameRe = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+var sessionNameRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_-]+$`) })
 
 // checkPane refuses anything but "%N" before tmux is run, so a malformed id
 // can never be resolved by tmux's fuzzy target lookup.
 func checkPane(id string, args []string) error {
-	if !paneIDRe.MatchString(id) {
+	if !paneIDRe().MatchString(id) {
 		return invalid("pane id "+strconv.Quote(id)+" does not match ^%[0-9]+$", args)
 	}
 	return nil
@@ -192,7 +193,7 @@ func checkPane(id string, args []string) error {
 // checkSession refuses session names that tmux would rewrite or that could
 // be mistaken for something else in a target.
 func checkSession(name string, args []string) error {
-	if !sessionNameRe.MatchString(name) {
+	if !sessionNameRe().MatchString(name) {
 		return invalid("session name "+strconv.Quote(name)+" does not match ^[A-Za-z0-9_-]+$", args)
 	}
 	return nil
@@ -201,7 +202,7 @@ func checkSession(name string, args []string) error {
 // targetRe lists the exact target forms SetOption accepts: a pane, window
 // or session id, or an exact session name optionally followed by ':' (its
 // current window).
-var targetRe = regexp.MustCompile(`^(%[0-9]+|@[0-9]+|\$[0-9]+|=[A-Za-z0-9_-]+:?)$`)
+var targetRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(%[0-9]+|@[0-9]+|\$[0-9]+|=[A-Za-z0-9_-]+:?)$`) })
 
 // arg protects one free-form argument from tmux's command-line parser.
 // tmux 3.x treats any argument that ENDS in ';' as a command separator (the

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Pane is one pane as the server reports it. It is the unit pantty watches:
@@ -38,7 +39,7 @@ const paneFields = 8
 // parsePane decodes one line produced with paneFormat.
 func parsePane(line string) (Pane, error) {
 	f, ok := fields(line, paneFields)
-	if !ok || !paneIDRe.MatchString(f[0]) {
+	if !ok || !paneIDRe().MatchString(f[0]) {
 		return Pane{}, fmt.Errorf("tmux: unexpected pane line %q", line)
 	}
 	p := Pane{
@@ -268,7 +269,7 @@ func (c *Client) ListPanes(ctx context.Context) ([]Pane, error) {
 }
 
 // hookRe is the accepted hook name form, e.g. "pane-died" or "pane-died[1]".
-var hookRe = regexp.MustCompile(`^[a-z][a-z0-9-]*(\[[0-9]+\])?$`)
+var hookRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z0-9-]*(\[[0-9]+\])?$`) })
 
 // SetHook sets a hook on exactly the session called session. command is a
 // tmux command string, parsed by tmux when the hook is set (an unknown
@@ -285,8 +286,8 @@ func (c *Client) SetHook(ctx context.Context, session, hook, command string) err
 	if err := checkSession(session, args); err != nil {
 		return err
 	}
-	if !hookRe.MatchString(hook) || command == "" {
-		return invalid("hook name must match "+hookRe.String()+" and command must be non-empty", args)
+	if !hookRe().MatchString(hook) || command == "" {
+		return invalid("hook name must match "+hookRe().String()+" and command must be non-empty", args)
 	}
 	_, err := c.run(ctx, nil, args...)
 	return err
@@ -310,7 +311,7 @@ func (c *Client) SetOption(ctx context.Context, target, name, value string) erro
 		args = append(args, "-t", target)
 	}
 	args = append(args, "--", name, arg(value))
-	if target != "" && !targetRe.MatchString(target) {
+	if target != "" && !targetRe().MatchString(target) {
 		return invalid("target "+fmt.Sprintf("%q", target)+" is not an exact target", args)
 	}
 	if name == "" || strings.HasPrefix(name, "-") || strings.ContainsAny(name, " \t\n;") {

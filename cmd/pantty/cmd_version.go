@@ -10,6 +10,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/pantty/pantty/internal/fleet"
 	"github.com/pantty/pantty/seat/gates"
@@ -69,7 +70,7 @@ func buildVersion() string {
 	return v
 }
 
-var versionWord = regexp.MustCompile(`[0-9]+(\.[0-9]+)+`)
+var versionWord = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[0-9]+(\.[0-9]+)+`) })
 
 // printVersion is cli.VersionPrinter: the build, then one line per registry
 // entry with its version range, the exact versions its sources name as
@@ -92,7 +93,7 @@ func writeMeasured(w io.Writer, reg *gates.Registry) {
 		if e.Versions != "*" {
 			var vs []string
 			for _, s := range e.Sources {
-				for _, v := range versionWord.FindAllString(s, -1) {
+				for _, v := range versionWord().FindAllString(s, -1) {
 					if e.Covers(v) && !slices.Contains(vs, v) {
 						vs = append(vs, v)
 					}

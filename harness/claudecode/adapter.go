@@ -17,6 +17,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/pantty/pantty/harness"
@@ -43,14 +44,16 @@ func (Adapter) Name() string { return "claude-code" }
 var ownFlags = []string{"--settings", "--session-id", "--resume", "-r", "--continue", "-c",
 	"--fork-session", "--print", "-p"}
 
-var uuidRE = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
+var uuidRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
+})
 
 // Argv is `claude --settings FILE --session-id ID` on a first launch and the
 // same with `--resume ID` later: the whole flag set is given again on resume,
 // because Claude Code does not remember the settings, model or permission mode of
 // a resumed session. --session-id lets pantty choose the id before the launch.
 func (Adapter) Argv(l harness.Launch) ([]string, error) {
-	if !uuidRE.MatchString(l.SessionID) {
+	if !uuidRE().MatchString(l.SessionID) {
 		return nil, fmt.Errorf("claude-code: session id %q is not a lowercase UUID (claude refuses it)", l.SessionID)
 	}
 	if err := harness.RefuseOwnArgs("claude-code", l.Config.Args, ownFlags, "the session and settings flags"); err != nil {
@@ -102,12 +105,12 @@ func ConfigDir(c config.Config) (string, error) {
 	return filepath.Join(home, ".claude"), nil
 }
 
-var nonAlnumRE = regexp.MustCompile(`[^A-Za-z0-9]`)
+var nonAlnumRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^A-Za-z0-9]`) })
 
 // ProjectDir is the directory name Claude Code files a workdir's sessions
 // under: the path with every non-alphanumeric character replaced by '-'
 // ("/tmp/w.x" → "-tmp-w-x").
-func ProjectDir(workdir string) string { return nonAlnumRE.ReplaceAllString(workdir, "-") }
+func ProjectDir(workdir string) string { return nonAlnumRE().ReplaceAllString(workdir, "-") }
 
 // TranscriptPath finds the session's transcript: projects/<ProjectDir>/<id>.jsonl
 // under ConfigDir, or, when that file does not exist, the same file name in any
@@ -115,7 +118,7 @@ func ProjectDir(workdir string) string { return nonAlnumRE.ReplaceAllString(work
 // for Claude Code to shorten, is filed under another name; the session id is a
 // random UUID, so the name alone is unambiguous). exists=false when there is none.
 func TranscriptPath(c config.Config, sessionID string) (path string, exists bool, err error) {
-	if !uuidRE.MatchString(sessionID) {
+	if !uuidRE().MatchString(sessionID) {
 		return "", false, fmt.Errorf("claude-code: session id %q is not a UUID", sessionID)
 	}
 	dir, err := ConfigDir(c)

@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/pantty/pantty/harness"
@@ -54,7 +55,7 @@ func (Adapter) Argv(l harness.Launch) ([]string, error) {
 	}
 	argv := []string{l.Binary(DefaultBinary)}
 	if l.Resume {
-		if !uuidRE.MatchString(l.SessionID) {
+		if !uuidRE().MatchString(l.SessionID) {
 			return nil, fmt.Errorf("codex: thread id %q is not a UUID", l.SessionID)
 		}
 		argv = append(argv, "resume", l.SessionID)
@@ -113,9 +114,13 @@ func (Adapter) FindPrompt(s state.Seat, c config.Config, sessionID, msgID, nonce
 
 // statusRE is the footer status line pantty configures ([tui] status_line =
 // run-state, thread-id, …): "Ready · <thread id> · …", "Working · <id>".
-var statusRE = regexp.MustCompile(`^\s*([^·]+?) · ([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})(?:\s+·|\s*$)`)
+var statusRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^\s*([^·]+?) · ([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})(?:\s+·|\s*$)`)
+})
 
-var uuidRE = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
+var uuidRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
+})
 
 // Status reads the footer's status line: the run state ("Ready", "Working",
 // "Thinking", …) and the thread id; ok=false when no status line is visible
@@ -124,7 +129,7 @@ var uuidRE = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4
 func Status(screen string) (state, thread string, line int, ok bool) {
 	lines := strings.Split(strings.TrimRight(screen, "\n"), "\n")
 	for i := len(lines) - 1; i >= 0; i-- {
-		if m := statusRE.FindStringSubmatch(lines[i]); m != nil {
+		if m := statusRE().FindStringSubmatch(lines[i]); m != nil {
 			return strings.TrimSpace(m[1]), m[2], i, true
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/pantty/pantty/seat/hookrun"
@@ -114,7 +115,7 @@ const ErrConnection = "connection_failed"
 
 // codexStatusRE finds the HTTP status in Codex's error text ("unexpected
 // status 401 Unauthorized: …", "exceeded retry limit, last status: 429 …").
-var codexStatusRE = regexp.MustCompile(`status:? (\d{3})\b`)
+var codexStatusRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`status:? (\d{3})\b`) })
 
 // codexErrors maps Codex 0.171.0's own error words (its PostModelRequest
 // `error`, measured against the stand-in; docs/codex.md) onto the StopFailure
@@ -136,7 +137,7 @@ var codexErrors = hookwire.ErrorWords{
 // (provider refusals), overloaded and server_error (transient); anything else
 // is api_error (a failure of the turn).
 func ClassifyError(msg string) string {
-	if m := codexStatusRE.FindStringSubmatch(strings.ToLower(msg)); m != nil {
+	if m := codexStatusRE().FindStringSubmatch(strings.ToLower(msg)); m != nil {
 		msg += " status " + m[1]
 	}
 	return codexErrors.Name(msg)

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/pantty/pantty/internal/guard"
 )
@@ -18,7 +19,7 @@ import (
 // CODEX_HOME/sessions/YYYY/MM/DD/rollout-<time>-<thread id>.jsonl. "" when there
 // is none (Codex writes it with the thread's first turn).
 func RolloutPath(home, thread string) (string, error) {
-	if !uuidRE.MatchString(thread) {
+	if !uuidRE().MatchString(thread) {
 		return "", nil
 	}
 	m, err := filepath.Glob(filepath.Join(home, "sessions", "*", "*", "*", "rollout-*-"+thread+".jsonl"))
@@ -113,7 +114,7 @@ func scanRollout(home, thread, msgID, nonce string, promptOnly bool) (bool, stri
 	return false, "", sc.Err()
 }
 
-var windowRE = regexp.MustCompile(`"model_context_window":\s*([0-9]+)`)
+var windowRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`"model_context_window":\s*([0-9]+)`) })
 
 // ContextWindow reads the model's context window from the end of a rollout
 // (task_started and token_count carry model_context_window); 0 when unknown.
@@ -128,7 +129,7 @@ func ContextWindow(path string) int {
 		f.Seek(fi.Size()-tail, io.SeekStart)
 	}
 	b, _ := io.ReadAll(f)
-	m := windowRE.FindAllSubmatch(b, -1)
+	m := windowRE().FindAllSubmatch(b, -1)
 	if len(m) == 0 {
 		return 0
 	}

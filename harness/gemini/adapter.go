@@ -13,6 +13,7 @@ import (
 	"io"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/pantty/pantty/harness"
@@ -37,7 +38,9 @@ func (Adapter) Name() string { return "gemini-cli" }
 var ownArgs = []string{"--session-id", "--resume", "-r", "--session-file", "--prompt", "-p", "--prompt-interactive", "-i",
 	"--yolo", "-y", "--acp", "--experimental-acp", "--worktree", "-w", "--delete-session", "--list-sessions"}
 
-var uuidRE = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
+var uuidRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
+})
 
 // Argv prepares the seat's GEMINI_CLI_HOME (PrepareHome: settings and hooks)
 // and builds `gemini --session-id ID` on a first launch and `gemini --resume
@@ -45,7 +48,7 @@ var uuidRE = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4
 // the chat file carry it) and a resume by id keeps it (SessionStart source
 // "resume", same session_id, a new chat file).
 func (Adapter) Argv(l harness.Launch) ([]string, error) {
-	if !uuidRE.MatchString(l.SessionID) {
+	if !uuidRE().MatchString(l.SessionID) {
 		return nil, fmt.Errorf("gemini-cli: session id %q is not a lowercase UUID", l.SessionID)
 	}
 	if err := harness.RefuseOwnArgs("gemini-cli", l.Config.Args, ownArgs, "the session and the mode"); err != nil {

@@ -70,7 +70,7 @@ type chatLine struct {
 // ChatFiles lists the session's chat files in the order the CLI wrote them
 // (the start time is in the name); none when the session has none yet.
 func ChatFiles(home, sessionID string) ([]string, error) {
-	if !uuidRE.MatchString(sessionID) {
+	if !uuidRE().MatchString(sessionID) {
 		return nil, fmt.Errorf("gemini-cli: session id %q is not a UUID", sessionID)
 	}
 	paths, err := filepath.Glob(filepath.Join(home, ".gemini", "tmp", "*", "chats", "session-*-"+sessionID[:8]+".jsonl"))

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/pantty/pantty/internal/fsatomic"
@@ -253,7 +254,7 @@ func (h hookRun) turnError(msgs []message) string {
 }
 
 // apiStatusRE finds the HTTP status in Gemini's error JSON ("code":401).
-var apiStatusRE = regexp.MustCompile(`"code":\s*(\d{3})\b`)
+var apiStatusRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`"code":\s*(\d{3})\b`) })
 
 // geminiErrors maps Gemini CLI 0.61.0's error line onto the StopFailure
 // error values hookwire.ClassifyFailure knows (docs/gemini.md, failure classes).
@@ -270,7 +271,7 @@ var geminiErrors = hookwire.ErrorWords{
 // vocabulary (hookwire.ClassifyFailure); the HTTP status in its JSON counts as
 // "status N".
 func ClassifyError(line string) string {
-	if m := apiStatusRE.FindStringSubmatch(line); m != nil {
+	if m := apiStatusRE().FindStringSubmatch(line); m != nil {
 		line += " status " + m[1]
 	}
 	return geminiErrors.Name(line)

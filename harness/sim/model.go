@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 )
@@ -103,29 +104,29 @@ func (c toolCall) input() map[string]any {
 }
 
 var (
-	slowRe     = regexp.MustCompile(`\[sim:slow=([^\]]*)\]`)
-	rateRe     = regexp.MustCompile(`\[sim:429(?: reset=([^\]]*))?\]`)
-	swallowRe  = regexp.MustCompile(`\[sim:swallow-enter=(\d+)\]`)
-	toolRe     = regexp.MustCompile(`\[sim:tool=([A-Za-z]+):([^\]]*)\]`)
-	untilRe    = regexp.MustCompile(`\[sim:until=(\d+)\]`)
-	replyLenRe = regexp.MustCompile(`\[sim:reply-bytes=(\d+)\]`)
-	mentionRe  = regexp.MustCompile(`(?:^|\s)@(\S+)`)
+	slowRe     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\[sim:slow=([^\]]*)\]`) })
+	rateRe     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\[sim:429(?: reset=([^\]]*))?\]`) })
+	swallowRe  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\[sim:swallow-enter=(\d+)\]`) })
+	toolRe     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\[sim:tool=([A-Za-z]+):([^\]]*)\]`) })
+	untilRe    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\[sim:until=(\d+)\]`) })
+	replyLenRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\[sim:reply-bytes=(\d+)\]`) })
+	mentionRe  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?:^|\s)@(\S+)`) })
 	interrupts = "[Request interrupted by user]"
 )
 
 func parseMarkers(prompt string) markers {
 	var m markers
-	if s := slowRe.FindStringSubmatch(prompt); s != nil {
+	if s := slowRe().FindStringSubmatch(prompt); s != nil {
 		if d, err := time.ParseDuration(s[1]); err == nil && d >= 0 {
 			m.slow, m.hasSlow = d, true
 		}
 	}
 	m.hang = strings.Contains(prompt, "[sim:hang]")
 	m.crash = strings.Contains(prompt, "[sim:crash]")
-	for _, s := range toolRe.FindAllStringSubmatch(prompt, -1) {
+	for _, s := range toolRe().FindAllStringSubmatch(prompt, -1) {
 		m.tools = append(m.tools, toolCall{name: s[1], arg: s[2]})
 	}
-	if s := rateRe.FindStringSubmatch(prompt); s != nil {
+	if s := rateRe().FindStringSubmatch(prompt); s != nil {
 		msg := "API Error: Request rejected (429)"
 		if s[1] != "" {
 			msg += " · resets " + s[1]
@@ -143,7 +144,7 @@ func parseMarkers(prompt string) markers {
 	// then, and the same text goes through afterwards, as a real rate limit ends.
 	// (A refused message is resubmitted with the same text, so without it a 429
 	// marker refuses forever; the soak's provider-refusal fault needs one that ends.)
-	if s := untilRe.FindStringSubmatch(prompt); s != nil && m.failure != nil {
+	if s := untilRe().FindStringSubmatch(prompt); s != nil && m.failure != nil {
 		if n, err := strconv.ParseInt(s[1], 10, 64); err == nil && !time.Now().Before(time.Unix(n, 0)) {
 			m.failure = nil
 		}
@@ -153,7 +154,7 @@ func parseMarkers(prompt string) markers {
 
 // swallowCount is N from a [sim:swallow-enter=N] marker in the input box.
 func swallowCount(box string) int {
-	s := swallowRe.FindStringSubmatch(box)
+	s := swallowRe().FindStringSubmatch(box)
 	if s == nil {
 		return 0
 	}
@@ -168,7 +169,7 @@ func replyFor(prompt string) string {
 	r := fmt.Sprintf("sim: received %d chars\n> %s", utf8.RuneCountInString(prompt), first)
 	// [sim:reply-bytes=N] pads the reply to N bytes, so a test can get a long
 	// answer back whole; the padding numbers its lines to show nothing is lost.
-	if m := replyLenRe.FindStringSubmatch(prompt); m != nil {
+	if m := replyLenRe().FindStringSubmatch(prompt); m != nil {
 		n, err := strconv.Atoi(m[1])
 		if err == nil && n <= maxReplyBytes {
 			var b strings.Builder
@@ -197,7 +198,7 @@ type mention struct {
 func findMentions(prompt, cwd string) []mention {
 	var out []mention
 	seen := map[string]bool{}
-	for _, m := range mentionRe.FindAllStringSubmatch(prompt, -1) {
+	for _, m := range mentionRe().FindAllStringSubmatch(prompt, -1) {
 		p := m[1]
 		if seen[p] {
 			continue

@@ -25,6 +25,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -173,7 +174,9 @@ func readInput(r io.Reader) <-chan []byte {
 var (
 	errHelp    = errors.New("help")
 	errVersion = errors.New("version")
-	uuidRe     = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+	uuidRe     = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+	})
 )
 
 const helpText = `Usage: pantty sim [options] [prompt]
@@ -272,7 +275,7 @@ func parseArgs(args []string) (*simConfig, error) {
 	if resumeID != "" {
 		cfg.sessionID, cfg.resume = resumeID, true
 	}
-	if cfg.sessionID != "" && !uuidRe.MatchString(cfg.sessionID) {
+	if cfg.sessionID != "" && !uuidRe().MatchString(cfg.sessionID) {
 		//lint:ignore ST1005 the simulator prints Claude Code's own message, word for word
 		return nil, fmt.Errorf("Invalid session ID %q. Must be a valid UUID.", cfg.sessionID)
 	}

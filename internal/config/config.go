@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/pantty/pantty/internal/guard"
@@ -159,11 +160,11 @@ const (
 	DefaultSubmitRetries     = 3
 )
 
-var envKeyRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+var envKeyRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
 
 // ValidEnvName reports whether k can name an environment variable (letters,
 // digits and underscores, not starting with a digit).
-func ValidEnvName(k string) bool { return envKeyRE.MatchString(k) }
+func ValidEnvName(k string) bool { return envKeyRE().MatchString(k) }
 
 // validate checks the file's own rules and fills the documented defaults;
 // harnesses are the registered harness names.

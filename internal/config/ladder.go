@@ -64,8 +64,6 @@ const (
 // launched with) names the rung, and a new driver that adopts the pane knows it.
 const RungEnv = "PANTTY_RUNG"
 
-var rungNameRE = providerNameRE
-
 // validateLadder checks the ladder, [recovery] and [done] and resolves the rungs
 // against the top-level fields. Called by validate.
 func (c *Config) validateLadder() error {
@@ -90,7 +88,7 @@ func (c *Config) validateLadder() error {
 	seen := map[string]bool{}
 	for i, r := range c.Ladder {
 		where := fmt.Sprintf("[[ladder]] #%d", i+1)
-		if !rungNameRE.MatchString(r.Name) {
+		if !ValidProvider(r.Name) {
 			return fmt.Errorf("%s: name = %q: want [a-z0-9][a-z0-9._-]*", where, r.Name)
 		}
 		if seen[r.Name] {

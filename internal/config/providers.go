@@ -1,9 +1,6 @@
 package config
 
-import (
-	"regexp"
-	"time"
-)
+import "time"
 
 // Provider-wait bounds. A refusal whose reset time cannot be read is re-probed
 // after DefaultProviderWait (the next submission is the probe); a parsed reset is
@@ -15,7 +12,25 @@ const (
 	MaxProviderWait     = 6 * time.Hour
 )
 
-var providerNameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,62}$`)
+// providerGrammar is what names a provider or a ladder rung.
+const providerGrammar = `[a-z0-9][a-z0-9._-]{0,62}`
 
-// ValidProvider reports whether name may name a provider (a providers.toml table).
-func ValidProvider(name string) bool { return providerNameRE.MatchString(name) }
+// ValidProvider reports whether name may name a provider (a providers.toml table):
+// whether it is the whole of providerGrammar. It is a loop, not a regexp: every
+// seat.toml load checks one, and compiling the {0,62} repetition cost more than
+// the rest of a `seat send` (docs/performance.md, "Process start").
+func ValidProvider(name string) bool {
+	if len(name) < 1 || len(name) > 63 {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case 'a' <= c && c <= 'z', '0' <= c && c <= '9':
+		case (c == '.' || c == '_' || c == '-') && i > 0:
+		default:
+			return false
+		}
+	}
+	return true
+}

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -347,14 +348,14 @@ func MatchHeader(prompt string) (id, nonce string, resubmit int, ok bool) {
 }
 
 // pasteOpenRE is the first line of Claude Code's wrapper around a long paste.
-var pasteOpenRE = regexp.MustCompile(`^<pasted_content id="([A-Za-z0-9_-]{1,64})">\n`)
+var pasteOpenRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^<pasted_content id="([A-Za-z0-9_-]{1,64})">\n`) })
 
 // unwrapPaste removes Claude Code's <pasted_content> wrapper from a trimmed prompt.
 // Only the exact opening line is recognised; the closing line must carry the same
 // id. The header must still be the first line inside, so the wrapper opens no
 // other position for it.
 func unwrapPaste(p string) string {
-	m := pasteOpenRE.FindStringSubmatch(p)
+	m := pasteOpenRE().FindStringSubmatch(p)
 	if m == nil {
 		return p
 	}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/pantty/pantty/internal/fsatomic"
@@ -127,7 +128,7 @@ func (r *Registry) validate() error {
 		switch {
 		case e.Name == "":
 			return fmt.Errorf("%s: name is missing", where)
-		case !versionsRE.MatchString(e.Versions):
+		case !versionsRE().MatchString(e.Versions):
 			return fmt.Errorf("%s: versions = %q: want \"*\", an exact version or a range like \"2.1.x\"", where, e.Versions)
 		case e.Path == "":
 			return fmt.Errorf("%s: path is missing (the submission path the rows were established on)", where)
@@ -223,7 +224,7 @@ func (e Entry) datesOf(r Row) Dates {
 	return e.Dates
 }
 
-var versionsRE = regexp.MustCompile(`^(\*|[0-9]+(\.[0-9]+)*(\.x)?)$`)
+var versionsRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(\*|[0-9]+(\.[0-9]+)*(\.x)?)$`) })
 
 // Covers reports whether the entry's version range covers version.
 func (e Entry) Covers(version string) bool {
@@ -290,11 +291,11 @@ func (r *Registry) find(harness, version string) (*Entry, string) {
 	return nil, ""
 }
 
-var versionInBuild = regexp.MustCompile(`[0-9]+(\.[0-9]+)+`)
+var versionInBuild = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[0-9]+(\.[0-9]+)+`) })
 
 // VersionOf extracts a version number from a harness's own version string
 // ("2.1.328 (Claude Code)" → "2.1.328", "pantty sim (sim-0.1)" → "0.1"); "" if none.
-func VersionOf(build string) string { return versionInBuild.FindString(build) }
+func VersionOf(build string) string { return versionInBuild().FindString(build) }
 
 func day(t time.Time) string { return t.UTC().Format("2006-01-02") }
 

@@ -10,6 +10,7 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -74,14 +75,14 @@ func LocalCommandAnswer(path, name string, since time.Time) (string, bool, error
 		}
 		out, ok := between(text, "<local-command-stdout>", "</local-command-stdout>")
 		if ok && (named || r.CommandRun != nil && r.CommandRun.Command == name) {
-			return strings.TrimSpace(ansiRE.ReplaceAllString(out, "")), true, nil
+			return strings.TrimSpace(ansiRE().ReplaceAllString(out, "")), true, nil
 		}
 	}
 	return "", false, sc.Err()
 }
 
 // ansiRE matches the terminal escapes a command's recorded output keeps.
-var ansiRE = regexp.MustCompile("\x1b\\[[0-9;?]*[A-Za-z]")
+var ansiRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile("\x1b\\[[0-9;?]*[A-Za-z]") })
 
 func between(s, open, end string) (string, bool) {
 	_, rest, ok := strings.Cut(s, open)

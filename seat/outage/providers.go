@@ -132,12 +132,22 @@ func ParseReset(text string, now time.Time, loc *time.Location) (time.Time, bool
 }
 
 var (
-	isoRE     = regexp.MustCompile(`\b(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2}(?::\d{2})?(?:\.\d+)?)\s*(Z|UTC|[+-]\d{2}:?\d{2})?`)
-	epochRE   = regexp.MustCompile(`(?:^|[^\d.:-])(\d{10}|\d{13})(?:$|[^\d.:])`)
-	retryRE   = regexp.MustCompile(`(?i)\bretry[- ]after\b[:=\s]*(\d{1,6})\s*(?:s|sec|secs|seconds?)?\b`)
-	relRE     = regexp.MustCompile(`(?i)\bin\s+((?:\d+(?:\.\d+)?\s*(?:h|hrs?|hours?|m|mins?|minutes?|s|secs?|seconds?|d|days?)\b[\s,]*(?:and\s+)?)+)`)
-	relPartRE = regexp.MustCompile(`(?i)(\d+(?:\.\d+)?)\s*(h|hrs?|hours?|m|mins?|minutes?|s|secs?|seconds?|d|days?)\b`)
-	clockRE   = regexp.MustCompile(`(?i)\b(?:resets?|reset at|resets at|until|at)\s+(?:at\s+)?(\d{1,2})(?::(\d{2}))?\s*(am|pm)?(?:\s*\(([A-Za-z_]+(?:/[A-Za-z0-9_+-]+)*)\))?`)
+	isoRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`\b(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2}(?::\d{2})?(?:\.\d+)?)\s*(Z|UTC|[+-]\d{2}:?\d{2})?`)
+	})
+	epochRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?:^|[^\d.:-])(\d{10}|\d{13})(?:$|[^\d.:])`) })
+	retryRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)\bretry[- ]after\b[:=\s]*(\d{1,6})\s*(?:s|sec|secs|seconds?)?\b`)
+	})
+	relRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)\bin\s+((?:\d+(?:\.\d+)?\s*(?:h|hrs?|hours?|m|mins?|minutes?|s|secs?|seconds?|d|days?)\b[\s,]*(?:and\s+)?)+)`)
+	})
+	relPartRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)(\d+(?:\.\d+)?)\s*(h|hrs?|hours?|m|mins?|minutes?|s|secs?|seconds?|d|days?)\b`)
+	})
+	clockRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)\b(?:resets?|reset at|resets at|until|at)\s+(?:at\s+)?(\d{1,2})(?::(\d{2}))?\s*(am|pm)?(?:\s*\(([A-Za-z_]+(?:/[A-Za-z0-9_+-]+)*)\))?`)
+	})
 )
 
 func parseReset(text string, now time.Time, loc *time.Location, maxWait time.Duration) (time.Time, bool) {
@@ -161,7 +171,7 @@ func parseReset(text string, now time.Time, loc *time.Location, maxWait time.Dur
 }
 
 func findReset(text string, now time.Time, loc *time.Location) (time.Time, bool) {
-	if m := isoRE.FindStringSubmatch(text); m != nil {
+	if m := isoRE().FindStringSubmatch(text); m != nil {
 		clock := m[2]
 		if len(clock) == 5 {
 			clock += ":00"
@@ -184,7 +194,7 @@ func findReset(text string, now time.Time, loc *time.Location) (time.Time, bool)
 			return t, true
 		}
 	}
-	if m := epochRE.FindStringSubmatch(text); m != nil {
+	if m := epochRE().FindStringSubmatch(text); m != nil {
 		n, _ := strconv.ParseInt(m[1], 10, 64)
 		if len(m[1]) == 13 {
 			n /= 1000
@@ -195,13 +205,13 @@ func findReset(text string, now time.Time, loc *time.Location) (time.Time, bool)
 			return t, true
 		}
 	}
-	if m := retryRE.FindStringSubmatch(text); m != nil {
+	if m := retryRE().FindStringSubmatch(text); m != nil {
 		n, _ := strconv.Atoi(m[1])
 		return now.Add(time.Duration(n) * time.Second), true
 	}
-	if m := relRE.FindStringSubmatch(text); m != nil {
+	if m := relRE().FindStringSubmatch(text); m != nil {
 		var d time.Duration
-		for _, p := range relPartRE.FindAllStringSubmatch(m[1], -1) {
+		for _, p := range relPartRE().FindAllStringSubmatch(m[1], -1) {
 			f, _ := strconv.ParseFloat(p[1], 64)
 			unit := time.Second
 			switch strings.ToLower(p[2])[0] {
@@ -218,7 +228,7 @@ func findReset(text string, now time.Time, loc *time.Location) (time.Time, bool)
 			return now.Add(d), true
 		}
 	}
-	if m := clockRE.FindStringSubmatch(text); m != nil {
+	if m := clockRE().FindStringSubmatch(text); m != nil {
 		h, _ := strconv.Atoi(m[1])
 		mi := 0
 		if m[2] != "" {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/pantty/pantty/internal/statedir"
@@ -39,10 +40,12 @@ func Cut(s string, n int) string {
 
 var (
 	// A credential-named key followed by its value: API_KEY=x, token: x, --password x.
-	secretKV = regexp.MustCompile(`(?i)([A-Za-z0-9_.-]*(?:token|api[_-]?key|secret|password|passwd|credential)[A-Za-z0-9_-]*["']?)(\s*[=:]\s*|\s+)("[^"]*"|'[^']*'|[^\s"']+)`)
-	bearer   = regexp.MustCompile(`(?i)\b(bearer)\s+[^\s"']+`)
+	secretKV = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)([A-Za-z0-9_.-]*(?:token|api[_-]?key|secret|password|passwd|credential)[A-Za-z0-9_-]*["']?)(\s*[=:]\s*|\s+)("[^"]*"|'[^']*'|[^\s"']+)`)
+	})
+	bearer = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)\b(bearer)\s+[^\s"']+`) })
 	// A long opaque string (keys, tokens): letters and digits mixed, 24+ chars.
-	opaque = regexp.MustCompile(`[A-Za-z0-9_\-+/=]{24,}`)
+	opaque = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[A-Za-z0-9_\-+/=]{24,}`) })
 )
 
 // Redact masks credentials in text pantty stores from a seat (activity, pane
@@ -50,9 +53,9 @@ var (
 // password / Bearer, and long opaque strings. It runs before any cutting to
 // length, so a cut can never leave half a secret behind.
 func Redact(s string) string {
-	s = secretKV.ReplaceAllString(s, "$1$2[REDACTED]")
-	s = bearer.ReplaceAllString(s, "$1 [REDACTED]")
-	return opaque.ReplaceAllStringFunc(s, func(m string) string {
+	s = secretKV().ReplaceAllString(s, "$1$2[REDACTED]")
+	s = bearer().ReplaceAllString(s, "$1 [REDACTED]")
+	return opaque().ReplaceAllStringFunc(s, func(m string) string {
 		if strings.ContainsAny(m, "0123456789") && strings.ContainsAny(strings.ToLower(m), "abcdefghijklmnopqrstuvwxyz") {
 			return "[REDACTED]"
 		}

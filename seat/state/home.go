@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -188,9 +187,29 @@ func (s Seat) StateUnwritable() error {
 // tmpMaxAge is how old a temp file must be before CleanTmp treats it as left over.
 const tmpMaxAge = 10 * time.Minute
 
-// nameRE is the seat-name grammar. It excludes '.', because tmux rewrites '.' in
+// nameGrammar is the seat-name grammar. It excludes '.', because tmux rewrites '.' in
 // session names, and every character a path or a tmux target could read specially.
-var nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,62}$`)
+const nameGrammar = `[a-z0-9][a-z0-9_-]{0,62}`
+
+// matchesName reports whether name is the whole of nameGrammar. It is a loop, not a
+// regexp: every pantty process that names a seat (each hook, each send) checks one,
+// and compiling the {0,62} repetition cost more than the rest of a hook's start
+// (docs/performance.md, "Process start").
+func matchesName(name string) bool {
+	if len(name) < 1 || len(name) > 63 {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case 'a' <= c && c <= 'z', '0' <= c && c <= '9':
+		case (c == '_' || c == '-') && i > 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
 
 // ValidateName refuses a seat name that could escape the seats directory or be
 // rewritten by tmux; the error says which rule it broke so a person can fix it.
@@ -205,8 +224,8 @@ func ValidateNameOf(kind, name string) error {
 		return fmt.Errorf("%w: %s name is empty", ErrBadInput, kind)
 	case len(name) > 63:
 		return fmt.Errorf("%w: %s name is %d characters long (at most 63)", ErrBadInput, kind, len(name))
-	case !nameRE.MatchString(name):
-		return fmt.Errorf("%w: %s name %q must match [a-z0-9][a-z0-9_-]{0,62} (lower-case letters, digits, '_' and '-')", ErrBadInput, kind, name)
+	case !matchesName(name):
+		return fmt.Errorf("%w: %s name %q must match "+nameGrammar+" (lower-case letters, digits, '_' and '-')", ErrBadInput, kind, name)
 	}
 	return nil
 }
