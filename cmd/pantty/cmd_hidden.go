@@ -100,11 +100,7 @@ func driveCommand() *cli.Command {
 		Hidden:    true,
 		ArgsUsage: "NAME",
 		Action: func(c *cli.Context) error {
-			home, err := homeOf(c)
-			if err != nil {
-				return err
-			}
-			pantty, err := panttyPath()
+			home, pantty, err := homeAndPantty(c)
 			if err != nil {
 				return err
 			}

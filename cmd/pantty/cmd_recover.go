@@ -242,11 +242,7 @@ func recoverInstall(c *cli.Context) error {
 	if len(kinds) != 1 {
 		return usageErr("recover install needs exactly one of --cron, --launchd, --systemd")
 	}
-	home, err := homeOf(c)
-	if err != nil {
-		return err
-	}
-	pantty, err := panttyPath()
+	home, pantty, err := homeAndPantty(c)
 	if err != nil {
 		return err
 	}

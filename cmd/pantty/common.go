@@ -54,6 +54,16 @@ func panttyPath() (string, error) {
 	return filepath.EvalSymlinks(p)
 }
 
+// homeAndPantty is what a verb that starts pantty processes (a driver, the
+// scheduler's sweep) needs: the state root and this binary's path.
+func homeAndPantty(c *cli.Context) (home, pantty string, err error) {
+	if home, err = homeOf(c); err != nil {
+		return "", "", err
+	}
+	pantty, err = panttyPath()
+	return home, pantty, err
+}
+
 // seatArg opens the seat named by the command's only positional argument.
 func seatArg(c *cli.Context, mustExist bool) (state.Seat, error) {
 	if c.NArg() != 1 {

@@ -6,7 +6,6 @@
 package claudecode
 
 import (
-	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -21,6 +20,7 @@ import (
 	"time"
 
 	"github.com/pantty/pantty/harness"
+	"github.com/pantty/pantty/harness/standinkit"
 	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/internal/guard"
 	"github.com/pantty/pantty/seat/hookwire"
@@ -192,23 +192,16 @@ func (Adapter) SessionExists(_ state.Seat, c config.Config, sessionID string) (b
 
 // hasConversation reports whether a transcript holds a user or assistant row.
 func hasConversation(path string) (bool, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return false, err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 256<<20)
-	for sc.Scan() {
-		if !jsonHasType(sc.Bytes(), "user", "assistant") {
-			continue
+	found := false
+	err := harness.Lines(path, func(_ int, line []byte) bool {
+		if !jsonHasType(line, "user", "assistant") {
+			return true
 		}
 		var r row
-		if json.Unmarshal(sc.Bytes(), &r) == nil && (r.Type == "user" || r.Type == "assistant") {
-			return true, nil
-		}
-	}
-	return false, sc.Err()
+		found = json.Unmarshal(line, &r) == nil && (r.Type == "user" || r.Type == "assistant")
+		return !found
+	})
+	return found, err
 }
 
 // row is the part of a transcript line FindTurn reads.
@@ -225,24 +218,7 @@ type row struct {
 }
 
 // texts is a user row's content: a string, or the text of its text blocks.
-func (r row) texts() []string {
-	var s string
-	if json.Unmarshal(r.Message.Content, &s) == nil {
-		return []string{s}
-	}
-	var blocks []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	}
-	json.Unmarshal(r.Message.Content, &blocks)
-	var out []string
-	for _, b := range blocks {
-		if b.Type == "text" {
-			out = append(out, b.Text)
-		}
-	}
-	return out
-}
+func (r row) texts() []string { return standinkit.Texts(r.Message.Content, "text") }
 
 // FindTurn scans the session's transcript for a finished model turn of the
 // submission with this id and nonce. Measured row shapes (2.1.328): the prompt is
@@ -271,36 +247,30 @@ func scanTranscript(c config.Config, sessionID, msgID, nonce string, promptOnly 
 	if err != nil || !ok {
 		return false, "", err
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		return false, "", err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 256<<20)
 	prompt := ""      // promptId of the matching user row, while its turn runs
 	answered := false // a real assistant row came for it
-	for n := 1; sc.Scan(); n++ {
-		line := sc.Bytes()
+	at := ""          // where the evidence is: path:line
+	err = harness.Lines(path, func(n int, line []byte) bool {
 		// Most rows are large attachments and API snapshots; skip the ones that
 		// cannot matter before decoding them.
 		if !jsonHasType(line, "user", "assistant", "system") {
-			continue
+			return true
 		}
 		var r row
 		if json.Unmarshal(line, &r) != nil || r.IsSidechain {
-			continue
+			return true
 		}
 		switch r.Type {
 		case "user":
 			if r.PromptID == "" || r.PromptID == prompt {
-				continue // a tool result, or the interrupt note of the same prompt
+				return true // a tool result, or the interrupt note of the same prompt
 			}
 			prompt, answered = "", false
 			for _, t := range r.texts() {
 				if id, nn, _, ok := guard.MatchHeader(t); ok && id == msgID && nn == nonce {
 					if promptOnly {
-						return true, path + ":" + strconv.Itoa(n), nil
+						at = path + ":" + strconv.Itoa(n)
+						return false
 					}
 					prompt = r.PromptID
 				}
@@ -311,11 +281,13 @@ func scanTranscript(c config.Config, sessionID, msgID, nonce string, promptOnly 
 			}
 		case "system":
 			if prompt != "" && answered && (r.Subtype == "stop_hook_summary" || r.Subtype == "turn_duration") {
-				return true, path + ":" + strconv.Itoa(n), nil
+				at = path + ":" + strconv.Itoa(n)
+				return false
 			}
 		}
-	}
-	return false, "", sc.Err()
+		return true
+	})
+	return at != "", at, err // Lines stops without an error once at is set
 }
 
 // jsonHasType is a cheap pre-filter: does the row's top-level "type" look like

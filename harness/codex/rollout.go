@@ -1,7 +1,6 @@
 package codex
 
 import (
-	"bufio"
 	"encoding/json"
 	"io"
 	"os"
@@ -12,6 +11,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/pantty/pantty/harness"
 	"github.com/pantty/pantty/internal/guard"
 )
 
@@ -73,33 +73,27 @@ func scanRollout(home, thread, msgID, nonce string, promptOnly bool) (bool, stri
 	if err != nil || path == "" {
 		return false, "", err
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		return false, "", err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 256<<20)
 	turn := ""
-	for n := 1; sc.Scan(); n++ {
-		line := sc.Bytes()
+	at := "" // where the evidence is: path:line
+	err = harness.Lines(path, func(n int, line []byte) bool {
 		if !strings.Contains(string(line), `"event_msg"`) {
-			continue
+			return true
 		}
 		var r rolloutLine
 		if json.Unmarshal(line, &r) != nil {
-			continue
+			return true
 		}
 		p := r.Payload
 		switch p.Type {
 		case "item_completed":
 			if p.Item.Type != "UserMessage" {
-				continue
+				return true
 			}
 			for _, c := range p.Item.Content {
 				if id, nn, _, ok := guard.MatchHeader(c.Text); ok && id == msgID && nn == nonce {
 					if promptOnly {
-						return true, path + ":" + strconv.Itoa(n), nil
+						at = path + ":" + strconv.Itoa(n)
+						return false
 					}
 					turn = p.TurnID
 				}
@@ -107,11 +101,13 @@ func scanRollout(home, thread, msgID, nonce string, promptOnly bool) (bool, stri
 		case "task_complete":
 			noError := len(p.Error) == 0 || string(p.Error) == "null"
 			if turn != "" && p.TurnID == turn && noError && p.LastAgentMessage != nil {
-				return true, path + ":" + strconv.Itoa(n), nil
+				at = path + ":" + strconv.Itoa(n)
+				return false
 			}
 		}
-	}
-	return false, "", sc.Err()
+		return true
+	})
+	return at != "", at, err // Lines stops without an error once at is set
 }
 
 var windowRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`"model_context_window":\s*([0-9]+)`) })

@@ -2,6 +2,7 @@ package standinkit
 
 import (
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 )
@@ -104,6 +105,19 @@ func (b *Base[R]) Close() error {
 // SlowMarker is the prompt text that makes a stand-in stream its answer over
 // d (the [standin:slow=…] marker of ParseMarkers).
 func SlowMarker(d time.Duration) string { return "[standin:slow=" + d.String() + "]" }
+
+// Asks reports whether text, lower-cased, contains any of phrases: how each
+// stand-in recognises its harness's summarisation request by the words the
+// harness's compaction prompt uses.
+func Asks(text string, phrases ...string) bool {
+	t := strings.ToLower(text)
+	for _, p := range phrases {
+		if strings.Contains(t, p) {
+			return true
+		}
+	}
+	return false
+}
 
 // Kind names a model request the way every stand-in's log does: compact (the
 // summarisation request of a compaction), tool_result (a main-loop request

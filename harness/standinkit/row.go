@@ -2,6 +2,7 @@ package standinkit
 
 import (
 	"encoding/json"
+	"slices"
 	"time"
 )
 
@@ -50,4 +51,39 @@ type Counts struct {
 	Session string
 	History int
 	Input   int
+}
+
+// Texts returns a model API message's text parts in order, from its content
+// as the APIs write it: a string (one part), or an array of typed parts of
+// which those whose type is one of types carry text ("text" in Anthropic's
+// Messages API; "input_text" and "output_text" in OpenAI's Responses API).
+// The stand-ins read requests with it, and the Claude Code adapter its
+// transcript, which logs the same messages.
+func Texts(content json.RawMessage, types ...string) []string {
+	var s string
+	if json.Unmarshal(content, &s) == nil {
+		return []string{s}
+	}
+	var parts []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	json.Unmarshal(content, &parts)
+	var out []string
+	for _, p := range parts {
+		if slices.Contains(types, p.Type) {
+			out = append(out, p.Text)
+		}
+	}
+	return out
+}
+
+// JoinRaw is raw JSON values one after another: the bytes a stand-in counts
+// for a request's fixed part (its tools, its system prompt).
+func JoinRaw(rs []json.RawMessage) []byte {
+	var b []byte
+	for _, r := range rs {
+		b = append(b, r...)
+	}
+	return b
 }

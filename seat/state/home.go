@@ -191,25 +191,9 @@ const tmpMaxAge = 10 * time.Minute
 // session names, and every character a path or a tmux target could read specially.
 const nameGrammar = `[a-z0-9][a-z0-9_-]{0,62}`
 
-// matchesName reports whether name is the whole of nameGrammar. It is a loop, not a
-// regexp: every pantty process that names a seat (each hook, each send) checks one,
-// and compiling the {0,62} repetition cost more than the rest of a hook's start
-// (docs/performance.md, "Process start").
-func matchesName(name string) bool {
-	if len(name) < 1 || len(name) > 63 {
-		return false
-	}
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		switch {
-		case 'a' <= c && c <= 'z', '0' <= c && c <= '9':
-		case (c == '_' || c == '-') && i > 0:
-		default:
-			return false
-		}
-	}
-	return true
-}
+// matchesName reports whether name is the whole of nameGrammar (one matcher
+// for every pantty name: config.IsName).
+func matchesName(name string) bool { return config.IsName(name, "_-") }
 
 // ValidateName refuses a seat name that could escape the seats directory or be
 // rewritten by tmux; the error says which rule it broke so a person can fix it.

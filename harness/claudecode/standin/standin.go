@@ -1,42 +1,3 @@
-// Package standin is a loopback stand-in for the Anthropic Messages API, so the
-// real Claude Code binary can run in pantty's end-to-end tests with no network
-// and no cost: point it at URL() with ANTHROPIC_BASE_URL and any ANTHROPIC_API_KEY.
-//
-// It answers POST /v1/messages (streaming SSE and plain JSON) and
-// POST /v1/messages/count_tokens; every other path is answered 404 and logged.
-// Every request is kept in a log (memory, and a JSONL file when asked) with the
-// turn's new user input, the sizes of what was sent and the usage answered, so a
-// test counts exactly-once delivery from what reached "the model".
-//
-// A reply quotes the first line of the last user text (so a guard header and its
-// nonce survive into the transcript). Behaviour is scripted per request by
-// markers in the last user text, or by Queue from Go:
-//
-//	[standin:slow=5s]          stream the reply over 5s (the client may cancel)
-//	[standin:delay=5s]         wait 5s before answering at all
-//	[standin:429 reset=30s]    429 rate_limit_error with retry-after and reset headers
-//	[standin:529]              529 overloaded_error
-//	[standin:error=500]        that status with an api_error body
-//	[standin:reply=TEXT]       answer TEXT (to the end of the line) instead of the quote
-//	[standin:bash=COMMAND]     answer with a Bash tool call running COMMAND (to the end
-//	                           of the line); the request carrying its result is
-//	                           answered with text, ending the turn
-//	[standin:read=PATH]        answer with a Read tool call of PATH (to the end of
-//	                           the line), answered like bash=
-//	[standin:tokens=N]         report N input tokens (all fresh input) in the usage
-//
-// The markers are harness/standinkit's, shared with the Codex stand-in.
-//
-// SetFault switches an outage on for every model request until it is cleared:
-// 401 authentication_error, 400 credit balance too low, 429, 500, 503, 529, or
-// a refused connection (the listener closed, the same port served again when
-// the fault clears). Requests answered by a fault are logged with their status.
-//
-// Usage grows with what was actually sent: tokens are bytes/4 of the request's
-// parts, split like the real API's prompt cache (a system prompt and tools seen
-// before and the longest message prefix seen before are cache reads, the last
-// message is fresh input, the rest is cache creation). Fixed numbers would let any
-// floor/reclaimable split pass a test.
 package standin
 
 import (
@@ -195,24 +156,7 @@ func (m apiMessage) carriesToolResult() bool {
 }
 
 // texts returns the message's text blocks in order (a string content is one).
-func (m apiMessage) texts() []string {
-	var s string
-	if json.Unmarshal(m.Content, &s) == nil {
-		return []string{s}
-	}
-	var blocks []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	}
-	json.Unmarshal(m.Content, &blocks)
-	var parts []string
-	for _, b := range blocks {
-		if b.Type == "text" {
-			parts = append(parts, b.Text)
-		}
-	}
-	return parts
-}
+func (m apiMessage) texts() []string { return standinkit.Texts(m.Content, "text") }
 
 // parse decodes a Messages API request into the log row and measures it.
 func (s *Server) parse(body []byte, r *Request) (apiRequest, error) {
@@ -240,9 +184,7 @@ func (s *Server) parse(body []byte, r *Request) (apiRequest, error) {
 // isCompaction recognises Claude Code's summarisation request: its last user
 // message asks for a summary of the conversation so far.
 func isCompaction(text string) bool {
-	t := strings.ToLower(text)
-	return strings.Contains(t, "summary of the conversation") || strings.Contains(t, "summarize the conversation") ||
-		strings.Contains(t, "your task is to create a detailed summary")
+	return standinkit.Asks(text, "summary of the conversation", "summarize the conversation", "your task is to create a detailed summary")
 }
 
 // usage splits the request's size into the API's usage fields (see the package
@@ -251,8 +193,8 @@ func (s *Server) usage(a apiRequest) Usage {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var u Usage
-	floor := append(append([]byte{}, a.System...), joinRaw(a.Tools)...)
-	ft := tokens(len(floor))
+	floor := append(append([]byte{}, a.System...), standinkit.JoinRaw(a.Tools)...)
+	ft := standinkit.Tokens(len(floor))
 	fh := sha256.Sum256(floor)
 	if s.seen[fh] {
 		u.CacheReadInputTokens += ft
@@ -266,7 +208,7 @@ func (s *Server) usage(a apiRequest) Usage {
 		h.Write(b)
 		var key [32]byte
 		copy(key[:], h.Sum(nil))
-		t := tokens(len(b))
+		t := standinkit.Tokens(len(b))
 		switch {
 		case i == len(a.Messages)-1:
 			u.InputTokens += t
@@ -283,17 +225,6 @@ func (s *Server) usage(a apiRequest) Usage {
 	return u
 }
 
-func joinRaw(rs []json.RawMessage) []byte {
-	var b []byte
-	for _, r := range rs {
-		b = append(b, r...)
-	}
-	return b
-}
-
-// tokens is the stand-in's tokenizer: four bytes a token, rounded up.
-func tokens(n int) int { return (n + 3) / 4 }
-
 func (s *Server) countTokens(w http.ResponseWriter, body []byte, r Request) {
 	_, err := s.parse(body, &r)
 	r.Kind = "count_tokens"
@@ -304,7 +235,7 @@ func (s *Server) countTokens(w http.ResponseWriter, body []byte, r Request) {
 		return
 	}
 	// What would be counted is the whole request: bytes/4, like the usage.
-	u := Usage{InputTokens: tokens(len(body))}
+	u := Usage{InputTokens: standinkit.Tokens(len(body))}
 	r.Usage, r.Status = u, http.StatusOK
 	s.record(r)
 	writeJSON(w, http.StatusOK, map[string]int{"input_tokens": u.InputTokens})
@@ -354,7 +285,7 @@ func (s *Server) messages(w http.ResponseWriter, req *http.Request, body []byte,
 	default:
 		out = textBlock(defaultReply(r))
 	}
-	r.Usage.OutputTokens = tokens(len(out.body()))
+	r.Usage.OutputTokens = standinkit.Tokens(len(out.body()))
 	r.Status = http.StatusOK
 	s.record(r)
 	model := a.Model

@@ -27,22 +27,7 @@ type item struct {
 
 // texts returns a message item's text parts in order (a string content is one).
 func (it item) texts() []string {
-	var s string
-	if json.Unmarshal(it.Content, &s) == nil {
-		return []string{s}
-	}
-	var parts []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	}
-	json.Unmarshal(it.Content, &parts)
-	var out []string
-	for _, p := range parts {
-		if p.Type == "input_text" || p.Type == "output_text" || p.Type == "text" {
-			out = append(out, p.Text)
-		}
-	}
-	return out
+	return standinkit.Texts(it.Content, "input_text", "output_text", "text")
 }
 
 // parse decodes a Responses request into the log row and measures it.
@@ -100,16 +85,14 @@ func parse(body []byte, r *Request) (apiRequest, error) {
 // isCompaction recognises Codex's summarisation request: its last user text
 // asks for a checkpoint summary of the conversation for the next context.
 func isCompaction(text string) bool {
-	t := strings.ToLower(text)
-	return strings.Contains(t, "context checkpoint compaction") || strings.Contains(t, "handoff summary") ||
-		strings.Contains(t, "summarize the conversation")
+	return standinkit.Asks(text, "context checkpoint compaction", "handoff summary", "summarize the conversation")
 }
 
 // usage splits the request's size into the API's usage fields (see the package
 // comment), remembering what it has seen like a prompt cache.
 func (s *Server) usage(a apiRequest) Usage {
 	var u Usage
-	floor := append([]byte(a.Instructions), joinRaw(a.Tools)...)
+	floor := append([]byte(a.Instructions), standinkit.JoinRaw(a.Tools)...)
 	ft := standinkit.Tokens(len(floor))
 	u.InputTokens += ft
 	if s.cache.Seen(floor) {
@@ -128,12 +111,4 @@ func (s *Server) usage(a apiRequest) Usage {
 		u.InputTokens = 1
 	}
 	return u
-}
-
-func joinRaw(rs []json.RawMessage) []byte {
-	var b []byte
-	for _, r := range rs {
-		b = append(b, r...)
-	}
-	return b
 }
