@@ -122,9 +122,27 @@ func (r *faultRoot) free(t *testing.T) {
 	}
 }
 
+// remount makes the root read-only ("ro") or writable again ("rw").
+//
+// A remount read-only is refused ("mount point is busy") while a process has
+// a file open for writing there: a hook or the driver in the middle of one
+// record's write (seen once under a loaded run). A failing disk does not
+// wait for writers, but the kernel's remount does, so the test asks again
+// for a few seconds, the way an operator would; what the test checks starts
+// once the root is read-only.
 func (r *faultRoot) remount(t *testing.T, mode string) {
 	t.Helper()
-	mount(t, "-o", "remount,"+mode, r.mnt)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		out, err := exec.Command("mount", "-o", "remount,"+mode, r.mnt).CombinedOutput()
+		switch {
+		case err == nil:
+			return
+		case !strings.Contains(string(out), "busy") || time.Now().After(deadline):
+			t.Fatalf("mount -o remount,%s %s: %v: %s", mode, r.mnt, err, out)
+		}
+		time.Sleep(50 * time.Millisecond) // a record's write takes milliseconds
+	}
 }
 
 // sendMany stores n messages, f00 … f19, before any fault.

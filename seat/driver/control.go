@@ -174,15 +174,20 @@ func (d *Driver) runCommand() {
 func (d *Driver) Run(c guard.Command, live func() bool, entered func(error)) {
 	d.logf("command door: %s (adapter-authored)", c.Text())
 	now := d.now()
-	if err := d.S.CommandFile(now).Write(state.CommandRecord{Command: c.Text(), Author: "adapter", At: now.UTC()}); err != nil {
-		d.logf("command record: %v", err)
+	ahead, err := flight.WriteAhead(c.Text(), func() error {
+		return d.S.CommandFile(now).Write(state.CommandRecord{Command: c.Text(), Author: "adapter", At: now.UTC()})
+	})
+	if err != nil {
+		d.logf("command door: %v", err)
+		entered(err)
+		return
 	}
 	settle := flight.Wait{Quiet: d.Cfg.PasteSettle.Duration}
 	if settled := d.Ad.Caps().CommandSettled; settled != nil {
 		settle = flight.Wait{Quiet: commandSettlePoll, Every: commandSettlePoll, Limit: commandSettleLimit, Hold: commandSettleHold,
 			Cond: func(screen string) bool { return settled(screen, c.Text()) }}
 	}
-	d.paste(c.Text(), settle, live, func(err error) {
+	d.paste(ahead, settle, live, func(err error) {
 		if errors.Is(err, flight.ErrBoxNotFree) && !errors.Is(err, flight.ErrNotPasted) {
 			// Pasted, but a dialog came before its Enter: the command waits
 			// in the box under it, pantty's own, cleared at the next paste.

@@ -309,7 +309,13 @@ func (d *Driver) deliver(e *inbox.Entry) {
 		st.Nonce = sub.Nonce()
 		st.NotBefore = time.Time{}
 	}
-	if !d.writeArtifact(e, e.Status.Attempts+1, sub) || !d.commitStatus(e, submitting) {
+	ahead, err := flight.WriteAhead(sub.Text(), func() error {
+		if !d.writeArtifact(e, e.Status.Attempts+1, sub) || !d.commitStatus(e, submitting) {
+			return errors.New(d.unwritten.cause())
+		}
+		return nil
+	})
+	if err != nil {
 		d.logf("deliver %s: not pasted: %s", e.Msg.ID, d.unwritten.cause())
 		d.to(machine.StateUnwritable, d.unwritten.cause())
 		return
@@ -328,7 +334,7 @@ func (d *Driver) deliver(e *inbox.Entry) {
 	// Enter is still wanted when it is due if the message is still this
 	// flight and no cancel of it is under way.
 	live := func() bool { return d.flight == fl && d.cancel == nil }
-	d.Submit(sub, live, func(err error) {
+	d.Submit(sub, ahead, live, func(err error) {
 		fl.entering = false
 		if err != nil {
 			d.logf("deliver %s: %v", e.Msg.ID, err)
@@ -340,11 +346,16 @@ func (d *Driver) deliver(e *inbox.Entry) {
 }
 
 // Submit is the board door: the only way board text reaches the pane, and it
-// takes a Submission, which only Guard can make. entered runs on the loop
+// takes a Submission, which only Guard can make, with a its durable record
+// (flight.WriteAhead of the submission's text). entered runs on the loop
 // once Enter went (nil) or with why not; live says, when Enter is due,
 // whether the message is still this flight's.
-func (d *Driver) Submit(s guard.Submission, live func() bool, entered func(error)) {
-	d.paste(s.Text(), flight.Wait{Quiet: d.Cfg.PasteSettle.Duration}, live, func(err error) {
+func (d *Driver) Submit(s guard.Submission, a flight.Ahead, live func() bool, entered func(error)) {
+	if a.Text() != s.Text() {
+		entered(fmt.Errorf("%w: the record is of other text than the submission", flight.ErrUnwritten))
+		return
+	}
+	d.paste(a, flight.Wait{Quiet: d.Cfg.PasteSettle.Duration}, live, func(err error) {
 		if errors.Is(err, flight.ErrNotPasted) {
 			d.notPasted(s, err)
 		}
@@ -359,9 +370,9 @@ func (d *Driver) Submit(s guard.Submission, live func() bool, entered func(error
 // window becomes a newline in the prompt instead of submitting it. When
 // Enter is due and live says the text is no longer wanted, or the pane did
 // not settle, the box is cleared instead (and entered hears the latter).
-func (d *Driver) paste(text string, settle flight.Wait, live func() bool, entered func(error)) {
+func (d *Driver) paste(a flight.Ahead, settle flight.Wait, live func() bool, entered func(error)) {
 	ctx, cancel := d.ctx()
-	cleared, err := flight.Fill(ctx, d.pane(), d.box(), text)
+	cleared, err := flight.Fill(ctx, d.pane(), d.box(), a)
 	cancel()
 	if cleared {
 		d.strandedCmd = ""
@@ -376,7 +387,7 @@ func (d *Driver) paste(text string, settle flight.Wait, live func() bool, entere
 			d.clearComposer()
 		case !ok:
 			d.clearComposer()
-			entered(fmt.Errorf("the pane did not show %s settled in the input box within %s (a completion Enter would take instead): not entered", text, settle.Limit))
+			entered(fmt.Errorf("the pane did not show %s settled in the input box within %s (a completion Enter would take instead): not entered", a.Text(), settle.Limit))
 		case settle.Cond != nil:
 			// The watch saw the box hold exactly the text, settled (the
 			// command door's CommandSettled): that look is the box check.

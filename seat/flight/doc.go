@@ -6,15 +6,25 @@
 //   - A Transport carries the keys. Its first implementation is a tmux pane
 //     (Pane); the next ones (a Codex app-server client, a tmux control-mode
 //     client) implement the same five operations instead of copying delivery.
+//
 //   - A Box reads the harness's input box from what the transport shows:
 //     keys go only into a box the adapter recognises, a person's draft is
 //     never cleared nor extended, and only pantty's own leftover is cleared
 //     (docs/intake.md, "Keys only into the input box").
+//
 //   - Fill and Enter are the two halves of a submission; between them the
 //     caller waits for the paste to settle with Await, off its loop (the
 //     driver runs Await in a pane watch and takes the answer as an event).
 //
-// Nothing here knows about a seat's records or its inbox: the write-ahead
-// rule (no key before the record saying what is about to be sent is
-// durable) is the driver's, and holds before Fill is called.
+//   - WriteAhead holds the write-ahead rule: no key before the record saying
+//     what is about to be sent is durable. It runs the caller's write and
+//     makes the Ahead that Fill takes; nothing else makes one, so a door
+//     (or a transport added later) cannot paste text whose record failed.
+//     Transport.Put itself is only called outside Fill by `pantty measure`'s
+//     raw path, which sends controls to a throwaway harness and delivers no
+//     message (seat/measure/paster.go).
+//
+// Nothing here knows what a seat's records are: the caller says how to
+// write them (the board door: the message's artifact and its submitting
+// status; the command door: the command's record).
 package flight

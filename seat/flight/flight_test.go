@@ -62,10 +62,28 @@ func TestFillTouchesOnlyAFreeBox(t *testing.T) {
 		{"Trust this folder?\n1. Yes\n2. No", "", true},
 	} {
 		tr := &screens{frames: []string{c.screen}}
-		_, err := Fill(context.Background(), tr, box, "m")
+		a, err := WriteAhead("m", func() error { return nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = Fill(context.Background(), tr, box, a)
 		if got := strings.Join(tr.did, "|"); got != c.did || errors.Is(err, ErrNotPasted) != c.notPasted {
 			t.Errorf("%q: did %q, err %v; want %q, not pasted %v", c.screen, got, err, c.did, c.notPasted)
 		}
+	}
+}
+
+// TestNoKeyWithoutADurableRecord: a record that fails to write makes no
+// Ahead, and Fill without one (the zero Ahead) sends no key at all: the
+// write-ahead rule is the flight's, whatever door or transport.
+func TestNoKeyWithoutADurableRecord(t *testing.T) {
+	full := errors.New("no space left on device")
+	if _, err := WriteAhead("m", func() error { return full }); !errors.Is(err, ErrUnwritten) || !strings.Contains(err.Error(), full.Error()) {
+		t.Fatalf("WriteAhead with a failing record: %v", err)
+	}
+	tr := &screens{frames: []string{"> "}}
+	if _, err := Fill(context.Background(), tr, box, Ahead{}); !errors.Is(err, ErrUnwritten) || len(tr.did) != 0 {
+		t.Fatalf("Fill without a record: %v, did %q", err, tr.did)
 	}
 }
 

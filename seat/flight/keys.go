@@ -5,13 +5,17 @@ import (
 	"fmt"
 )
 
-// Fill puts text into the input box, bracketed; the caller sends Enter once
-// the paste has settled. It looks first: a dialog or a person's draft
+// Fill puts the recorded text into the input box, bracketed; the caller
+// sends Enter once the paste has settled. Without a record (the zero Ahead)
+// nothing is pasted (ErrUnwritten). It looks first: a dialog or a person's draft
 // refuses the fill with ErrNotPasted (nothing reached the harness), and a
 // leftover of pantty's own is cleared first (cleared reports that). An empty
 // box gets no Clear: a key the harness did not need is one more it could
 // misread.
-func Fill(ctx context.Context, t Transport, b Box, text string) (cleared bool, err error) {
+func Fill(ctx context.Context, t Transport, b Box, a Ahead) (cleared bool, err error) {
+	if a.text == "" {
+		return false, fmt.Errorf("%w: no record was written", ErrUnwritten)
+	}
 	screen, err := t.Screen(ctx)
 	if err != nil {
 		return false, err
@@ -27,7 +31,7 @@ func Fill(ctx context.Context, t Transport, b Box, text string) (cleared bool, e
 		}
 		cleared = true
 	}
-	return cleared, t.Put(ctx, text)
+	return cleared, t.Put(ctx, a.text)
 }
 
 // Enter submits what the box holds, looking first: a dialog that came up
