@@ -83,6 +83,7 @@ type Driver struct {
 	notified    *tmux.Watch // the watch whose pane-output wake-ups are on for a hold
 	boxT        timer       // a held pane's look when no watch reports its changes
 	strandedCmd string      // a command pasted but not entered (a dialog came first): pantty's own text in the box
+	strayed     string      // why the harness left the seat's session (an unasked /clear) during relay: restored when relay ends
 	pruned      time.Time   // last retention sweep
 
 	cycle        *cycleRun                // the compaction cycle in progress

@@ -74,6 +74,9 @@ func (d *Driver) onHookEvent(ev hookwire.Event) {
 	case hookwire.EvSessionStart:
 		if !d.sessionMatches(f.SessionID) {
 			d.logf("SessionStart for session %s (source %s), not the seat's %s: recorded, not trusted", f.SessionID, f.Source, d.sess.ID)
+			if f.Source == "clear" && d.sess.ID != "" {
+				d.restoreSession("a /clear pantty did not ask for started session " + f.SessionID)
+			}
 			return
 		}
 		if ev.ReceivedAt.Before(d.launchAt.Add(-time.Second)) && !d.adopted {

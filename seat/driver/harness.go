@@ -388,6 +388,28 @@ func (d *Driver) endLaunch(why string) {
 	}
 }
 
+// restoreSession answers a harness that left the seat's session without
+// pantty asking (Gemini CLI's command list can turn a pasted /compress into
+// /clear; a person can type /clear): every later message would reach the
+// model in a session the seat does not trust and be failed undelivered.
+// pantty restores the recorded session rather than adopting the new one:
+// the event naming it is a hook event, which a model with a shell can forge,
+// and a forged one here costs a relaunch on the same session, nothing else.
+// The harness is ended and relaunched resuming the recorded session; the
+// message in flight, if any, is settled by its evidence as after any exit.
+// During relay the person at the pane keeps it until relay ends.
+func (d *Driver) restoreSession(why string) {
+	if d.mode.Mode == state.ModeRelay {
+		d.strayed = why
+		d.logf("%s during relay: the seat's session %s is resumed when relay ends", why, d.sess.ID)
+		return
+	}
+	d.strayed = ""
+	d.logf("%s: restoring the seat's session %s (the harness is relaunched resuming it)", why, d.sess.ID)
+	d.killHarness()
+	d.harnessGone("restoring the seat's session "+d.sess.ID+" ("+why+")", nil)
+}
+
 // relaunchNow finds the seat's pane (if any is left) and launches the harness.
 func (d *Driver) relaunchNow() {
 	d.relaunchT.stop()

@@ -242,6 +242,9 @@ func (d *Driver) leaveRelay(why string) {
 		return
 	}
 	d.setMode(state.ModeDirect, why, nil)
+	if d.strayed != "" {
+		d.restoreSession(d.strayed)
+	}
 }
 
 // draft reads the input box, or "" when it is empty or cannot be read. While
