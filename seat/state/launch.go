@@ -24,6 +24,19 @@ type LaunchFile struct {
 	DoorFlags []string `toml:"door_flags,omitempty"`
 }
 
+// HarnessArgv is the harness's own argv: Argv itself, or for a jailed launch
+// (Door set) what follows bubblewrap's "--".
+func (l LaunchFile) HarnessArgv() []string {
+	if l.Door != "" {
+		for i, a := range l.Argv {
+			if a == "--" {
+				return l.Argv[i+1:]
+			}
+		}
+	}
+	return l.Argv
+}
+
 func EnvList(env map[string]string) []string {
 	out := make([]string, 0, len(env))
 	for k, v := range env {
