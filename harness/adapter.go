@@ -140,6 +140,13 @@ type Capabilities struct {
 	// is missing. Secrets lists the harness's own credential files for the seat
 	// (absolute paths): pantty denies them to the model like $PANTTY_HOME.
 	ProbeIsolation func(s state.Seat, c config.Config, env map[string]string) (mechanism string, err error)
+	// Jail is the capability of a harness with no OS sandbox of its own that
+	// runs whole under pantty's bubblewrap jail (seat/jail) when isolation is
+	// auto or on: the directories it must write besides the workdir (its
+	// home), one absolute path each. A harness gets it once it was measured
+	// there (Gemini CLI 0.61.0, 2026-12-05: docs/gemini.md, "Isolation");
+	// ProbeIsolation, when set, wins.
+	Jail func(s state.Seat, c config.Config) []string
 	// Secrets lists the harness's own credential files for the seat (see
 	// ProbeIsolation): denied to the model like $PANTTY_HOME.
 	Secrets func(s state.Seat, c config.Config) []string

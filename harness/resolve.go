@@ -8,6 +8,7 @@ import (
 
 	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/internal/guard"
+	"github.com/pantty/pantty/seat/jail"
 	"github.com/pantty/pantty/seat/launch"
 	"github.com/pantty/pantty/seat/state"
 )
@@ -44,15 +45,24 @@ func FactsFor(home string, a Adapter, shape string) (guard.DispatchFacts, string
 
 // ResolveAuthority decides what the next launch of ad's harness gives the
 // model (launch.DecideAuthority), with the harness's credential files and its
-// sandbox probe taken from its capabilities.
+// sandbox probe taken from its capabilities: its own sandbox's, else pantty's
+// jail for a harness that runs in it (Capabilities.Jail).
 func ResolveAuthority(ad Adapter, s state.Seat, c config.Config, env map[string]string, now time.Time) (state.Authority, error) {
 	caps := ad.Caps()
 	sb := launch.Sandbox{Harness: ad.Name()}
 	if caps.Secrets != nil {
 		sb.Secrets = caps.Secrets(s, c)
 	}
-	if caps.ProbeIsolation != nil {
+	switch {
+	case caps.ProbeIsolation != nil:
 		sb.Probe = func(env map[string]string) (string, error) { return caps.ProbeIsolation(s, c, env) }
+	case caps.Jail != nil:
+		sb.Probe = func(env map[string]string) (string, error) {
+			if err := jail.CheckWritable(s, caps.Jail(s, c)); err != nil {
+				return "", err
+			}
+			return jail.Probe(env)
+		}
 	}
 	return launch.DecideAuthority(sb, s, c, env, now)
 }

@@ -73,6 +73,7 @@ var callers = map[string]callerPolicy{
 	"hosts":             anyCaller, // reads hosts.toml and asks each host over ssh; changes nothing
 	"__drive":           outside,   // drives a seat: only start and recover spawn it
 	"__exec":            outside,   // launches a seat's harness from its launch record
+	"__hookdoor":        anyCaller, // a jailed seat's hook door: started by its pane process (inside the seat's tree), serves only the socket handed to it on fd 3
 }
 
 // applyCallerPolicies wraps the action of every outside-only command with the

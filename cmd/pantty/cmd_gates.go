@@ -12,6 +12,7 @@ import (
 	"github.com/pantty/pantty/harness"
 	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/seat/gates"
+	"github.com/pantty/pantty/seat/jail"
 	"github.com/pantty/pantty/seat/launch"
 	"github.com/pantty/pantty/seat/state"
 	"github.com/urfave/cli/v2"
@@ -144,12 +145,19 @@ func gatesSummary(reg *gates.Registry, vs []gates.Verdict) error {
 // run on this machine now (the probe a launch runs; a seat's own verdict is in
 // status): available, unavailable, or none when the harness has no sandbox
 // pantty uses. Codex's probe needs the seat's CODEX_HOME, so it is per seat.
+// A harness that runs in pantty's jail (Capabilities.Jail) names it.
 func isolationCell(name string) string {
 	ad, err := harness.AdapterFor(name)
 	if err != nil {
 		return "none"
 	}
 	probe := ad.Caps().ProbeIsolation
+	if probe == nil && ad.Caps().Jail != nil {
+		if _, err := jail.Probe(map[string]string{"PATH": os.Getenv("PATH")}); err != nil {
+			return "unavailable"
+		}
+		return "available (" + jail.Mechanism + ")"
+	}
 	if probe == nil {
 		return "none"
 	}
@@ -182,6 +190,7 @@ func gatesDetail(v gates.Verdict) {
 	if v.Path != "" {
 		say("  path       %s", v.Path)
 	}
+	say("  isolation  %s", isolationCell(v.Harness))
 	say("  judged at  %s", v.Now.UTC().Format(time.RFC3339))
 	for i, g := range v.Gates {
 		say("")

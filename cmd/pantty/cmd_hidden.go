@@ -8,6 +8,7 @@ import (
 	"github.com/pantty/pantty/harness/sim"
 	"github.com/pantty/pantty/seat/driver"
 	"github.com/pantty/pantty/seat/hookrun"
+	"github.com/pantty/pantty/seat/jail"
 	"github.com/pantty/pantty/seat/paneexec"
 	"github.com/pantty/pantty/seat/proc"
 	"github.com/pantty/pantty/seat/state"
@@ -41,6 +42,21 @@ func hookCommand() *cli.Command {
 		Action: func(c *cli.Context) error {
 			if c.String("seat") == "" {
 				return hookFailOpen(fmt.Errorf("no --seat given"))
+			}
+			// In pantty's jail the state root is hidden: the call goes
+			// through the seat's hook door, which records it outside.
+			if door := os.Getenv(jail.DoorEnv); door != "" {
+				call := jail.Call{Seat: c.String("seat"), StatusLine: c.Bool("status-line"), Args: c.Args().Slice()}
+				for _, h := range doors {
+					if c.Bool(h.Name) {
+						call.Flag = h.Name
+						break
+					}
+				}
+				if code := jail.Send(door, call, os.Stdin, os.Stdout, os.Stderr); code != 0 {
+					return codedError{code, ""}
+				}
+				return nil
 			}
 			home, err := homeOf(c)
 			if err != nil {
@@ -108,6 +124,19 @@ func driveCommand() *cli.Command {
 				return codedError{code, ""}
 			}
 			return nil
+		},
+	}
+}
+
+// hookDoorCommand serves a jailed seat's hook door (paneexec.ServeDoor):
+// started by the pane process, never by people.
+func hookDoorCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "__hookdoor",
+		Hidden:    true,
+		ArgsUsage: "LAUNCH.toml",
+		Action: func(c *cli.Context) error {
+			return paneexec.ServeDoor(c.Args().First())
 		},
 	}
 }

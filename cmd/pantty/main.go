@@ -90,6 +90,7 @@ func newApp() *cli.App {
 			simCommand(),
 			driveCommand(),
 			execCommand(),
+			hookDoorCommand(),
 		},
 		HideHelpCommand: true,
 		ExitErrHandler:  func(*cli.Context, error) {},

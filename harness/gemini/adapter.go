@@ -119,8 +119,21 @@ func (Adapter) Busy(screen string) bool {
 	return strings.Contains(lines[r-1], "esc to cancel")
 }
 
+// boxPrefix is the input box's first-line prompt at the start of line, ""
+// when it is none: " > ", or " * " with --approval-mode yolo, which Gemini CLI
+// 0.61.0 draws under a "YOLO Ctrl+Y" line between the rule and the box
+// (measured 2026-12-05, testdata/screen-yolo.txt).
+func boxPrefix(line string) string {
+	for _, p := range []string{" > ", " * "} {
+		if strings.HasPrefix(line, p) {
+			return p
+		}
+	}
+	return ""
+}
+
 // box finds the input box in the pane: the screen's lines and the box's
-// span, from the " > " line just under the rule (start) to the end of its
+// span, from the " > " line (boxPrefix) at most three lines under the rule (start) to the end of its
 // continuation lines (end); ok=false when no box is visible.
 func box(screen string) (lines []string, start, end int, ok bool) {
 	lines = strings.Split(strings.TrimRight(screen, "\n"), "\n")
@@ -130,7 +143,7 @@ func box(screen string) (lines []string, start, end int, ok bool) {
 	}
 	start = -1
 	for i := r + 1; i < len(lines) && i <= r+3; i++ {
-		if strings.HasPrefix(lines[i], " > ") {
+		if boxPrefix(lines[i]) != "" {
 			start = i
 			break
 		}
@@ -181,7 +194,7 @@ func (Adapter) Composer(screen string) (string, bool) {
 	var out []string
 	for i, l := range all[start:end] {
 		if i == 0 {
-			l = strings.TrimPrefix(l, " > ")
+			l = strings.TrimPrefix(l, boxPrefix(l))
 		} else {
 			l = strings.TrimPrefix(l, "   ")
 		}
@@ -212,7 +225,7 @@ var CommandWords = map[string]string{"compact": "compress"}
 // entry, and under load a pasted /compact ran /clear (measured 2026-12-04).
 func (Adapter) CommandSettled(screen, text string) bool {
 	lines, start, _, ok := box(screen)
-	if !ok || strings.TrimSpace(strings.TrimPrefix(lines[start], " > ")) != text {
+	if !ok || strings.TrimSpace(strings.TrimPrefix(lines[start], boxPrefix(lines[start]))) != text {
 		return false
 	}
 	word, _, _ := strings.Cut(strings.TrimPrefix(text, "/"), " ")
@@ -269,11 +282,17 @@ func (Adapter) PrepareSeatHome(s state.Seat, c config.Config, pantty string) ([]
 		fmt.Sprintf("model.compressionThreshold %g, ui.escapePastedAtSymbols true, general.retryFetchErrors false", CompressionOutOfReach)}, nil
 }
 
+// Jail (harness.Capabilities.Jail): Gemini CLI's own --sandbox needs docker,
+// podman or runsc, so the whole CLI runs in pantty's bubblewrap jail, writing
+// only the workdir and its GEMINI_CLI_HOME (HOME is the same directory, Env).
+// Measured on 0.61.0, 2026-12-05 (docs/gemini.md, "Isolation").
+func (Adapter) Jail(s state.Seat, c config.Config) []string { return []string{Home(s, c)} }
+
 // Caps lists what Gemini CLI can do beyond the required methods.
 func (a Adapter) Caps() harness.Capabilities {
 	return harness.Capabilities{FindPrompt: a.FindPrompt, InputReady: a.InputReady, Composer: a.Composer,
 		BareCommands: a.BareCommands(), CommandWords: CommandWords, CommandSettled: a.CommandSettled, CompactionDone: a.CompactionDone, InjectsWithNextTurn: true, RedrawAfterStart: RedrawAfterStart,
-		PrepareSeatHome: a.PrepareSeatHome, Measure: a.Measure, Binary: DefaultBinary,
+		PrepareSeatHome: a.PrepareSeatHome, Measure: a.Measure, Binary: DefaultBinary, Jail: a.Jail,
 		HookFlags: []harness.HookFlag{{Name: "gemini-hook", Usage: "a Gemini CLI hook (BeforeAgent, AfterAgent, PreCompress translated)",
 			Run: func(home, name string, _ []string, stdin io.Reader, stdout, stderr io.Writer) int {
 				return RunHook(home, name, stdin, stdout, stderr)

@@ -119,6 +119,13 @@ func TestPaneReadings(t *testing.T) {
 	if text, ok := a.Composer(draft); !ok || text != "draft line one\nline two" {
 		t.Fatalf("Composer(draft) = %q %v", text, ok)
 	}
+	// --approval-mode yolo draws its box with " * " under a "YOLO Ctrl+Y"
+	// line (Gemini CLI 0.61.0, 2026-12-05): the same box.
+	if yolo := screen(t, "screen-yolo.txt"); !a.InputReady(yolo) || a.Busy(yolo) {
+		t.Fatal("InputReady: the yolo mode's idle box is not ready")
+	} else if text, ok := a.Composer(yolo); !ok || text != "" {
+		t.Fatalf("Composer(yolo) = %q %v, want empty", text, ok)
+	}
 	if _, ok := a.Composer("no box here"); ok {
 		t.Fatal("Composer found a box on a pane without one")
 	}

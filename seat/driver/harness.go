@@ -13,6 +13,7 @@ import (
 	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/internal/machine"
 	"github.com/pantty/pantty/seat"
+	"github.com/pantty/pantty/seat/jail"
 	"github.com/pantty/pantty/seat/launch"
 	"github.com/pantty/pantty/seat/proc"
 	"github.com/pantty/pantty/seat/state"
@@ -101,7 +102,14 @@ func (d *Driver) launch(pane *tmux.Pane) error {
 	if argv[0], err = d.resolveBinary(argv[0], env["PATH"]); err != nil {
 		return err
 	}
-	if err := d.S.LaunchFile().Write(state.LaunchFile{Argv: argv, Dir: d.Cfg.Workdir, Env: env}); err != nil {
+	lf := state.LaunchFile{Argv: argv, Dir: d.Cfg.Workdir, Env: env}
+	if auth.On() && auth.Mechanism == jail.Mechanism {
+		if lf, err = d.jailed(lf, auth); err != nil {
+			return err
+		}
+		d.logf("authority: the harness runs in %s (hook door %s)", jail.Mechanism, lf.Door)
+	}
+	if err := d.S.LaunchFile().Write(lf); err != nil {
 		return err
 	}
 	if d.Cfg.Shape == config.ShapeStep && !resume {
@@ -491,4 +499,18 @@ func (d *Driver) paneAlive() bool {
 		}
 	}
 	return false
+}
+
+// jailed wraps the launch in pantty's jail (seat/jail) for a harness with no
+// sandbox of its own: its home and the workdir writable, the seat's drop
+// directory for `pantty handoff note` and `request`, the pantty binary its
+// hooks run, and the hook door served by the pane process for its hook forms.
+func (d *Driver) jailed(lf state.LaunchFile, auth state.Authority) (state.LaunchFile, error) {
+	caps := d.Ad.Caps()
+	var flags []string
+	for _, h := range caps.HookFlags {
+		flags = append(flags, h.Name)
+	}
+	return jail.Wrap(lf, jail.Spec{Seat: d.S, Workdir: d.Cfg.Workdir, Writable: caps.Jail(d.S, d.Cfg),
+		Readable: []string{d.Pantty, lf.Argv[0]}, Sockets: []string{d.sess.Socket}, Drop: auth.Drop}, flags)
 }

@@ -72,6 +72,10 @@ func Run(launchPath string) error {
 		}
 		bin = p
 	}
+	door, err := openDoor(lf)
+	if err != nil {
+		return err
+	}
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("set child subreaper: %v", err)
 	}
@@ -90,6 +94,12 @@ func Run(launchPath string) error {
 		return fmt.Errorf("start harness %q: %v", bin, err)
 	}
 	harness := proc.Pid
+	if door != nil {
+		if err := startDoor(launchPath, door, env); err != nil {
+			fmt.Fprintf(os.Stderr, "pantty: hook door: %v (the jailed harness's hooks record nothing)\n", err)
+		}
+		door.Close()
+	}
 	status := superviseHarness(harness, sigs)
 	killRemaining()
 	exitLike(status)

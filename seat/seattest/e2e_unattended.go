@@ -98,8 +98,8 @@ func (s E2E) cron(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if lf.Argv[0] != cs.Binary || !strings.HasPrefix(lf.Env["PATH"], cs.Shell["PATH"]) {
-		t.Fatalf("the revived launch did not use the recorded environment: argv[0] %s (want %s), PATH %q", lf.Argv[0], cs.Binary, lf.Env["PATH"])
+	if bin := lf.HarnessArgv()[0]; bin != cs.Binary || !strings.HasPrefix(lf.Env["PATH"], cs.Shell["PATH"]) {
+		t.Fatalf("the revived launch did not use the recorded environment: the harness %s (want %s), PATH %q", bin, cs.Binary, lf.Env["PATH"])
 	}
 	r.Send("after", "second task")
 	r.Processed("after")

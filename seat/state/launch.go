@@ -16,6 +16,25 @@ type LaunchFile struct {
 	Argv []string          `toml:"argv"`
 	Dir  string            `toml:"dir"`
 	Env  map[string]string `toml:"env"`
+	// Door is the hook door's socket when the harness runs in pantty's jail
+	// (seat/jail): the pane process serves it outside the jail, running
+	// `pantty hook` for this seat with one of DoorFlags (the harness's hook
+	// forms) or none.
+	Door      string   `toml:"door,omitempty"`
+	DoorFlags []string `toml:"door_flags,omitempty"`
+}
+
+// HarnessArgv is the harness's own argv: Argv itself, or for a jailed launch
+// (Door set) what follows bubblewrap's "--".
+func (l LaunchFile) HarnessArgv() []string {
+	if l.Door != "" {
+		for i, a := range l.Argv {
+			if a == "--" {
+				return l.Argv[i+1:]
+			}
+		}
+	}
+	return l.Argv
 }
 
 func EnvList(env map[string]string) []string {

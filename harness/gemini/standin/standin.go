@@ -13,7 +13,9 @@
 // asked) with what the harness sent: the new user input, the model, the kind.
 // Faults (harness/standinkit) answer in Google's error shape
 // ({"error":{"code","message","status"}}), and the [standin:…] markers of
-// harness/standinkit script slow, delayed or failing replies.
+// harness/standinkit script slow, delayed or failing replies, and a shell
+// command the model runs ([standin:bash=…]: a run_shell_command function
+// call; the request bringing its output back is a tool_result).
 package standin
 
 import (
@@ -45,6 +47,9 @@ type Request struct {
 	// Contents counts every content sent (more than one: history was carried).
 	Contents int   `json:"contents"`
 	Usage    Usage `json:"usage"`
+	// ToolOutput is what a tool_result request carries back: the function
+	// response's output (run_shell_command's "Output: …" text).
+	ToolOutput string `json:"tool_output,omitempty"`
 }
 
 // Counts says what this API calls history, session and input tokens in
@@ -86,7 +91,11 @@ type apiRequest struct {
 	Contents []struct {
 		Role  string `json:"role"`
 		Parts []struct {
-			Text string `json:"text"`
+			Text             string `json:"text"`
+			FunctionResponse *struct {
+				Name     string          `json:"name"`
+				Response json.RawMessage `json:"response"`
+			} `json:"functionResponse"`
 		} `json:"parts"`
 	} `json:"contents"`
 	GenerationConfig struct {
@@ -122,6 +131,29 @@ func (a apiRequest) lastUserText() (input, context string) {
 	return "", ""
 }
 
+// toolOutput is the output of the function responses in the last user
+// content (ok=false when it carries none: not a tool result).
+func (a apiRequest) toolOutput() (string, bool) {
+	if len(a.Contents) == 0 {
+		return "", false
+	}
+	var out []string
+	for _, p := range a.Contents[len(a.Contents)-1].Parts {
+		if p.FunctionResponse == nil {
+			continue
+		}
+		var r struct {
+			Output string `json:"output"`
+		}
+		if json.Unmarshal(p.FunctionResponse.Response, &r) == nil && r.Output != "" {
+			out = append(out, r.Output)
+		} else {
+			out = append(out, string(p.FunctionResponse.Response))
+		}
+	}
+	return strings.Join(out, "\n"), len(out) > 0
+}
+
 // isCompression recognises the CLI's summary request (/compress or an
 // automatic compression): it asks for a state snapshot of the conversation.
 func isCompression(text string) bool {
@@ -153,6 +185,9 @@ func (s *Server) serve(w http.ResponseWriter, req *http.Request) {
 		r.Kind = "count_tokens"
 	case method == "streamGenerateContent":
 		r.Kind = "turn"
+		if out, ok := a.toolOutput(); ok {
+			r.Kind, r.ToolOutput = "tool_result", out
+		}
 	case a.GenerationConfig.ResponseMimeType == "application/json":
 		r.Kind = "router"
 	case isCompression(r.NewInput):
@@ -172,7 +207,7 @@ func (s *Server) serve(w http.ResponseWriter, req *http.Request) {
 		r.Status = http.StatusOK
 		s.record(r)
 		writeJSON(w, map[string]any{"totalTokens": r.Usage.PromptTokenCount})
-	case "turn":
+	case "turn", "tool_result":
 		s.turn(w, req, r)
 	default:
 		text := "stand-in: " + standinkit.FirstLine(r.NewInput)
@@ -194,6 +229,9 @@ func (s *Server) serve(w http.ResponseWriter, req *http.Request) {
 // prompt's [standin:…] markers, else a quote of its first line.
 func (s *Server) turn(w http.ResponseWriter, req *http.Request, r Request) {
 	rep, script := standinkit.ParseMarkers(r.NewInput)
+	if r.Kind == "tool_result" {
+		rep, script = standinkit.Reply{Text: "stand-in: the tool's output arrived"}, "tool_result"
+	}
 	if q, ok := s.NextQueued(); ok {
 		rep, script = q, "queued"
 	}
@@ -221,6 +259,18 @@ func (s *Server) turn(w http.ResponseWriter, req *http.Request, r Request) {
 	r.Status = http.StatusOK
 	s.record(r)
 	w.Header().Set("Content-Type", "text/event-stream")
+	if rep.Bash != "" {
+		// The model's shell tool, as Gemini CLI 0.61.0 names it: the CLI runs
+		// the command (with approval mode yolo) and sends its output back in
+		// the next request (kind tool_result).
+		c := chunk(r.Model, "", r.Usage)
+		c["candidates"].([]any)[0].(map[string]any)["content"] = map[string]any{"role": "model",
+			"parts": []any{map[string]any{"functionCall": map[string]any{"name": "run_shell_command",
+				"args": map[string]any{"command": rep.Bash, "description": "stand-in"}}}}}
+		b, _ := json.Marshal(c)
+		fmt.Fprintf(w, "data: %s\r\n\r\n", b)
+		return
+	}
 	// Several chunks, as Google's API streams a reply: Gemini CLI 0.61.0's
 	// AfterAgent prompt_response for a streamed reply is the text followed
 	// by a garbled second copy of its later chunks (measured 2026-12-04; the
