@@ -122,6 +122,7 @@ type Driver struct {
 
 	w         *fsnotify.Watcher
 	watch     *tmux.Watch
+	keys      *tmux.Conn // the launch's control-mode client for pane commands (paneKeys); nil: a process per command
 	gone      <-chan struct{}
 	evidenceT timer
 	ceilingT  timer
@@ -385,6 +386,7 @@ func (d *Driver) teardown() {
 	if d.watch != nil {
 		d.watch.Stop()
 	}
+	d.closeKeys()
 	if d.w != nil {
 		d.w.Close()
 	}

@@ -262,6 +262,7 @@ func (d *Driver) watchSession() {
 	}
 	ctx, cancel := d.ctx()
 	defer cancel()
+	d.paneKeys()
 	w, err := d.tm.WatchSession(ctx, d.sess.TmuxName)
 	if err != nil {
 		d.logf("watch session: %v (the heartbeat check still notices a vanished server)", err)
@@ -269,6 +270,32 @@ func (d *Driver) watchSession() {
 		return
 	}
 	d.watch, d.gone = w, w.Done()
+}
+
+// controlEnv turns the control-mode client for pane commands off when set
+// to "off" (then every pane command is a tmux process of its own, as
+// before 2026-12-05).
+const controlEnv = "PANTTY_TMUX_CONTROL"
+
+// paneKeys gives the launch one tmux control-mode client for its pane
+// commands (tmux.Conn: no process per capture, key or paste; it reconnects
+// once and then falls back to a process per command by itself). A relaunch,
+// possibly on a new server, gets a new one; the driver's end closes it.
+func (d *Driver) paneKeys() {
+	d.closeKeys()
+	c, ok := d.tm.(*tmux.Client)
+	if !ok || os.Getenv(controlEnv) == "off" {
+		return // a scripted pane (transcripts), or switched off
+	}
+	d.keys = tmux.NewConn(c, d.sess.TmuxName, func(f string, a ...any) { d.logf(f, a...) })
+}
+
+// closeKeys ends the launch's control-mode client, if any.
+func (d *Driver) closeKeys() {
+	if d.keys != nil {
+		d.keys.Close()
+		d.keys = nil
+	}
 }
 
 // checkHarness verifies the pane is alive and relaunches it when it is not.

@@ -34,8 +34,15 @@ const (
 	draftHold   = flight.DraftHold
 )
 
-// pane is the transport to the harness of the current launch.
-func (d *Driver) pane() flight.Pane { return flight.Pane{Keys: d.tm, ID: d.sess.PaneID} }
+// pane is the transport to the harness of the current launch: through the
+// launch's control-mode client (paneKeys) when there is one, else one tmux
+// process per command.
+func (d *Driver) pane() flight.Pane {
+	if d.keys != nil {
+		return flight.Pane{Keys: d.keys, ID: d.sess.PaneID}
+	}
+	return flight.Pane{Keys: d.tm, ID: d.sess.PaneID}
+}
 
 // box is the adapter's reader of its input box. pantty's own leftover is
 // text starting with its prefix, or the command the door left in the box
