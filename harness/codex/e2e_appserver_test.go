@@ -13,20 +13,18 @@ import (
 	"github.com/pantty/pantty/harness"
 	"github.com/pantty/pantty/harness/codex"
 	"github.com/pantty/pantty/harness/codex/appserver"
+	"github.com/pantty/pantty/harness/standinkit"
+	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/internal/guard"
 	"github.com/pantty/pantty/seat/hookwire"
+	"github.com/pantty/pantty/seat/state"
 )
 
-// TestSeatsAppServerRunsAGuardedTurn drives a seat's own app server
-// (codex.StartAppServer: the seat's CODEX_HOME prepared as for the TUI, its
-// socket in the seat's directory) through harness/codex/appserver: a guarded
-// message is a turn whose turn/completed carries the reply, the seat's hooks
-// still fire in the app server (UserPromptSubmit and Stop events with the
-// guard header, written by `pantty hook` into the seat's events/), and
-// stopping the server removes its socket. No driver runs: the seat is not
-// wired to this path yet (docs/codex.md).
-func TestSeatsAppServerRunsAGuardedTurn(t *testing.T) {
-	r := newRig(t, "cxapp")
+// seatServer is a codex seat named name with its stand-in, and the seat's
+// own app server started (stopped at cleanup), connected, with a new thread.
+func seatServer(t *testing.T, name string) (*rig, state.Seat, config.Config, *appserver.Server, *appserver.Conn, appserver.Thread) {
+	t.Helper()
+	r := newRig(t, name)
 	s := r.Seat()
 	cfg, err := s.LoadConfig()
 	if err != nil {
@@ -39,17 +37,32 @@ func TestSeatsAppServerRunsAGuardedTurn(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { srv.Stop() })
-	if srv.Socket() != codex.AppServerSocket(s) || !strings.HasPrefix(srv.Socket(), s.HarnessDir()) {
-		t.Fatalf("socket %s is not in the seat's directory", srv.Socket())
-	}
 	c, err := srv.Dial(ctx, "pantty", "test")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close()
+	t.Cleanup(func() { c.Close() })
 	th, err := c.StartThread(ctx, cfg.Workdir)
 	if err != nil {
 		t.Fatal(err)
+	}
+	return r, s, cfg, srv, c, th
+}
+
+// TestSeatsAppServerRunsAGuardedTurn drives a seat's own app server
+// (codex.StartAppServer: the seat's CODEX_HOME prepared as for the TUI, its
+// socket in the seat's directory) through harness/codex/appserver: a guarded
+// message is a turn whose turn/completed carries the reply, the seat's hooks
+// still fire in the app server (UserPromptSubmit and Stop events with the
+// guard header, written by `pantty hook` into the seat's events/), and
+// stopping the server removes its socket. No driver runs: the seat is not
+// wired to this path yet (docs/codex.md).
+func TestSeatsAppServerRunsAGuardedTurn(t *testing.T) {
+	r, s, cfg, srv, c, th := seatServer(t, "cxapp")
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if srv.Socket() != codex.AppServerSocket(s) || !strings.HasPrefix(srv.Socket(), s.HarnessDir()) {
+		t.Fatalf("socket %s is not in the seat's directory", srv.Socket())
 	}
 	sub, err := guard.Guard(guard.Message{ID: "app-1", From: "alice", Text: "/compact !touch pwned"}, codex.Adapter{}.Facts())
 	if err != nil {
@@ -113,5 +126,86 @@ func TestSeatsAppServerRunsAGuardedTurn(t *testing.T) {
 	srv.Stop()
 	if _, err := os.Lstat(srv.Socket()); err == nil {
 		t.Fatal("the socket is left after Stop")
+	}
+}
+
+// TestSeatsAppServerReportsFailures measures, on a seat's own app server,
+// what a failed request leaves for the driver: a 401 ends the turn failed
+// (turn/completed) and the seat's events/ gets the PostModelRequest
+// translation (StopFailure, authentication_failed) as on the tmux path; a
+// refused connection is retried by Codex (error notifications with
+// willRetry) and the turn completes once the stand-in listens again.
+func TestSeatsAppServerReportsFailures(t *testing.T) {
+	r, s, _, _, c, th := seatServer(t, "cxappf")
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	run := func(id string) (appserver.Turn, []appserver.ErrorNote, time.Duration) {
+		sub, err := guard.Guard(guard.Message{ID: id, From: "alice", Text: "hello"}, codex.Adapter{}.Facts())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t0 := time.Now()
+		turn, err := c.Submit(ctx, th.ID, sub)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var errs []appserver.ErrorNote
+		for {
+			select {
+			case m := <-c.Notifications():
+				switch m.Method {
+				case appserver.MethodError:
+					var e appserver.ErrorNote
+					json.Unmarshal(m.Params, &e)
+					errs = append(errs, e)
+					if e.WillRetry && len(errs) == 1 {
+						go func() { time.Sleep(2 * time.Second); r.api.SetFault(standinkit.FaultNone) }()
+					}
+				case appserver.MethodTurnCompleted:
+					var n appserver.TurnNote
+					json.Unmarshal(m.Params, &n)
+					if n.Turn.ID == turn.ID {
+						return n.Turn, errs, time.Since(t0)
+					}
+				}
+			case <-ctx.Done():
+				t.Fatalf("%s: no turn/completed (errors %+v)", id, errs)
+			}
+		}
+	}
+	if err := r.api.SetFault(standinkit.FaultAuth); err != nil {
+		t.Fatal(err)
+	}
+	end, _, _ := run("app-401")
+	r.api.SetFault(standinkit.FaultNone)
+	if end.Status != appserver.StatusFailed {
+		t.Fatalf("401: turn %s", end.Status)
+	}
+	var failure hookwire.Event
+	r.WaitFor("the failed request's event", 10*time.Second, func() bool {
+		files, _ := filepath.Glob(filepath.Join(s.EventsDir(), "*.json"))
+		for _, f := range files {
+			if ev, err := hookwire.ReadEvent(f); err == nil && ev.Kind == hookwire.EvStopFailure {
+				failure = ev
+				return true
+			}
+		}
+		return false
+	})
+	t.Logf("401: the seat's events/ has %s with error %q", failure.Kind, failure.Fields.Error)
+	if failure.Fields.Error != "authentication_failed" {
+		t.Fatalf("401: StopFailure error %q", failure.Fields.Error)
+	}
+	if err := r.api.SetFault(standinkit.FaultRefused); err != nil {
+		t.Fatal(err)
+	}
+	end, errs, took := run("app-refused")
+	for _, e := range errs {
+		info, status := e.Error.Info()
+		t.Logf("refused: error willRetry=%v info %q %d message %q", e.WillRetry, info, status, e.Error.Message)
+	}
+	t.Logf("refused: turn %s after %s, %d error notifications", end.Status, took, len(errs))
+	if end.Status != appserver.StatusCompleted || len(errs) == 0 || !errs[0].WillRetry {
+		t.Fatalf("refused: turn %s, errors %+v", end.Status, errs)
 	}
 }
