@@ -72,29 +72,19 @@ func TestSeatsAppServerRunsAGuardedTurn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var end appserver.Turn
-	for end.ID == "" {
+	var end appserver.End
+	for end.TurnID != turn.ID {
 		select {
 		case m := <-c.Notifications():
-			if m.Method == appserver.MethodTurnCompleted {
-				var n appserver.TurnNote
-				json.Unmarshal(m.Params, &n)
-				if n.Turn.ID == turn.ID {
-					end = n.Turn
-				}
+			if e, ok := appserver.TurnEnd(m); ok {
+				end = e
 			}
 		case <-ctx.Done():
 			t.Fatal("no turn/completed")
 		}
 	}
-	var reply string
-	for _, it := range end.Items {
-		if txt, ok := appserver.AgentText(it); ok {
-			reply = txt
-		}
-	}
-	if end.Status != appserver.StatusCompleted || !strings.Contains(reply, sub.Header()) {
-		t.Fatalf("turn %s, reply %q", end.Status, reply)
+	if end.Status != appserver.StatusCompleted || !strings.Contains(end.Reply, sub.Header()) {
+		t.Fatalf("turn %s, reply %q", end.Status, end.Reply)
 	}
 	if _, err := os.Stat(filepath.Join(cfg.Workdir, "pwned")); err == nil {
 		t.Fatal("the board text ran a command")

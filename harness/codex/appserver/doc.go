@@ -17,7 +17,9 @@
 //     process's end is an event (Done); Stop ends its process group.
 //   - proto.go holds the requests and notifications pantty uses; Submit takes
 //     only a guard.Submission, so the board door cannot start a turn with
-//     unguarded text.
+//     unguarded text; TurnEnd reads a turn's end (status, reply, error info:
+//     a cancel holds only when the status says interrupted) and ContextOf a
+//     context reading.
 //
 // The WebSocket client is written here (ws.go) rather than imported: the
 // peer is a process pantty started, on a socket only its user can open, and

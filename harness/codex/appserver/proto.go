@@ -192,3 +192,61 @@ func (c *Conn) Interrupt(ctx context.Context, threadID, turnID string) error {
 func (c *Conn) Compact(ctx context.Context, threadID string) error {
 	return c.Call(ctx, "thread/compact/start", map[string]any{"threadId": threadID}, nil)
 }
+
+// End is what a turn/completed says about one turn: how it ended, the
+// agent's reply (its last agentMessage item), and for a failed or
+// interrupted turn the error with its CodexErrorInfo name and HTTP status.
+type End struct {
+	ThreadID, TurnID string
+	Status           string // StatusCompleted, StatusInterrupted, StatusFailed
+	Reply            string
+	Error            *TurnError
+	Info             string // Error's CodexErrorInfo name ("" without one)
+	HTTPStatus       int    // the status Info carries, 0 when none
+}
+
+// TurnEnd reads a turn/completed notification (ok false for any other
+// message). A cancel is verified by End.Status == StatusInterrupted, never by
+// turn/interrupt's answer.
+func TurnEnd(m Message) (e End, ok bool) {
+	if m.Method != MethodTurnCompleted {
+		return End{}, false
+	}
+	var n TurnNote
+	if json.Unmarshal(m.Params, &n) != nil {
+		return End{}, false
+	}
+	e = End{ThreadID: n.ThreadID, TurnID: n.Turn.ID, Status: n.Turn.Status, Error: n.Turn.Error}
+	for _, it := range n.Turn.Items {
+		if text, ok := AgentText(it); ok {
+			e.Reply = text
+		}
+	}
+	if e.Error != nil {
+		e.Info, e.HTTPStatus = e.Error.Info()
+	}
+	return e, true
+}
+
+// Context is one thread/tokenUsage/updated reading: what the last model
+// request sent (its input tokens, the context's occupancy) against the
+// model's window as Codex counts it (95 % of the model's, as in the rollout).
+type Context struct {
+	ThreadID, TurnID string
+	Input, Cached    int64
+	Window           int64
+}
+
+// ContextOf reads a thread/tokenUsage/updated notification (ok false for
+// any other message). Total is cumulative over the thread and never read.
+func ContextOf(m Message) (Context, bool) {
+	if m.Method != MethodTokenUsage {
+		return Context{}, false
+	}
+	var n TokenUsageNote
+	if json.Unmarshal(m.Params, &n) != nil {
+		return Context{}, false
+	}
+	u := n.TokenUsage
+	return Context{ThreadID: n.ThreadID, TurnID: n.TurnID, Input: u.Last.InputTokens, Cached: u.Last.CachedInputTokens, Window: u.ModelContextWindow}, true
+}

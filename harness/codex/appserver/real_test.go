@@ -201,13 +201,10 @@ func TestATurnEndsWithItsReply(t *testing.T) {
 		if end.Status != appserver.StatusCompleted {
 			t.Fatalf("turn ended %s: %+v", end.Status, end.Error)
 		}
-		var reply string
-		for _, it := range end.Items {
-			if txt, ok := appserver.AgentText(it); ok {
-				reply = txt
-			}
-		}
-		if !strings.Contains(reply, s.Header()) {
+		done, _ := first(log, appserver.MethodTurnCompleted)
+		e, ok := appserver.TurnEnd(appserver.Message{Method: done.Method, Params: done.Params})
+		reply := e.Reply
+		if !ok || e.TurnID != turn.ID || e.Status != appserver.StatusCompleted || !strings.Contains(reply, s.Header()) {
 			t.Fatalf("reply %q does not quote the header %q (turn/completed items: %d)", reply, s.Header(), len(end.Items))
 		}
 		st, ok := first(log, appserver.MethodTurnStarted)
@@ -218,15 +215,13 @@ func TestATurnEndsWithItsReply(t *testing.T) {
 		if !ok {
 			t.Fatalf("no thread/tokenUsage/updated: %v", methods(log))
 		}
-		var usage appserver.TokenUsageNote
-		json.Unmarshal(u.Params, &usage)
-		if usage.TokenUsage.Last.InputTokens <= 0 || usage.TurnID != turn.ID {
+		usage, ok := appserver.ContextOf(appserver.Message{Method: u.Method, Params: u.Params})
+		if !ok || usage.Input <= 0 || usage.Window <= 0 || usage.TurnID != turn.ID {
 			t.Fatalf("token usage %+v", usage)
 		}
-		done, _ := first(log, appserver.MethodTurnCompleted)
 		acc, started, completed = append(acc, int(a/time.Millisecond)), append(started, int(st.At)), append(completed, int(done.At))
-		t.Logf("turn %d: accepted %s, started %dms, completed %dms; usage last %+v window %d; methods %v",
-			i, a, st.At, done.At, usage.TokenUsage.Last, usage.TokenUsage.ModelContextWindow, methods(log))
+		t.Logf("turn %d: accepted %s, started %dms, completed %dms; context %+v; methods %v",
+			i, a, st.At, done.At, usage, methods(log))
 		record(t, "turns.jsonl", map[string]any{"turn": i, "accepted_ms": a.Milliseconds(), "reply": reply, "status": end.Status, "notifications": log})
 	}
 	t.Logf("n=%d: turn/start answered %v ms, turn/started %v ms, turn/completed %v ms (sorted)", n, sorted(acc), sorted(started), sorted(completed))
@@ -303,12 +298,12 @@ func TestFailuresArriveAsTurnErrors(t *testing.T) {
 			t.Fatal(err)
 		}
 		end, log := r.turnEnd(t0, turn.ID, 60*time.Second)
-		var info string
-		var status int
+		last := log[len(log)-1]
+		e, _ := appserver.TurnEnd(appserver.Message{Method: last.Method, Params: last.Params})
+		info, status := e.Info, e.HTTPStatus
 		var msg string
-		if end.Error != nil {
-			info, status = end.Error.Info()
-			msg = end.Error.Message
+		if e.Error != nil {
+			msg = e.Error.Message
 		}
 		var errs []appserver.ErrorNote
 		for _, s := range log {
