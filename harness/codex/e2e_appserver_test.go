@@ -3,6 +3,7 @@ package codex_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -197,5 +198,66 @@ func TestSeatsAppServerReportsFailures(t *testing.T) {
 	t.Logf("refused: turn %s after %s, %d error notifications", end.Status, took, len(errs))
 	if end.Status != appserver.StatusCompleted || len(errs) == 0 || !errs[0].WillRetry {
 		t.Fatalf("refused: turn %s, errors %+v", end.Status, errs)
+	}
+}
+
+// TestSeatsAppServerCompactionReinjectsTheHandoff: thread/compact/start on
+// a seat's own server runs pantty's PreCompact hook (which materializes the
+// handoff: a boundary the driver did not choose, as no driver runs; the
+// seat's session.toml is written as a driver would have), and the next
+// turn's request carries the handoff through SessionStart(compact), as on
+// the tmux path.
+func TestSeatsAppServerCompactionReinjectsTheHandoff(t *testing.T) {
+	r, s, _, _, c, th := seatServer(t, "cxappc")
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	turnEnd := func(id string) appserver.End {
+		for {
+			select {
+			case m := <-c.Notifications():
+				if e, ok := appserver.TurnEnd(m); ok && (id == "" || e.TurnID == id) {
+					return e
+				}
+			case <-ctx.Done():
+				t.Fatal("no turn/completed")
+			}
+		}
+	}
+	submit := func(id string) appserver.End {
+		sub, err := guard.Guard(guard.Message{ID: id, From: "alice", Text: "remember the zebra"}, codex.Adapter{}.Facts())
+		if err != nil {
+			t.Fatal(err)
+		}
+		turn, err := c.Submit(ctx, th.ID, sub)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return turnEnd(turn.ID)
+	}
+	submit("app-c1")
+	// The record a driver keeps: PreCompact's handoff names the session.
+	if err := s.SessionFile().Write(state.Session{Harness: "codex", ID: th.ID}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Compact(ctx, th.ID); err != nil {
+		t.Fatal(err)
+	}
+	if e := turnEnd(""); e.Status != appserver.StatusCompleted {
+		t.Fatalf("compaction ended %s", e.Status)
+	}
+	submit("app-c2")
+	n, next, ok := r.compaction()
+	kinds := map[string]string{}
+	files, _ := filepath.Glob(filepath.Join(s.EventsDir(), "*.json"))
+	for _, f := range files {
+		if ev, err := hookwire.ReadEvent(f); err == nil {
+			if ev.Kind == hookwire.EvPreCompact || ev.Kind == hookwire.EvSessionStart {
+				kinds[ev.Kind+"/"+ev.Fields.Source] = fmt.Sprint(ev.Pantty)
+			}
+		}
+	}
+	t.Logf("compactions %d; hook events %v; next request carries the handoff: %v", n, kinds, strings.Contains(next.Context, "# pantty handoff for seat"))
+	if n != 1 || !ok || !strings.Contains(next.Context, "# pantty handoff for seat "+s.Name) {
+		t.Fatalf("compactions %d, next turn found %v, its context %q", n, ok, next.Context)
 	}
 }
