@@ -4,8 +4,12 @@
 // written once.
 //
 //   - A Transport carries the keys. Its first implementation is a tmux pane
-//     (Pane); the next ones (a Codex app-server client, a tmux control-mode
-//     client) implement the same five operations instead of copying delivery.
+//     (Pane) over Keys, which a plain tmux client or the control-mode client
+//     (tmux.Conn) provides; another screen implements the same five
+//     operations instead of copying delivery. Codex's app server has no
+//     screen, box or Enter: its client (harness/codex/appserver) sits one
+//     level up, at submission and evidence (docs/codex.md, "The app-server
+//     path (experimental, measured on 0.171.0)").
 //
 //   - A Box reads the harness's input box from what the transport shows:
 //     keys go only into a box the adapter recognises, a person's draft is

@@ -1,0 +1,40 @@
+package codex
+
+import (
+	"context"
+	"io"
+	"path/filepath"
+
+	"github.com/pantty/pantty/harness"
+	"github.com/pantty/pantty/harness/codex/appserver"
+	"github.com/pantty/pantty/seat/state"
+)
+
+// AppServerSocket is where a seat's app server listens: in the seat's
+// harness directory, beside its CODEX_HOME. Codex makes the path a symlink
+// to its socket under /tmp/codex-daemon-<uid>/ (measured on 0.171.0), so a
+// long seat directory does not meet the socket path's length limit.
+func AppServerSocket(s state.Seat) string {
+	return filepath.Join(s.HarnessDir(), "app-server.sock")
+}
+
+// StartAppServer runs the seat's own app server for the app-server path
+// (docs/codex.md, "The app-server path (experimental, measured on
+// 0.171.0)"): the seat's CODEX_HOME prepared exactly as for a TUI launch
+// (PrepareHome: config, pantty's hooks and their trust), the seat's launch
+// environment, the seat's workdir, listening on AppServerSocket. It returns
+// once the socket takes a connection; the server's exit is its Done, to be
+// treated like a harness exit. The seat is not wired to it yet: no seat.toml
+// key chooses this path.
+func StartAppServer(ctx context.Context, l harness.Launch, stderr io.Writer) (*appserver.Server, error) {
+	if err := PrepareHome(l.Seat, l.Config, l.Pantty, l.Authority); err != nil {
+		return nil, err
+	}
+	home := Home(l.Seat, l.Config)
+	env, err := harnessEnv(l.Seat, l.Config, home)
+	if err != nil {
+		return nil, err
+	}
+	return appserver.Start(ctx, appserver.Spec{Bin: l.Binary(DefaultBinary), Home: home, Socket: AppServerSocket(l.Seat),
+		Dir: l.Config.Workdir, Env: env, Stderr: stderr})
+}
