@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 	"os/exec"
 	"strings"
 	"sync"
@@ -45,24 +47,9 @@ type answer struct {
 // windows and hears no pane output until Follow asks). changed receives the
 // change wake-ups (coalesced; the caller owns it, so it outlives one client).
 func (c *Client) Control(ctx context.Context, name string, changed chan struct{}) (*Control, error) {
-	args := []string{"-C", "attach-session", "-t", "=" + name, "-f", "ignore-size,no-output"}
-	if err := checkSession(name, args); err != nil {
+	cmd, stdin, stdout, args, err := c.startControl(name, "ignore-size,no-output", nil)
+	if err != nil {
 		return nil, err
-	}
-	if c.Socket == "" {
-		return nil, invalid("Client.Socket is empty", args)
-	}
-	cmd := c.longCommand(args)
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		return nil, &Error{Args: summarize(args), Err: err}
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, &Error{Args: summarize(args), Err: err}
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, &Error{Args: summarize(args), Err: err}
 	}
 	k := &Control{cmd: cmd, stdin: stdin, done: make(chan struct{}), answers: make(chan answer, 1), changed: changed}
 	go k.read(stdout)
@@ -72,6 +59,37 @@ func (c *Client) Control(ctx context.Context, name string, changed chan struct{}
 		return nil, &Error{Kind: classify(err.Error()), Args: summarize(args), Err: err}
 	}
 	return k, nil
+}
+
+// startControl starts `tmux -C attach-session -t =name -f flags` with its
+// stdin and stdout piped (stderr to the given writer, or discarded): the one
+// way both control-mode users (Control, WatchSession) attach. It refuses an
+// empty socket and, without starting anything, a socket file that is not
+// there (attach-session would start a server only to fail with "no
+// sessions"). args is the command line, for the caller's errors.
+func (c *Client) startControl(name, flags string, stderr io.Writer) (cmd *exec.Cmd, stdin io.WriteCloser, stdout io.ReadCloser, args []string, err error) {
+	args = []string{"-C", "attach-session", "-t", "=" + name, "-f", flags}
+	if err := checkSession(name, args); err != nil {
+		return nil, nil, nil, args, err
+	}
+	if c.Socket == "" {
+		return nil, nil, nil, args, invalid("Client.Socket is empty", args)
+	}
+	if _, err := os.Stat(c.Socket); errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, nil, args, &Error{Kind: ErrNoServer, Args: summarize(args), Stderr: "no socket at " + c.Socket, Err: err}
+	}
+	cmd = c.longCommand(args)
+	if stdin, err = cmd.StdinPipe(); err == nil {
+		stdout, err = cmd.StdoutPipe()
+	}
+	cmd.Stderr = stderr
+	if err == nil {
+		err = cmd.Start()
+	}
+	if err != nil {
+		return nil, nil, nil, args, &Error{Args: summarize(args), Err: err}
+	}
+	return cmd, stdin, stdout, args, nil
 }
 
 // PID is the control client's process id.

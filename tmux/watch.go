@@ -6,8 +6,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"io/fs"
-	"os"
 	"os/exec"
 	"strings"
 	"sync"
@@ -128,35 +126,13 @@ func (w *Watch) Stop() {
 // client ends or Stop is called: tying it to a context would make a routine
 // cancellation look exactly like "the session died".
 func (c *Client) WatchSession(ctx context.Context, name string) (*Watch, error) {
-	args := []string{"-C", "attach-session", "-t", "=" + name, "-f", "no-output,ignore-size,read-only"}
-	if err := checkSession(name, args); err != nil {
-		return nil, err
-	}
-	if c.Socket == "" {
-		return nil, invalid("Client.Socket is empty", args)
-	}
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	// attach-session starts a server when none answers (it then fails
-	// with "no sessions"); skip that needless spawn when there is not
-	// even a socket file.
-	if _, err := os.Stat(c.Socket); errors.Is(err, fs.ErrNotExist) {
-		return nil, &Error{Kind: ErrNoServer, Args: summarize(args), Stderr: "no socket at " + c.Socket, Err: err}
-	}
-	cmd := c.longCommand(args)
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		return nil, &Error{Args: summarize(args), Err: err}
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, &Error{Args: summarize(args), Err: err}
-	}
 	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		return nil, &Error{Args: summarize(args), Err: err}
+	cmd, stdin, stdout, args, err := c.startControl(name, "no-output,ignore-size,read-only", &stderr)
+	if err != nil {
+		return nil, err
 	}
 	w := &Watch{cmd: cmd, stdin: stdin, done: make(chan struct{}), changed: make(chan struct{}, 1)}
 	ready := make(chan error, 1)
