@@ -83,6 +83,7 @@ func simRows(t *testing.T, h *seattest.Harness) []map[string]any {
 func rawDispatch(t *testing.T, h *seattest.Harness, text string) seattest.Request {
 	t.Helper()
 	n := len(h.Requests())
+	before := h.Session()
 	h.PasteRaw(text)
 	var row seattest.Request
 	h.WaitFor("a request-log row for raw "+fmt.Sprintf("%q", text), 10*time.Second, func() bool {
@@ -111,6 +112,15 @@ func rawDispatch(t *testing.T, h *seattest.Harness, text string) seattest.Reques
 				}
 			}
 			return false
+		})
+	}
+	if text == "/clear" {
+		// An unasked /clear makes the driver restore the seat's session: the
+		// harness is relaunched in a new pane (TestUnaskedClearRestoresTheSeatsSession).
+		h.WaitFor("the seat's session restored after the raw /clear", 20*time.Second, func() bool {
+			s := h.Session()
+			return s.PanePID != before.PanePID && s.PanePID != 0 && alive(s.PanePID) &&
+				strings.Contains(h.DriverLog(), "restoring the seat's session "+before.ID)
 		})
 	}
 	// The composer must be empty again before the next raw paste.
