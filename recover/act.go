@@ -12,6 +12,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 	"github.com/pantty/pantty/harness"
+	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/internal/fsafe"
 	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/internal/procid"
@@ -281,7 +282,7 @@ func (sw *sweeper) spawnDriver(o *observation) (int, <-chan error, error) {
 // passes: a live owner, a heartbeat from that owner written after the action
 // and not stale, the harness up (the driver out of starting/relaunching, which
 // it leaves only on the harness's SessionStart for the seat's session), the
-// same session id as before, and the pane alive with the recorded pid. It
+// same session id as before, and (a resident seat) the pane alive with the recorded pid. It
 // wakes on the seat directory's file events, with a slow tick as a safety net.
 func (sw *sweeper) verify(o *observation, after time.Time, exited <-chan error) (bool, string) {
 	limit := o.cfg.ReadyTimeout.Duration + staleIntervals*o.interval()
@@ -345,6 +346,9 @@ func (sw *sweeper) revived(o *observation, after time.Time) (bool, string) {
 	}
 	if o.hasSess && o.sess.ID != "" && sess.ID != o.sess.ID {
 		return false, fmt.Sprintf("the harness runs session %s, not the seat's %s", sess.ID, o.sess.ID)
+	}
+	if o.cfg.Shape == config.ShapeTurn {
+		return true, "" // no pane to look at: the harness runs only during a turn (harnessDown)
 	}
 	panes, err := sw.listPanes(sess.Socket)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/internal/machine"
 	"github.com/pantty/pantty/seat/state"
@@ -273,6 +274,13 @@ func (o *observation) undeliveredStreak() []string {
 
 // harnessDown says what is wrong with the seat's pane, or "".
 func (o *observation) harnessDown() string {
+	if o.cfg.Shape == config.ShapeTurn {
+		// A turn seat has no resident harness: one process per message, the
+		// driver's child, with no pane between turns. The driver's heartbeat
+		// and the turn ceiling are its liveness (a healthy idle turn seat was
+		// called dead here, and every sweep replaced its driver).
+		return ""
+	}
 	switch {
 	case errors.Is(o.tmuxErr, tmux.ErrNoServer):
 		return fmt.Sprintf("the tmux server %s is gone", o.socket)
