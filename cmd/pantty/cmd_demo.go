@@ -41,6 +41,9 @@ type tour struct {
 	home, work, socket, pantty string
 	s                          state.Seat
 	step                       int
+	// ctx ends when the tour is interrupted: the pantty commands it runs
+	// are killed then, so none is left behind, orphaned, after its exit.
+	ctx context.Context
 }
 
 func (t *tour) say(f string, a ...any) { say("   "+f, a...) }
@@ -70,7 +73,9 @@ func runDemo(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	t := &tour{home: filepath.Join(tmp, "home"), work: filepath.Join(tmp, "work"), socket: filepath.Join(tmp, "tmux.sock")}
+	ctx, abandon := context.WithCancel(context.Background())
+	defer abandon()
+	t := &tour{home: filepath.Join(tmp, "home"), work: filepath.Join(tmp, "work"), socket: filepath.Join(tmp, "tmux.sock"), ctx: ctx}
 	if err := os.MkdirAll(t.work, 0o700); err != nil {
 		return err
 	}
@@ -114,6 +119,7 @@ func runDemo(c *cli.Context) error {
 		case <-gone.Done():
 		}
 		fmt.Fprintln(os.Stderr, "pantty: demo interrupted: stopping its seat and removing its temporary state")
+		abandon()
 		cleanup(true)
 		os.Exit(code)
 	}()
@@ -122,13 +128,16 @@ func runDemo(c *cli.Context) error {
 	}
 	start := time.Now()
 	err = t.run()
+	if ctx.Err() != nil {
+		select {} // interrupted: the clean-up above ends the process
+	}
 	t.stage("seat stop demo")
 	// The stop runs as the command a person would type: a stop records its
 	// own process as the holder while it tears down, and the readings call
 	// the seat stopped once that holder is gone — this process, in-process,
 	// would still be alive and the status below would say the last beat's
 	// "stopping".
-	if out, serr := exec.Command(t.pantty, "--home", t.home, "seat", "stop", t.s.Name).CombinedOutput(); serr != nil {
+	if out, serr := exec.CommandContext(ctx, t.pantty, "--home", t.home, "seat", "stop", t.s.Name).CombinedOutput(); serr != nil {
 		t.say("stop: %s", strings.TrimSpace(string(out)))
 	}
 	t.status()
@@ -223,7 +232,7 @@ func (t *tour) run() error {
 	}
 	after, _ := t.s.SessionFile().Read()
 	t.say("harness pid %d → %d, session %s → %s (resumed: %v)", before.PanePID, after.PanePID, before.ID, after.ID, after.Resumed)
-	if out, err := exec.Command(t.pantty, "--home", t.home, "recover", "--dry-run").CombinedOutput(); err == nil {
+	if out, err := exec.CommandContext(t.ctx, t.pantty, "--home", t.home, "recover", "--dry-run").CombinedOutput(); err == nil {
 		t.say("pantty recover --dry-run: %s", firstLine(string(out)))
 	}
 	if err := t.send("demo-5", "Carry on with the review."); err != nil {

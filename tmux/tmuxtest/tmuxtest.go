@@ -137,6 +137,17 @@ func alive(pid int) bool {
 	return true
 }
 
+// Running lists the command lines of live processes (other than this one)
+// that mention needle: what a test's run left behind, looked at the moment
+// it should be gone rather than at the package's end.
+func Running(needle string) []string {
+	var out []string
+	for _, p := range findByCmdline(needle) {
+		out = append(out, fmt.Sprintf("pid %d: %s", p.pid, p.cmdline))
+	}
+	return out
+}
+
 // proc is one process found by findByCmdline.
 type proc struct {
 	pid     int
