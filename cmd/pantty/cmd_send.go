@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/pantty/pantty/internal/config"
@@ -281,6 +282,20 @@ func readLine(r *bufio.Reader, max int) ([]byte, bool, error) {
 	}
 }
 
+// jsonWords says why a --jsonl line did not decode in the sender's words:
+// encoding/json's own errors name Go types ("cannot unmarshal number into Go
+// struct field .id of type string").
+func jsonWords(err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		if te.Field == "" {
+			return fmt.Sprintf(`want one object like {"id": "...", "text": "..."}, not a JSON %s`, te.Value)
+		}
+		return fmt.Sprintf("%q must be a string, not a JSON %s", te.Field, te.Value)
+	}
+	return strings.TrimPrefix(err.Error(), "json: ")
+}
+
 func decodeJSONL(line []byte, base guard.Message) (guard.Message, error) {
 	var in struct {
 		ID      string `json:"id"`
@@ -292,7 +307,7 @@ func decodeJSONL(line []byte, base guard.Message) (guard.Message, error) {
 	dec := json.NewDecoder(bytes.NewReader(line))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&in); err != nil {
-		return base, fmt.Errorf("%w: bad JSON object: %v", state.ErrBadInput, err)
+		return base, fmt.Errorf("%w: bad JSON object: %s", state.ErrBadInput, jsonWords(err))
 	}
 	// One object per line: anything after it (a second object) would otherwise be
 	// dropped without a word.

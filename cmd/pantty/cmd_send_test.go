@@ -353,16 +353,22 @@ func TestSendJSONL(t *testing.T) {
 		`{"id":"j6","text":"a"} {"id":"j7","text":"smuggled"}`,                              // 9 two objects on one line
 		`{"id":"j8 x","text":"bad id"}`,                                                     // 10
 		`{"id":"j1","from":"alice","board":"main","channel":"ops","text":"hello /compact"}`, // 11 duplicate: done
+		`{"id":9,"text":"a number for an id"}`,                                              // 12 wrong type
+		`[1,2]`,                                                                             // 13 not an object
 	}, "\n") + "\n"
 	r := h.RunStdin(in, "seat", "send", "jsonl", "--jsonl")
 	if r.Code != 2 {
 		t.Fatalf("want exit 2 (some lines refused), got %s", r)
 	}
 	for _, want := range []string{"line 2 refused", "unknown field", "line 3 refused", "line 5 refused", "reserved",
-		"line 4 refused", "conflict", "line 6 refused", "ESC", "line 9 refused", "line 10 refused", "7 line(s) refused"} {
+		"line 4 refused", "conflict", "line 6 refused", "ESC", "line 9 refused", "line 10 refused",
+		"line 12 refused", `"id" must be a string, not a JSON number`, "line 13 refused", "not a JSON array", "9 line(s) refused"} {
 		if !strings.Contains(r.Stderr, want) {
 			t.Errorf("stderr does not say %q:\n%s", want, r.Stderr)
 		}
+	}
+	if strings.Contains(r.Stderr, "Go ") || strings.Contains(r.Stderr, "unmarshal") {
+		t.Errorf("a refusal names Go's types instead of the sender's words:\n%s", r.Stderr)
 	}
 	if !strings.Contains(r.Stdout, "j1 duplicate: already stored") {
 		t.Errorf("line 11 (j1 again, the same text) not reported as a duplicate: %q", r.Stdout)
