@@ -37,7 +37,9 @@ func recipe(t *testing.T) string {
 // seat.toml are the person's only.
 func TestSimTomlRecipeRunsAsWritten(t *testing.T) {
 	h := seattest.New(t, "demo-sim") // a private tmux socket and clean-up; the recipe writes the seat itself
-	if err := os.RemoveAll(h.Seat().Dir); err != nil {
+	// The recipe makes the seats/ directory too (the state root's only seat):
+	// every directory it makes is the person's only.
+	if err := os.RemoveAll(filepath.Dir(h.Seat().Dir)); err != nil {
 		t.Fatal(err)
 	}
 	bin := t.TempDir()
@@ -55,7 +57,7 @@ func TestSimTomlRecipeRunsAsWritten(t *testing.T) {
 	if !strings.Contains(stdout.String(), "sim: received") {
 		t.Fatalf("the recipe's send got no reply:\n%s\n%s", stdout.String(), stderr.String())
 	}
-	for path, want := range map[string]os.FileMode{h.Seat().Dir: 0o700, h.Seat().ConfigPath(): 0o600} {
+	for path, want := range map[string]os.FileMode{filepath.Dir(h.Seat().Dir): 0o700, h.Seat().Dir: 0o700, h.Seat().ConfigPath(): 0o600} {
 		fi, err := os.Stat(path)
 		if err != nil || fi.Mode().Perm() != want {
 			t.Errorf("%s: mode %v (%v), want %v", path, fi.Mode().Perm(), err, want)

@@ -26,7 +26,9 @@ func completionCommand() *cli.Command {
 
 // The bash and zsh scripts are urfave/cli v2's autocomplete/ scripts with the
 // program name filled in; bash's works without the bash-completion package
-// (its fallback reads COMP_WORDS itself).
+// (its fallback reads COMP_WORDS itself), and a completed word ends with a
+// space as in other commands (urfave's -o nospace made "pantty se<TAB>" run
+// into the next word).
 const bashCompletion = `# pantty bash completion: source <(pantty completion bash)
 # Without the bash-completion package (no _init_completion): bash's own words.
 _pantty_init_completion() {
@@ -54,7 +56,7 @@ _pantty_complete() {
   COMPREPLY=($(compgen -W "${opts}" -- ${cur}))
   return 0
 }
-complete -o bashdefault -o default -o nospace -F _pantty_complete pantty
+complete -o bashdefault -o default -F _pantty_complete pantty
 `
 
 const zshCompletion = `#compdef pantty

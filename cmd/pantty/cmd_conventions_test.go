@@ -206,4 +206,10 @@ func TestBashCompletionOnABareBash(t *testing.T) {
 			t.Errorf("TAB after %v: got %q (stderr %q), want %q", c.words, got, stderr, c.want)
 		}
 	}
+	// A completed word ends with a space, as in other commands: "pantty
+	// se<TAB>" must not run into the next word typed.
+	out, err := exec.Command(bash, "--norc", "--noprofile", "-c", "source <(\""+h.Bin+"\" completion bash)\ncomplete -p pantty").Output()
+	if err != nil || !strings.Contains(string(out), "_pantty_complete") || strings.Contains(string(out), "nospace") {
+		t.Errorf("the completion's options: %q (%v), want no nospace", out, err)
+	}
 }

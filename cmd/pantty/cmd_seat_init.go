@@ -58,6 +58,9 @@ func seatPrepareHome(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	if c.Bool("dry-run") {
+		return prepareHomeDryRun(s, cfg, ad) // writes nothing: a running seat may be asked too
+	}
 	if o, live, _ := s.LiveOwner(); live {
 		// The harness rewrites its own files while it runs; a write now could be lost.
 		return fmt.Errorf("%w: seat %s is held by %s: stop it first ('pantty seat stop %s')", state.ErrOwned, s.Name, o.Holder, s.Name)
@@ -66,9 +69,6 @@ func seatPrepareHome(c *cli.Context) error {
 	if prepare == nil {
 		say("the %s harness asks no first-run questions: nothing to prepare", cfg.Harness)
 		return nil
-	}
-	if c.Bool("dry-run") {
-		return prepareHomeDryRun(s, cfg, ad)
 	}
 	pantty, err := panttyPath()
 	if err != nil {
@@ -108,6 +108,10 @@ func prepareHomeDryRun(s state.Seat, cfg config.Config, ad harness.Adapter) erro
 	}
 	for _, t := range todo {
 		say("would change: %s", t)
+	}
+	if _, live, _ := s.LiveOwner(); live {
+		say("nothing written; the seat runs, so stop it to write it (the previous file is kept beside it): pantty seat stop %s && pantty seat prepare-home %s", s.Name, s.Name)
+		return nil
 	}
 	say("nothing written; to write it (the previous file is kept beside it): pantty seat prepare-home %s", s.Name)
 	return nil

@@ -59,6 +59,7 @@ func TestEveryDocumentedExitCodeIsReturned(t *testing.T) {
 			{h: h, args: []string{"status"}, says: "codes"},
 			{h: h, stdin: "a queued message", args: []string{"seat", "send", "codes", "--id", "m1"}, says: "duplicate"},
 			{h: held, args: []string{"seat", "start", "held"}, says: "already running"},
+			{h: held, args: []string{"seat", "prepare-home", "--dry-run", "held"}, says: "nothing of yours would change"}, // writes nothing: a held seat may be asked
 		},
 		exitFailed: {
 			{h: h, args: []string{"seat", "retry", "codes", "m1"}, says: "not failed"},
