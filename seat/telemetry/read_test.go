@@ -55,8 +55,12 @@ func TestMissingRecordsAreUnknownWithNullsNeverZero(t *testing.T) {
 		}
 	}
 	cells := row.Cells()
-	if got := cells["health"].Text; got != "unknown (no recover verdict)" {
+	// A seat with no records at all was never started: said so, not unknown.
+	if got := cells["health"].Text; got != "never started" {
 		t.Errorf("health cell %q", got)
+	}
+	if got := cells["intent"].Text; got != "never started" {
+		t.Errorf("intent cell %q", got)
 	}
 	for _, k := range []string{"phase", "context", "inbox", "cursor", "model"} {
 		if got := cells[k].Text; got != "unknown" {

@@ -61,7 +61,7 @@ func (r Row) Cells() map[string]Cell {
 func (r Row) cells() map[string]Cell {
 	return map[string]Cell{
 		"harness":        textCell(r.Harness),
-		"intent":         textCell(r.Intent),
+		"intent":         r.intentCell(),
 		"health":         r.healthCell(),
 		"shape":          textCell(r.Shape),
 		"phase":          r.phaseCell(),
@@ -90,6 +90,14 @@ func (r Row) cells() map[string]Cell {
 func (r Row) stopped() bool {
 	in := r.Intent
 	return in.IsKnown() && in.Value != nil && *in.Value == state.IntentStopped && (r.Driver.Live == nil || !*r.Driver.Live)
+}
+
+// neverStarted reports a seat that was made (seat init) but never started:
+// no intent.toml, no driver ever (no owner.toml), no heartbeat and no
+// session. Its readings are not unknown, they are not there yet (recover
+// says the same: "never started").
+func (r Row) neverStarted() bool {
+	return r.Intent.State == Unknown && r.Driver.State == Unknown && r.Heartbeat.State == Unknown && r.Session.State == Unknown
 }
 
 func (r Row) doneCell() Cell {
@@ -140,6 +148,13 @@ func off(m Meta) Cell {
 	return Cell{"unknown", Dim}
 }
 
+func (r Row) intentCell() Cell {
+	if r.neverStarted() {
+		return Cell{"never started", Dim}
+	}
+	return textCell(r.Intent)
+}
+
 func textCell(t Text) Cell {
 	if !t.IsKnown() || t.Value == nil {
 		return off(t.Meta)
@@ -184,6 +199,8 @@ func (r Row) healthCell() Cell {
 func (r Row) healthBeforeRecover() Cell {
 	d, hb := r.Driver, r.Heartbeat
 	switch {
+	case r.neverStarted():
+		return Cell{"never started", Dim}
 	case r.stopped():
 		return Cell{"stopped (no recover verdict)", Dim}
 	case d.State != Error && d.Live != nil && *d.Live && hb.State == Known:
