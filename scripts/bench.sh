@@ -6,8 +6,9 @@
 #                               a 60 s idle run (about 10 minutes)
 #
 # Options:
-#   --only LIST    run only these sections: enqueue,hook,delivery,turnend,recover,status,idle
-#                  (turnend needs delivery; idle measures the seats started before it)
+#   --only LIST    run only these sections: enqueue,hook,delivery,turnend,recover,status,fleet,idle
+#                  (turnend needs delivery; idle measures the seats started before it;
+#                  fleet starts a private sshd on 127.0.0.1: docs/fleet.md)
 #   --json FILE    also write the figures as JSON
 #   --no-gotest    skip the in-process `go test -bench` benchmarks
 #   --keep         keep the work directory (state roots, driver logs)

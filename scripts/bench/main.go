@@ -30,7 +30,7 @@ import (
 )
 
 // sections in the order they run; idle runs last so nothing else is running.
-var sections = []string{"enqueue", "hook", "delivery", "turnend", "recover", "status", "idle"}
+var sections = []string{"enqueue", "hook", "delivery", "turnend", "recover", "status", "fleet", "idle"}
 
 // init registers the harnesses: the seats this program makes in-process
 // (newRealSeat, synth) name one, and seat.toml's validation knows only the
@@ -118,6 +118,8 @@ func (b *bench) runSection(s string) error {
 		return b.recoverSweep()
 	case "status":
 		return b.status()
+	case "fleet":
+		return b.fleet()
 	case "idle":
 		return b.idle()
 	}
