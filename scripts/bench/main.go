@@ -9,7 +9,8 @@
 // state roots, tmux sockets, workdirs. It starts real seats (drivers and the
 // simulator in real tmux) and synthetic ones (this process holds their owner
 // locks and writes their heartbeats; see ./synth), and at the end stops the
-// seats it started and kills the tmux servers it created, by their sockets.
+// seats it started, the fleet section's ControlMasters and sshd, and kills
+// the tmux servers it created, by their sockets.
 // Speed is reported, never asserted: the table says met / not met against the
 // targets, and the exit code is 0 unless a measurement could not be taken or
 // a correctness check (no loss, no duplicate, every seat ok) failed.
