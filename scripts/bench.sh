@@ -1,13 +1,15 @@
 #!/bin/sh
 # scripts/bench.sh — pantty's performance measurements (docs/performance.md).
 #
-#   scripts/bench.sh            quick form (about 2-3 minutes on 2 cores)
+#   scripts/bench.sh            quick form (about 2-3 minutes on 2 cores, and
+#                               2-6 more for the fleet section)
 #   scripts/bench.sh --long     long form: more samples, 500 synthetic seats,
 #                               a 60 s idle run (about 10 minutes)
 #
 # Options:
-#   --only LIST    run only these sections: enqueue,hook,delivery,turnend,recover,status,idle
-#                  (turnend needs delivery; idle measures the seats started before it)
+#   --only LIST    run only these sections: enqueue,hook,delivery,turnend,recover,status,fleet,idle
+#                  (turnend needs delivery; idle measures the seats started before it;
+#                  fleet starts a private sshd on 127.0.0.1: docs/fleet.md)
 #   --json FILE    also write the figures as JSON
 #   --no-gotest    skip the in-process `go test -bench` benchmarks
 #   --keep         keep the work directory (state roots, driver logs)
@@ -34,7 +36,7 @@ while [ $# -gt 0 ]; do
 	--only) shift; args="$args -only $1" ;;
 	--json) shift; args="$args -json $1" ;;
 	--compare) shift; args="$args -compare $1" ;;
-	-h|--help) sed -n '2,23p' "$0"; exit 0 ;;
+	-h|--help) sed -n '2,24p' "$0"; exit 0 ;;
 	*) echo "bench.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
 	esac
 	shift

@@ -41,7 +41,9 @@ type bench struct {
 	sockets []string      // tmux servers this run created (killed at the end)
 	started []startedSeat // real seats this run started (stopped at the end)
 	sets    []*synth.Set
+	stops   []func() // other things this run started (the fleet's sshd and ControlMasters), stopped at the end
 
+	load   string // the load average when the run started
 	rows   []row
 	checks []check
 	fails  []string
@@ -68,7 +70,7 @@ func newBench(pantty string, long bool) (*bench, error) {
 	if err := os.MkdirAll(root, 0o700); err != nil {
 		return nil, err
 	}
-	b := &bench{root: root, pantty: pantty, long: long, realTmux: real, work: filepath.Join(root, "work"), synths: map[int]string{}}
+	b := &bench{load: loadAvg(), root: root, pantty: pantty, long: long, realTmux: real, work: filepath.Join(root, "work"), synths: map[int]string{}}
 	if err := os.MkdirAll(b.work, 0o700); err != nil {
 		return nil, err
 	}
@@ -223,8 +225,9 @@ func (rs *realSeat) driverPID() (int, error) {
 	return o.PID, nil
 }
 
-// cleanup stops every seat this run started, closes the synthetic sets and
-// kills the tmux servers it created (each by its own socket).
+// cleanup stops every seat this run started, closes the synthetic sets, runs
+// the other stops (the fleet's ControlMasters and sshd) and kills the tmux
+// servers it created (each by its own socket).
 func (b *bench) cleanup(keep bool) {
 	for _, st := range b.started {
 		s, err := state.Open(st.home, st.name)
@@ -246,6 +249,10 @@ func (b *bench) cleanup(keep bool) {
 		set.Close()
 	}
 	b.sets = nil
+	for _, stop := range b.stops {
+		stop()
+	}
+	b.stops = nil
 	for _, sock := range b.sockets {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		tmux.New(sock).KillServer(ctx)

@@ -9,7 +9,8 @@
 // state roots, tmux sockets, workdirs. It starts real seats (drivers and the
 // simulator in real tmux) and synthetic ones (this process holds their owner
 // locks and writes their heartbeats; see ./synth), and at the end stops the
-// seats it started and kills the tmux servers it created, by their sockets.
+// seats it started, the fleet section's ControlMasters and sshd, and kills
+// the tmux servers it created, by their sockets.
 // Speed is reported, never asserted: the table says met / not met against the
 // targets, and the exit code is 0 unless a measurement could not be taken or
 // a correctness check (no loss, no duplicate, every seat ok) failed.
@@ -30,7 +31,7 @@ import (
 )
 
 // sections in the order they run; idle runs last so nothing else is running.
-var sections = []string{"enqueue", "hook", "delivery", "turnend", "recover", "status", "idle"}
+var sections = []string{"enqueue", "hook", "delivery", "turnend", "recover", "status", "fleet", "idle"}
 
 // init registers the harnesses: the seats this program makes in-process
 // (newRealSeat, synth) name one, and seat.toml's validation knows only the
@@ -118,6 +119,8 @@ func (b *bench) runSection(s string) error {
 		return b.recoverSweep()
 	case "status":
 		return b.status()
+	case "fleet":
+		return b.fleet()
 	case "idle":
 		return b.idle()
 	}

@@ -20,7 +20,8 @@ type row struct {
 	N       int     `json:"n,omitempty"`
 	Median  string  `json:"median"`
 	P99     string  `json:"p99,omitempty"`
-	CPU     string  `json:"cpu,omitempty"` // the measured process's own CPU time (user+sys), median
+	Spread  string  `json:"spread,omitempty"` // min–max, for the figures with few samples (fleet)
+	CPU     string  `json:"cpu,omitempty"`    // the measured process's own CPU time (user+sys), median
 	Base    string  `json:"baseline,omitempty"`
 	Ratio   string  `json:"ratio,omitempty"`
 	Target  string  `json:"target,omitempty"`
@@ -177,9 +178,18 @@ func (b *bench) printTable(w io.Writer) {
 	if b.long {
 		form = "long"
 	}
-	fmt.Fprintf(w, "\npantty performance — %s, %s form\nmachine: %s\nsimulator: %s\n\n", time.Now().Format("2006-01-02 15:04 MST"), form, machine(), simText())
+	fmt.Fprintf(w, "\npantty performance — %s, %s form\nmachine: %s\nload average (1, 5, 15 min): %s at the start, %s at the end\nsimulator: %s\n\n",
+		time.Now().Format("2006-01-02 15:04 MST"), form, machine(), b.load, loadAvg(), simText())
+	spread := false
+	for _, r := range b.rows {
+		spread = spread || r.Spread != ""
+	}
 	tw := tabwriter.NewWriter(w, 2, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "path\tfigure\tn\tmedian\tp99\tcpu\tbaseline\tratio\ttarget\t")
+	if spread {
+		fmt.Fprintln(tw, "path\tfigure\tn\tmedian\tp99\tspread\tcpu\tbaseline\tratio\ttarget\t")
+	} else {
+		fmt.Fprintln(tw, "path\tfigure\tn\tmedian\tp99\tcpu\tbaseline\tratio\ttarget\t")
+	}
 	last := ""
 	for _, r := range b.rows {
 		sec := r.Section
@@ -195,7 +205,11 @@ func (b *bench) printTable(w io.Writer) {
 		if r.Met != "" {
 			target += " — " + r.Met
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", sec, r.What, n, r.Median, r.P99, r.CPU, r.Base, r.Ratio, target)
+		p99 := r.P99
+		if spread {
+			p99 += "\t" + r.Spread
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", sec, r.What, n, r.Median, p99, r.CPU, r.Base, r.Ratio, target)
 	}
 	tw.Flush()
 	if len(b.checks) > 0 {
@@ -220,6 +234,7 @@ type jsonReport struct {
 	At      time.Time `json:"at"`
 	Long    bool      `json:"long"`
 	Machine string    `json:"machine"`
+	Load    [2]string `json:"load_average"` // 1, 5, 15 min: at the start, at the end
 	Sim     string    `json:"simulator"`
 	Rows    []row     `json:"rows"`
 	Checks  []check   `json:"checks"`
@@ -227,5 +242,5 @@ type jsonReport struct {
 }
 
 func (b *bench) report() jsonReport {
-	return jsonReport{At: time.Now().UTC(), Long: b.long, Machine: machine(), Sim: simText(), Rows: b.rows, Checks: b.checks, Fails: b.fails}
+	return jsonReport{At: time.Now().UTC(), Long: b.long, Machine: machine(), Load: [2]string{b.load, loadAvg()}, Sim: simText(), Rows: b.rows, Checks: b.checks, Fails: b.fails}
 }
