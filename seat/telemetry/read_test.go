@@ -275,6 +275,15 @@ func TestInboxDepthInFlightAndCursor(t *testing.T) {
 	if row.LastTurnEnd.At == nil || !row.LastTurnEnd.At.Equal(t0.Add(-5*time.Minute)) {
 		t.Errorf("last turn end %+v", row.LastTurnEnd)
 	}
+	// The seat stopped with m2 in flight: nothing moves it until a start,
+	// which the cell says instead of an age that only grows.
+	if err := s.SetIntent(state.IntentStopped, "seat stop"); err != nil {
+		t.Fatal(err)
+	}
+	row, _ = telemetry.ReadSeat(f.home, "inbox", t0)
+	if got := row.Cells()["in_flight"].Text; !strings.Contains(got, "m2 submitted") || !strings.Contains(got, "settled at its next start") {
+		t.Errorf("in-flight cell of a stopped seat: %q", got)
+	}
 
 	// m2 finished but the driver died before moving the cursor: stale, not wrong.
 	write(t, s, filepath.Join(s.StatusDir(), "m2.toml"), inbox.Status{ID: "m2", State: inbox.StateProcessed, SessionID: "sess-i", EndedAt: t0})

@@ -334,6 +334,11 @@ func (r Row) inFlightCell() Cell {
 	if f.Mentions != nil && *f.Mentions > 0 {
 		t += fmt.Sprintf(", %d @mentions", *f.Mentions)
 	}
+	if r.stopped() {
+		// Nothing moves it while the seat is stopped: the next start settles
+		// it by its evidence (delivered once, or sent again).
+		return Cell{t + " (seat stopped: settled at its next start)", Dim}
+	}
 	return Cell{t, Plain}
 }
 
