@@ -140,9 +140,10 @@ func TestHealthBeforeTheFirstSweepAndAfterARevival(t *testing.T) {
 	}
 }
 
-// TestAttachWithNothingToAttachToLeavesNoRelay: a turn-spawned seat has no tmux
-// session between turns. seat attach says so in one line before entering
-// relay, so the queue is not held: the next message is processed.
+// TestAttachWithNothingToAttachToLeavesNoRelay: a turn-spawned seat has no
+// pane (its harness is the driver's child for each message). seat attach says
+// so in one line before entering relay, so the queue is not held: the next
+// message is processed.
 func TestAttachWithNothingToAttachToLeavesNoRelay(t *testing.T) {
 	t.Parallel()
 	h := seattest.New(t, "turnattach")
@@ -158,8 +159,8 @@ func TestAttachWithNothingToAttachToLeavesNoRelay(t *testing.T) {
 	h.Send("t1", "a first turn")
 	h.WaitFinal(time.Minute, "t1")
 	r := h.Run("seat", "attach", h.Name)
-	if r.Code != exitFailed || strings.Count(r.Stderr, "\n") != 1 || !strings.Contains(r.Stderr, "no tmux session to attach to") {
-		t.Fatalf("seat attach of a turn-spawned seat between turns: want exit 1 and one line; got %s", r)
+	if r.Code != exitFailed || strings.Count(r.Stderr, "\n") != 1 || !strings.Contains(r.Stderr, "turn-spawned") || !strings.Contains(r.Stderr, "nothing to attach to") {
+		t.Fatalf("seat attach of a turn-spawned seat: want exit 1 and one line; got %s", r)
 	}
 	h.Send("t2", "after the attach")
 	h.WaitFinal(time.Minute, "t2")

@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/seat/state"
 	"github.com/pantty/pantty/tmux"
 	"github.com/urfave/cli/v2"
@@ -45,15 +46,19 @@ func seatAttach(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	// Nothing to attach to (a stopped seat, or a turn-spawned one between
-	// turns): say so before relay is entered, or the failed attach would
+	// Nothing to attach to (a stopped seat, or a turn-spawned one, which
+	// never has a pane): say so before relay is entered, or the failed attach would
 	// leave the seat holding its queue in relay.
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	ok, err := tmux.New(sess.Socket).HasSession(ctx, sess.TmuxName)
 	cancel()
 	switch {
 	case errors.Is(err, tmux.ErrNoServer) || err == nil && !ok:
-		return fmt.Errorf("seat %s has no tmux session to attach to now (%s on %s): a stopped seat has none, a turn-spawned one only during a turn; nothing was changed",
+		if cfg, _, cerr := seatAdapter(s); cerr == nil && cfg.Shape == config.ShapeTurn {
+			return fmt.Errorf("seat %s is turn-spawned (shape = \"turn\"): its harness runs as the driver's child for each message, in no pane, so there is nothing to attach to; read it with 'pantty status %s'; nothing was changed",
+				s.Name, s.Name)
+		}
+		return fmt.Errorf("seat %s has no tmux session to attach to now (%s on %s): a stopped seat has none; nothing was changed",
 			s.Name, sess.TmuxName, sess.Socket)
 	case err != nil:
 		return fmt.Errorf("%w: seat %s: tmux session %s: %v", state.ErrUnobservable, s.Name, sess.TmuxName, err)
