@@ -296,6 +296,9 @@ func (Adapter) Jail(s state.Seat, c config.Config) []string { return []string{Ho
 // for a 5xx — and a 429's Retry-After stretches each wait to at least that
 // (30 s: about 8 minutes). Ten minutes covers both with the requests' own
 // time; a longer outage ends the turn on the CLI's error, a provider wait.
+// The "Auto" router's own retries come before the turn's first request and
+// are not seen at all (docs/gemini.md, "Retries"): the budget counts from
+// the first retry the seat sees.
 const RetryBudget = 10 * time.Minute
 
 // Caps lists what Gemini CLI can do beyond the required methods.
