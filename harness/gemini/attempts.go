@@ -21,7 +21,8 @@ import (
 // two attempts of one request. So the hook counts BeforeModel since the turn's
 // start or the last AfterTool: the second one and every later one is a retry
 // of a failed request, recorded as a RequestFailed the driver publishes as a
-// provider wait. No hook carries the failed attempt's error, so its class is
+// provider wait, and an AfterTool after such retries ends that wait
+// (RetryWentThrough) while the turn goes on. No hook carries the failed attempt's error, so its class is
 // the honest guess (hookwire.ErrProviderRetrying: transient).
 //
 // BeforeModel's payload carries the whole request (llm_request: the
@@ -59,13 +60,27 @@ func (h hookRun) readAttempts() attemptsFile {
 	return a
 }
 
-// newStep starts counting a model step's requests: at the turn's start
-// (BeforeAgent, which knows the prompt) and after a tool ran (AfterTool).
+// newStep starts counting a turn's model requests (BeforeAgent, which knows
+// the prompt).
 func (h hookRun) newStep(promptID string) {
-	if promptID == "" {
-		promptID = h.readAttempts().PromptID
-	}
 	h.writeAttempts(attemptsFile{SessionID: h.p.SessionID, PromptID: promptID})
+}
+
+// toolRan starts counting the next model step's requests (AfterTool: the
+// step's request went through and a tool ran). When that request had been
+// retried, the retries are over while the turn goes on: a RetryWentThrough,
+// so the seat stops naming the wait. Only that AfterTool records anything.
+func (h hookRun) toolRan() int {
+	a := h.readAttempts()
+	h.writeAttempts(attemptsFile{SessionID: h.p.SessionID, PromptID: a.PromptID})
+	if a.N < 2 {
+		return 0
+	}
+	ev := map[string]any{"hook_event_name": hookwire.EvRetryWentThrough}
+	if a.PromptID != "" {
+		ev["prompt_id"] = a.PromptID
+	}
+	return h.forward(ev, io.Discard)
 }
 
 // attempt counts one BeforeModel; from the second of a step on, the request

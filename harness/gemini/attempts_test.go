@@ -20,8 +20,9 @@ func cliPayload(event, rest string) string {
 
 // TestRetriedModelRequestIsARequestFailed: a second BeforeModel within one
 // model step (no AfterTool between) is the CLI retrying a failed request, and
-// is recorded as RequestFailed with the attempt's number; the first of each
-// step, and AfterTool, record nothing.
+// is recorded as RequestFailed with the attempt's number; the AfterTool after
+// such a step records RetryWentThrough; the first BeforeModel of each step,
+// and any other AfterTool, record nothing.
 func TestRetriedModelRequestIsARequestFailed(t *testing.T) {
 	s := hookSeat(t)
 	run := func(payload string) []hookwire.Event {
@@ -55,12 +56,18 @@ func TestRetriedModelRequestIsARequestFailed(t *testing.T) {
 	}
 	steps := []struct {
 		payload string
-		attempt int // the RequestFailed's attempt, 0 for none
+		attempt int // the RequestFailed's attempt, 0 for none, -1 for a RetryWentThrough
 	}{
-		{model, 0}, {tool, 0}, {model, 0}, {model, 2}, {model, 3}, {tool, 0}, {model, 0}, {model, 2},
+		{model, 0}, {tool, 0}, {model, 0}, {model, 2}, {model, 3}, {tool, -1}, {tool, 0}, {model, 0}, {model, 2},
 	}
 	for i, st := range steps {
 		evs := run(st.payload)
+		if st.attempt < 0 {
+			if len(evs) != 1 || evs[0].Kind != hookwire.EvRetryWentThrough || evs[0].Fields.PromptID != promptID(recorded, prompt) {
+				t.Fatalf("step %d: recorded %q, want one RetryWentThrough for the turn", i, kinds(evs))
+			}
+			continue
+		}
 		if st.attempt == 0 {
 			if len(evs) != 0 {
 				t.Fatalf("step %d: recorded %q, want nothing", i, kinds(evs))

@@ -38,7 +38,8 @@ import (
 //     error line, classified);
 //   - BeforeModel, AfterTool → counted, not recorded: a second BeforeModel
 //     within one model step is a retry of a failed request, recorded as
-//     RequestFailed (attempts.go);
+//     RequestFailed, and the AfterTool after it as RetryWentThrough
+//     (attempts.go);
 //   - PreCompress manual → PreCompact (the /compress pantty or a person sent);
 //     PreCompress auto fires before every turn whether or not anything is
 //     compressed (measured), so it is only remembered (pendingCompress).
@@ -60,8 +61,7 @@ func RunHook(home, name string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		h := hookRun{home: home, name: name, s: s, p: head, stderr: stderr}
 		if head.Event == "AfterTool" {
-			h.newStep("")
-			return 0
+			return h.toolRan()
 		}
 		return h.attempt()
 	}

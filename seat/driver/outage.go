@@ -171,6 +171,25 @@ func (d *Driver) onRequestFailed(ev hookwire.Event) {
 	d.to(machine.HarnessRetries, fl.e.Msg.ID+": "+d.outage.cause)
 }
 
+// onRetryWentThrough ends the wait onRequestFailed published once a request
+// the harness retried went through and the turn goes on (Gemini's next tool
+// ran): the heartbeat stops naming the failure. The ceiling keeps the retry
+// budget it granted.
+func (d *Driver) onRetryWentThrough(ev hookwire.Event) {
+	f := ev.Fields
+	fl := d.flight
+	if fl == nil || fl.retryingSince.IsZero() || d.outage == nil || fl.e.Status.State != inbox.StateSubmitted ||
+		!d.sessionMatches(f.SessionID) || f.PromptID != "" && f.PromptID != fl.e.Status.PromptID {
+		return
+	}
+	d.outageOver()
+	if d.phase == machine.InTurn {
+		d.to(machine.RetryWentThrough, fl.e.Msg.ID)
+	} else {
+		d.beat()
+	}
+}
+
 // followLadder keeps the harness on the running rung and applies provider
 // waits; it runs at every turn boundary (maybeSubmit), ready or not. It reports
 // whether a submission may go ahead now (never before the harness is ready). A change of rung relaunches the harness on the

@@ -84,8 +84,9 @@ func (retryingAdapter) Caps() harness.Capabilities {
 // flight whose error names no means fault (Gemini CLI's provider_retrying)
 // leaves the message in its turn but makes the heartbeat name the wait
 // (fault transient, "provider retrying"), and moves the ceiling to the
-// harness's retry budget after it when that is later; the turn going through
-// processes the message once and clears the wait.
+// harness's retry budget after it when that is later; a RetryWentThrough
+// (the turn goes on) clears the wait, and so does the turn going through,
+// which processes the message once.
 func TestAHarnessRetryIsAWaitInsideTheTurn(t *testing.T) {
 	t.Parallel()
 	d, pane := idleDriver(t)
@@ -111,6 +112,12 @@ func TestAHarnessRetryIsAWaitInsideTheTurn(t *testing.T) {
 	if want := now.Add(10 * time.Minute); !d.ceilingT.at.Equal(want) {
 		t.Fatalf("ceiling at %v, want the retry budget's end %v (the turn started %v)", d.ceilingT.at, want, start)
 	}
+	d.onHookEvent(hookwire.Event{Kind: hookwire.EvRetryWentThrough, ReceivedAt: now, Fields: hookwire.HookFields{SessionID: d.sess.ID, PromptID: "p1"}})
+	if hb, _ := d.S.HeartbeatFile().Read(); hb.Fault != "" || hb.Phase != state.PhaseInTurn || hb.Waiting != "m1" {
+		t.Fatalf("the wait outlived the retry that went through: %+v", hb)
+	}
+	d.onHookEvent(hookwire.Event{Kind: hookwire.EvRequestFailed, ReceivedAt: now, Fields: hookwire.HookFields{SessionID: d.sess.ID, PromptID: "p1",
+		Error: hookwire.ErrProviderRetrying, LastAssistantMessage: "attempt 2 of a model request"}})
 	d.onHookEvent(hookwire.Event{Kind: hookwire.EvStop, ReceivedAt: now, Fields: hookwire.HookFields{SessionID: d.sess.ID, PromptID: "p1"}})
 	if st := status(t, d, "m1"); st.State != inbox.StateProcessed {
 		t.Fatalf("m1 after its turn went through: %+v", st)
