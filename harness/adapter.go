@@ -140,6 +140,16 @@ type Capabilities struct {
 	// is missing. Secrets lists the harness's own credential files for the seat
 	// (absolute paths): pantty denies them to the model like $PANTTY_HOME.
 	ProbeIsolation func(s state.Seat, c config.Config, env map[string]string) (mechanism string, err error)
+	// RetryBudget is the capability of a harness that retries a failed model
+	// request inside the turn by itself and says so to its hooks only per
+	// attempt (a RequestFailed event with error provider_retrying): how long
+	// those retries may last from the first one the seat sees. The turn
+	// ceiling then waits at least that long from it (machine.Deadlines), so
+	// an outage ends the turn on the harness's own error, which holds the
+	// message as a provider wait, instead of on the ceiling, which fails it.
+	// Gemini CLI 0.61.0: 3 attempts on the routed model, then 10 on its
+	// fallback, 5 s doubling to 30 s apart (docs/gemini.md, "Retries").
+	RetryBudget time.Duration
 	// Jail is the capability of a harness with no OS sandbox of its own that
 	// runs whole under pantty's bubblewrap jail (seat/jail) when isolation is
 	// auto or on: the directories it must write besides the workdir (its

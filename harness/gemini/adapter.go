@@ -288,11 +288,24 @@ func (Adapter) PrepareSeatHome(s state.Seat, c config.Config, pantty string) ([]
 // Measured on 0.61.0, 2026-12-05 (docs/gemini.md, "Isolation").
 func (Adapter) Jail(s state.Seat, c config.Config) []string { return []string{Home(s, c)} }
 
+// RetryBudget (harness.Capabilities.RetryBudget) is how long Gemini CLI
+// 0.61.0 may go on retrying a failed model request inside one turn, from its
+// first retry: with the "Auto" model, 3 attempts on the routed model, then 10
+// on its fallback, each 5 s doubling to 30 s after the last, ±30 % jitter
+// (its bundled retry.ts and model policy chain) — about 5 minutes of waits
+// for a 5xx — and a 429's Retry-After stretches each wait to at least that
+// (30 s: about 8 minutes). Ten minutes covers both with the requests' own
+// time; a longer outage ends the turn on the CLI's error, a provider wait.
+// The "Auto" router's own retries come before the turn's first request and
+// are not seen at all (docs/gemini.md, "Retries"): the budget counts from
+// the first retry the seat sees.
+const RetryBudget = 10 * time.Minute
+
 // Caps lists what Gemini CLI can do beyond the required methods.
 func (a Adapter) Caps() harness.Capabilities {
 	return harness.Capabilities{FindPrompt: a.FindPrompt, InputReady: a.InputReady, Composer: a.Composer,
 		BareCommands: a.BareCommands(), CommandWords: CommandWords, CommandSettled: a.CommandSettled, CompactionDone: a.CompactionDone, InjectsWithNextTurn: true, RedrawAfterStart: RedrawAfterStart,
-		PrepareSeatHome: a.PrepareSeatHome, Measure: a.Measure, Binary: DefaultBinary, Jail: a.Jail,
+		PrepareSeatHome: a.PrepareSeatHome, Measure: a.Measure, Binary: DefaultBinary, Jail: a.Jail, RetryBudget: RetryBudget,
 		HookFlags: []harness.HookFlag{{Name: "gemini-hook", Usage: "a Gemini CLI hook (BeforeAgent, AfterAgent, PreCompress translated)",
 			Run: func(home, name string, _ []string, stdin io.Reader, stdout, stderr io.Writer) int {
 				return RunHook(home, name, stdin, stdout, stderr)

@@ -133,7 +133,7 @@ func TestPaneReadings(t *testing.T) {
 
 func TestSettingsKeepWhatIsThereAndSetWhatASeatNeeds(t *testing.T) {
 	cfg := map[string]any{"security": map[string]any{"auth": map[string]any{"selectedType": "oauth-personal"}},
-		"model": map[string]any{"name": "gemini-3.8-pro"}, "hooks": map[string]any{"AfterTool": "a person's hook"}}
+		"model": map[string]any{"name": "gemini-3.8-pro"}, "hooks": map[string]any{"BeforeTool": "a person's hook"}}
 	setSettings(cfg, "/bin/pantty --home H hook --seat s --gemini-hook")
 	b, _ := json.Marshal(cfg)
 	got := string(b)
@@ -144,7 +144,7 @@ func TestSettingsKeepWhatIsThereAndSetWhatASeatNeeds(t *testing.T) {
 		}
 	}
 	hooks := cfg["hooks"].(map[string]any)
-	if len(hooks) != len(HookEvents) || hooks["AfterTool"] != nil {
+	if len(hooks) != len(HookEvents) || hooks["BeforeTool"] != nil {
 		t.Errorf("hooks %v: want exactly pantty's %v", hooks, HookEvents)
 	}
 }

@@ -82,8 +82,8 @@ func TestE2E(t *testing.T) {
 			// A 401 ends Gemini's turn at once with "✕ [API Error: {…"code":401…}]"
 			// on the pane and AfterAgent's "[no response text]" (measured): the
 			// hook reads the error line, authentication_failed, a means outage.
-			// (A 5xx or 429 is retried inside the turn by the CLI with no hook:
-			// no outage test can exist for them; docs/gemini.md.)
+			// (A 5xx or 429 is retried inside the turn by the CLI: its own
+			// test, TestE2EProviderRetriesAreAWait, with a pinned model.)
 			{Name: "Credential", Fault: standinkit.FaultAuth, Class: machine.ClassMeans, Words: "cannot authenticate: [API Error: "},
 		},
 		ResumeArgv: func(_ *seattest.Harness, id, argv string) error {

@@ -39,12 +39,16 @@ func SettingsPath(home string) string { return filepath.Join(home, ".gemini", "s
 //   - AfterAgent (prompt, prompt_response): the turn end — also after an
 //     Escape and after an API error (measured);
 //   - PreCompress (trigger manual or auto): the compression's start;
+//   - BeforeModel (once per model request, retries included) and AfterTool
+//     (between two model steps): the count of a step's attempts, whose second
+//     is a retry the CLI shows nowhere else (attempts.go);
 //   - SessionEnd, Notification: recorded.
 //
-// Not AfterModel or BeforeModel: each carries the whole conversation, once per
-// streamed chunk (measured), and the context reading comes from the chat file
-// at the turn's end instead.
-var HookEvents = []string{"SessionStart", "BeforeAgent", "AfterAgent", "PreCompress", "SessionEnd", "Notification"}
+// Not AfterModel: it carries the whole conversation, once per streamed chunk
+// (measured). BeforeModel carries it once per request; the hook reads only the
+// payload's leading fields (readHead). The context reading comes from the
+// chat file at the turn's end.
+var HookEvents = []string{"SessionStart", "BeforeAgent", "AfterAgent", "BeforeModel", "AfterTool", "PreCompress", "SessionEnd", "Notification"}
 
 // CompressionOutOfReach is model.compressionThreshold for a seat: the
 // fraction of the model's window at which the CLI compresses by itself

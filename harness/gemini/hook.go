@@ -36,6 +36,10 @@ import (
 //     the payload's prompt_response, which repeats chunks of a streamed
 //     reply), or StopFailure when the turn ended on an API error (the pane's
 //     error line, classified);
+//   - BeforeModel, AfterTool → counted, not recorded: a second BeforeModel
+//     within one model step is a retry of a failed request, recorded as
+//     RequestFailed, and the AfterTool after it as RetryWentThrough
+//     (attempts.go);
 //   - PreCompress manual → PreCompact (the /compress pantty or a person sent);
 //     PreCompress auto fires before every turn whether or not anything is
 //     compressed (measured), so it is only remembered (pendingCompress).
@@ -46,7 +50,22 @@ import (
 // instead of giving it to the model. Like every hook it never fails Gemini
 // because of pantty trouble.
 func RunHook(home, name string, stdin io.Reader, stdout, stderr io.Writer) int {
-	payload := hookwire.ReadHookPayload(stdin, stderr)
+	head, read := readHead(stdin)
+	if head.Event == "BeforeModel" || head.Event == "AfterTool" {
+		// Once per model request and per tool call: only the payload's
+		// head is read (attempts.go), never the conversation or the output.
+		s, err := state.Existing(home, name)
+		if err != nil {
+			fmt.Fprintf(stderr, "pantty hook: %v\n", err)
+			return 0
+		}
+		h := hookRun{home: home, name: name, s: s, p: head, stderr: stderr}
+		if head.Event == "AfterTool" {
+			return h.toolRan()
+		}
+		return h.attempt()
+	}
+	payload := append(read, hookwire.ReadHookPayload(stdin, stderr)...)
 	var p payloadFields
 	if json.Unmarshal(payload, &p) != nil {
 		return hookrun.Run(home, name, false, "", bytes.NewReader(payload), io.Discard, stderr)
@@ -61,6 +80,7 @@ func RunHook(home, name string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case "SessionStart":
 		return h.pass(payload, stdout)
 	case "BeforeAgent":
+		h.newStep(promptID(p.SessionID, p.Prompt))
 		h.reinject(stdout)
 		return h.forward(map[string]any{"hook_event_name": hookwire.EvUserPromptSubmit, "prompt": p.Prompt}, io.Discard)
 	case "AfterAgent":

@@ -17,6 +17,14 @@ type Flight struct {
 	// CeilingSpent: a cancel at the turn ceiling did not hold, and is not
 	// tried again; the turn runs on to its end or a person.
 	CeilingSpent bool
+	// RetryingSince is when the harness was first seen retrying a failed
+	// model request inside this turn (a RequestFailed event), and
+	// RetryBudget how long the harness's own retries may last from there
+	// (harness.Capabilities.RetryBudget): the ceiling waits at least that
+	// long, so an outage ends the turn on the harness's own error — a
+	// provider wait — and not on the ceiling, which fails the message.
+	RetryingSince time.Time
+	RetryBudget   time.Duration
 }
 
 // Deadlines says when the evidence timer and the turn ceiling fire for f; a
@@ -32,6 +40,11 @@ func Deadlines(f Flight, submitTimeout, ceiling time.Duration) (evidence, turnCe
 	}
 	if f.Submitted && !f.CeilingSpent {
 		turnCeiling = f.SubmittedAt.Add(ceiling)
+		if !f.RetryingSince.IsZero() {
+			if budget := f.RetryingSince.Add(f.RetryBudget); budget.After(turnCeiling) {
+				turnCeiling = budget
+			}
+		}
 	}
 	return evidence, turnCeiling
 }

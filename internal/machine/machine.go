@@ -49,38 +49,39 @@ type Event string
 
 // The events that change the phase.
 const (
-	Launched        Event = "launched"          // a harness process was launched (start, relaunch, rung change)
-	Ready           Event = "ready"             // the harness came up (SessionStart, adopted pane, lazy start, turn shape)
-	Pasted          Event = "pasted"            // a guarded message went to the pane (or to a spawned turn)
-	Inherited       Event = "inherited"         // a new driver adopted a message an older one left mid-delivery
-	InheritedInTurn Event = "inherited-in-turn" // the same, with its submission evidence already recorded
-	Evidenced       Event = "evidenced"         // the harness's submission evidence bound the message in flight
-	Spawned         Event = "spawned"           // turn shape: the one-turn process for the message is running
-	AsksPerson      Event = "asks-person"       // mid-turn, the harness asks for a person (the ceiling still applies)
-	HarnessRetries  Event = "harness-retries"   // mid-turn, a request failed and the harness retries by itself
-	Settled         Event = "settled"           // the message in flight is final (processed or failed)
-	Requeued        Event = "requeued"          // an inherited message without evidence went back to the queue
-	Drained         Event = "drained"           // at a boundary, nothing (more) to submit
-	Blocked         Event = "blocked"           // the seat's dispatch facts are unsupported: nothing is submitted
-	CancelBegun     Event = "cancel"            // a cancel of the turn in flight began
-	CancelSawPrompt Event = "cancel-saw-prompt" // the cancel found the prompt already recorded: wait for its evidence
-	CancelHeld      Event = "cancel-held"       // the turn did not stop: it is still in flight
-	CompactBegun    Event = "compact"           // the compaction cycle pasted /compact
-	CycleEnded      Event = "cycle-ended"       // the compaction cycle finished (done or failed)
-	RelayEntered    Event = "relay"             // a person's client took the input box
-	RelayLeft       Event = "relay-left"        // the person left; the queue may run
-	DraftHeld       Event = "draft-held"        // a person's draft is in the input box: the queue waits
-	DialogShown     Event = "dialog-shown"      // the pane shows a dialog, not the input box: the queue waits for a person
-	ProviderRefused Event = "provider-refused"  // the provider refused (rate limit, billing): wait for its time
-	ProviderCleared Event = "provider-cleared"  // the provider's wait is over
-	MeansLost       Event = "means-lost"        // the harness cannot reach the model (credential, connection)
-	RequestFailed   Event = "request-failed"    // the provider failed the request; retry with backoff
-	HarnessGone     Event = "harness-gone"      // the harness exited or its pane vanished: relaunch
-	LaunchFailed    Event = "launch-failed"     // a launch (relaunch, step, rung change) failed
-	GaveUp          Event = "gave-up"           // the harness exited before it came up too many times in a row
-	StopAsked       Event = "stop"              // `seat stop` asked the driver to stop
-	StateUnwritable Event = "state-unwritable"  // at a boundary, some record could not be written: the queue holds
-	StateWritten    Event = "state-written"     // every pending record was written again: the queue may run
+	Launched         Event = "launched"           // a harness process was launched (start, relaunch, rung change)
+	Ready            Event = "ready"              // the harness came up (SessionStart, adopted pane, lazy start, turn shape)
+	Pasted           Event = "pasted"             // a guarded message went to the pane (or to a spawned turn)
+	Inherited        Event = "inherited"          // a new driver adopted a message an older one left mid-delivery
+	InheritedInTurn  Event = "inherited-in-turn"  // the same, with its submission evidence already recorded
+	Evidenced        Event = "evidenced"          // the harness's submission evidence bound the message in flight
+	Spawned          Event = "spawned"            // turn shape: the one-turn process for the message is running
+	AsksPerson       Event = "asks-person"        // mid-turn, the harness asks for a person (the ceiling still applies)
+	HarnessRetries   Event = "harness-retries"    // mid-turn, a request failed and the harness retries by itself
+	RetryWentThrough Event = "retry-went-through" // mid-turn, a request the harness retried went through
+	Settled          Event = "settled"            // the message in flight is final (processed or failed)
+	Requeued         Event = "requeued"           // an inherited message without evidence went back to the queue
+	Drained          Event = "drained"            // at a boundary, nothing (more) to submit
+	Blocked          Event = "blocked"            // the seat's dispatch facts are unsupported: nothing is submitted
+	CancelBegun      Event = "cancel"             // a cancel of the turn in flight began
+	CancelSawPrompt  Event = "cancel-saw-prompt"  // the cancel found the prompt already recorded: wait for its evidence
+	CancelHeld       Event = "cancel-held"        // the turn did not stop: it is still in flight
+	CompactBegun     Event = "compact"            // the compaction cycle pasted /compact
+	CycleEnded       Event = "cycle-ended"        // the compaction cycle finished (done or failed)
+	RelayEntered     Event = "relay"              // a person's client took the input box
+	RelayLeft        Event = "relay-left"         // the person left; the queue may run
+	DraftHeld        Event = "draft-held"         // a person's draft is in the input box: the queue waits
+	DialogShown      Event = "dialog-shown"       // the pane shows a dialog, not the input box: the queue waits for a person
+	ProviderRefused  Event = "provider-refused"   // the provider refused (rate limit, billing): wait for its time
+	ProviderCleared  Event = "provider-cleared"   // the provider's wait is over
+	MeansLost        Event = "means-lost"         // the harness cannot reach the model (credential, connection)
+	RequestFailed    Event = "request-failed"     // the provider failed the request; retry with backoff
+	HarnessGone      Event = "harness-gone"       // the harness exited or its pane vanished: relaunch
+	LaunchFailed     Event = "launch-failed"      // a launch (relaunch, step, rung change) failed
+	GaveUp           Event = "gave-up"            // the harness exited before it came up too many times in a row
+	StopAsked        Event = "stop"               // `seat stop` asked the driver to stop
+	StateUnwritable  Event = "state-unwritable"   // at a boundary, some record could not be written: the queue holds
+	StateWritten     Event = "state-written"      // every pending record was written again: the queue may run
 )
 
 // any is the From of a rule that applies in every phase but Stopping: once
@@ -112,6 +113,7 @@ var Rules = []Rule{
 	{Spawned, []Phase{Submitting}, InTurn, "turn shape: its process runs the message"},
 	{AsksPerson, []Phase{InTurn, Cancelling}, InTurn, "the heartbeat names the question; the ceiling still applies"},
 	{HarnessRetries, []Phase{InTurn, Submitting, Cancelling}, InTurn, "the heartbeat names the failure the harness retries"},
+	{RetryWentThrough, []Phase{InTurn}, InTurn, "the heartbeat no longer names the failure; the turn goes on"},
 	{Settled, []Phase{Provider, Means, Retry}, Stay, "an outage or refusal still holds the queue"},
 	{Settled, anyPhase, Idle, "the message is final"},
 	{Requeued, []Phase{Submitting}, Idle, "no evidence after a driver restart: queued again"},

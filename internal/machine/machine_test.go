@@ -222,6 +222,12 @@ func TestDeadlines(t *testing.T) {
 		{"cancelling a paste: no timer", Flight{Submitting: true, Cancelling: true, LookFrom: look}, time.Time{}, time.Time{}},
 		{"cancelling a turn: no timer", Flight{Submitted: true, Cancelling: true, SubmittedAt: sub}, time.Time{}, time.Time{}},
 		{"a ceiling cancel that did not hold", Flight{Submitted: true, SubmittedAt: sub, CeilingSpent: true}, time.Time{}, time.Time{}},
+		{"retrying late in the turn: the harness's retry budget from the first retry",
+			Flight{Submitted: true, SubmittedAt: sub, RetryingSince: sub.Add(55 * time.Minute), RetryBudget: 10 * time.Minute},
+			time.Time{}, sub.Add(65 * time.Minute)},
+		{"retrying early: the ceiling is later than the budget",
+			Flight{Submitted: true, SubmittedAt: sub, RetryingSince: sub.Add(time.Minute), RetryBudget: 10 * time.Minute},
+			time.Time{}, sub.Add(ceiling)},
 	}
 	for _, c := range cases {
 		ev, tl := Deadlines(c.f, timeout, ceiling)

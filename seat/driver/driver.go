@@ -153,6 +153,10 @@ type delivery struct {
 	// ceilingSpent: a cancel at the turn ceiling did not hold; the ceiling is
 	// not armed again for this turn.
 	ceilingSpent bool
+	// retryingSince: when the harness was first seen retrying a failed
+	// request inside this turn (onRequestFailed): the ceiling grants the
+	// harness's retry budget from then (machine.Deadlines).
+	retryingSince time.Time
 }
 
 // view is the flight as machine.OnPrompt and machine.OnTurnEnd bind the

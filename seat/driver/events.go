@@ -92,6 +92,8 @@ func (d *Driver) onHookEvent(ev hookwire.Event) {
 		d.onTurnEnd(ev)
 	case hookwire.EvRequestFailed:
 		d.onRequestFailed(ev)
+	case hookwire.EvRetryWentThrough:
+		d.onRetryWentThrough(ev)
 	case hookwire.EvPaneDied:
 		d.checkHarness("pane-died hook")
 	case hookwire.EvClientAttached, hookwire.EvClientDetached:

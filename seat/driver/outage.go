@@ -136,9 +136,13 @@ func (d *Driver) outageOver() {
 
 // onRequestFailed takes a failed model request inside a turn the harness keeps
 // running (Codex retries a lost connection by itself, "Reconnecting… waiting for
-// network", and the turn ends only when it is back): nothing is re-queued —
-// the turn's own end settles the message — but a means failure is published
-// like any outage, so status and recover say why the turn does not end.
+// network", and the turn ends only when it is back; Gemini CLI retries a 429
+// or a 5xx, its hooks seeing only the attempts): nothing is re-queued — the
+// turn's own end settles the message — but the failure is published like any
+// outage (the heartbeat's fault and waiting), so status and recover say why
+// the turn does not end, and the turn ceiling grants the harness's retry
+// budget from the first such failure. A turn that then goes through clears it
+// (finish, outageOver).
 func (d *Driver) onRequestFailed(ev hookwire.Event) {
 	f := ev.Fields
 	fl := d.flight
@@ -147,18 +151,43 @@ func (d *Driver) onRequestFailed(ev hookwire.Event) {
 		return
 	}
 	class, cause := hookwire.ClassifyFailure(f.Error, state.Redact(f.LastAssistantMessage))
-	if class != machine.ClassMeans {
+	if class == machine.ClassWork {
 		return
 	}
 	now := d.now()
+	if fl.retryingSince.IsZero() {
+		fl.retryingSince = now
+	}
 	if d.outage == nil || d.outage.class != class {
 		d.outage = &heldOutage{class: class, since: now}
 	}
-	d.outage.cause = cause + " (the harness retries the turn by itself)"
+	if class == machine.ClassMeans {
+		cause += " (the harness retries the turn by itself)"
+	}
+	d.outage.cause = cause
 	d.outage.failures++
 	d.outage.probeAt = now
 	d.logf("message %s: %s", fl.e.Msg.ID, d.outage.cause)
 	d.to(machine.HarnessRetries, fl.e.Msg.ID+": "+d.outage.cause)
+}
+
+// onRetryWentThrough ends the wait onRequestFailed published once a request
+// the harness retried went through and the turn goes on (Gemini's next tool
+// ran): the heartbeat stops naming the failure. The ceiling keeps the retry
+// budget it granted.
+func (d *Driver) onRetryWentThrough(ev hookwire.Event) {
+	f := ev.Fields
+	fl := d.flight
+	if fl == nil || fl.retryingSince.IsZero() || d.outage == nil || fl.e.Status.State != inbox.StateSubmitted ||
+		!d.sessionMatches(f.SessionID) || f.PromptID != "" && f.PromptID != fl.e.Status.PromptID {
+		return
+	}
+	d.outageOver()
+	if d.phase == machine.InTurn {
+		d.to(machine.RetryWentThrough, fl.e.Msg.ID)
+	} else {
+		d.beat()
+	}
 }
 
 // followLadder keeps the harness on the running rung and applies provider

@@ -54,7 +54,8 @@ func (d *Driver) syncTimers() {
 		st := fl.e.Status
 		f = machine.Flight{Submitting: st.State == inbox.StateSubmitting, Submitted: st.State == inbox.StateSubmitted,
 			Cancelling: d.cancel != nil && d.cancel.fl == fl, TurnShape: d.Cfg.Shape == config.ShapeTurn,
-			LookFrom: fl.lookFrom, SubmittedAt: st.SubmittedAt, CeilingSpent: fl.ceilingSpent}
+			LookFrom: fl.lookFrom, SubmittedAt: st.SubmittedAt, CeilingSpent: fl.ceilingSpent,
+			RetryingSince: fl.retryingSince, RetryBudget: d.Ad.Caps().RetryBudget}
 	}
 	evidence, ceiling := machine.Deadlines(f, d.Cfg.SubmitTimeout.Duration, d.Cfg.TurnCeiling.Duration)
 	now := d.now()

@@ -29,6 +29,11 @@ const (
 	// running (StopFailure's fields; an adapter's translation, e.g. Codex's
 	// PostModelRequest on a lost connection): not a turn end.
 	EvRequestFailed = "RequestFailed"
+	// EvRetryWentThrough is a request the harness had been retrying inside
+	// the turn that went through (an adapter's translation, e.g. Gemini's
+	// AfterTool after a step's retries): the wait RequestFailed published is
+	// over while the turn goes on.
+	EvRetryWentThrough = "RetryWentThrough"
 )
 
 // Event is one hook event as `pantty hook` recorded it in events/. The payload is

@@ -40,7 +40,19 @@ var failRules = []failRule{
 	{err: "server_error", class: machine.ClassTransient, cause: "server error"},
 	{err: "overloaded", class: machine.ClassTransient, cause: "overloaded"},
 	{err: "overloaded_error", class: machine.ClassTransient, cause: "overloaded"},
+	// A harness retrying a request inside the turn without naming the
+	// error (Gemini CLI 0.61.0 retries a 429 and a 5xx alike and tells its
+	// hooks neither): transient, the class whose wait is the seat's own. A
+	// provider refusal would hold every seat on the provider on a guess; if
+	// the retries run out, the turn's end carries the real error and is
+	// classified by it.
+	{err: ErrProviderRetrying, class: machine.ClassTransient, cause: "provider retrying"},
 }
+
+// ErrProviderRetrying is the error value of a RequestFailed event for an
+// attempt the harness retries without saying what failed (Gemini CLI's
+// BeforeModel hook firing again within one model step).
+const ErrProviderRetrying = "provider_retrying"
 
 // connectionWords are how Claude Code words a connection that never reached
 // the API (measured: "API Error: Connection refused — … (ECONNREFUSED)"; at

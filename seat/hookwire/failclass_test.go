@@ -31,6 +31,8 @@ func TestClassifyFailure(t *testing.T) {
 		{"server_error", "API Error: 500 Internal server error. This is a server-side issue, usually temporary — try again in a moment.", machine.ClassTransient, "server error: API Error: 500"},
 		{"server_error", "API Error: 529 Overloaded. This is a server-side issue, usually temporary — try again in a moment.", machine.ClassTransient, "server error: API Error: 529 Overloaded"},
 		{"overloaded", "API Error: Overloaded (529)", machine.ClassTransient, "overloaded: "},
+		// Gemini CLI retrying inside the turn, its error unseen: the seat's own wait, not the provider's.
+		{hookwire.ErrProviderRetrying, "attempt 2 of a model request", machine.ClassTransient, "provider retrying: attempt 2"},
 		{"invalid_request", "API Error: 400 prompt is too long", machine.ClassWork, "invalid_request: API Error: 400 prompt is too long"},
 		{"", "something else", machine.ClassWork, ": something else"},
 	} {
