@@ -90,15 +90,23 @@ func (b *bench) fleet() error {
 			return fmt.Errorf("status --json: %s", r)
 		}
 		here, hereCPU = append(here, r.Wall), append(hereCPU, r.CPU)
-		// ControlMaster off: every call is a new connection.
-		if r = b.sshTrue(f.off); r.Code != 0 {
-			return fmt.Errorf("ssh true: %s", r)
-		}
-		sshOff = append(sshOff, r.Wall)
-		for _, n := range fleetSizes {
-			if err := take(status[false][n], f.off, n); err != nil {
-				return err
+		// One round trip, then the listing over each fleet size.
+		round := func(on bool, c loopsshd.Client, ssh *durs) error {
+			r := b.sshTrue(c)
+			if r.Code != 0 {
+				return fmt.Errorf("ssh true (ControlMaster %v): %s", on, r)
 			}
+			*ssh = append(*ssh, r.Wall)
+			for _, n := range fleetSizes {
+				if err := take(status[on][n], c, n); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		// ControlMaster off: every call is a new connection.
+		if err := round(false, f.off, &sshOff); err != nil {
+			return err
 		}
 		// ControlMaster on: the first listing with no master running starts
 		// one per host; the rest are multiplexed over them.
@@ -106,14 +114,8 @@ func (b *bench) fleet() error {
 		if err := take(cold, f.on, len(f.aliases)); err != nil {
 			return err
 		}
-		if r = b.sshTrue(f.on); r.Code != 0 {
-			return fmt.Errorf("ssh true (ControlMaster): %s", r)
-		}
-		sshOn = append(sshOn, r.Wall)
-		for _, n := range fleetSizes {
-			if err := take(status[true][n], f.on, n); err != nil {
-				return err
-			}
+		if err := round(true, f.on, &sshOn); err != nil {
+			return err
 		}
 	}
 	masters := f.masters()
