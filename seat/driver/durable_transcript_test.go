@@ -186,7 +186,7 @@ func TestOnlyTheNewestReadingStaysInSeen(t *testing.T) {
 			t.Fatal(err)
 		}
 		names = append(names, n)
-		if n, err = d.S.WriteEvent(hookwire.EvSessionEnd, []byte(`{"session_id":"x"}`), now.Add(time.Duration(i)*time.Second)); err != nil {
+		if _, err = d.S.WriteEvent(hookwire.EvSessionEnd, []byte(`{"session_id":"x"}`), now.Add(time.Duration(i)*time.Second)); err != nil {
 			t.Fatal(err)
 		}
 		d.drainEvents()
