@@ -88,7 +88,14 @@ func (c *Client) command(ctx context.Context, args []string) *exec.Cmd {
 // longCommand is command for a client that lives as long as its caller wants
 // (a control-mode watch): no context, the caller ends it.
 func (c *Client) longCommand(args []string) *exec.Cmd {
-	return c.isolate(exec.Command(c.binary(), append(c.baseArgs(), args...)...))
+	cmd := c.isolate(exec.Command(c.binary(), append(c.baseArgs(), args...)...))
+	// A long-lived client (a control-mode client) dies with the process that
+	// started it. Orphaned by a driver killed with SIGKILL, a control client
+	// stayed attached, and tmux 3.3a, told to exit, waited for it forever:
+	// the server refused every later client ("server exited unexpectedly")
+	// and `seat stop` left it running (measured 2026-12-06 under load).
+	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+	return cmd
 }
 
 // isolate gives the child its own process group and a clean environment.
