@@ -78,6 +78,14 @@ type Capabilities struct {
 	// interrupted prompt back into the box as its turn stops, sometimes just after
 	// the footer goes idle, so a clear sent at once can come first.
 	Composer func(screen string) (text string, ok bool)
+	// PasteQuiet is the capability for a harness measured to draw a
+	// bracketed paste in its box only once an Enter would submit it: the
+	// driver sends Enter as soon as the box (Composer) shows the paste and
+	// the pane has printed nothing for PasteQuiet, with paste_settle as the
+	// bound instead of the wait (docs/performance.md, "Enter on the
+	// paste's commit"). Zero: not measured, or measured unsafe; Enter waits
+	// the whole paste_settle. Needs Composer.
+	PasteQuiet time.Duration
 	// NamesOwnSession is the capability for harnesses that choose their own
 	// session id (Codex's thread id): pantty cannot pass one at launch, so the
 	// driver records it from the first turn end bound to a pantty submission, and

@@ -413,5 +413,18 @@ func (Adapter) CommandAnswer(_ state.Seat, c config.Config, sessionID string, cm
 func (a Adapter) Caps() harness.Capabilities {
 	return harness.Capabilities{FindPrompt: a.FindPrompt, InputReady: a.InputReady, Composer: a.Composer,
 		CommandAnswer: a.CommandAnswer, ProbeIsolation: a.ProbeIsolation, Secrets: a.Secrets, PrepareSeatHome: a.PrepareSeatHome, HomeUnprepared: a.HomeUnprepared,
-		Measure: a.Measure, Binary: DefaultBinary}
+		Measure: a.Measure, Binary: DefaultBinary, PasteQuiet: PasteQuiet}
 }
+
+// PasteQuiet (harness.Capabilities.PasteQuiet): Claude Code 2.1.328 draws a
+// bracketed paste in its box ("[Pasted text #1 +4 lines]") only once an
+// Enter submits it. Measured 2026-12-06 (seat/measure's
+// TestPasteCommitTiming, 5-line paste, machine load average 18 to 40): an
+// Enter sent once the box showed the paste and the pane had been quiet 0,
+// 10 or 30 ms submitted 60 of 60 times (30 of them at 10 ms); the box
+// showed the paste 12–48 ms (median) after it, at worst 396 ms, so the
+// fixed 150 ms settle sent some Enters before the paste showed, where this
+// waits for it. One Enter sent 1 ms after a paste, not looking, on the
+// first paste of a session did not submit (nor did the next, within 10 s);
+// this wait never sends Enter before the box shows the paste.
+const PasteQuiet = 10 * time.Millisecond

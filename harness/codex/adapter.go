@@ -223,6 +223,15 @@ func (Adapter) Facts() guard.DispatchFacts {
 	return guard.DispatchFacts{Form: guard.FormTrimmedFirstChar, Sigils: "/!"}
 }
 
+// PasteQuiet (harness.Capabilities.PasteQuiet): Codex CLI 0.171.0 takes a
+// bracketed paste as one event and draws it in its box at once; an Enter
+// after it is a key of its own. Measured 2026-12-06 (seat/measure's
+// TestPasteCommitTiming, 5-line paste, machine load average 18 to 40): an
+// Enter sent once the box showed the paste and the pane had been quiet 0,
+// 10 or 30 ms submitted 60 of 60 times, and one sent right after the
+// paste, not looking, 10 of 10.
+const PasteQuiet = 10 * time.Millisecond
+
 // PasteSettle: 150 ms between paste and Enter (measured: UserPromptSubmit came
 // 30-60 ms after the Enter).
 func (Adapter) PasteSettle() config.Duration {
@@ -253,6 +262,7 @@ func (a Adapter) Caps() harness.Capabilities {
 	return harness.Capabilities{FindPrompt: a.FindPrompt, InputReady: a.InputReady, Composer: a.Composer,
 		NamesOwnSession: a.NamesOwnSession(), StartsLazily: a.StartsLazily(), BareCommands: a.BareCommands(),
 		ProbeIsolation: a.ProbeIsolation, Secrets: a.Secrets, PrepareSeatHome: a.PrepareSeatHome, Measure: a.Measure, Binary: DefaultBinary,
+		PasteQuiet: PasteQuiet,
 		HookFlags: []harness.HookFlag{
 			{Name: "codex-hook", Usage: "a Codex hook (turn_id named prompt_id; PostModelRequest translated)",
 				Run: func(home, name string, _ []string, stdin io.Reader, stdout, stderr io.Writer) int {

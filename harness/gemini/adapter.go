@@ -258,7 +258,14 @@ func (Adapter) Facts() guard.DispatchFacts {
 }
 
 // PasteSettle: 300 ms between paste and Enter (the measurement's settle;
-// BeforeAgent came within 100 ms of the Enter).
+// BeforeAgent came within 100 ms of the Enter). No PasteQuiet
+// (harness.Capabilities.PasteQuiet): Gemini CLI 0.61.0 draws a paste in its
+// box before an Enter would submit it. Measured 2026-12-06 (seat/measure's
+// TestPasteCommitTiming, 5-line paste): an Enter once the box showed the
+// paste and the pane had been quiet 0 to 30 ms became a newline 35 of 35
+// times (load average 1 to 40). Its window lags under load: an Enter 300 ms
+// after the paste submitted 6 of 6 at load 1, 0 of 5 at load 11 to 40 (the
+// Enter retry then submitted each); 1 s after it, 15 of 15 (docs/gemini.md).
 func (Adapter) PasteSettle() config.Duration {
 	return config.Duration{Duration: 300 * time.Millisecond}
 }

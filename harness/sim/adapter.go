@@ -180,5 +180,11 @@ func (Adapter) CommandAnswer(s state.Seat, c config.Config, sessionID string, cm
 // Caps lists what the simulator can do beyond the required methods.
 func (a Adapter) Caps() harness.Capabilities {
 	return harness.Capabilities{FindPrompt: a.FindPrompt, Composer: a.Composer, CommandAnswer: a.CommandAnswer, TurnArgv: a.TurnArgv,
-		Measure: a.Measure, InputReady: a.InputReady}
+		Measure: a.Measure, InputReady: a.InputReady, PasteQuiet: PasteQuiet}
 }
+
+// PasteQuiet (harness.Capabilities.PasteQuiet): the simulator draws a paste
+// only once it has committed (its box never shows text an Enter would turn
+// into a newline), in one frame; 5 ms of quiet after that frame is margin
+// for tmux splitting its output.
+const PasteQuiet = 5 * time.Millisecond

@@ -66,10 +66,10 @@ func (u *tui) mainScreen(w, h int) []string {
 		return append(head, "  Starting…")
 	}
 	var box []string
-	if u.box == "" && u.placeholder {
+	if shown := u.shownBox(); shown == "" && u.placeholder {
 		box = []string{"> " + dim + placeholder + undim}
 	} else {
-		box = boxLines(u.box, w)
+		box = boxLines(shown, w)
 	}
 	status := ""
 	switch {

@@ -197,6 +197,35 @@ func TestEnterInsidePasteWindowIsNewline(t *testing.T) {
 	}
 }
 
+// A paste is drawn only once it commits: while the box does not show it, an
+// Enter would be a newline; once it shows, an Enter submits it. This is the
+// order pantty's Enter-on-commit relies on (docs/performance.md); before,
+// the simulator drew the paste at once, inside its paste window.
+func TestPasteIsDrawnOnlyOnceCommitted(t *testing.T) {
+	t.Parallel()
+	e := newSimEnv(t)
+	e.env["PANTTY_SIM_COMMIT"] = "600ms"
+	p := e.start()
+	e.waitHooks("SessionStart", 1)
+	p.waitBox("")
+	pasted := time.Now()
+	p.paste("y")
+	for time.Since(pasted) < 400*time.Millisecond {
+		if b, _ := inputBox(p.capture()); b != "" {
+			t.Fatalf("the box shows %q %s after the paste, inside a 600 ms commit window", b, time.Since(pasted))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	p.waitBox("y")
+	if since := time.Since(pasted); since < 600*time.Millisecond {
+		t.Fatalf("the box showed the paste %s after it, before it committed", since)
+	}
+	p.keys("Enter")
+	if ups := e.waitHooks("UserPromptSubmit", 1); str(ups[0], "prompt") != "y" {
+		t.Fatalf("prompt = %q", str(ups[0], "prompt"))
+	}
+}
+
 // Escape cancels a turn: no Stop, an interruption row, the prompt back in
 // the box; C-u clears it; a double Escape on the empty box opens Rewind.
 func TestEscapeCancelsTurn(t *testing.T) {

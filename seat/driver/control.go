@@ -182,6 +182,8 @@ func (d *Driver) Run(c guard.Command, live func() bool, entered func(error)) {
 		entered(err)
 		return
 	}
+	// The whole settle: PasteQuiet was measured on board text, not on a
+	// command, whose completion list may still be drawing when it shows.
 	settle := flight.Wait{Quiet: d.Cfg.PasteSettle.Duration}
 	if settled := d.Ad.Caps().CommandSettled; settled != nil {
 		settle = flight.Wait{Quiet: commandSettlePoll, Every: commandSettlePoll, Limit: commandSettleLimit, Hold: commandSettleHold,

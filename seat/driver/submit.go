@@ -355,7 +355,7 @@ func (d *Driver) Submit(s guard.Submission, a flight.Ahead, live func() bool, en
 		entered(fmt.Errorf("%w: the record is of other text than the submission", flight.ErrUnwritten))
 		return
 	}
-	d.paste(a, flight.Wait{Quiet: d.Cfg.PasteSettle.Duration}, live, func(err error) {
+	d.paste(a, d.pasteSettle(), live, func(err error) {
 		if errors.Is(err, flight.ErrNotPasted) {
 			d.notPasted(s, err)
 		}
@@ -381,6 +381,11 @@ func (d *Driver) paste(a flight.Ahead, settle flight.Wait, live func() bool, ent
 		entered(err)
 		return
 	}
+	if cleared && settle.Bound {
+		// The box showed pantty's leftover until the clear went: that text
+		// would pass for the paste's. The whole settle, as before.
+		settle = flight.Wait{Quiet: settle.Limit}
+	}
 	d.watchPane(settle, func(ok bool) {
 		switch {
 		case !live():
@@ -388,7 +393,7 @@ func (d *Driver) paste(a flight.Ahead, settle flight.Wait, live func() bool, ent
 		case !ok:
 			d.clearComposer()
 			entered(fmt.Errorf("the pane did not show %s settled in the input box within %s (a completion Enter would take instead): not entered", a.Text(), settle.Limit))
-		case settle.Cond != nil:
+		case settle.Cond != nil && !settle.Bound:
 			// The watch saw the box hold exactly the text, settled (the
 			// command door's CommandSettled): that look is the box check.
 			// A second reading would take Gemini CLI's completion list
@@ -402,6 +407,21 @@ func (d *Driver) paste(a flight.Ahead, settle flight.Wait, live func() bool, ent
 			entered(flight.Enter(ctx, d.pane(), d.box()))
 		}
 	})
+}
+
+// pasteSettle is the wait between a paste and its Enter: the whole
+// paste_settle, or, on a harness measured to draw a paste only once it has
+// committed (harness.Capabilities.PasteQuiet), until the box shows it and
+// the pane has been quiet that long, with paste_settle as the bound. An
+// Enter that still lands in the paste window (a harness slower than
+// measured) becomes a newline or is eaten: no evidence comes, and the Enter
+// retry (onEvidenceTimeout) submits the box.
+func (d *Driver) pasteSettle() flight.Wait {
+	c := d.Ad.Caps()
+	if c.PasteQuiet <= 0 || c.Composer == nil {
+		return flight.Wait{Quiet: d.Cfg.PasteSettle.Duration}
+	}
+	return flight.Wait{Limit: d.Cfg.PasteSettle.Duration, Cond: d.box().Shows, Still: c.PasteQuiet, Bound: true}
 }
 
 // onEvidenceTimeout retries Enter a bounded number of times when no

@@ -8,7 +8,8 @@ import (
 // Wait is what one wait on the harness's screen looks for. No transport
 // pantty has today announces "the paste is committed" or "the turn
 // stopped", so a wait looks at the screen: after Quiet, every Every, until
-// Cond held for Hold look after look, or Limit (after Quiet) passed.
+// Cond held for Hold look after look, or Limit (after Quiet) passed. With
+// Still, the pane's own change events (Changes) say when to look.
 type Wait struct {
 	Quiet time.Duration // before the first look (the harness redraws and says nothing)
 	Every time.Duration // between looks
@@ -17,6 +18,39 @@ type Wait struct {
 	// Cond is what the screen must show; nil: no look at all, the answer
 	// is true once Quiet has passed (a settle bound, nothing to see).
 	Cond func(screen string) bool
+	// Still, with Cond, ends the wait as soon as Cond holds on a screen
+	// taken once the pane has printed nothing for Still: the paste's commit
+	// on a harness measured to draw a paste only once an Enter would submit
+	// it (harness.Capabilities.PasteQuiet). On a transport with change
+	// events (Changes) the quiet is timed from the last event and the pane
+	// is looked at only then; without, Cond must hold on an unchanged
+	// screen look after look, Every apart, for Still. Hold is not used.
+	Still time.Duration
+	// Bound makes Limit an upper bound rather than a failure: past it the
+	// answer is true whatever the screen showed (paste_settle as a bound:
+	// Enter goes then, as it did after the fixed settle, and the Enter
+	// retry covers one eaten).
+	Bound bool
+}
+
+// Changes is a transport whose pane reports its changes: tmux.Conn's
+// control client does (%output), a plain tmux client does not.
+type Changes interface {
+	// Follow turns the change events on until release is called; changed
+	// receives (coalesced) whenever the pane prints; ok false: none.
+	Follow(ctx context.Context) (changed <-chan struct{}, release func(), ok bool)
+}
+
+// stillEvery is how often a Still wait looks on a transport without change
+// events, when Every does not say.
+const stillEvery = 10 * time.Millisecond
+
+// cmpOr is d, or or when d is not positive.
+func cmpOr(d, or time.Duration) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return or
 }
 
 // lookTimeout bounds one look at the screen.
@@ -30,6 +64,9 @@ func Await(t Transport, w Wait) bool {
 	time.Sleep(w.Quiet) // the waiter's own time, never a loop's
 	if w.Cond == nil {
 		return true
+	}
+	if w.Still > 0 {
+		return awaitStill(t, w)
 	}
 	deadline := time.Now().Add(w.Limit)
 	var since time.Time // when Cond began to hold, look after look
@@ -52,4 +89,63 @@ func Await(t Transport, w Wait) bool {
 		time.Sleep(w.Every)
 	}
 	return false
+}
+
+// awaitStill is Await with Still: on the pane's change events where the
+// transport has them, else on looks that compare the screen.
+func awaitStill(t Transport, w Wait) bool {
+	deadline := time.NewTimer(w.Limit)
+	defer deadline.Stop()
+	look := func() (string, bool) {
+		ctx, cancel := context.WithTimeout(context.Background(), lookTimeout)
+		defer cancel()
+		screen, err := t.Screen(ctx)
+		return screen, err == nil && w.Cond(screen)
+	}
+	if c, ok := t.(Changes); ok {
+		changed, release, ok := c.Follow(context.Background())
+		defer release()
+		if ok {
+			// The quiet starts now: a change before Follow is on the
+			// screen the first look takes; one after resets the quiet.
+			quiet := time.NewTimer(w.Still)
+			defer quiet.Stop()
+			for {
+				select {
+				case <-changed:
+					quiet.Reset(w.Still)
+				case <-quiet.C:
+					if _, ok := look(); ok {
+						return true
+					}
+					// Not shown yet: the harness draws it, which is a
+					// change, and the quiet starts again from there.
+				case <-deadline.C:
+					return w.Bound
+				}
+			}
+		}
+	}
+	var last string
+	var since time.Time // when the screen, showing Cond, last changed
+	tick := time.NewTicker(cmpOr(w.Every, stillEvery))
+	defer tick.Stop()
+	for {
+		screen, ok := look()
+		now := time.Now()
+		switch {
+		case !ok:
+			since = time.Time{}
+		case since.IsZero() || screen != last:
+			since = now
+		case now.Sub(since) >= w.Still:
+			return true
+		}
+		last = screen
+		select {
+		case <-tick.C:
+		case <-deadline.C:
+			return w.Bound
+		}
+	}
 }

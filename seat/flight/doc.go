@@ -18,7 +18,10 @@
 //
 //   - Fill and Enter are the two halves of a submission; between them the
 //     caller waits for the paste to settle with Await, off its loop (the
-//     driver runs Await in a pane watch and takes the answer as an event).
+//     driver runs Await in a pane watch and takes the answer as an event):
+//     the whole settle, or, on a harness measured to draw a paste only once
+//     it has committed, until the box shows it and the pane's change events
+//     (Changes) say it stopped redrawing, the settle then a bound (Wait.Still).
 //
 //   - WriteAhead holds the write-ahead rule: no key before the record saying
 //     what is about to be sent is durable. It runs the caller's write and

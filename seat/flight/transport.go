@@ -56,3 +56,12 @@ func (p Pane) Enter(ctx context.Context) error { return p.Keys.SendKeys(ctx, p.I
 // Interrupt sends Escape, which every harness pantty drives reads as "stop
 // the running turn".
 func (p Pane) Interrupt(ctx context.Context) error { return p.Keys.SendKeys(ctx, p.ID, "Escape") }
+
+// Follow is the pane's change events, when Keys has them (tmux.Conn's
+// control client); ok false otherwise (a plain client: Await looks instead).
+func (p Pane) Follow(ctx context.Context) (changed <-chan struct{}, release func(), ok bool) {
+	if c, is := p.Keys.(Changes); is {
+		return c.Follow(ctx)
+	}
+	return nil, func() {}, false
+}
