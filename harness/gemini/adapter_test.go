@@ -175,3 +175,48 @@ func TestCommandSettledOnlyWhenTheListShowsTheCommand(t *testing.T) {
 		t.Fatal("the door's compact is not sent as /compress")
 	}
 }
+
+// TestAToolStepIsNotTheTurnsEnd: a turn that runs a tool, as Gemini CLI
+// 0.61.0 recorded it (testdata/tool-turn-0.61.0-2026-12-06.jsonl, the jail
+// test's shell tool, 2026-12-06), read after each line it wrote: the reply
+// with the function call (no text, then its toolCalls once the tool ran)
+// and the tool results (a "user" message of functionResponse parts) do not
+// answer the prompt; the model's reply after them does, and is the turn's
+// reply.
+func TestAToolStepIsNotTheTurnsEnd(t *testing.T) {
+	const session, id, nonce = "a444d2ef-5730-4904-838b-fe7ff7eda7d2", "j-tool", "8bd1ebf3f228"
+	b, err := os.ReadFile("testdata/tool-turn-0.61.0-2026-12-06.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(strings.TrimRight(string(b), "\n"), "\n")
+	home := t.TempDir()
+	chats := filepath.Join(home, ".gemini", "tmp", "work", "chats")
+	if err := os.MkdirAll(chats, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(chats, "session-2026-12-06T03-43-a444d2ef.jsonl")
+	// Lines 3 (the prompt) to 9: the turn in progress; line 10: its reply.
+	for n := 3; n <= len(lines); n++ {
+		if err := os.WriteFile(path, []byte(strings.Join(lines[:n], "")), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		prompted, _, err := findSubmission(home, session, id, nonce, false)
+		if err != nil || !prompted {
+			t.Fatalf("after line %d: the prompt not found (%v)", n, err)
+		}
+		answered, _, _ := findSubmission(home, session, id, nonce, true)
+		msgs, _, _ := history(home, session)
+		reply := ""
+		if turn := turnOf(msgs, msgs[1].text()); turn == 1 {
+			reply = lastReply(msgs, msgs[1].text())
+		}
+		ended := n >= 10
+		if answered != ended {
+			t.Errorf("after line %d: answered %v, want %v", n, answered, ended)
+		}
+		if want := "stand-in: the tool's output arrived"; ended && reply != want {
+			t.Errorf("after line %d: reply %q, want %q", n, reply, want)
+		}
+	}
+}

@@ -39,6 +39,40 @@ type message struct {
 		Input int `json:"input"`
 	} `json:"tokens"`
 	Model string `json:"model"`
+	// ToolCalls are the model's tool calls of this reply, recorded once
+	// they completed (Gemini CLI 0.61.0's recordCompletedToolCalls, called
+	// before the results go back to the model): a reply that has them is a
+	// step of the turn, not its end.
+	ToolCalls []json.RawMessage `json:"toolCalls"`
+}
+
+// toolResult reports whether m is the tool results the CLI sent back to the
+// model, which it records as a "user" message of functionResponse parts
+// (measured on 0.61.0, 2026-12-06): part of the turn, not a new prompt.
+func (m message) toolResult() bool {
+	var parts []map[string]json.RawMessage
+	if m.Type != "user" || json.Unmarshal(m.Content, &parts) != nil || len(parts) == 0 {
+		return false
+	}
+	for _, p := range parts {
+		if _, ok := p["functionResponse"]; !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// prompt reports whether m starts a turn: a user message that is not tool
+// results.
+func (m message) prompt() bool { return m.Type == "user" && !m.toolResult() }
+
+// final reports whether m is a reply that ends a turn: the model's text with
+// no tool call. Gemini CLI records a reply whose stream carried a function
+// call before it runs the tool, with the text streamed so far (none when the
+// call came alone) and no toolCalls until the tool completed; a turn's last
+// reply has text (the CLI refuses an empty one as NO_RESPONSE_TEXT).
+func (m message) final() bool {
+	return m.Type == "gemini" && len(m.ToolCalls) == 0 && strings.TrimSpace(m.text()) != ""
 }
 
 // text is a message's content: a string, or its text parts joined.
@@ -166,15 +200,19 @@ func indexOf(msgs []message, id string) int {
 }
 
 // findSubmission looks in the session's history for the user message carrying
-// the guard header of msgID and nonce; with answered, for one followed by a
-// reply of the model ("gemini" message) before the next user message.
+// the guard header of msgID and nonce; with answered, for one whose turn has
+// ended: its last reply of the model ("gemini" message) before the next
+// prompt (tool results are not one) is final (text, no tool call). A reply with a tool call, or one
+// recorded while its tool runs, is a step: closing the message on it took a
+// turn still running for processed (seen under load: the shell tool had run,
+// its result not yet sent, and the pane's busy line was not drawn).
 func findSubmission(home, sessionID, msgID, nonce string, answered bool) (bool, string, error) {
 	msgs, where, err := history(home, sessionID)
 	if err != nil {
 		return false, "", err
 	}
 	for i, m := range msgs {
-		if m.Type != "user" {
+		if !m.prompt() {
 			continue
 		}
 		id, nn, _, ok := guard.MatchHeader(m.text())
@@ -184,10 +222,16 @@ func findSubmission(home, sessionID, msgID, nonce string, answered bool) (bool, 
 		if !answered {
 			return true, where[i], nil
 		}
-		for j := i + 1; j < len(msgs) && msgs[j].Type != "user"; j++ {
+		// The turn's last reply so far must end it: an earlier final-looking
+		// one followed by a tool step was not the end.
+		last := -1
+		for j := i + 1; j < len(msgs) && !msgs[j].prompt(); j++ {
 			if msgs[j].Type == "gemini" {
-				return true, where[j], nil
+				last = j
 			}
+		}
+		if last >= 0 && msgs[last].final() {
+			return true, where[last], nil
 		}
 	}
 	return false, "", nil
@@ -227,11 +271,12 @@ func lastUsage(msgs []message) (input int, model string) {
 }
 
 // turnOf is the index of the turn's user message — the last one carrying
-// prompt, else the last one — or -1 when there is none.
+// prompt, else the last prompt (tool results are none) — or -1 when there is
+// none.
 func turnOf(msgs []message, prompt string) int {
 	turn := -1
 	for i := len(msgs) - 1; i >= 0; i-- {
-		if msgs[i].Type != "user" {
+		if !msgs[i].prompt() {
 			continue
 		}
 		if turn < 0 {
@@ -245,7 +290,8 @@ func turnOf(msgs []message, prompt string) int {
 }
 
 // lastOfType is the text of the last message of type typ after the turn's
-// user message (before the next user message), or "" when none.
+// user message (before the next prompt: a tool step's results do not end
+// the turn), or "" when none.
 func lastOfType(msgs []message, prompt, typ string) string {
 	turn := turnOf(msgs, prompt)
 	if turn < 0 {
@@ -253,7 +299,7 @@ func lastOfType(msgs []message, prompt, typ string) string {
 	}
 	text := ""
 	for _, m := range msgs[turn+1:] {
-		if m.Type == "user" {
+		if m.prompt() {
 			break
 		}
 		if m.Type == typ && m.text() != "" {
@@ -272,7 +318,7 @@ func lastError(msgs []message, prompt string) string {
 		return ""
 	}
 	for _, m := range msgs[turn+1:] {
-		if m.Type == "user" {
+		if m.prompt() {
 			break
 		}
 		if m.Type == "error" {

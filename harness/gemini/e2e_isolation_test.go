@@ -71,6 +71,11 @@ func TestJailKeepsPanttyHomeOutOfReach(t *testing.T) {
 		r.Owner().PID, r.Session().PanePID, r.Socket, r.Home, r.Bin, r.Bin, r.Bin)
 	r.Send("j-tool", "run it\n[standin:bash="+cmd)
 	r.Processed("j-tool")
+	// The turn's reply is the model's text after the tool step, read from the
+	// chat file past the tool results (a "user" message there).
+	if rep, err := r.Seat().ReadReply(r.Status("j-tool")); err != nil || rep.Text != "stand-in: the tool's output arrived" {
+		t.Errorf("j-tool's reply: %q, %v", rep.Text, err)
+	}
 	var out string
 	for _, q := range r.api.Requests() {
 		if q.Kind == "tool_result" {
