@@ -184,7 +184,15 @@ func (d *Driver) Run(c guard.Command, live func() bool, entered func(error)) {
 	}
 	// The whole settle: PasteQuiet was measured on board text, not on a
 	// command, whose completion list may still be drawing when it shows.
+	// Where it was measured, the Enter also waits, past the settle, for
+	// the box to show the command and the pane to go quiet, bounded by a
+	// second settle: the command door has no Enter retry, and a harness
+	// slowed by load (the simulator at load 35) had not committed the
+	// paste when the settle ended, so its Enter became a newline.
 	settle := flight.Wait{Quiet: d.Cfg.PasteSettle.Duration}
+	if caps := d.Ad.Caps(); caps.PasteQuiet > 0 && caps.Composer != nil {
+		settle.Limit, settle.Cond, settle.Still, settle.Bound = d.Cfg.PasteSettle.Duration, d.box().Shows, caps.PasteQuiet, true
+	}
 	if settled := d.Ad.Caps().CommandSettled; settled != nil {
 		settle = flight.Wait{Quiet: commandSettlePoll, Every: commandSettlePoll, Limit: commandSettleLimit, Hold: commandSettleHold,
 			Cond: func(screen string) bool { return settled(screen, c.Text()) }}
