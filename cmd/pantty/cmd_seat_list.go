@@ -46,18 +46,17 @@ func seatList(c *cli.Context) error {
 		} else {
 			row[1] = "bad seat.toml"
 		}
-		if in, err := s.IntentFile().Read(); err == nil {
-			row[2] = in.Want
-		}
 		if o, live, err := s.LiveOwner(); err != nil {
 			row[3] = "unreadable"
 		} else if live {
 			row[3] = o.Holder
 		}
-		// The phase is status's reading, word for word (one vocabulary: a
-		// stopped seat is "stopped", not the last beat's "stopping").
+		// Intent and phase are status's readings, word for word (one
+		// vocabulary: a stopped seat is "stopped", not the last beat's
+		// "stopping"; a seat only made is "never started" in INTENT).
 		if r, err := telemetryReader.ReadSeat(home, n, now); err == nil {
-			row[4] = fitPhase(r, r.Cells()["phase"], now).Text
+			cells := r.Cells()
+			row[2], row[4] = cells["intent"].Text, fitPhase(r, cells["phase"], now).Text
 		}
 		if v, err := s.View(); err == nil {
 			q := 0
