@@ -217,6 +217,49 @@ func TestFleetEventsMergeAndResume(t *testing.T) {
 	}
 }
 
+// TestFleetEventsResumeAcrossAHostThatWasDown: while one host cannot be
+// reached, events --all-hosts gives the other host's new lines, says the
+// missing one is unknown (exit 4) and keeps its place in the combined
+// cursor; resumed from that cursor once the host is back, the host's lines
+// from while it was down come, and nothing already seen comes again.
+func TestFleetEventsResumeAcrossAHostThatWasDown(t *testing.T) {
+	f := newFleet(t, false)
+	f.a.Send("e1", "one")
+	f.b.Send("e2", "two")
+	seen := f.events(t)
+	if len(seen) < 2 {
+		t.Fatalf("events --all-hosts: %d lines, want the 2 queued", len(seen))
+	}
+	hostsFile := filepath.Join(f.home, "hosts.toml")
+	up, err := os.ReadFile(hostsFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// hb's destination becomes the closed port: the host is down.
+	write(t, hostsFile, strings.Replace(string(up), `ssh = "hb"`, `ssh = "hdown"`, 1))
+	f.a.Send("e3", "three")
+	f.b.Send("e4", "four")
+	r := f.run("", "events", "--all-hosts", "--settle", "0", "--host-timeout", fleetBound.String(), "--since", seen[len(seen)-1].Cursor)
+	if r.Code != 4 || !strings.Contains(r.Stderr, "hb") {
+		t.Fatalf("events with hb down: want exit 4 naming hb, got %s", r)
+	}
+	var during []fleetEvent
+	for _, line := range strings.Split(strings.TrimSpace(r.Stdout), "\n") {
+		var e fleetEvent
+		if json.Unmarshal([]byte(line), &e) == nil && e.Type == "message" {
+			during = append(during, e)
+		}
+	}
+	if got := fmt.Sprint(ids(during)); got != "[ha:wa/e3/queued]" {
+		t.Fatalf("while hb was down: %s, want only wa's e3\n%s", got, r.Stdout)
+	}
+	write(t, hostsFile, string(up))
+	after := f.events(t, "--since", during[len(during)-1].Cursor)
+	if got := fmt.Sprint(ids(after)); got != "[hb:wb/e4/queued]" {
+		t.Fatalf("resumed once hb was back: %s, want exactly hb's e4 (nothing missed, nothing again)", got)
+	}
+}
+
 type fleetEvent struct {
 	Host, Seat, ID, State, Type, Cursor string
 }
