@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -261,6 +262,15 @@ func TestAlertRulesNameExistingMetrics(t *testing.T) {
 		if help[n] == "" {
 			t.Errorf("the alert rules use %s, which pantty does not write", n)
 		}
+	}
+	// Prometheus's own checker, where it is installed (Debian's prometheus
+	// package ships it; the suite does not install it).
+	if promtool, err := exec.LookPath("promtool"); err == nil {
+		if out, err := exec.Command(promtool, "check", "rules", "../../examples/prometheus-alerts.yml").CombinedOutput(); err != nil {
+			t.Errorf("promtool check rules: %v\n%s", err, out)
+		}
+	} else {
+		t.Log("promtool is not installed: the rules' syntax is checked by the names above only")
 	}
 }
 
