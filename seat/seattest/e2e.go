@@ -210,6 +210,15 @@ func (r *E2ERig) CursorAt(id, state string) inbox.Cursor {
 func (s E2E) exactlyOnce(t *testing.T) {
 	r := s.New(t, s.Prefix+"-once")
 	r.Start()
+	// The harness's first screen carries no warning: one there is of
+	// pantty's making until shown otherwise (its settings, its pane's
+	// terminal: Gemini CLI warned of no true colour until the pane said
+	// COLORTERM=truecolor; Claude Code of pantty's deny rules).
+	for _, line := range strings.Split(r.Screen(), "\n") {
+		if strings.Contains(line, "⚠") || strings.Contains(strings.ToLower(line), "warning:") {
+			t.Errorf("the first screen warns: %s", strings.TrimSpace(line))
+		}
+	}
 	r.Send("m01", "first message")
 	r.Processed("m01")
 	sess := r.Session()
