@@ -138,7 +138,7 @@ func TestSettingsKeepWhatIsThereAndSetWhatASeatNeeds(t *testing.T) {
 	b, _ := json.Marshal(cfg)
 	got := string(b)
 	for _, want := range []string{`"selectedType":"oauth-personal"`, `"name":"gemini-3.8-pro"`, `"compressionThreshold":1`,
-		`"escapePastedAtSymbols":true`, `"retryFetchErrors":false`, `"folderTrust":{"enabled":false}`, `"enableAutoUpdate":false`, `"usageStatisticsEnabled":false`} {
+		`"escapePastedAtSymbols":true`, `"showCompatibilityWarnings":false`, `"retryFetchErrors":false`, `"folderTrust":{"enabled":false}`, `"enableAutoUpdate":false`, `"usageStatisticsEnabled":false`} {
 		if !strings.Contains(got, want) {
 			t.Errorf("settings lack %s: %s", want, got)
 		}

@@ -112,3 +112,32 @@ func TestRepliesAreExactAgainstAStreamingAPI(t *testing.T) {
 		t.Fatalf("the inbox's reply: %q, %v; want %q", rep.Text, err, want)
 	}
 }
+
+// TestNextMessageWaitsOutTheHooksNotTheRetry: after a turn, Gemini CLI draws
+// "Executing Hooks" above its box while the turn's last hooks run, and the
+// driver, told of the turn's end by one of them, pastes the next message at
+// once. The Enter waits until the box holds the paste with no hook running;
+// before it did not, the look before Enter read a dialog and sent nothing,
+// and every message after the first waited for the Enter retry
+// (submit_timeout, 5 s): 4 of 4 on 2026-12-06, turn end → next evidence 5.15 s
+// each; with the wait 0 of 5, 3.0 s. Under load a retry may still happen; all
+// of them is the old behaviour.
+func TestNextMessageWaitsOutTheHooksNotTheRetry(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, "gm-next")
+	r.Start()
+	ids := []string{"n1", "n2", "n3", "n4"}
+	for _, id := range ids {
+		r.Send(id, "hello "+id)
+		r.Processed(id)
+	}
+	retried := 0
+	for _, id := range ids[1:] {
+		if strings.Contains(r.DriverLog(), "no submission evidence for "+id+": Enter retry") {
+			retried++
+		}
+	}
+	if retried == len(ids)-1 {
+		t.Fatalf("every message after the first waited for the Enter retry\ndriver.log:\n%s", r.DriverLog())
+	}
+}

@@ -108,7 +108,15 @@ func setSettings(cfg map[string]any, hookCommand string) {
 	// Board text arrives by paste: Gemini's own switch escapes the @ of a
 	// pasted mention, so "@path" in board text is text, not a file read (nor,
 	// outside the workspace, a modal that holds the turn; measured).
-	hookwire.JSONObject(cfg, "ui")["escapePastedAtSymbols"] = true
+	ui := hookwire.JSONObject(cfg, "ui")
+	ui["escapePastedAtSymbols"] = true
+	// The terminal is pantty's tmux pane, which sets no COLORTERM: 0.61.0
+	// opened every seat with "⚠ Warning: True color (24-bit) support not
+	// detected" (2026-12-06). Saying COLORTERM=truecolor instead changed how
+	// it draws its input box (half-block borders, "▀▀▀" under the box), which
+	// the command door's CommandSettled, measured without, then never saw
+	// settled: so the warning is switched off, not the terminal changed.
+	ui["showCompatibilityWarnings"] = false
 	hookwire.JSONObject(cfg, "model")["compressionThreshold"] = CompressionOutOfReach
 	hooks := map[string]any{}
 	for _, ev := range HookEvents {

@@ -59,7 +59,7 @@ var Keys = []Key{
 	{Key: "turn_ceiling", Default: dur(DefaultTurnCeiling), Comment: "A turn running longer is cancelled and its message failed (ceiling)."},
 	{Key: "heartbeat_interval", Default: dur(DefaultHeartbeatInterval), Comment: "The driver's loop writes heartbeat.toml at this interval; recover judges staleness by it."},
 	{Key: "ready_timeout", Default: dur(DefaultReadyTimeout), Comment: "How long start waits for the harness to be ready (SessionStart, or its input box)."},
-	{Key: "paste_settle", Default: `"0s"`, Comment: "Quiet time between paste and Enter; 0s = the adapter's measured default (150ms for claude-code and codex, 300ms for gemini-cli, 50ms for sim)."},
+	{Key: "paste_settle", Default: `"0s"`, Comment: "Quiet time between paste and Enter; 0s = the adapter's measured default (150ms for claude-code and codex, 600ms for gemini-cli, 50ms for sim)."},
 	{Key: "submit_timeout", Default: dur(DefaultSubmitTimeout), Comment: "Wait for submission evidence (UserPromptSubmit) before retrying Enter."},
 	{Key: "submit_retries", Default: fmt.Sprint(DefaultSubmitRetries), Allowed: "0..20", Comment: "Enter retries before a message fails as undelivered."},
 	{Key: "relay", Default: `""`, Allowed: `"" | "ignore"`, Comment: "\"\": a person attaching puts the seat in relay (the driver submits nothing meanwhile); \"ignore\": people attach only to watch."},

@@ -384,7 +384,7 @@ func (d *Driver) paste(a flight.Ahead, settle flight.Wait, live func() bool, ent
 	if cleared && settle.Bound {
 		// The box showed pantty's leftover until the clear went: that text
 		// would pass for the paste's. The whole settle, as before.
-		settle = flight.Wait{Quiet: settle.Limit}
+		settle = flight.Wait{Quiet: d.Cfg.PasteSettle.Duration}
 	}
 	d.watchPane(settle, func(ok bool) {
 		switch {
@@ -418,11 +418,30 @@ func (d *Driver) paste(a flight.Ahead, settle flight.Wait, live func() bool, ent
 // retry (onEvidenceTimeout) submits the box.
 func (d *Driver) pasteSettle() flight.Wait {
 	c := d.Ad.Caps()
+	if c.Composer != nil && c.PasteQuiet <= 0 && c.InputReady != nil {
+		// The whole settle, then until the box holds the paste with the
+		// harness ready for input, bounded: Gemini CLI draws "Executing
+		// Hooks" above its box while the last turn's hooks still run, and an
+		// Enter then was not sent (9 of 10 messages waited for the Enter
+		// retry, submit_timeout later).
+		box := d.box()
+		return flight.Wait{Quiet: d.Cfg.PasteSettle.Duration, Every: enterReadyEvery, Limit: enterReadyLimit,
+			Cond: func(screen string) bool { return box.Read(screen).Leftover }, Bound: true}
+	}
 	if c.PasteQuiet <= 0 || c.Composer == nil {
 		return flight.Wait{Quiet: d.Cfg.PasteSettle.Duration}
 	}
 	return flight.Wait{Limit: d.Cfg.PasteSettle.Duration, Cond: d.box().Shows, Still: c.PasteQuiet, Bound: true}
 }
+
+// enterReadyLimit bounds the wait, after the settle, for a harness to be
+// ready for the Enter (pasteSettle); past it Enter goes through its usual
+// box check, and the Enter retry covers the rest. enterReadyEvery is how
+// often it looks.
+const (
+	enterReadyLimit = 3 * time.Second
+	enterReadyEvery = 50 * time.Millisecond
+)
 
 // onEvidenceTimeout retries Enter a bounded number of times when no
 // UserPromptSubmit evidence came; it never re-pastes once evidence could exist.

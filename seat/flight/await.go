@@ -29,7 +29,7 @@ type Wait struct {
 	// Bound makes Limit an upper bound rather than a failure: past it the
 	// answer is true whatever the screen showed (paste_settle as a bound:
 	// Enter goes then, as it did after the fixed settle, and the Enter
-	// retry covers one eaten).
+	// retry covers one eaten). With Still or without.
 	Bound bool
 }
 
@@ -88,7 +88,7 @@ func Await(t Transport, w Wait) bool {
 		}
 		time.Sleep(w.Every)
 	}
-	return false
+	return w.Bound
 }
 
 // awaitStill is Await with Still: on the pane's change events where the

@@ -17,8 +17,7 @@ import (
 
 // Run is the pane's first process (`pantty __exec LAUNCH.toml`). It starts
 // the harness with exactly the recorded environment plus the terminal variables
-// tmux set for this pane (TERM, COLORTERM; COLORTERM=truecolor when neither
-// set it), and stays as the harness's parent for
+// tmux set for this pane (TERM, COLORTERM), and stays as the harness's parent for
 // one reason: the seat's boundary. It is a child subreaper (PR_SET_CHILD_SUBREAPER),
 // so a process the harness starts keeps the pane process as an ancestor even when
 // it detaches with setsid or a double fork (measured: without it such a child is
@@ -58,14 +57,6 @@ func Run(launchPath string) error {
 		if v, ok := os.LookupEnv(k); ok {
 			env[k] = v
 		}
-	}
-	if _, ok := env["COLORTERM"]; !ok {
-		// The pane is tmux's: it takes 24-bit colour from the harness and
-		// draws it on each client as that client can (256 colours where it
-		// has no RGB). tmux 3.3a sets no COLORTERM, and without it Gemini
-		// CLI 0.61.0 opened every seat with "⚠ Warning: True color (24-bit)
-		// support not detected" (2026-12-06): a warning of pantty's making.
-		env["COLORTERM"] = "truecolor"
 	}
 	if lf.Dir != "" {
 		if err := os.Chdir(lf.Dir); err != nil {

@@ -212,8 +212,9 @@ func (s E2E) exactlyOnce(t *testing.T) {
 	r.Start()
 	// The harness's first screen carries no warning: one there is of
 	// pantty's making until shown otherwise (its settings, its pane's
-	// terminal: Gemini CLI warned of no true colour until the pane said
-	// COLORTERM=truecolor; Claude Code of pantty's deny rules).
+	// terminal: Gemini CLI warned of no true colour in pantty's tmux pane
+	// until the seat's settings turned its compatibility warnings off;
+	// Claude Code of pantty's deny rules).
 	for _, line := range strings.Split(r.Screen(), "\n") {
 		if strings.Contains(line, "⚠") || strings.Contains(strings.ToLower(line), "warning:") {
 			t.Errorf("the first screen warns: %s", strings.TrimSpace(line))
