@@ -128,7 +128,11 @@ func answerDialogs(cfg map[string]any, apiKey string, workdirs []string) (change
 			p := hookwire.JSONObject(projects, d)
 			if p["hasTrustDialogAccepted"] != true {
 				p["hasTrustDialogAccepted"] = true
-				changed = append(changed, fmt.Sprintf("%s is not trusted (claude would ask \"trust this folder?\")", d))
+				what := d
+				if d != abs {
+					what += ", the git repository holding " + abs + ","
+				}
+				changed = append(changed, fmt.Sprintf("%s is not trusted (claude would ask \"trust this folder?\")", what))
 			}
 		}
 	}
