@@ -35,9 +35,9 @@ type Base[R any] struct {
 	queue []Reply
 }
 
-// StartBase opens the log and serves h; the caller sets its embedded Base
+// startBase opens the log and serves h; the caller sets its embedded Base
 // to the result before handing out URL (h may run only after that).
-func StartBase[R any](opts Options, h http.Handler) (*Base[R], error) {
+func startBase[R any](opts Options, h http.Handler) (*Base[R], error) {
 	if opts.Logf == nil {
 		opts.Logf = func(string, ...any) {}
 	}
@@ -51,6 +51,17 @@ func StartBase[R any](opts Options, h http.Handler) (*Base[R], error) {
 		return nil, err
 	}
 	return &Base[R]{Opts: opts, sw: sw, log: log}, nil
+}
+
+// Embed starts a Base serving h and sets *base, the field of s that embeds
+// it, before any request can reach h: a stand-in's Start in one call.
+func Embed[S, R any](s *S, base **Base[R], opts Options, h http.Handler) (*S, error) {
+	b, err := startBase[R](opts, h)
+	if err != nil {
+		return nil, err
+	}
+	*base = b
+	return s, nil
 }
 
 // URL is the stand-in's root (no trailing slash).

@@ -72,12 +72,7 @@ type Server struct {
 // Start listens and serves until Close.
 func Start(opts Options) (*Server, error) {
 	s := &Server{seen: map[[32]byte]bool{}}
-	b, err := standinkit.StartBase[Request](opts, http.HandlerFunc(s.serve))
-	if err != nil {
-		return nil, err
-	}
-	s.Base = b
-	return s, nil
+	return standinkit.Embed(s, &s.Base, opts, http.HandlerFunc(s.serve))
 }
 
 // record numbers r and appends it to the log (and the log file).

@@ -74,12 +74,7 @@ type Server struct {
 // Start listens on loopback and serves until Close.
 func Start(opts Options) (*Server, error) {
 	s := &Server{}
-	b, err := standinkit.StartBase[Request](opts, http.HandlerFunc(s.serve))
-	if err != nil {
-		return nil, err
-	}
-	s.Base = b
-	return s, nil
+	return standinkit.Embed(s, &s.Base, opts, http.HandlerFunc(s.serve))
 }
 
 func (s *Server) record(r Request) {
