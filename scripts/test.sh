@@ -105,6 +105,16 @@ fi
 # the same run took 191 s. -timeout is a hang detector, per test binary: the
 # real Claude Code package runs its tests one at a time and took 600 s of a
 # 10m timeout in a CI run under the whole suite's load (2026-12-04).
+# Claude Code's sandbox (isolation on) leaves a `.git` skeleton in /tmp the
+# first time it runs (docs/claude-code.md, "Start-up without dialogs"), and
+# from then on claude asks trust for /tmp, the "repository" holding every
+# workdir the tests make there. A seat prepared just before that moment and
+# started just after stops at the trust dialog (seen once: two real-Claude
+# tests, 2026-12-06). Make the skeleton's directory first, as claude would,
+# so every test's prepare-home sees the same /tmp.
+for tmp_root in "${TMPDIR:-/tmp}" /tmp; do
+	[ -e "$tmp_root/.git" ] || mkdir -p "$tmp_root/.git"
+done
 started=$(date +%s)
 go test -count=1 -p 4 -timeout 20m "$@" ./...
 echo "test.sh: go test took $(( $(date +%s) - started )) s"
