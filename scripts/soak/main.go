@@ -75,7 +75,7 @@ func run() int {
 		if !*keep && code == 0 {
 			os.RemoveAll(root)
 		} else {
-			fmt.Printf("soak: state kept in %s (soak.log, home/seats/*/driver.log)\n", root)
+			fmt.Printf("soak: state kept in %s (soak.log; the drivers' logs in driver-logs/ when the state root was a tmpfs, else home/seats/*/driver.log)\n", root)
 		}
 	}()
 	if *bin == "" {

@@ -52,8 +52,23 @@ func (w *world) keepHarnessDir(r *seatRig) error {
 	return nil
 }
 
-// unmount undoes what the soak mounted, innermost first.
+// unmount undoes what the soak mounted, innermost first. The seats'
+// driver logs are copied out of a tmpfs state root first (to
+// driver-logs/SEAT.log beside soak.log): a failed run is read from them, and
+// the tmpfs takes them with it.
 func (w *world) unmount() {
+	if len(w.mounts) > 0 && w.mounts[0] == w.home {
+		logs, _ := filepath.Glob(filepath.Join(w.home, "seats", "*", "driver.log"))
+		if len(logs) > 0 {
+			dir := filepath.Join(w.root, "driver-logs")
+			os.MkdirAll(dir, 0o700)
+			for _, l := range logs {
+				if b, err := os.ReadFile(l); err == nil {
+					os.WriteFile(filepath.Join(dir, filepath.Base(filepath.Dir(l))+".log"), b, 0o600)
+				}
+			}
+		}
+	}
 	for i := len(w.mounts) - 1; i >= 0; i-- {
 		if out, err := exec.Command("umount", "-l", w.mounts[i]).CombinedOutput(); err != nil {
 			w.log.printf("teardown: umount %s: %v: %s", w.mounts[i], err, out)
