@@ -1,12 +1,8 @@
 package gemini_test
 
 import (
-	"fmt"
 	"os"
-	"slices"
-	"strings"
 	"testing"
-	"time"
 )
 
 // TestPasteToEvidenceOnRealGemini is a measurement (PANTTY_MEASURE_PASTE
@@ -20,32 +16,5 @@ func TestPasteToEvidenceOnRealGemini(t *testing.T) {
 	}
 	r := newRig(t, "gm-commit")
 	r.Start()
-	var took []time.Duration
-	for i := range 10 {
-		id := fmt.Sprintf("gc%d", i)
-		r.Send(id, "a message entered after the paste settle")
-		r.Processed(id)
-		st := r.Status(id)
-		a, err := r.Seat().ArtifactFile(id, 1).Read()
-		if err != nil {
-			t.Fatal(err)
-		}
-		took = append(took, st.SubmittedAt.Sub(a.SentAt))
-	}
-	for id, n := range r.Turns() {
-		if n != 1 {
-			t.Errorf("%s reached the model %d times", id, n)
-		}
-	}
-	if os.Getenv("PANTTY_MEASURE_PASTE") == "log" {
-		for _, l := range strings.Split(r.DriverLog(), "\n") {
-			if strings.Contains(l, "gc1") || strings.Contains(l, "gc2") {
-				t.Log(l)
-			}
-		}
-	}
-	slices.Sort(took)
-	t.Logf("RESULT record → evidence n=%d: median %s, worst %s, all %v; Enter retries: %d", len(took),
-		took[len(took)/2].Round(time.Millisecond), took[len(took)-1].Round(time.Millisecond), took,
-		strings.Count(r.DriverLog(), "Enter retry"))
+	r.MeasurePasteToEvidence("gc", "a message entered after the paste settle")
 }
