@@ -189,13 +189,15 @@ func (d *Driver) Run(c guard.Command, live func() bool, entered func(error)) {
 	// second settle: the command door has no Enter retry, and a harness
 	// slowed by load (the simulator at load 35) had not committed the
 	// paste when the settle ended, so its Enter became a newline.
-	settle := flight.Wait{Quiet: d.Cfg.PasteSettle.Duration}
-	if caps := d.Ad.Caps(); caps.PasteQuiet > 0 && caps.Composer != nil {
-		settle.Limit, settle.Cond, settle.Still, settle.Bound = d.Cfg.PasteSettle.Duration, d.box().Shows, caps.PasteQuiet, true
-	}
-	if settled := d.Ad.Caps().CommandSettled; settled != nil {
+	caps, full := d.Ad.Caps(), d.Cfg.PasteSettle.Duration
+	settle := flight.Wait{Quiet: full}
+	switch {
+	case caps.CommandSettled != nil:
+		settled := caps.CommandSettled
 		settle = flight.Wait{Quiet: commandSettlePoll, Every: commandSettlePoll, Limit: commandSettleLimit, Hold: commandSettleHold,
 			Cond: func(screen string) bool { return settled(screen, c.Text()) }}
+	case caps.PasteQuiet > 0 && caps.Composer != nil:
+		settle = flight.Wait{Quiet: full, Limit: full, Cond: d.box().Shows, Still: caps.PasteQuiet, Bound: true}
 	}
 	d.paste(ahead, settle, live, func(err error) {
 		if errors.Is(err, flight.ErrBoxNotFree) && !errors.Is(err, flight.ErrNotPasted) {
