@@ -160,7 +160,7 @@ func survivors(s state.Seat) string {
 // killed, but only while its pid and start time still match owner.toml.
 func (sw *sweeper) removeDriver(o *observation, responsive bool) (string, error) {
 	if responsive {
-		if _, err := o.s.Ask(state.Request{Kind: state.CtlRelease}, askTimeout); err == nil && seat.WaitFree(o.s, lockFreeWait) {
+		if _, err := o.s.Ask(state.Request{Kind: state.CtlRelease, To: o.owner.Holder}, askTimeout); err == nil && seat.WaitFree(o.s, lockFreeWait) {
 			return fmt.Sprintf("driver pid %d released the seat", o.owner.PID), nil
 		}
 	}

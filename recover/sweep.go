@@ -284,6 +284,10 @@ func (sw *sweeper) handle(o *observation, v verdict) SeatReport {
 	case sw.opts.DryRun:
 		r.Action, r.Result = plan(v), "dry run: nothing done"
 	default:
+		if why := moved(o); why != "" {
+			r.Action, r.Result = "none: "+why, "left alone: judged again at the next sweep"
+			break
+		}
 		r.Action, r.Result, r.revived = sw.act(o, v, &rec)
 		recChanged = true
 	}
@@ -458,4 +462,20 @@ func inParallel(n int, f func(i int)) {
 	}
 	close(next)
 	wg.Wait()
+}
+
+// moved says why a seat judged dead must be left alone after all, or "": the
+// person stopped it, or a driver other than the one judged holds it now,
+// since recover read its files (a 'seat stop' and 'seat start' while the
+// sweep looked: its driver would have been asked to release the seat, seen
+// in a soak, 2026-12-06). The next sweep judges the seat as it is then.
+func moved(o *observation) string {
+	if in, err := o.s.IntentFile().Read(); err == nil && in.Want != state.IntentRunning {
+		return fmt.Sprintf("the seat's intent changed to %q while recover looked (%s)", in.Want, in.By)
+	}
+	cur, live, err := o.s.LiveOwner()
+	if err == nil && live && (!o.ownerLive || cur.Holder != o.owner.Holder) {
+		return "the seat changed hands while recover looked: now " + cur.String()
+	}
+	return ""
 }

@@ -65,3 +65,54 @@ func TestExitCodeReadsTheVerifiedField(t *testing.T) {
 		}
 	}
 }
+
+// A seat judged dead is left alone when, by the time recover would act, the
+// person stopped it or another driver holds it: the soak's 'seat stop' and
+// 'seat start' during a sweep had recover ask the new driver to release the
+// seat, and the start failed with "driver exited before the seat was ready".
+func TestASeatThatMovedWhileRecoverLookedIsLeftAlone(t *testing.T) {
+	t.Parallel()
+	s, err := state.Open(filepath.Join(t.TempDir(), "home"), "moved")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Ensure(); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	if err := s.SetIntent(state.IntentRunning, "seat start"); err != nil {
+		t.Fatal(err)
+	}
+	judged := readFiles(s, now, nil)
+	if judged.ownerLive {
+		t.Fatal("no owner was recorded, and the observation has a live one")
+	}
+	if why := moved(judged); why != "" {
+		t.Fatalf("nothing changed, and moved says %q", why)
+	}
+
+	// A person's start: a live driver (this process) now holds the seat.
+	pid := os.Getpid()
+	start, err := procid.Start(pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	host, _ := os.Hostname()
+	if err := s.OwnerFile().Write(state.Owner{Holder: "h-started", PID: pid, PIDStart: start, Host: host, Started: now}); err != nil {
+		t.Fatal(err)
+	}
+	if why := moved(judged); !strings.Contains(why, "changed hands") || !strings.Contains(why, "h-started") {
+		t.Fatalf("a new live driver since the observation: moved says %q", why)
+	}
+	if why := moved(readFiles(s, now, nil)); why != "" {
+		t.Fatalf("the same live driver as observed: moved says %q", why)
+	}
+
+	// A person's stop.
+	if err := s.SetIntent(state.IntentStopped, "seat stop"); err != nil {
+		t.Fatal(err)
+	}
+	if why := moved(judged); !strings.Contains(why, `"stopped"`) || !strings.Contains(why, "seat stop") {
+		t.Fatalf("stopped since the observation: moved says %q", why)
+	}
+}

@@ -108,3 +108,50 @@ func TestACommandSettlingWhenTheHarnessIsRelaunchedFails(t *testing.T) {
 		t.Fatalf("cycle.toml: %+v, %v", c, err)
 	}
 }
+
+// TestACommandNotPastedWaitsForTheBox pins what CI showed on Gemini CLI
+// 0.61.0 (2026-12-06): the boundary found the box free, and 11 ms later the
+// door's paste found none (the harness redrew its screen). Nothing reached
+// the harness, so the cycle's /compact waits for the box, as a queued
+// command does, and goes once it is back; it fails only when its wait is
+// over, saying what stood there. Before, the cycle failed at once.
+func TestACommandNotPastedWaitsForTheBox(t *testing.T) {
+	t.Parallel()
+	d, pane := cycleDriver(t)
+	d.Ad = boxAdapter{}
+	pane.show(dialogScreen)
+	d.startCycle(nil, "test: a boundary pantty chose", "")
+	d.onCommandTick()
+	if got := pane.did(); len(got) != 0 {
+		t.Fatalf("keys went to the screen without a box: %q", got)
+	}
+	if c, err := d.S.CycleFile().Read(); err != nil || c.State != "requested" {
+		t.Fatalf("cycle.toml while the box is away: %+v, %v", c, err)
+	}
+	if why := d.holdReason(); !strings.Contains(why, "/compact waits for a free input box") || !strings.Contains(why, "fullscreen renderer") {
+		t.Fatalf("hold reason while the box is away: %q", why)
+	}
+
+	pane.show(idleScreen)
+	d.onCommandTick()
+	answerWatches(t, d)
+	if got := strings.Join(pane.did(), "|"); got != "paste /compact|keys Enter" {
+		t.Fatalf("pane actions once the box was back: %q, want /compact entered", got)
+	}
+	if d.cmdRun == nil || d.cmdRun.entering || d.cycle == nil {
+		t.Fatalf("the cycle's /compact is not awaited after its Enter: command %+v", d.cmdRun)
+	}
+
+	// A second cycle whose box never comes back fails when its wait is over.
+	d2, pane2 := cycleDriver(t)
+	d2.Ad = boxAdapter{}
+	d2.Cfg.Compaction.Timeout.Duration = 0
+	pane2.show(dialogScreen)
+	d2.startCycle(nil, "test: a boundary pantty chose", "")
+	if c, err := d2.S.CycleFile().Read(); err != nil || c.State != "failed" || !strings.Contains(c.Error, "fullscreen renderer") {
+		t.Fatalf("cycle.toml when the wait is over: %+v, %v", c, err)
+	}
+	if got := pane2.did(); len(got) != 0 || d2.cmdRun != nil {
+		t.Fatalf("after the failed wait: pane %q, command %+v", got, d2.cmdRun)
+	}
+}

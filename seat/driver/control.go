@@ -62,8 +62,21 @@ func (d *Driver) answer(r state.Request, err error, detail string) {
 	}
 }
 
+// holder is the id owner.toml records for this driver ("" without a lock:
+// a driver under test).
+func (d *Driver) holder() string {
+	if d.Lock == nil {
+		return ""
+	}
+	return d.Lock.Owner.Holder
+}
+
 func (d *Driver) onRequest(r state.Request) {
 	d.logf("control request %s: %s %s %s", r.ID, r.Kind, r.Command, r.MsgID)
+	if holder := d.holder(); r.To != "" && r.To != holder {
+		d.answer(r, fmt.Errorf("%w: the request was for driver %s, and this seat's driver is %s: the seat changed hands since the asker looked", state.ErrOwned, r.To, holder), "")
+		return
+	}
 	switch r.Kind {
 	case state.CtlCommand:
 		// Re-check the allow-list here: the driver trusts no file.
@@ -250,6 +263,11 @@ type cmdFlight struct {
 	entering bool
 	launch   time.Time   // Driver.launchAt when it was pasted
 	failed   func(error) // what the sender does when it could not be entered
+	// notPasted is why the last paste put nothing in the box (a dialog, a
+	// draft, no box drawn): the command waits for a free box, as a queued
+	// one does, until waitUntil; nil while a paste is under way.
+	notPasted error
+	waitUntil time.Time
 }
 
 // commandBusyCap bounds how long a command the harness is visibly busy with
@@ -301,6 +319,8 @@ func (d *Driver) holdReason() string {
 		return "message " + d.flight.e.Msg.ID + " is in its turn"
 	case d.foreignTurn != "":
 		return "a turn pantty did not start (a person's) is running"
+	case d.cmdRun != nil && d.cmdRun.notPasted != nil:
+		return d.cmdRun.cmd.Text() + " waits for a free input box: " + d.cmdRun.notPasted.Error()
 	case d.cycle != nil:
 		return "a compaction cycle is running"
 	case d.cmdRun != nil:
@@ -351,9 +371,38 @@ func (d *Driver) expireCommands() {
 func (d *Driver) sendCommand(c guard.Command, req *state.Request, failed func(error)) {
 	// Transcript times have millisecond precision.
 	sent := d.now().Truncate(time.Millisecond)
-	f := &cmdFlight{cmd: c, req: req, sent: sent, entering: true, launch: d.launchAt, failed: failed}
+	// A request waits for a free box as long as it would have waited in the
+	// queue; a cycle's own /compact, as long as the cycle may take.
+	until := d.now().Add(d.Cfg.Compaction.Timeout.Duration)
+	if req != nil {
+		until = commandDeadline(*req)
+	}
+	f := &cmdFlight{cmd: c, req: req, sent: sent, entering: true, launch: d.launchAt, failed: failed, waitUntil: until}
 	d.cmdRun, d.cmdHeld = f, ""
-	d.Run(c, func() bool { return d.cmdRun == f }, func(err error) { d.commandEntered(f, err) })
+	d.pasteCommand(f)
+}
+
+// pasteCommand sends f's command through the door (Run).
+func (d *Driver) pasteCommand(f *cmdFlight) {
+	d.Run(f.cmd, func() bool { return d.cmdRun == f }, func(err error) { d.commandEntered(f, err) })
+}
+
+// repasteCommand pastes again a command whose paste put nothing in the box,
+// once the pane is free, or fails it when its wait is over.
+func (d *Driver) repasteCommand(f *cmdFlight) {
+	if !d.now().Before(f.waitUntil) {
+		d.cmdRun = nil
+		f.failed(fmt.Errorf("%w (waited until %s)", f.notPasted, f.waitUntil.UTC().Format(time.RFC3339)))
+		return
+	}
+	if why, _ := d.paneNotFree(); why != "" {
+		d.cmdHeld = why
+		return
+	}
+	f.notPasted, d.cmdHeld = nil, ""
+	f.sent = d.now().Truncate(time.Millisecond)
+	d.logf("command door: the box is free again: %s pasted again", f.cmd.Text())
+	d.pasteCommand(f)
 }
 
 // commandEntered is the end of the door's paste: Enter went (err nil) and the
@@ -361,6 +410,16 @@ func (d *Driver) sendCommand(c guard.Command, req *state.Request, failed func(er
 func (d *Driver) commandEntered(f *cmdFlight, err error) {
 	if d.cmdRun != f {
 		return // ended meanwhile (its cycle ended)
+	}
+	if errors.Is(err, flight.ErrNotPasted) && d.now().Before(f.waitUntil) {
+		// Nothing reached the harness: the screen showed no free box at the
+		// paste, a moment after the boundary found one (Gemini CLI 0.61.0
+		// redrew its screen without the box 11 ms after a turn's end, CI
+		// 2026-12-06). The command waits for the box, as a queued one does.
+		d.logf("command door: %s not pasted, waits for a free input box: %v", f.cmd.Text(), err)
+		f.notPasted = err
+		d.cmdT.set(commandPoll)
+		return
 	}
 	if err != nil {
 		d.cmdRun = nil
@@ -399,6 +458,8 @@ func (d *Driver) onCommandTick() {
 			// The pane watch that was to send Enter answers no more: it
 			// watched a pane that is gone.
 			d.commandEntered(f, fmt.Errorf("the harness was launched again before %s was entered", f.cmd.Text()))
+		} else if f.notPasted != nil {
+			d.repasteCommand(f)
 		}
 		return
 	}

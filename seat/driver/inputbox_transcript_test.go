@@ -1,6 +1,7 @@
 package driver
 
 import (
+	"github.com/pantty/pantty/seat"
 	"strings"
 	"testing"
 
@@ -171,5 +172,26 @@ func TestACommandStrandedByADialogIsPanttysOwn(t *testing.T) {
 	got := pane.did()[1:]
 	if len(got) != 3 || got[0] != "keys C-u" || !strings.Contains(got[1], "msg=m1 ") || got[2] != "keys Enter" {
 		t.Fatalf("after the dialog: %q, want the stranded command cleared, then the delivery", got)
+	}
+}
+
+// TestARequestForAnotherDriverIsRefused: a release addressed to the holder
+// recover judged dead reaches the driver a person started since; that
+// driver refuses it (owned) and runs on, and answers one addressed to it.
+func TestARequestForAnotherDriverIsRefused(t *testing.T) {
+	t.Parallel()
+	d, _ := idleDriver(t)
+	d.Lock = &seat.Lock{Owner: state.Owner{Holder: "h-now"}}
+	d.onRequest(state.Request{ID: "c1", Kind: state.CtlRelease, To: "h-judged"})
+	res, err := d.S.ResultFile("c1").Read()
+	if err != nil || res.OK || !strings.Contains(res.Error, "h-judged") || !strings.Contains(res.Error, "h-now") {
+		t.Fatalf("answer to a release for another driver: %+v, %v", res, err)
+	}
+	if d.exit != nil {
+		t.Fatalf("the driver leaves (exit %d) on a release meant for another", *d.exit)
+	}
+	d.onRequest(state.Request{ID: "c2", Kind: state.CtlRelease, To: "h-now"})
+	if res, err := d.S.ResultFile("c2").Read(); err != nil || !res.OK || d.exit == nil {
+		t.Fatalf("a release addressed to this driver: %+v, %v, exit %v", res, err, d.exit)
 	}
 }

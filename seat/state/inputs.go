@@ -58,9 +58,14 @@ type Request struct {
 	All    bool     `toml:"all,omitempty"`
 	// Wait bounds how long a command or compaction may wait for the seat to be
 	// free before it is refused unsent (0: DefaultCommandWait).
-	Wait    config.Duration `toml:"wait,omitempty"`
-	FromPID int             `toml:"from_pid"`
-	At      time.Time       `toml:"at"`
+	Wait config.Duration `toml:"wait,omitempty"`
+	// To is the holder (owner.toml) the request is meant for, "" for
+	// whoever holds the seat: a driver with another holder refuses it. A
+	// release that recover meant for the driver it judged dead must not
+	// reach the driver a person's 'seat start' put there since.
+	To      string    `toml:"to,omitempty"`
+	FromPID int       `toml:"from_pid"`
+	At      time.Time `toml:"at"`
 }
 
 // Validate is the schema check the driver applies to every request it reads.
