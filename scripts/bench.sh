@@ -7,9 +7,11 @@
 #                               a 60 s idle run (about 10 minutes)
 #
 # Options:
-#   --only LIST    run only these sections: enqueue,hook,delivery,turnend,recover,status,fleet,idle
+#   --only LIST    run only these sections: enqueue,hook,delivery,turnend,recover,status,fleet,claude,idle
 #                  (turnend needs delivery; idle measures the seats started before it;
-#                  fleet starts a private sshd on 127.0.0.1: docs/fleet.md)
+#                  fleet starts a private sshd on 127.0.0.1: docs/fleet.md; claude runs the
+#                  real Claude Code against a loopback stand-in: PANTTY_CLAUDE_BIN, else the
+#                  copy scripts/test.sh installs, else claude on PATH, else skipped)
 #   --json FILE    also write the figures as JSON
 #   --no-gotest    skip the in-process `go test -bench` benchmarks
 #   --keep         keep the work directory (state roots, driver logs)
@@ -36,7 +38,7 @@ while [ $# -gt 0 ]; do
 	--only) shift; args="$args -only $1" ;;
 	--json) shift; args="$args -json $1" ;;
 	--compare) shift; args="$args -compare $1" ;;
-	-h|--help) sed -n '2,24p' "$0"; exit 0 ;;
+	-h|--help) sed -n '2,26p' "$0"; exit 0 ;;
 	*) echo "bench.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
 	esac
 	shift
@@ -47,6 +49,15 @@ trap 'rm -rf "$bin"' EXIT
 trap 'exit 130' INT TERM
 go build -o "$bin/pantty" ./cmd/pantty
 go build -o "$bin/bench" ./scripts/bench
+
+# The real Claude Code for the claude section: the copy scripts/test.sh
+# installs, unless PANTTY_CLAUDE_BIN names one (the section finds claude on
+# PATH otherwise, and is skipped without any).
+if [ -z "${PANTTY_CLAUDE_BIN:-}" ]; then
+	for c in "${PANTTY_HARNESS_CACHE:-$HOME/.cache/pantty-harness}"/claude/node_modules/@anthropic-ai/claude-code-linux-*/claude; do
+		[ -x "$c" ] && export PANTTY_CLAUDE_BIN="$c"
+	done
+fi
 
 status=0
 # shellcheck disable=SC2086 # $args is a list of words on purpose

@@ -31,7 +31,7 @@ import (
 )
 
 // sections in the order they run; idle runs last so nothing else is running.
-var sections = []string{"enqueue", "hook", "delivery", "turnend", "recover", "status", "fleet", "idle"}
+var sections = []string{"enqueue", "hook", "delivery", "turnend", "recover", "status", "fleet", "claude", "idle"}
 
 // init registers the harnesses: the seats this program makes in-process
 // (newRealSeat, synth) name one, and seat.toml's validation knows only the
@@ -121,6 +121,8 @@ func (b *bench) runSection(s string) error {
 		return b.status()
 	case "fleet":
 		return b.fleet()
+	case "claude":
+		return b.claude()
 	case "idle":
 		return b.idle()
 	}

@@ -143,6 +143,19 @@ func (w *watcher) firstStatus(id string) (time.Time, bool) {
 	return t, ok
 }
 
+// count is how many events of kind have appeared in events/.
+func (w *watcher) count(kind string) int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n := 0
+	for name := range w.evSeen {
+		if strings.HasSuffix(name, "-"+kind+".json") {
+			n++
+		}
+	}
+	return n
+}
+
 // event finds the first event of kind (in arrival order) that match accepts
 // and returns it with the time it appeared in events/.
 func (w *watcher) event(kind string, match func(hookwire.Event) bool) (hookwire.Event, time.Time, bool) {
