@@ -3,6 +3,7 @@ package seat_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -712,4 +713,38 @@ func harnessOf(t *testing.T, panePID int) int {
 		t.Fatalf("no harness under pane pid %d: %v", panePID, err)
 	}
 	return pid
+}
+
+// TestADriverStartedBeforeAStopLeavesTheSeatStopped: recover spawns a
+// driver (`__drive`, no progress pipe) and a person's `seat stop` runs
+// before that driver holds owner.lock, so the stop finds no driver to stop
+// and returns 0. The driver, once it holds the lock, reads the stop and
+// leaves: exit 0, no harness, no tmux session, the intent still stopped
+// (a soak's stop-start racing a revival, 2026-12-06: the seat ran on).
+func TestADriverStartedBeforeAStopLeavesTheSeatStopped(t *testing.T) {
+	t.Parallel()
+	h := seattest.New(t, "raced")
+	if err := h.Seat().Ensure(); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Seat().SetIntent(state.IntentStopped, "seat stop"); err != nil {
+		t.Fatal(err)
+	}
+	r := h.Run("__drive", "raced")
+	if r.Code != 0 {
+		t.Fatalf("a driver on a stopped seat: %s", r)
+	}
+	// Its log is its stderr (driver.log when recover or start spawns it).
+	if !strings.Contains(r.Stderr+r.Stdout, `the seat's intent is "stopped" (recorded by 'seat stop'`) {
+		t.Fatalf("the driver's log does not say why it left: %s", r)
+	}
+	if _, err := h.Seat().SessionFile().Read(); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("session.toml after the driver left: %v (want none: nothing launched)", err)
+	}
+	if procs := procsMentioning(h.Home, h.Socket); len(procs) != 0 {
+		t.Fatalf("processes of the seat after the driver left: %v", procs)
+	}
+	if in, _ := h.Seat().IntentFile().Read(); in.Want != state.IntentStopped {
+		t.Fatalf("intent after the driver left: %q", in.Want)
+	}
 }

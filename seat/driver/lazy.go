@@ -283,6 +283,17 @@ func Run(home, name, pantty string) int {
 	defer lock.Release()
 	logger.SetPrefix(fmt.Sprintf("[%s %s] ", name, lock.Owner.Holder))
 	logger.Printf("driver pid %d holds %s", os.Getpid(), s.LockPath())
+	if why := stoppedMeanwhile(s); why != "" {
+		// A driver recover started a moment before a person's 'seat stop'
+		// took the lock after the stop had looked for one: running the
+		// seat now would undo the stop that returned 0 (a soak's stop-start
+		// racing a revival, 2026-12-06).
+		logger.Printf("driver: %s: it leaves the seat as stopped", why)
+		if pipe != nil {
+			enc(seat.Progress{State: "error", Text: why + "; nothing was started"})
+		}
+		return 0
+	}
 	d := &Driver{S: s, Cfg: cfg, Ad: ad, Lock: lock, Pantty: pantty, Log: logger}
 	d.S.Box.Now = d.now // the statuses it writes carry its clock's times
 	if pipe != nil {
@@ -296,4 +307,15 @@ func Run(home, name, pantty string) int {
 		enc(seat.Progress{State: "error", Text: "driver exited before the seat was ready; see " + s.DriverLogPath()})
 	}
 	return code
+}
+
+// stoppedMeanwhile says why a driver that now holds the seat must not run
+// it: intent.toml says stopped (a stop recorded after this driver was
+// started). A seat with no intent recorded runs, as before.
+func stoppedMeanwhile(s state.Seat) string {
+	in, err := s.IntentFile().Read()
+	if err != nil || in.Want == state.IntentRunning {
+		return ""
+	}
+	return fmt.Sprintf("the seat's intent is %q (recorded by '%s' at %s) since this driver was started", in.Want, in.By, in.At.Format(time.RFC3339))
 }
