@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -263,16 +262,6 @@ func waitCursor(h *seattest.Harness, id string, closed int) {
 	})
 }
 
-// killDriver ends the seat's driver with SIGKILL (the harness keeps running)
-// and waits until its lock is free.
-func killDriver(t *testing.T, h *seattest.Harness) {
-	t.Helper()
-	o := h.Owner()
-	if err := syscall.Kill(o.PID, syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	h.WaitFor("the killed driver to be gone", 10*time.Second, func() bool { return !o.Live() })
-}
 
 // TestAdoptedFlightIsSettled puts the inbox and the pane in the state a driver
 // killed between two steps of a delivery leaves them in, then restarts it with
@@ -293,7 +282,7 @@ func TestAdoptedFlightIsSettled(t *testing.T) {
 			h.Start()
 			h.Send("warm", "the harness is up")
 			h.WaitFinal(10*time.Second, "warm")
-			killDriver(t, h)
+			h.KillDriver()
 
 			h.Send("m", "in flight when the driver died")
 			stored, err := h.Seat().ReadStored("m")
@@ -357,7 +346,7 @@ func TestCursorCaughtUpAtStart(t *testing.T) {
 	h.Send("m1", "one")
 	h.Send("m2", "two")
 	h.WaitFinal(10*time.Second, "m1", "m2")
-	killDriver(t, h)
+	h.KillDriver()
 	stale := h.Cursor()
 	stale.ID, stale.Closed = "m1", 1
 	es, _ := h.Seat().Entries()

@@ -239,7 +239,7 @@ func TestAFullStateRootDeliversNothingTwice(t *testing.T) {
 	heldAndNamed(t, h, driver, ids[len(ids)-1])
 	// The harness case the issue measured: the driver dies while its records
 	// are pending, the disk gets room, a new driver starts.
-	syscall.Kill(driver, syscall.SIGKILL)
+	h.KillDriver()
 	r.free(t)
 	h.Start()
 	h.WaitFinal(90*time.Second, ids...)
@@ -295,7 +295,7 @@ func TestAReadOnlyStateRootDeliversNothingTwiceAndStopStillWorks(t *testing.T) {
 	r.remount(t, "ro")
 	driver := h.Owner().PID
 	heldAndNamed(t, h, driver, ids[len(ids)-1])
-	syscall.Kill(driver, syscall.SIGKILL)
+	h.KillDriver()
 	r.remount(t, "rw")
 	h.Start()
 	h.WaitFinal(90*time.Second, ids...)

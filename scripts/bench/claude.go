@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/pantty/pantty/harness/claudecode"
+	"github.com/pantty/pantty/harness"
 	"github.com/pantty/pantty/harness/claudecode/standin"
 	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/seat"
@@ -22,7 +22,7 @@ const claudeKey = "sk-ant-api03-standin-bench-000000000000000000000000"
 
 // claudeFloorQuiet is how long the floor's typed text stands in the box
 // before its Enter: Claude Code 2.1.328 draws typed keys at once, and a
-// pause well past its 10 ms paste quiet (harness/claudecode PasteQuiet)
+// pause well past its 10 ms paste quiet (the adapter's PasteQuiet)
 // makes the Enter the only thing the harness has left to take.
 const claudeFloorQuiet = 300 * time.Millisecond
 
@@ -114,8 +114,10 @@ func (b *bench) claude() error {
 	r.Target, r.Met = "≤ Enter alone + 15 ms", metText(above <= 15*time.Millisecond)
 	b.timing("8 real Claude Code", "  floor: text typed in the box, Enter alone → the same evidence", floor, 0, "")
 	b.timing("8 real Claude Code", "Stop event → message final", stopToFinal, 0, "")
-	b.add(row{Section: "8 real Claude Code", What: fmt.Sprintf("  settle left per harness: Enter once the box shows the paste and the pane was quiet %s, bounded by paste_settle %s",
-		claudecode.PasteQuiet, claudecode.Adapter{}.PasteSettle().Duration), Median: "-"})
+	if ad, err := harness.AdapterFor("claude-code"); err == nil {
+		b.add(row{Section: "8 real Claude Code", What: fmt.Sprintf("  settle left per harness: Enter once the box shows the paste and the pane was quiet %s, bounded by paste_settle %s",
+			ad.Caps().PasteQuiet, ad.PasteSettle().Duration), Median: "-"})
+	}
 	b.claudeOnce(api, k)
 	return nil
 }

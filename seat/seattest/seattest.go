@@ -213,6 +213,20 @@ func (h *Harness) DriverLog() string {
 	return string(b)
 }
 
+// KillDriver ends the seat's driver with SIGKILL (its harness keeps
+// running) and returns once owner.toml no longer names a live process. A
+// signal is delivered, not obeyed at once: a 'seat start' right after the
+// kill can still find the driver live under load and answer "already
+// running" (seen in a full run, 2026-12-06).
+func (h *Harness) KillDriver() {
+	h.T.Helper()
+	o := h.Owner()
+	if err := syscall.Kill(o.PID, syscall.SIGKILL); err != nil {
+		h.T.Fatalf("kill driver pid %d: %v", o.PID, err)
+	}
+	h.WaitFor(fmt.Sprintf("the killed driver (pid %d) to be gone", o.PID), 30*time.Second, func() bool { return !o.Live() })
+}
+
 // Owner returns owner.toml.
 func (h *Harness) Owner() state.Owner {
 	o, err := h.Seat().OwnerFile().Read()
