@@ -262,7 +262,6 @@ func waitCursor(h *seattest.Harness, id string, closed int) {
 	})
 }
 
-
 // TestAdoptedFlightIsSettled puts the inbox and the pane in the state a driver
 // killed between two steps of a delivery leaves them in, then restarts it with
 // `seat start` (which adopts the live harness). Whatever the step, the message
