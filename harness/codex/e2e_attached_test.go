@@ -286,7 +286,8 @@ func TestAttachedDraftSurvivesAnRPCTurn(t *testing.T) {
 // client while that turn runs is neither refused nor queued: it is answered
 // with the RUNNING turn's id and steers it (no second turn/started; the
 // client's text is a model request of its own inside that turn, drawn in the
-// pane; one turn/completed, then thread/status/changed idle).
+// pane, its UserPromptSubmit hook naming the running turn; one
+// turn/completed, just after thread/status/changed idle).
 func TestAttachedPersonsTurnIsSeenAndTurnStartSteersIt(t *testing.T) {
 	a := newAttached(t, "cxasteer")
 	a.runTurn("first turn from the client")
@@ -344,6 +345,20 @@ func TestAttachedPersonsTurnIsSeenAndTurnStartSteersIt(t *testing.T) {
 	}
 	if st, ok := statusOf(more, a.th.ID); !ok || !strings.Contains(string(st.Params), `"idle"`) || st.At > last.At {
 		t.Fatalf("no thread/status/changed idle before turn/completed: %v", methodsOf(more))
+	}
+	// The steer's own UserPromptSubmit names the client's text and the
+	// running turn: a board message's header would bind there.
+	var steer hookwire.Event
+	a.r.WaitFor("the steer's UserPromptSubmit event", 10*time.Second, func() bool {
+		for _, ev := range a.r.Events(hookwire.EvUserPromptSubmit) {
+			if ev.Fields.Prompt == text {
+				steer = ev
+			}
+		}
+		return steer.Kind != ""
+	})
+	if steer.Fields.PromptID != personTurn {
+		t.Fatalf("the steer's UserPromptSubmit names turn %q, want %s", steer.Fields.PromptID, personTurn)
 	}
 }
 
