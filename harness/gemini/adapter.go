@@ -70,7 +70,7 @@ func (Adapter) Argv(l harness.Launch) ([]string, error) {
 // HOME/.gemini despite GEMINI_CLI_HOME. The model's shell therefore sees the
 // seat's home, not the person's.
 func (Adapter) Env(s state.Seat, c config.Config) map[string]string {
-	return map[string]string{"GEMINI_CLI_HOME": Home(s, c), "HOME": Home(s, c)}
+	return map[string]string{"GEMINI_CLI_HOME": Home(s, c), "HOME": Home(s, c), "GEMINI_CLI_SYSTEM_SETTINGS_PATH": SystemSettingsPath(Home(s, c))}
 }
 
 // SessionExists: Gemini writes the chat file when the session starts; a
@@ -158,19 +158,19 @@ func box(screen string) (lines []string, start, end int, ok bool) {
 	return lines, start, end, true
 }
 
-// InputReady (harness.Capabilities.InputReady) is the input box under its rule
-// with no hook running above it. On a resume Gemini CLI 0.61.0 fires
-// SessionStart, then clears the screen and draws the resumed conversation
-// again (measured 2026-12-04: a blank pane 0–130 ms after the hook, the box
-// back with "Executing Hook: …" above it); a paste sent at SessionStart was
-// lost (4 of 4 launches at 0 s; none lost at 1 s or later).
+// InputReady (harness.Capabilities.InputReady) is the input box under its
+// rule. A line "Executing Hook(s): …" above the rule does not make it
+// unready: Gemini CLI 0.61.0 keeps a hook on that line for 3 s from its
+// start whatever the hook takes (WARNING_PROMPT_DURATION_MS, a display
+// timer in its bundle's useHookDisplayState; no setting hides it:
+// hooksConfig.notifications is read only for the line's width), so after
+// a turn's end the CLI is idle and takes a paste and its Enter while the
+// line stays (TestQueuedMessagesFollowEachOtherAtOnce). The resume's
+// redraw, which that line once stood for, is waited out by
+// RedrawAfterStart.
 func (Adapter) InputReady(screen string) bool {
-	lines, _, _, ok := box(screen)
-	if !ok {
-		return false
-	}
-	r := lastRule(lines)
-	return r < 1 || !strings.Contains(lines[r-1], "Executing Hook")
+	_, _, _, ok := box(screen)
+	return ok
 }
 
 // RedrawAfterStart is the quiet time after SessionStart before the input box
@@ -287,9 +287,12 @@ func (Adapter) PrepareSeatHome(s state.Seat, c config.Config, pantty string) ([]
 	if err := PrepareHome(s, c, pantty); err != nil {
 		return nil, err
 	}
-	return []string{SettingsPath(Home(s, c)) + ": pantty's hooks (" + strings.Join(HookEvents, ", ") +
-		"), security.auth.selectedType gemini-api-key unless set, folderTrust off, no update check, no usage statistics, " +
-		fmt.Sprintf("model.compressionThreshold %g, ui.escapePastedAtSymbols true, general.retryFetchErrors false", CompressionOutOfReach)}, nil
+	keys := fmt.Sprintf("folderTrust off, no update check, no usage statistics, model.compressionThreshold %g, ui.escapePastedAtSymbols true, general.retryFetchErrors false, ui.showCompatibilityWarnings false", CompressionOutOfReach)
+	home := Home(s, c)
+	return []string{
+		SystemSettingsPath(home) + " (the CLI's system scope, GEMINI_CLI_SYSTEM_SETTINGS_PATH): pantty's hooks (" + strings.Join(HookEvents, ", ") + "), " + keys,
+		SettingsPath(home) + ": security.auth.selectedType gemini-api-key unless set, " + keys + "; no hooks table (pantty's moved to the system scope)",
+	}, nil
 }
 
 // Jail (harness.Capabilities.Jail): Gemini CLI's own --sandbox needs docker,

@@ -2,11 +2,15 @@ package gemini
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pantty/pantty/internal/config"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // The chat files and screens in testdata were recorded from Gemini CLI
@@ -110,8 +114,10 @@ func TestPaneReadings(t *testing.T) {
 	if a.Busy("✦ a reply that says (esc to cancel, 2s) in its text\n" + idle) {
 		t.Fatal("Busy read a reply's text above the box")
 	}
-	if !a.InputReady(idle) || a.InputReady(hooks) || a.InputReady("") {
-		t.Fatal("InputReady: want the idle box ready, not while hooks run, not on a blank pane")
+	// InputReady is the box alone: an "Executing Hooks" line above it is a
+	// display timer (docs/gemini.md); a turn running is Busy's to say.
+	if !a.InputReady(idle) || !a.InputReady(hooks) || a.InputReady("") {
+		t.Fatal("InputReady: want the box ready under a hooks line, not on a blank pane")
 	}
 	if text, ok := a.Composer(idle); !ok || text != "" {
 		t.Fatalf("Composer(idle) = %q %v, want the placeholder as empty", text, ok)
@@ -131,21 +137,58 @@ func TestPaneReadings(t *testing.T) {
 	}
 }
 
+// TestSettingsKeepWhatIsThereAndSetWhatASeatNeeds: PrepareHome keeps a
+// person's settings.json keys, sets what a seat needs in it and at the
+// system scope, and puts pantty's hooks only at the system scope (hooks in
+// both would run twice; the user scope's hooks table was pantty's).
 func TestSettingsKeepWhatIsThereAndSetWhatASeatNeeds(t *testing.T) {
-	cfg := map[string]any{"security": map[string]any{"auth": map[string]any{"selectedType": "oauth-personal"}},
-		"model": map[string]any{"name": "gemini-3.8-pro"}, "hooks": map[string]any{"BeforeTool": "a person's hook"}}
-	setSettings(cfg, "/bin/pantty --home H hook --seat s --gemini-hook")
-	b, _ := json.Marshal(cfg)
-	got := string(b)
-	for _, want := range []string{`"selectedType":"oauth-personal"`, `"name":"gemini-3.8-pro"`, `"compressionThreshold":1`,
-		`"escapePastedAtSymbols":true`, `"showCompatibilityWarnings":false`, `"retryFetchErrors":false`, `"folderTrust":{"enabled":false}`, `"enableAutoUpdate":false`, `"usageStatisticsEnabled":false`} {
-		if !strings.Contains(got, want) {
-			t.Errorf("settings lack %s: %s", want, got)
+	s, err := state.Open(filepath.Join(t.TempDir(), "pantty"), "g1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := config.Config{Env: map[string]string{"GEMINI_CLI_HOME": filepath.Join(t.TempDir(), "gh")}}
+	home := Home(s, c)
+	if err := os.MkdirAll(filepath.Dir(SettingsPath(home)), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	person := `{"security":{"auth":{"selectedType":"oauth-personal"}},"model":{"name":"gemini-3.8-pro"},"hooks":{"BeforeTool":"pantty's old table"}}`
+	if err := os.WriteFile(SettingsPath(home), []byte(person), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := PrepareHome(s, c, "/bin/pantty"); err != nil {
+		t.Fatal(err)
+	}
+	read := func(path string) map[string]any {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := map[string]any{}
+		if err := json.Unmarshal(data, &cfg); err != nil {
+			t.Fatal(err)
+		}
+		return cfg
+	}
+	user, system := read(SettingsPath(home)), read(SystemSettingsPath(home))
+	needs := []string{`"compressionThreshold":1`, `"escapePastedAtSymbols":true`, `"showCompatibilityWarnings":false`, `"retryFetchErrors":false`,
+		`"folderTrust":{"enabled":false}`, `"enableAutoUpdate":false`, `"usageStatisticsEnabled":false`}
+	for name, cfg := range map[string]map[string]any{"settings.json": user, "the system scope": system} {
+		b, _ := json.Marshal(cfg)
+		for _, want := range needs {
+			if !strings.Contains(string(b), want) {
+				t.Errorf("%s lacks %s: %s", name, want, b)
+			}
 		}
 	}
-	hooks := cfg["hooks"].(map[string]any)
-	if len(hooks) != len(HookEvents) || hooks["BeforeTool"] != nil {
-		t.Errorf("hooks %v: want exactly pantty's %v", hooks, HookEvents)
+	if b, _ := json.Marshal(user); !strings.Contains(string(b), `"selectedType":"oauth-personal"`) || !strings.Contains(string(b), `"name":"gemini-3.8-pro"`) || user["hooks"] != nil {
+		t.Errorf("settings.json: want the person's keys kept and no hooks table: %s", b)
+	}
+	hooks, _ := system["hooks"].(map[string]any)
+	if len(hooks) != len(HookEvents) || !strings.Contains(fmt.Sprint(hooks["AfterAgent"]), "--gemini-hook") {
+		t.Errorf("system hooks %v: want exactly pantty's %v", hooks, HookEvents)
+	}
+	if got := (Adapter{}).Env(s, c)["GEMINI_CLI_SYSTEM_SETTINGS_PATH"]; got != SystemSettingsPath(home) {
+		t.Errorf("Env's GEMINI_CLI_SYSTEM_SETTINGS_PATH = %q, want %q", got, SystemSettingsPath(home))
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pantty/pantty/harness/gemini"
 	"github.com/pantty/pantty/harness/gemini/standin"
@@ -70,7 +71,11 @@ func TestE2E(t *testing.T) {
 			// ui.escapePastedAtSymbols: a mention in board text stays text,
 			// in the workspace and outside it (where it opened a modal).
 			"d-at": "@notes.txt", "d-at-out": "@/etc/hostname"},
-		Workspace:     map[string]string{"notes.txt": "the workspace note's secret content 7f3a"},
+		// A hostile repository's own .gemini/settings.json turns the escape
+		// off: pantty's keys are at the CLI's system scope, which overrides
+		// the workspace's (gemini.SystemSettingsPath).
+		Workspace: map[string]string{"notes.txt": "the workspace note's secret content 7f3a",
+			".gemini/settings.json": `{"ui": {"escapePastedAtSymbols": false}}`},
 		AsReceived:    func(text string) string { return strings.ReplaceAll(text, "@", `\@`) },
 		ContextSource: "chat file",
 		Cron:          cronSeat, BadArg: "--no-such-flag", BadWords: "Unknown arguments: such-flag",
@@ -114,14 +119,13 @@ func TestRepliesAreExactAgainstAStreamingAPI(t *testing.T) {
 }
 
 // TestNextMessageWaitsOutTheHooksNotTheRetry: after a turn, Gemini CLI draws
-// "Executing Hooks" above its box while the turn's last hooks run, and the
-// driver, told of the turn's end by one of them, pastes the next message at
-// once. The Enter waits until the box holds the paste with no hook running;
-// before it did not, the look before Enter read a dialog and sent nothing,
-// and every message after the first waited for the Enter retry
-// (submit_timeout, 5 s): 4 of 4 on 2026-12-06, turn end → next evidence 5.15 s
-// each; with the wait 0 of 5, 3.0 s. Under load a retry may still happen; all
-// of them is the old behaviour.
+// "Executing Hooks" above its box for 3 s, and the driver, told of the
+// turn's end by one of those hooks, pastes the next message at once. Its
+// Enter must go: before 2026-12-06 the look before Enter read that line as
+// a box not ready and sent nothing, and every message after the first
+// waited for the Enter retry (submit_timeout, 5 s): 4 of 4, turn end → next
+// evidence 5.15 s each. Under load a retry may still happen; all of them is
+// the old behaviour.
 func TestNextMessageWaitsOutTheHooksNotTheRetry(t *testing.T) {
 	t.Parallel()
 	r := newRig(t, "gm-next")
@@ -139,5 +143,38 @@ func TestNextMessageWaitsOutTheHooksNotTheRetry(t *testing.T) {
 	}
 	if retried == len(ids)-1 {
 		t.Fatalf("every message after the first waited for the Enter retry\ndriver.log:\n%s", r.DriverLog())
+	}
+}
+
+// TestQueuedMessagesFollowEachOtherAtOnce sends four messages at once and
+// logs, for each after the first, the time from the last one's turn end
+// (AfterAgent, recorded as Stop) to its turn start (BeforeAgent, recorded as
+// UserPromptSubmit): a measurement (docs/gemini.md). While InputReady read
+// the CLI's "Executing Hooks" line (a 3 s display timer) as a busy box,
+// each waited about 3 s (3.17, 3.01, 3.08 s on 2026-12-06; 0.92, 0.84,
+// 0.76 s since). It checks that each is processed, once, with no Enter
+// retry.
+func TestQueuedMessagesFollowEachOtherAtOnce(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, "gm-queue")
+	r.Start()
+	ids := []string{"q1", "q2", "q3", "q4"}
+	for _, id := range ids {
+		r.Send(id, "hello "+id)
+	}
+	r.Processed(ids...)
+	var gaps []string
+	for i, id := range ids[1:] {
+		prev, cur := r.Status(ids[i]), r.Status(id)
+		gaps = append(gaps, cur.SubmittedAt.Sub(prev.EndedAt).Round(time.Millisecond).String())
+	}
+	t.Logf("RESULT turn end → the next queued message's UserPromptSubmit: %s", strings.Join(gaps, ", "))
+	if n := strings.Count(r.DriverLog(), "Enter retry"); n > 0 {
+		t.Errorf("%d Enter retries for queued messages\ndriver.log:\n%s", n, r.DriverLog())
+	}
+	for id, n := range r.Turns() {
+		if n != 1 {
+			t.Errorf("%s reached the model %d times", id, n)
+		}
 	}
 }

@@ -56,12 +56,29 @@ var HookEvents = []string{"SessionStart", "BeforeAgent", "AfterAgent", "BeforeMo
 // compacts at its own boundary well before (seat.toml compaction).
 const CompressionOutOfReach = 1.0
 
+// SystemSettingsPath is the settings file pantty writes for the seat at the
+// CLI's system scope (GEMINI_CLI_SYSTEM_SETTINGS_PATH, Env). Gemini CLI
+// 0.61.0 merges it over the user's and the workspace's settings, so a
+// repository's own .gemini/settings.json cannot undo what a seat needs:
+// with pantty's keys only in the user's settings.json, a workdir whose
+// .gemini/settings.json said ui.escapePastedAtSymbols false made board
+// text's @ mentions live again (the dispatch case of TestE2E held its turns
+// for good, 2026-12-06). Hook lists concatenate across scopes (the
+// settings schema merges each hook event with "concat").
+func SystemSettingsPath(home string) string {
+	return filepath.Join(home, "pantty-system-settings.json")
+}
+
 // PrepareHome makes the seat's GEMINI_CLI_HOME ready for an unattended
-// launch: settings.json keeps everything already in it and sets what a seat
-// needs — pantty's hooks, API-key authentication unless another method is
-// chosen (no sign-in dialog), folder trust off (no trust dialog), no update
-// check or usage statistics, the CLI's own compression out of reach, pasted
-// @ mentions escaped, and a refused connection not retried inside the turn.
+// launch. The system-scope file (SystemSettingsPath), whole and pantty's,
+// holds pantty's hooks and every key a seat needs (setSettings): folder
+// trust off (no trust dialog), no update check or usage statistics, the
+// CLI's own compression out of reach, pasted @ mentions escaped, a refused
+// connection not retried inside the turn. settings.json keeps everything
+// already in it, gets API-key authentication unless another method is
+// chosen (no sign-in dialog) and the same keys (for the CLI run by hand on
+// this home), and loses its hooks table, which used to be pantty's: hooks
+// in both files would run twice.
 func PrepareHome(s state.Seat, c config.Config, pantty string) error {
 	home := Home(s, c)
 	dir := filepath.Dir(SettingsPath(home))
@@ -78,22 +95,40 @@ func PrepareHome(s state.Seat, c config.Config, pantty string) error {
 			return fmt.Errorf("gemini-cli: %s: %v (not overwritten; fix it by hand)", SettingsPath(home), err)
 		}
 	}
-	setSettings(cfg, launch.HookCommand(pantty, s, "--gemini-hook"))
-	out, err := json.MarshalIndent(cfg, "", "  ")
-	if err != nil {
-		return err
-	}
-	// The temp file goes beside the target: GEMINI_CLI_HOME may be on
-	// another file system than the seat's own tmp directory.
-	return fsatomic.WriteFile(dir, SettingsPath(home), append(out, '\n'))
-}
-
-// setSettings sets the keys a seat needs (see PrepareHome).
-func setSettings(cfg map[string]any, hookCommand string) {
 	auth := hookwire.JSONObject(hookwire.JSONObject(cfg, "security"), "auth")
 	if _, ok := auth["selectedType"]; !ok {
 		auth["selectedType"] = "gemini-api-key"
 	}
+	setSettings(cfg)
+	delete(cfg, "hooks")
+	system := map[string]any{}
+	setSettings(system)
+	system["hooks"] = hooks(launch.HookCommand(pantty, s, "--gemini-hook"))
+	// The temp files go beside their targets: GEMINI_CLI_HOME may be on
+	// another file system than the seat's own tmp directory.
+	for path, v := range map[string]map[string]any{SettingsPath(home): cfg, SystemSettingsPath(home): system} {
+		out, err := json.MarshalIndent(v, "", "  ")
+		if err != nil {
+			return err
+		}
+		if err := fsatomic.WriteFile(filepath.Dir(path), path, append(out, '\n')); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// hooks is pantty's hooks table: every HookEvents entry runs command.
+func hooks(command string) map[string]any {
+	out := map[string]any{}
+	for _, ev := range HookEvents {
+		out[ev] = []any{map[string]any{"hooks": []any{map[string]any{"type": "command", "command": command}}}}
+	}
+	return out
+}
+
+// setSettings sets the keys a seat needs but its hooks (see PrepareHome).
+func setSettings(cfg map[string]any) {
 	hookwire.JSONObject(hookwire.JSONObject(cfg, "security"), "folderTrust")["enabled"] = false
 	general := hookwire.JSONObject(cfg, "general")
 	general["enableAutoUpdate"] = false
@@ -118,9 +153,4 @@ func setSettings(cfg map[string]any, hookCommand string) {
 	// settled: so the warning is switched off, not the terminal changed.
 	ui["showCompatibilityWarnings"] = false
 	hookwire.JSONObject(cfg, "model")["compressionThreshold"] = CompressionOutOfReach
-	hooks := map[string]any{}
-	for _, ev := range HookEvents {
-		hooks[ev] = []any{map[string]any{"hooks": []any{map[string]any{"type": "command", "command": hookCommand}}}}
-	}
-	cfg["hooks"] = hooks
 }

@@ -43,7 +43,7 @@ type E2E struct {
 	// (nil: unchanged). Gemini CLI escapes a pasted @ as \@ (its
 	// ui.escapePastedAtSymbols, which pantty sets).
 	AsReceived func(text string) string
-	// Workspace files are written into the seat's workdir before the corpus
+	// Workspace files (paths relative to it) are written into the seat's workdir before the corpus
 	// is sent; their content must reach the model through no request (only a
 	// mention expanded from board text would carry it).
 	Workspace map[string]string
@@ -290,7 +290,11 @@ func (s E2E) exactlyOnce(t *testing.T) {
 func (s E2E) dispatch(t *testing.T) {
 	r := s.New(t, s.Prefix+"-dispatch")
 	for name, content := range s.Workspace {
-		if err := os.WriteFile(filepath.Join(r.Work, name), []byte(content), 0o600); err != nil {
+		path := filepath.Join(r.Work, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
 			t.Fatal(err)
 		}
 	}
