@@ -128,3 +128,26 @@ func onceAfterOutage(t *testing.T, h *seattest.Harness, ids ...string) {
 		}
 	}
 }
+
+// A backoff earned by no-model-access sweeps (the live driver re-probed;
+// recover restarted nothing) does not hold back the revival of a driver
+// that is gone since: recovery.toml says the last unverified attempt was
+// no-model-access with its next attempt an hour away, the driver is
+// killed, and the next sweep starts a new one at once. A backoff after a
+// failed revival still holds (TestAGateThatFailsStopsTheRevival).
+func TestAModelAccessBackoffDoesNotDelayADriverRevival(t *testing.T) {
+	t.Parallel()
+	h := newSeat(t, "mback")
+	h.Start()
+	rec := state.Recovery{Failures: 2, MeansFailures: 2, LastCause: recover.CauseNoModel,
+		NextAttempt: time.Now().Add(time.Hour).UTC(), LastAt: time.Now().UTC()}
+	if err := h.Seat().RecoveryFile().Write(rec); err != nil {
+		t.Fatal(err)
+	}
+	h.KillDriver()
+	rep, _ := sweep(t, h)
+	r := seatIn(t, rep, "mback")
+	if r.Cause != recover.CauseDriverGone || !strings.Contains(r.Action, "started driver") || !strings.HasPrefix(r.Result, "verified") {
+		t.Fatalf("a driver gone after a model-access backoff: %+v", r)
+	}
+}

@@ -279,7 +279,12 @@ func (sw *sweeper) handle(o *observation, v verdict) SeatReport {
 		}
 	case !v.ActAfter.IsZero():
 		r.Action = "none yet: recover acts if it is still so at " + v.ActAfter.UTC().Format(time.RFC3339)
-	case sw.now.Before(rec.NextAttempt):
+	case sw.now.Before(rec.NextAttempt) && !(rec.LastCause == CauseNoModel && v.Cause != CauseNoModel):
+		// A backoff earned while the live driver re-probed its model access
+		// (no-model-access: recover restarted nothing) does not hold back the
+		// revival of another cause: a driver killed during a credential
+		// outage would wait it out (up to backoff_max), and without a
+		// driver nothing re-probes.
 		r.Action = fmt.Sprintf("none: backoff after %d unverified recoveries, next attempt at %s", rec.Failures, rec.NextAttempt.UTC().Format(time.RFC3339))
 	case sw.opts.DryRun:
 		r.Action, r.Result = plan(v), "dry run: nothing done"
