@@ -14,12 +14,14 @@
 #   --no-gotest    skip the in-process `go test -bench` benchmarks
 #   --keep         keep the work directory (state roots, driver logs)
 #   --compare BIN  also run another pantty binary (built before a change) interleaved
-#                  in the enqueue replay, recover and status figures, as "before"
+#                  in the seat send, enqueue replay, hook, recover and status figures,
+#                  as "before"
 #
-# It builds pantty once, runs scripts/bench (which starts real seats on the
-# simulator in private tmux servers under /tmp/pb-<pid>, and stops them and
-# their servers at the end), prints one table of medians, p99s and ratios
-# against the baselines run in the same process, then the go test benchmarks.
+# It builds pantty (and a Go hello-world, the floor of a process start) once,
+# runs scripts/bench (which starts real seats on the simulator in private tmux
+# servers under /tmp/pb-<pid>, and stops them and their servers at the end),
+# prints one table of medians, p99s and ratios against the baselines run in
+# the same process, then the go test benchmarks.
 # Speed is reported, never asserted: the exit code is non-zero only when a
 # measurement could not be taken or a correctness check failed.
 set -eu
@@ -36,7 +38,7 @@ while [ $# -gt 0 ]; do
 	--only) shift; args="$args -only $1" ;;
 	--json) shift; args="$args -json $1" ;;
 	--compare) shift; args="$args -compare $1" ;;
-	-h|--help) sed -n '2,24p' "$0"; exit 0 ;;
+	-h|--help) sed -n '2,26p' "$0"; exit 0 ;;
 	*) echo "bench.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
 	esac
 	shift
@@ -47,10 +49,11 @@ trap 'rm -rf "$bin"' EXIT
 trap 'exit 130' INT TERM
 go build -o "$bin/pantty" ./cmd/pantty
 go build -o "$bin/bench" ./scripts/bench
+go build -o "$bin/hello" ./scripts/bench/hello
 
 status=0
 # shellcheck disable=SC2086 # $args is a list of words on purpose
-"$bin/bench" -pantty "$bin/pantty" $long $args || status=$?
+"$bin/bench" -pantty "$bin/pantty" -hello "$bin/hello" $long $args || status=$?
 
 if [ "$gotest" = 1 ]; then
 	benchtime="20x"
