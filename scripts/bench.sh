@@ -16,12 +16,14 @@
 #   --no-gotest    skip the in-process `go test -bench` benchmarks
 #   --keep         keep the work directory (state roots, driver logs)
 #   --compare BIN  also run another pantty binary (built before a change) interleaved
-#                  in the enqueue replay, recover and status figures, as "before"
+#                  in the seat send, enqueue replay, hook, recover and status figures,
+#                  as "before"
 #
-# It builds pantty once, runs scripts/bench (which starts real seats on the
-# simulator in private tmux servers under /tmp/pb-<pid>, and stops them and
-# their servers at the end), prints one table of medians, p99s and ratios
-# against the baselines run in the same process, then the go test benchmarks.
+# It builds pantty (and a Go hello-world, the floor of a process start) once,
+# runs scripts/bench (which starts real seats on the simulator in private tmux
+# servers under /tmp/pb-<pid>, and stops them and their servers at the end),
+# prints one table of medians, p99s and ratios against the baselines run in
+# the same process, then the go test benchmarks.
 # Speed is reported, never asserted: the exit code is non-zero only when a
 # measurement could not be taken or a correctness check failed.
 set -eu
@@ -49,6 +51,7 @@ trap 'rm -rf "$bin"' EXIT
 trap 'exit 130' INT TERM
 go build -o "$bin/pantty" ./cmd/pantty
 go build -o "$bin/bench" ./scripts/bench
+go build -o "$bin/hello" ./scripts/bench/hello
 
 # The real Claude Code for the claude section: the copy scripts/test.sh
 # installs, unless PANTTY_CLAUDE_BIN names one (the section finds claude on
@@ -61,7 +64,7 @@ fi
 
 status=0
 # shellcheck disable=SC2086 # $args is a list of words on purpose
-"$bin/bench" -pantty "$bin/pantty" $long $args || status=$?
+"$bin/bench" -pantty "$bin/pantty" -hello "$bin/hello" $long $args || status=$?
 
 if [ "$gotest" = 1 ]; then
 	benchtime="20x"

@@ -34,6 +34,7 @@ targets=(
 	./seat:FuzzParseReset
 	./seat:FuzzGuard
 	./seat:FuzzValidateMessage
+	./internal/fsatomic:FuzzWithoutCommentLines
 )
 
 # The targets write small seats per input: on tmpfs their fsyncs cost nothing.

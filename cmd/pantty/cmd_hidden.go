@@ -22,12 +22,9 @@ func hookCommand() *cli.Command {
 		&cli.BoolFlag{Name: "status-line"},
 		&cli.StringFlag{Name: "tmux", Usage: "a tmux hook name instead of a harness event"},
 	}
-	var doors []harness.HookFlag // the harnesses' own forms (Capabilities.HookFlags)
-	for _, a := range harness.Adapters() {
-		for _, h := range a.Caps().HookFlags {
-			doors = append(doors, h)
-			flags = append(flags, &cli.BoolFlag{Name: h.Name, Usage: h.Usage})
-		}
+	doors := hookDoors()
+	for _, h := range doors {
+		flags = append(flags, &cli.BoolFlag{Name: h.Name, Usage: h.Usage})
 	}
 	return &cli.Command{
 		Name:   "hook",
@@ -40,49 +37,80 @@ func hookCommand() *cli.Command {
 		OnUsageError: func(_ *cli.Context, err error, _ bool) error { return hookFailOpen(err) },
 		Flags:        flags,
 		Action: func(c *cli.Context) error {
-			if c.String("seat") == "" {
-				return hookFailOpen(fmt.Errorf("no --seat given"))
-			}
-			// In pantty's jail the state root is hidden: the call goes
-			// through the seat's hook door, which records it outside.
-			if door := os.Getenv(jail.DoorEnv); door != "" {
-				call := jail.Call{Seat: c.String("seat"), StatusLine: c.Bool("status-line"), Args: c.Args().Slice()}
-				for _, h := range doors {
-					if c.Bool(h.Name) {
-						call.Flag = h.Name
-						break
-					}
-				}
-				if code := jail.Send(door, call, os.Stdin, os.Stdout, os.Stderr); code != 0 {
-					return codedError{code, ""}
-				}
-				return nil
-			}
-			home, err := homeOf(c)
-			if err != nil {
-				return hookFailOpen(err)
-			}
-			// A hook is the harness reporting on its own seat: from inside
-			// seat A, events for seat B would be forged turn evidence.
-			if err := proc.RefuseOtherSeat(state.Seat{Home: home, Name: c.String("seat")}, "hook"); err != nil {
-				return hookFailOpen(err)
-			}
-			run := func() int {
-				return hookrun.Run(home, c.String("seat"), c.Bool("status-line"), c.String("tmux"), os.Stdin, os.Stdout, os.Stderr)
-			}
-			for _, h := range doors {
-				if c.Bool(h.Name) {
-					run = func() int { return h.Run(home, c.String("seat"), c.Args().Slice(), os.Stdin, os.Stdout, os.Stderr) }
-					break
-				}
-			}
-			code := run()
-			if code != 0 {
-				return codedError{code, ""}
-			}
-			return nil
+			return runHook(hookCallOf(c, doors), func() (string, error) { return homeOf(c) })
 		},
 	}
+}
+
+// hookCallOf is the hook call urfave/cli parsed; the first door flag given
+// wins.
+func hookCallOf(c *cli.Context, doors []harness.HookFlag) hookCall {
+	call := hookCall{seat: c.String("seat"), statusLine: c.Bool("status-line"), tmux: c.String("tmux"), args: c.Args().Slice()}
+	for _, h := range doors {
+		if c.Bool(h.Name) {
+			call.door = &h
+			break
+		}
+	}
+	return call
+}
+
+// hookDoors are the harnesses' own forms of a hook call
+// (Capabilities.HookFlags), in registry order.
+func hookDoors() []harness.HookFlag {
+	var doors []harness.HookFlag
+	for _, a := range harness.Adapters() {
+		doors = append(doors, a.Caps().HookFlags...)
+	}
+	return doors
+}
+
+// hookCall is one `pantty hook` command line, parsed: by urfave/cli in
+// hookCommand, or by hookFastArgs for the forms the harnesses run.
+type hookCall struct {
+	seat       string
+	statusLine bool
+	tmux       string
+	door       *harness.HookFlag // a harness's own form (--codex-hook, …); nil: Claude Code's JSON
+	args       []string
+}
+
+// runHook records one hook call; home resolves the state root (homeOf).
+func runHook(call hookCall, home func() (string, error)) error {
+	if call.seat == "" {
+		return hookFailOpen(fmt.Errorf("no --seat given"))
+	}
+	// In pantty's jail the state root is hidden: the call goes
+	// through the seat's hook door, which records it outside.
+	if door := os.Getenv(jail.DoorEnv); door != "" {
+		jc := jail.Call{Seat: call.seat, StatusLine: call.statusLine, Args: call.args}
+		if call.door != nil {
+			jc.Flag = call.door.Name
+		}
+		if code := jail.Send(door, jc, os.Stdin, os.Stdout, os.Stderr); code != 0 {
+			return codedError{code, ""}
+		}
+		return nil
+	}
+	root, err := home()
+	if err != nil {
+		return hookFailOpen(err)
+	}
+	// A hook is the harness reporting on its own seat: from inside
+	// seat A, events for seat B would be forged turn evidence.
+	if err := proc.RefuseOtherSeat(state.Seat{Home: root, Name: call.seat}, "hook"); err != nil {
+		return hookFailOpen(err)
+	}
+	var code int
+	if call.door != nil {
+		code = call.door.Run(root, call.seat, call.args, os.Stdin, os.Stdout, os.Stderr)
+	} else {
+		code = hookrun.Run(root, call.seat, call.statusLine, call.tmux, os.Stdin, os.Stdout, os.Stderr)
+	}
+	if code != 0 {
+		return codedError{code, ""}
+	}
+	return nil
 }
 
 // hookFailOpen reports a hook call pantty could not even start to handle and

@@ -45,6 +45,9 @@ func runArgs(args []string) error {
 	if len(args) > 1 && args[1] == "help" {
 		args = append(append([]string{args[0]}, args[2:]...), "--help")
 	}
+	if call, home, ok := hookFastArgs(args); ok {
+		return runHook(call, fastHookHome(home))
+	}
 	app := newApp()
 	var unknown error
 	app.CommandNotFound = func(c *cli.Context, name string) { unknown = unknownCommand(c, name) }

@@ -129,7 +129,7 @@ func WriteState(tmpDir, path string, v any) error {
 // errors a person can act on: BurntSushi/toml gives positions only for syntax and
 // type errors, so an unknown key's line is found by looking for it in the source.
 func DecodeStrict(path string, data []byte, v any) error {
-	md, err := toml.Decode(string(data), v)
+	md, err := toml.Decode(string(withoutCommentLines(data)), v)
 	if err != nil {
 		var pe toml.ParseError
 		if errors.As(err, &pe) {

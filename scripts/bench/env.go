@@ -34,6 +34,7 @@ type bench struct {
 	root     string // /tmp/pb-<pid>: state roots, sockets, workdirs
 	pantty   string
 	compare  string // another pantty binary to run interleaved (before/after a fix); "" = none
+	hello    string // a Go hello-world, the floor of a process start; "" = none
 	long     bool
 	realTmux string
 	work     string

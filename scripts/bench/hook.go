@@ -51,7 +51,7 @@ func (b *bench) hookCost() error {
 	}
 	env := b.env(home, "")
 	n := b.pick(100, 400)
-	var upsD, stopD, slD, shD, upsCPU durs
+	var upsD, stopD, slD, shD, upsCPU, beforeD, beforeCPU, helloD, helloCPU durs
 	var maxRSS int64
 	for i := 0; i < n; i++ {
 		r := b.runIn(env, ups, "--home", home, "hook", "--seat", "hk")
@@ -63,6 +63,21 @@ func (b *bench) hookCost() error {
 		}
 		upsD, upsCPU = append(upsD, r.Wall), append(upsCPU, r.CPU)
 		maxRSS = max(maxRSS, r.MaxRSSKB)
+		// Run for run: the binary from before a change, and the floor.
+		if b.compare != "" {
+			r := b.runBin(b.compare, env, ups, "--home", home, "hook", "--seat", "hk")
+			if r.Code != 0 {
+				return fmt.Errorf("hook UserPromptSubmit (-compare binary): %s", r)
+			}
+			beforeD, beforeCPU = append(beforeD, r.Wall), append(beforeCPU, r.CPU)
+		}
+		if b.hello != "" {
+			r := b.runBin(b.hello, env, "")
+			if r.Code != 0 {
+				return fmt.Errorf("hello-world: %s", r)
+			}
+			helloD, helloCPU = append(helloD, r.Wall), append(helloCPU, r.CPU)
+		}
 		r = b.runIn(env, stop, "--home", home, "hook", "--seat", "hk")
 		if r.Code != 0 {
 			return fmt.Errorf("hook Stop: %s", r)
@@ -87,11 +102,29 @@ func (b *bench) hookCost() error {
 	}
 	b.timing("4 hook", "pantty hook, UserPromptSubmit (process)", upsD, 0, "")
 	b.withCPU(upsCPU)
+	if b.hello != "" {
+		// Target: a hook start costs at most twice a Go hello-world's.
+		r := &b.rows[len(b.rows)-1]
+		ratio := r.MedMS / ms(helloD.median())
+		r.Base, r.Ratio, r.Target, r.Met = fmtD(helloD.median()), fmt.Sprintf("%.2f× the hello-world", ratio), "≤ 2× a Go hello-world", metText(ratio <= 2)
+	}
+	if b.compare != "" {
+		b.timing("4 hook", "  the same with the -compare binary (before)", beforeD, 0, "")
+		b.withCPU(beforeCPU)
+	}
+	if b.hello != "" {
+		b.timing("4 hook", "  a Go hello-world (fmt.Println), the floor of a process start", helloD, 0, "")
+		b.withCPU(helloCPU)
+	}
 	b.timing("4 hook", "pantty hook, Stop (process)", stopD, 0, "")
 	b.timing("4 hook", "pantty hook --status-line, usage changed (process)", slD, 0, "")
 	b.timing("4 hook", "sh -c '<hook command>', UserPromptSubmit (as the harness runs it)", shD, 0, "")
 	b.add(row{Section: "4 hook", What: "pantty hook peak RSS (VmHWM, max over all calls)", Median: fmt.Sprintf("%.1f MiB", float64(maxRSS)/1024)})
 	evs, _ := s.PendingEvents()
-	b.check("hook: one event file per call", len(evs) == 4*n, "%d calls that record an event (UserPromptSubmit twice, Stop, status line with changed usage): %d event files", 4*n, len(evs))
+	calls := 4 * n
+	if b.compare != "" {
+		calls += n // the -compare binary's UserPromptSubmit
+	}
+	b.check("hook: one event file per call", len(evs) == calls, "%d calls that record an event (UserPromptSubmit twice, Stop, status line with changed usage; the -compare binary's UserPromptSubmit): %d event files", calls, len(evs))
 	return nil
 }

@@ -44,7 +44,8 @@ func main() {
 	only := flag.String("only", "", "comma-separated sections to run ("+strings.Join(sections, ",")+"); default all")
 	jsonOut := flag.String("json", "", "also write the results as JSON to this file")
 	keep := flag.Bool("keep", false, "keep the work directory (state roots, logs) for inspection")
-	compare := flag.String("compare", "", "another pantty binary (e.g. built before a fix): enqueue replay, recover and status also run it, interleaved, as 'before'")
+	compare := flag.String("compare", "", "another pantty binary (e.g. built before a fix): seat send, the enqueue replay, hook, recover and status also run it, interleaved, as 'before'")
+	hello := flag.String("hello", "", "a Go hello-world binary: the hook section runs it interleaved, as the floor of a process start")
 	flag.Parse()
 	if *pantty == "" {
 		fmt.Fprintln(os.Stderr, "bench: -pantty is required (scripts/bench.sh builds it)")
@@ -66,6 +67,11 @@ func main() {
 	}
 	if *compare != "" {
 		if b.compare, err = filepath.Abs(*compare); err != nil {
+			fatal(err)
+		}
+	}
+	if *hello != "" {
+		if b.hello, err = filepath.Abs(*hello); err != nil {
 			fatal(err)
 		}
 	}

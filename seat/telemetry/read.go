@@ -96,7 +96,9 @@ func (r Reader) row(s state.Seat, now time.Time) Row {
 	sess, sessErr := s.SessionFile().Read()
 	haveSess := sessErr == nil && sess.ID != ""
 	evs := newEvents(s)
-	row.Session = readSession(s, evs, sess, sessErr, now)
+	// launch.toml binds the session id and names the rung: read once.
+	launch, launchErr := s.LaunchFile().Read()
+	row.Session = readSession(evs, sess, sessErr, launch, launchErr, now)
 	row.Harness = readHarness(cfg, cfgErr, sess, haveSess)
 	row.Shape = readShape(cfg, cfgErr)
 	row.Intent = readIntent(s, now)
@@ -118,7 +120,7 @@ func (r Reader) row(s state.Seat, now time.Time) Row {
 	row.Model = readModel(evs, sess, haveSess, ctx, ctxErr, now)
 
 	row.Health = r.healthOf(s, now)
-	row.Ladder = readLadder(s, now)
+	row.Ladder = readLadder(s, launch, launchErr, now)
 	row.ProviderWaits = readWaits(s, cfg, cfgErr, inbox.Open, entErr, now)
 	row.Compaction = readCompaction(s, now)
 	row.Mode = readMode(s, cfg, cfgErr, now)
@@ -196,7 +198,7 @@ func readIntent(s state.Seat, now time.Time) Text {
 	return Text{Meta: meta(Known, "", bound, in.At, now), Value: ptr(in.Want)}
 }
 
-func readSession(s state.Seat, evs *events, sess state.Session, err error, now time.Time) Session {
+func readSession(evs *events, sess state.Session, err error, launch state.LaunchFile, launchErr error, now time.Time) Session {
 	if err != nil {
 		return Session{Meta: missing(err, "no session.toml: the seat has never been launched")}
 	}
@@ -210,7 +212,7 @@ func readSession(s state.Seat, evs *events, sess state.Session, err error, now t
 	if !sess.LaunchedAt.IsZero() {
 		out.LaunchedAt = ptr(sess.LaunchedAt.UTC())
 	}
-	bound := "session.toml id; " + howBound(s, sess.ID)
+	bound := "session.toml id; " + howBound(launch, launchErr, sess.ID)
 	if ev, dir, ok := evs.last(hookwire.EvSessionStart, sess.ID); ok {
 		out.ConfirmedBy = ptr(dir + "/" + ev.File)
 		bound += "; confirmed by the harness's SessionStart " + dir + "/" + ev.File + " carrying the same session_id"
@@ -224,8 +226,7 @@ func readSession(s state.Seat, evs *events, sess state.Session, err error, now t
 // howBound tells from launch.toml how the session id reached the harness: a
 // pantty-chosen id is on the launch argv; an id the harness assigned itself is
 // not, and the driver recorded it from the harness's first turn end.
-func howBound(s state.Seat, id string) string {
-	l, err := s.LaunchFile().Read()
+func howBound(l state.LaunchFile, err error, id string) string {
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return "no launch.toml shows how the harness got it"

@@ -15,8 +15,10 @@ import (
 )
 
 // readLadder reads the rung the pane was launched on and recover's floor.
-func readLadder(s state.Seat, now time.Time) Ladder {
-	rung, err := outage.LaunchedRung(s)
+// launch and launchErr are launch.toml as the row read it (outage.LaunchedRung's
+// record).
+func readLadder(s state.Seat, launch state.LaunchFile, launchErr error, now time.Time) Ladder {
+	rung, err := launch.Env[config.RungEnv], launchErr
 	if err != nil {
 		return Ladder{Meta: missing(err, "no launch.toml: the harness was never launched")}
 	}
