@@ -165,6 +165,11 @@ type Capabilities struct {
 	// there (Gemini CLI 0.61.0, 2026-12-05: docs/gemini.md, "Isolation");
 	// ProbeIsolation, when set, wins.
 	Jail func(s state.Seat, c config.Config) []string
+	// JailReadable are files the jailed harness must read and the model
+	// must not write: they are bound read-only into the jail (its settings
+	// that pantty enforces, kept in the seat's directory, which the jail
+	// otherwise hides). Gemini CLI: its system-scope settings.
+	JailReadable func(s state.Seat, c config.Config) []string
 	// Secrets lists the harness's own credential files for the seat (see
 	// ProbeIsolation): denied to the model like $PANTTY_HOME.
 	Secrets func(s state.Seat, c config.Config) []string

@@ -70,7 +70,7 @@ func (Adapter) Argv(l harness.Launch) ([]string, error) {
 // HOME/.gemini despite GEMINI_CLI_HOME. The model's shell therefore sees the
 // seat's home, not the person's.
 func (Adapter) Env(s state.Seat, c config.Config) map[string]string {
-	return map[string]string{"GEMINI_CLI_HOME": Home(s, c), "HOME": Home(s, c), "GEMINI_CLI_SYSTEM_SETTINGS_PATH": SystemSettingsPath(Home(s, c))}
+	return map[string]string{"GEMINI_CLI_HOME": Home(s, c), "HOME": Home(s, c), "GEMINI_CLI_SYSTEM_SETTINGS_PATH": SystemSettingsPath(s)}
 }
 
 // SessionExists: Gemini writes the chat file when the session starts; a
@@ -290,7 +290,7 @@ func (Adapter) PrepareSeatHome(s state.Seat, c config.Config, pantty string) ([]
 	keys := fmt.Sprintf("folderTrust off, no update check, no usage statistics, model.compressionThreshold %g, ui.escapePastedAtSymbols true, general.retryFetchErrors false, ui.showCompatibilityWarnings false", CompressionOutOfReach)
 	home := Home(s, c)
 	return []string{
-		SystemSettingsPath(home) + " (the CLI's system scope, GEMINI_CLI_SYSTEM_SETTINGS_PATH): pantty's hooks (" + strings.Join(HookEvents, ", ") + "), " + keys,
+		SystemSettingsPath(s) + " (the CLI's system scope, GEMINI_CLI_SYSTEM_SETTINGS_PATH): pantty's hooks (" + strings.Join(HookEvents, ", ") + "), " + keys,
 		SettingsPath(home) + ": security.auth.selectedType gemini-api-key unless set, " + keys + "; no hooks table (pantty's moved to the system scope)",
 	}, nil
 }
@@ -300,6 +300,12 @@ func (Adapter) PrepareSeatHome(s state.Seat, c config.Config, pantty string) ([]
 // only the workdir and its GEMINI_CLI_HOME (HOME is the same directory, Env).
 // Measured on 0.61.0, 2026-12-05 (docs/gemini.md, "Isolation").
 func (Adapter) Jail(s state.Seat, c config.Config) []string { return []string{Home(s, c)} }
+
+// JailReadable (harness.Capabilities.JailReadable): the system-scope
+// settings, read by the CLI, not writable by its model's shell.
+func (Adapter) JailReadable(s state.Seat, _ config.Config) []string {
+	return []string{SystemSettingsPath(s)}
+}
 
 // RetryBudget (harness.Capabilities.RetryBudget) is how long Gemini CLI
 // 0.61.0 may go on retrying a failed model request inside one turn, from its
@@ -318,7 +324,7 @@ const RetryBudget = 10 * time.Minute
 func (a Adapter) Caps() harness.Capabilities {
 	return harness.Capabilities{FindPrompt: a.FindPrompt, InputReady: a.InputReady, Composer: a.Composer,
 		BareCommands: a.BareCommands(), CommandWords: CommandWords, CommandSettled: a.CommandSettled, CompactionDone: a.CompactionDone, InjectsWithNextTurn: true, RedrawAfterStart: RedrawAfterStart,
-		PrepareSeatHome: a.PrepareSeatHome, Measure: a.Measure, Binary: DefaultBinary, Jail: a.Jail, RetryBudget: RetryBudget,
+		PrepareSeatHome: a.PrepareSeatHome, Measure: a.Measure, Binary: DefaultBinary, Jail: a.Jail, JailReadable: a.JailReadable, RetryBudget: RetryBudget,
 		HookFlags: []harness.HookFlag{{Name: "gemini-hook", Usage: "a Gemini CLI hook (BeforeAgent, AfterAgent, PreCompress translated)",
 			Run: func(home, name string, _ []string, stdin io.Reader, stdout, stderr io.Writer) int {
 				return RunHook(home, name, stdin, stdout, stderr)

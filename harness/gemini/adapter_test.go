@@ -169,7 +169,7 @@ func TestSettingsKeepWhatIsThereAndSetWhatASeatNeeds(t *testing.T) {
 		}
 		return cfg
 	}
-	user, system := read(SettingsPath(home)), read(SystemSettingsPath(home))
+	user, system := read(SettingsPath(home)), read(SystemSettingsPath(s))
 	needs := []string{`"compressionThreshold":1`, `"escapePastedAtSymbols":true`, `"showCompatibilityWarnings":false`, `"retryFetchErrors":false`,
 		`"folderTrust":{"enabled":false}`, `"enableAutoUpdate":false`, `"usageStatisticsEnabled":false`}
 	for name, cfg := range map[string]map[string]any{"settings.json": user, "the system scope": system} {
@@ -187,8 +187,8 @@ func TestSettingsKeepWhatIsThereAndSetWhatASeatNeeds(t *testing.T) {
 	if len(hooks) != len(HookEvents) || !strings.Contains(fmt.Sprint(hooks["AfterAgent"]), "--gemini-hook") {
 		t.Errorf("system hooks %v: want exactly pantty's %v", hooks, HookEvents)
 	}
-	if got := (Adapter{}).Env(s, c)["GEMINI_CLI_SYSTEM_SETTINGS_PATH"]; got != SystemSettingsPath(home) {
-		t.Errorf("Env's GEMINI_CLI_SYSTEM_SETTINGS_PATH = %q, want %q", got, SystemSettingsPath(home))
+	if got := (Adapter{}).Env(s, c)["GEMINI_CLI_SYSTEM_SETTINGS_PATH"]; got != SystemSettingsPath(s) {
+		t.Errorf("Env's GEMINI_CLI_SYSTEM_SETTINGS_PATH = %q, want %q", got, SystemSettingsPath(s))
 	}
 }
 

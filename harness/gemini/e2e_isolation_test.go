@@ -23,7 +23,8 @@ import (
 // workdir is readable and writable. The seat's own hooks still work through
 // the hook door (the turns are processed), and `pantty handoff note` and
 // `request` reach the driver through the drop directory. A hook call for
-// another seat through the door is refused.
+// another seat through the door is refused. pantty's system-scope settings
+// (gemini.SystemSettingsPath) are readable and not writable.
 func TestJailKeepsPanttyHomeOutOfReach(t *testing.T) {
 	t.Parallel()
 	// yolo: the shell tool runs with no confirmation dialog (docs/real-seats.md).
@@ -66,7 +67,8 @@ func TestJailKeepsPanttyHomeOutOfReach(t *testing.T) {
 		"kill -TERM %d; echo killdriver=$?; kill -TERM %d; echo killpane=$?; test -e %s; echo tmuxsock=$?; "+
 		"ls /proc | grep -c '^[0-9]' | sed 's/^/procs=/'; ls -A %s/seats | sed 's/^/seatdir=/'; "+
 		"%s hook --seat other < /dev/null; echo otherhook=$?; "+
-		"%s handoff note 'GM-NOTE-CANARY from inside'; echo note=$?; %s handoff request; echo request=$?",
+		"%s handoff note 'GM-NOTE-CANARY from inside'; echo note=$?; %s handoff request; echo request=$?; "+
+		"test -r \"$GEMINI_CLI_SYSTEM_SETTINGS_PATH\"; echo sysr=$?; echo '{}' > \"$GEMINI_CLI_SYSTEM_SETTINGS_PATH\"; echo sysw=$?",
 		s.ConfigPath(), other.ControlDir(), filepath.Join(other.Dir, "inbox", "msgs"), other.ConfigPath(), otherDrop,
 		r.Owner().PID, r.Session().PanePID, r.Socket, r.Home, r.Bin, r.Bin, r.Bin)
 	r.Send("j-tool", "run it\n[standin:bash="+cmd)
@@ -92,7 +94,12 @@ func TestJailKeepsPanttyHomeOutOfReach(t *testing.T) {
 	if !strings.Contains(out, control) || !strings.Contains(out, "workwrite=0") {
 		t.Errorf("control: the jailed shell could not read and write the workdir")
 	}
-	for _, k := range []string{"control", "inbox", "seattoml", "otherdrop", "killdriver", "killpane", "tmuxsock"} {
+	// pantty's system-scope settings: read by the CLI, not writable by its
+	// model (the home beside them is).
+	if !strings.Contains(out, "sysr=0") {
+		t.Errorf("the jailed CLI cannot read its system-scope settings")
+	}
+	for _, k := range []string{"control", "inbox", "seattoml", "otherdrop", "killdriver", "killpane", "tmuxsock", "sysw"} {
 		if strings.Contains(out, k+"=0") || !strings.Contains(out, k+"=") {
 			t.Errorf("%s: the write, signal or lookup was not refused", k)
 		}

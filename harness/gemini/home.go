@@ -64,9 +64,12 @@ const CompressionOutOfReach = 1.0
 // .gemini/settings.json said ui.escapePastedAtSymbols false made board
 // text's @ mentions live again (the dispatch case of TestE2E held its turns
 // for good, 2026-12-06). Hook lists concatenate across scopes (the
-// settings schema merges each hook event with "concat").
-func SystemSettingsPath(home string) string {
-	return filepath.Join(home, "pantty-system-settings.json")
+// settings schema merges each hook event with "concat"). It lives in the
+// seat's own harness directory, not in GEMINI_CLI_HOME: in pantty's jail
+// that home is writable by the model, and this file is bound read-only
+// (Capabilities.JailReadable).
+func SystemSettingsPath(s state.Seat) string {
+	return filepath.Join(s.HarnessDir(), "gemini-system-settings.json")
 }
 
 // PrepareHome makes the seat's GEMINI_CLI_HOME ready for an unattended
@@ -106,7 +109,10 @@ func PrepareHome(s state.Seat, c config.Config, pantty string) error {
 	system["hooks"] = hooks(launch.HookCommand(pantty, s, "--gemini-hook"))
 	// The temp files go beside their targets: GEMINI_CLI_HOME may be on
 	// another file system than the seat's own tmp directory.
-	for path, v := range map[string]map[string]any{SettingsPath(home): cfg, SystemSettingsPath(home): system} {
+	if err := os.MkdirAll(filepath.Dir(SystemSettingsPath(s)), 0o700); err != nil {
+		return err
+	}
+	for path, v := range map[string]map[string]any{SettingsPath(home): cfg, SystemSettingsPath(s): system} {
 		out, err := json.MarshalIndent(v, "", "  ")
 		if err != nil {
 			return err

@@ -538,6 +538,10 @@ func (d *Driver) jailed(lf state.LaunchFile, auth state.Authority) (state.Launch
 	for _, h := range caps.HookFlags {
 		flags = append(flags, h.Name)
 	}
+	readable := []string{d.Pantty, lf.Argv[0]}
+	if caps.JailReadable != nil {
+		readable = append(readable, caps.JailReadable(d.S, d.Cfg)...)
+	}
 	return jail.Wrap(lf, jail.Spec{Seat: d.S, Workdir: d.Cfg.Workdir, Writable: caps.Jail(d.S, d.Cfg),
-		Readable: []string{d.Pantty, lf.Argv[0]}, Sockets: []string{d.sess.Socket}, Drop: auth.Drop}, flags)
+		Readable: readable, Sockets: []string{d.sess.Socket}, Drop: auth.Drop}, flags)
 }
