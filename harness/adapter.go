@@ -82,7 +82,7 @@ type Capabilities struct {
 	// bracketed paste in its box only once an Enter would submit it: the
 	// driver sends Enter as soon as the box (Composer) shows the paste and
 	// the pane has printed nothing for PasteQuiet, with paste_settle as the
-	// bound instead of the wait (docs/performance.md, "Enter on the
+	// bound instead of the wait (docs/performance-history.md, "Enter on the
 	// paste's commit"). Zero: not measured, or measured unsafe; Enter waits
 	// the whole paste_settle. Needs Composer.
 	PasteQuiet time.Duration

@@ -1,6 +1,6 @@
 package seat_test
 
-// Enter on the paste's commit (docs/performance.md): on a harness measured to
+// Enter on the paste's commit (docs/performance-history.md): on a harness measured to
 // draw a paste only once it has taken it in (the simulator), Enter goes as
 // soon as the box shows the paste and the pane is quiet, with paste_settle
 // only a bound; and an Enter that still lands in the paste window (a paste

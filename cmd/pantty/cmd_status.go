@@ -49,7 +49,7 @@ func statusCommand() *cli.Command {
 // otherwise. Reading 100 seats allocates about 20 MB of short-lived decode
 // buffers over a live heap of about 2 MB: at the default the collector ran
 // nine times, 5-10 % of the run's CPU with its write barriers, and once at
-// 400; the peak RSS goes from 19 to 32 MB (docs/performance.md).
+// 400; the peak RSS goes from 19 to 32 MB (docs/performance-history.md).
 func fewerCollections() {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(400)

@@ -9,7 +9,7 @@ import (
 // set): 10 messages through the driver to the real claude, each at the
 // model exactly once; it logs the paste's record → UserPromptSubmit
 // evidence per message and the Enter retries the driver needed
-// (docs/performance.md, "Enter on the paste's commit").
+// (docs/performance-history.md, "Enter on the paste's commit").
 func TestPasteToEvidenceOnRealClaude(t *testing.T) {
 	if os.Getenv("PANTTY_MEASURE_PASTE") == "" {
 		t.Skip("a measurement: set PANTTY_MEASURE_PASTE=1")

@@ -44,7 +44,7 @@ type tui struct {
 	// drawn is what the box shows while a paste has not committed: the box
 	// as it was before the paste. A paste is drawn only once it commits, so
 	// "the box shows the text" means an Enter now submits it (the order
-	// the real harnesses were measured to have: docs/performance.md).
+	// the real harnesses were measured to have: docs/performance-history.md).
 	drawn       string
 	swallowed   int  // Enters swallowed for the current box
 	placeholder bool // show "Resend your message to try again"

@@ -199,7 +199,7 @@ func TestEnterInsidePasteWindowIsNewline(t *testing.T) {
 
 // A paste is drawn only once it commits: while the box does not show it, an
 // Enter would be a newline; once it shows, an Enter submits it. This is the
-// order pantty's Enter-on-commit relies on (docs/performance.md); before,
+// order pantty's Enter-on-commit relies on (docs/performance-history.md); before,
 // the simulator drew the paste at once, inside its paste window.
 func TestPasteIsDrawnOnlyOnceCommitted(t *testing.T) {
 	t.Parallel()

@@ -27,7 +27,7 @@ func ValidProvider(name string) bool { return IsName(name, "._-") }
 // "_-", providers "._-"). It is a loop, not a regexp: every pantty process
 // that names a seat or loads a seat.toml checks one, and compiling the
 // {0,62} repetition cost more than the rest of a hook's or a `seat send`'s
-// start (docs/performance.md, "Process start").
+// start (docs/performance-history.md, "Process start").
 func IsName(name, punct string) bool {
 	if len(name) < 1 || len(name) > 63 {
 		return false

@@ -24,7 +24,7 @@ import (
 // TestPasteCommitTiming measures, on each harness named in
 // PANTTY_MEASURE_PASTE (comma-separated adapter names; "sim" included),
 // when a bracketed paste shows in the input box and when an Enter is taken
-// as a submission rather than a newline in it (docs/performance.md, "Enter
+// as a submission rather than a newline in it (docs/performance-history.md, "Enter
 // on the paste's commit"). It drives the pane itself, through the
 // control-mode client and its %output change events, after releasing the
 // throwaway seat's driver. Each mode runs PANTTY_MEASURE_PASTE_N trials
