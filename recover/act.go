@@ -79,7 +79,7 @@ func (sw *sweeper) recoverSeat(o *observation, v verdict) (did []string, verifie
 		if e := o.inFlight(); e != nil {
 			id = e.Msg.ID
 		}
-		res, err := o.s.Ask(state.Request{Kind: state.CtlCancel}, cancelTimeout)
+		res, err := o.s.Ask(state.Request{Kind: state.CtlCancel, To: o.owner.Holder}, cancelTimeout)
 		if err == nil {
 			step("cancelled through the driver (%s)", res.Detail)
 			if st, err := o.s.ReadStatus(id); err == nil && inbox.Final(st.State) {

@@ -344,6 +344,15 @@ func (o *observation) cannotWriteHealth() bool {
 // floor, lowers the floor one rung and tries again at once on the new floor.
 func (sw *sweeper) act(o *observation, v verdict, rec *state.Recovery) (action, result string, revived bool) {
 	did, verified, why := sw.recoverSeat(o, v)
+	if !verified {
+		if m := moved(o); m != "" {
+			// The person stopped or started the seat while recover acted
+			// (its release refused by a driver that took the seat since, or
+			// its driver left on a stop): not a failed recovery, so no
+			// backoff and no step down the ladder.
+			return strings.Join(append(did, "left alone: "+m), "; "), "not counted: " + m, false
+		}
+	}
 	rec.LastCause, rec.LastAt = v.Cause, sw.now.UTC()
 	if verified {
 		sw.revivedBooks(rec, did)

@@ -278,6 +278,10 @@ func signalStop(s state.Seat, owner state.Owner) error {
 	return nil
 }
 
+// stopLockWait bounds how long a stop waits for a driver that is leaving
+// on its own to free the lock.
+const stopLockWait = 5 * time.Second
+
 // endHarness kills the seat's tmux session and ends what is left of its
 // launches (endStopped) once no driver holds the seat. lock says whether to
 // take owner.lock meanwhile (it cannot be created on a read-only root).
@@ -292,6 +296,12 @@ func endHarness(s state.Seat, lock bool) error {
 	if lock {
 		// No driver now: take the lock so nothing else touches the pane meanwhile.
 		l, err := Acquire(s)
+		if errors.Is(err, state.ErrOwned) && WaitFree(s, stopLockWait) {
+			// A driver recover started just before this stop took the lock
+			// after the stop looked, read the stop, and is leaving
+			// (driver.Run's intent check): its lock is free a moment later.
+			l, err = Acquire(s)
+		}
 		if err != nil {
 			return err
 		}

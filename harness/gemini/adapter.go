@@ -70,7 +70,7 @@ func (Adapter) Argv(l harness.Launch) ([]string, error) {
 // HOME/.gemini despite GEMINI_CLI_HOME. The model's shell therefore sees the
 // seat's home, not the person's.
 func (Adapter) Env(s state.Seat, c config.Config) map[string]string {
-	return map[string]string{"GEMINI_CLI_HOME": Home(s, c), "HOME": Home(s, c), "GEMINI_CLI_SYSTEM_SETTINGS_PATH": SystemSettingsPath(s)}
+	return map[string]string{"GEMINI_CLI_HOME": Home(s, c), "HOME": Home(s, c), SystemSettingsEnv: SystemSettingsPath(s)}
 }
 
 // SessionExists: Gemini writes the chat file when the session starts; a
@@ -290,8 +290,8 @@ func (Adapter) PrepareSeatHome(s state.Seat, c config.Config, pantty string) ([]
 	keys := fmt.Sprintf("folderTrust off, no update check, no usage statistics, model.compressionThreshold %g, ui.escapePastedAtSymbols true, general.retryFetchErrors false, ui.showCompatibilityWarnings false", CompressionOutOfReach)
 	home := Home(s, c)
 	return []string{
-		SystemSettingsPath(s) + " (the CLI's system scope, GEMINI_CLI_SYSTEM_SETTINGS_PATH): pantty's hooks (" + strings.Join(HookEvents, ", ") + "), " + keys,
-		SettingsPath(home) + ": security.auth.selectedType gemini-api-key unless set, " + keys + "; no hooks table (pantty's moved to the system scope)",
+		SystemSettingsPath(s) + " (the CLI's system scope, " + SystemSettingsEnv + ", over the machine's own): pantty's hooks (" + strings.Join(HookEvents, ", ") + "), " + keys,
+		SettingsPath(home) + ": security.auth.selectedType gemini-api-key unless set, " + keys + "; pantty's hooks removed from it (a person's own kept)",
 	}, nil
 }
 

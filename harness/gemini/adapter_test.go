@@ -151,10 +151,21 @@ func TestSettingsKeepWhatIsThereAndSetWhatASeatNeeds(t *testing.T) {
 	if err := os.MkdirAll(filepath.Dir(SettingsPath(home)), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	person := `{"security":{"auth":{"selectedType":"oauth-personal"}},"model":{"name":"gemini-3.8-pro"},"hooks":{"BeforeTool":"pantty's old table"}}`
+	// A person's own hook, and pantty's from before its hooks moved (an
+	// older binary's path).
+	person := `{"security":{"auth":{"selectedType":"oauth-personal"}},"model":{"name":"gemini-3.8-pro"},` +
+		`"hooks":{"BeforeTool":[{"hooks":[{"type":"command","command":"my-linter"}]}],` +
+		`"AfterAgent":[{"hooks":[{"type":"command","command":"/old/pantty --home H hook --seat g1 --gemini-hook"}]}]}}`
 	if err := os.WriteFile(SettingsPath(home), []byte(person), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// The machine's own system settings: kept under pantty's keys.
+	admin := filepath.Join(t.TempDir(), "admin.json")
+	if err := os.WriteFile(admin, []byte(`{"telemetry":{"enabled":false},"ui":{"escapePastedAtSymbols":false},`+
+		`"hooks":{"BeforeTool":[{"hooks":[{"type":"command","command":"audit-tool"}]}]}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(SystemSettingsEnv, admin)
 	if err := PrepareHome(s, c, "/bin/pantty"); err != nil {
 		t.Fatal(err)
 	}
@@ -180,12 +191,20 @@ func TestSettingsKeepWhatIsThereAndSetWhatASeatNeeds(t *testing.T) {
 			}
 		}
 	}
-	if b, _ := json.Marshal(user); !strings.Contains(string(b), `"selectedType":"oauth-personal"`) || !strings.Contains(string(b), `"name":"gemini-3.8-pro"`) || user["hooks"] != nil {
-		t.Errorf("settings.json: want the person's keys kept and no hooks table: %s", b)
+	if b, _ := json.Marshal(user); !strings.Contains(string(b), `"selectedType":"oauth-personal"`) || !strings.Contains(string(b), `"name":"gemini-3.8-pro"`) ||
+		!strings.Contains(string(b), "my-linter") || strings.Contains(string(b), "--gemini-hook") {
+		t.Errorf("settings.json: want the person's keys and hook kept and pantty's hooks gone: %s", b)
 	}
 	hooks, _ := system["hooks"].(map[string]any)
-	if len(hooks) != len(HookEvents) || !strings.Contains(fmt.Sprint(hooks["AfterAgent"]), "--gemini-hook") {
-		t.Errorf("system hooks %v: want exactly pantty's %v", hooks, HookEvents)
+	if b, _ := json.Marshal(system); len(hooks) != len(HookEvents)+1 || strings.Count(string(b), "--gemini-hook") != len(HookEvents) ||
+		!strings.Contains(fmt.Sprint(hooks["BeforeTool"]), "audit-tool") || !strings.Contains(string(b), `"telemetry":{"enabled":false}`) {
+		t.Errorf("system settings: want the machine's own kept, its hook first, and pantty's hook once per event %v: %s", HookEvents, b)
+	}
+
+	// seat.toml may not point the CLI elsewhere: pantty's hooks are there.
+	c.Env[SystemSettingsEnv] = admin
+	if err := PrepareHome(s, c, "/bin/pantty"); err == nil || !strings.Contains(err.Error(), "may not set "+SystemSettingsEnv) {
+		t.Errorf("seat.toml env %s: %v, want a refusal", SystemSettingsEnv, err)
 	}
 	if got := (Adapter{}).Env(s, c)["GEMINI_CLI_SYSTEM_SETTINGS_PATH"]; got != SystemSettingsPath(s) {
 		t.Errorf("Env's GEMINI_CLI_SYSTEM_SETTINGS_PATH = %q, want %q", got, SystemSettingsPath(s))

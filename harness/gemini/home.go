@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strings"
 
 	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/internal/fsatomic"
@@ -83,45 +85,141 @@ func SystemSettingsPath(s state.Seat) string {
 // this home), and loses its hooks table, which used to be pantty's: hooks
 // in both files would run twice.
 func PrepareHome(s state.Seat, c config.Config, pantty string) error {
+	if _, ok := c.Env[SystemSettingsEnv]; ok {
+		return fmt.Errorf("gemini-cli: seat.toml env may not set %s: pantty's hooks and the keys a seat needs are its system settings (%s; docs/gemini.md)", SystemSettingsEnv, SystemSettingsPath(s))
+	}
 	home := Home(s, c)
-	dir := filepath.Dir(SettingsPath(home))
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := os.MkdirAll(filepath.Dir(SettingsPath(home)), 0o700); err != nil {
 		return fmt.Errorf("gemini-cli: GEMINI_CLI_HOME: %w", err)
 	}
-	cfg := map[string]any{}
-	data, err := os.ReadFile(SettingsPath(home))
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+	cfg, err := readSettings(SettingsPath(home))
+	if err != nil {
 		return err
-	}
-	if err == nil {
-		if err := json.Unmarshal(data, &cfg); err != nil {
-			return fmt.Errorf("gemini-cli: %s: %v (not overwritten; fix it by hand)", SettingsPath(home), err)
-		}
 	}
 	auth := hookwire.JSONObject(hookwire.JSONObject(cfg, "security"), "auth")
 	if _, ok := auth["selectedType"]; !ok {
 		auth["selectedType"] = "gemini-api-key"
 	}
 	setSettings(cfg)
-	delete(cfg, "hooks")
-	system := map[string]any{}
+	dropOwnHooks(cfg)
+	// The machine's own system settings (an administrator's policy) stay
+	// under pantty's keys: pointing the CLI at the seat's file replaces them.
+	system, err := readSettings(adminSystemSettings(SystemSettingsPath(s)))
+	if err != nil {
+		return err
+	}
 	setSettings(system)
-	system["hooks"] = hooks(launch.HookCommand(pantty, s, "--gemini-hook"))
-	// The temp files go beside their targets: GEMINI_CLI_HOME may be on
-	// another file system than the seat's own tmp directory.
+	addHooks(system, launch.HookCommand(pantty, s, "--gemini-hook"))
+	// The system file first: a launch never runs with settings.json's hooks
+	// gone and pantty's not yet in place. Each temp file goes beside its
+	// target: GEMINI_CLI_HOME may be on another file system.
 	if err := os.MkdirAll(filepath.Dir(SystemSettingsPath(s)), 0o700); err != nil {
 		return err
 	}
-	for path, v := range map[string]map[string]any{SettingsPath(home): cfg, SystemSettingsPath(s): system} {
-		out, err := json.MarshalIndent(v, "", "  ")
+	for _, f := range []struct {
+		path string
+		v    map[string]any
+	}{{SystemSettingsPath(s), system}, {SettingsPath(home), cfg}} {
+		out, err := json.MarshalIndent(f.v, "", "  ")
 		if err != nil {
 			return err
 		}
-		if err := fsatomic.WriteFile(filepath.Dir(path), path, append(out, '\n')); err != nil {
+		if err := fsatomic.WriteFile(filepath.Dir(f.path), f.path, append(out, '\n')); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// SystemSettingsEnv is the variable that points Gemini CLI at its
+// system-scope settings file.
+const SystemSettingsEnv = "GEMINI_CLI_SYSTEM_SETTINGS_PATH"
+
+// adminSystemSettings is the system settings file the CLI would read without
+// pantty: the caller's SystemSettingsEnv when it names another file than
+// ours, else the platform's default path (Gemini CLI 0.61.0's
+// getSystemSettingsPath).
+func adminSystemSettings(ours string) string {
+	if p := os.Getenv(SystemSettingsEnv); p != "" && p != ours {
+		return p
+	}
+	if runtime.GOOS == "darwin" {
+		return "/Library/Application Support/GeminiCli/settings.json"
+	}
+	return "/etc/gemini-cli/settings.json"
+}
+
+// readSettings reads a settings file as JSON; a missing one is empty, an
+// unreadable or malformed one an error naming it (never overwritten).
+func readSettings(path string) (map[string]any, error) {
+	cfg := map[string]any{}
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return cfg, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("gemini-cli: %w", err)
+	}
+	if err := json.Unmarshal(data, &cfg); err != nil {
+		return nil, fmt.Errorf("gemini-cli: %s: %v (not overwritten; fix it by hand)", path, err)
+	}
+	return cfg, nil
+}
+
+// ownHook reports whether a hooks-table entry runs `pantty hook
+// --gemini-hook` (any pantty binary, any seat): pantty's own.
+func ownHook(def any) bool {
+	d, _ := def.(map[string]any)
+	list, _ := d["hooks"].([]any)
+	for _, h := range list {
+		if hm, ok := h.(map[string]any); ok {
+			if cmd, _ := hm["command"].(string); strings.Contains(cmd, " hook --seat ") && strings.HasSuffix(cmd, "--gemini-hook") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// dropOwnHooks removes pantty's entries from a settings hooks table (they
+// moved to the system scope; in both they would run twice), keeping a
+// person's own.
+func dropOwnHooks(cfg map[string]any) {
+	table, ok := cfg["hooks"].(map[string]any)
+	if !ok {
+		return
+	}
+	for ev, defs := range table {
+		list, ok := defs.([]any)
+		if !ok {
+			continue
+		}
+		var keep []any
+		for _, d := range list {
+			if !ownHook(d) {
+				keep = append(keep, d)
+			}
+		}
+		if len(keep) == 0 {
+			delete(table, ev)
+		} else {
+			table[ev] = keep
+		}
+	}
+	if len(table) == 0 {
+		delete(cfg, "hooks")
+	}
+}
+
+// addHooks puts pantty's hook (command) on every HookEvents entry of cfg's
+// hooks table, after the entries already there that are not pantty's.
+func addHooks(cfg map[string]any, command string) {
+	dropOwnHooks(cfg)
+	table := hookwire.JSONObject(cfg, "hooks")
+	for ev, defs := range hooks(command) {
+		list, _ := table[ev].([]any)
+		table[ev] = append(list, defs.([]any)...)
+	}
 }
 
 // hooks is pantty's hooks table: every HookEvents entry runs command.

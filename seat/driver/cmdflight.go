@@ -29,6 +29,7 @@ type cmdFlight struct {
 	// one does, until waitUntil; nil while a paste is under way.
 	notPasted error
 	waitUntil time.Time
+	ahead     flight.Ahead // its durable record, written at the first paste
 }
 
 // commandBusyCap bounds how long a command the harness is visibly busy with
@@ -57,20 +58,44 @@ func (d *Driver) sendCommand(c guard.Command, req *state.Request, failed func(er
 	d.pasteCommand(f)
 }
 
-// pasteCommand sends f's command through the door (Run).
+// errRelaunchedUnsent is a waiting command failed by a relaunch before any
+// paste of it reached the harness: not sent, and known to be.
+var errRelaunchedUnsent = errors.New("not pasted before the relaunch")
+
+// pasteCommand sends f's command through the door (Run), its record
+// written once: a paste that put nothing in the box is tried again under
+// the same record.
 func (d *Driver) pasteCommand(f *cmdFlight) {
-	d.Run(f.cmd, func() bool { return d.cmdRun == f }, func(err error) { d.commandEntered(f, err) })
+	entered := func(err error) { d.commandEntered(f, err) }
+	if f.ahead.Text() == "" {
+		ahead, err := d.commandAhead(f.cmd)
+		if err != nil {
+			entered(err)
+			return
+		}
+		f.ahead = ahead
+	}
+	d.runAhead(f.cmd, f.ahead, func() bool { return d.cmdRun == f }, entered)
 }
 
 // repasteCommand pastes again a command whose paste put nothing in the box,
-// once the pane is free, or fails it when its wait is over.
+// once nothing holds it back (a person in relay, a provider wait, an outage
+// before its probe: commandHeldBack) and the pane is free, or fails it when
+// its wait is over.
 func (d *Driver) repasteCommand(f *cmdFlight) {
 	if !d.now().Before(f.waitUntil) {
-		d.cmdRun = nil
+		d.cmdRun, d.cmdHeld = nil, ""
 		f.failed(fmt.Errorf("%w (waited until %s)", f.notPasted, f.waitUntil.UTC().Format(time.RFC3339)))
 		return
 	}
-	if why, _ := d.paneNotFree(); why != "" {
+	why := d.commandHeldBack()
+	if why == "" {
+		why, _ = d.paneNotFree()
+	}
+	if why != "" {
+		if why != d.cmdHeld {
+			d.logf("command door: %s waits: %s", f.cmd.Text(), why)
+		}
 		d.cmdHeld = why
 		return
 	}
@@ -104,4 +129,23 @@ func (d *Driver) commandEntered(f *cmdFlight, err error) {
 	f.entering = false
 	f.until = d.now().Add(hookwire.CommandAcceptWindow)
 	d.cmdT.set(commandPoll)
+}
+
+// commandHeldBack says what keeps a waiting command from the pane besides
+// the box itself, or "": the holds maybeSubmit applies before a command is
+// first pasted (a person in relay mode, a blocked seat, a provider wait, an
+// outage before its next probe), which a re-paste must keep too.
+func (d *Driver) commandHeldBack() string {
+	now := d.now()
+	switch {
+	case d.relayHolds():
+		return "a person holds the input (relay mode)"
+	case d.blocked != "":
+		return d.blocked
+	case now.Before(d.notBefore):
+		return "a provider wait until " + d.notBefore.UTC().Format(time.RFC3339)
+	case d.outage != nil && now.Before(d.outage.probeAt):
+		return "the queue is held for a " + string(d.outage.class) + " outage: " + d.outageText()
+	}
+	return ""
 }

@@ -1,11 +1,13 @@
 package driver
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/pantty/pantty/harness"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // settleAdapter is bareAdapter with a completion list under its input box,
@@ -114,7 +116,8 @@ func TestACommandSettlingWhenTheHarnessIsRelaunchedFails(t *testing.T) {
 // door's paste found none (the harness redrew its screen). Nothing reached
 // the harness, so the cycle's /compact waits for the box, as a queued
 // command does, and goes once it is back; it fails only when its wait is
-// over, saying what stood there. Before, the cycle failed at once.
+// over, saying what stood there; a person in relay holds it back as it holds
+// a first paste. Before, the cycle failed at once.
 func TestACommandNotPastedWaitsForTheBox(t *testing.T) {
 	t.Parallel()
 	d, pane := cycleDriver(t)
@@ -128,11 +131,21 @@ func TestACommandNotPastedWaitsForTheBox(t *testing.T) {
 	if c, err := d.S.CycleFile().Read(); err != nil || c.State != "requested" {
 		t.Fatalf("cycle.toml while the box is away: %+v, %v", c, err)
 	}
-	if why := d.holdReason(); !strings.Contains(why, "/compact waits for a free input box") || !strings.Contains(why, "fullscreen renderer") {
+	if why := d.holdReason(); !strings.Contains(why, "/compact waits") || !strings.Contains(why, "fullscreen renderer") {
 		t.Fatalf("hold reason while the box is away: %q", why)
 	}
 
+	// The box is back while a person holds the input (relay): still no key.
 	pane.show(idleScreen)
+	d.mode.Mode = state.ModeRelay
+	d.onCommandTick()
+	if got := pane.did(); len(got) != 0 {
+		t.Fatalf("the waiting command went to the pane during relay: %q", got)
+	}
+	if why := d.holdReason(); !strings.Contains(why, "relay") {
+		t.Fatalf("hold reason during relay: %q", why)
+	}
+	d.mode.Mode = state.ModeDirect
 	d.onCommandTick()
 	answerWatches(t, d)
 	if got := strings.Join(pane.did(), "|"); got != "paste /compact|keys Enter" {
@@ -140,6 +153,9 @@ func TestACommandNotPastedWaitsForTheBox(t *testing.T) {
 	}
 	if d.cmdRun == nil || d.cmdRun.entering || d.cycle == nil {
 		t.Fatalf("the cycle's /compact is not awaited after its Enter: command %+v", d.cmdRun)
+	}
+	if recs, _ := filepath.Glob(filepath.Join(d.S.Dir, "artifacts", "command-*.toml")); len(recs) != 1 {
+		t.Fatalf("%d command records for one /compact pasted twice, want 1: %v", len(recs), recs)
 	}
 
 	// A second cycle whose box never comes back fails when its wait is over.

@@ -174,6 +174,11 @@ func (d *Driver) runCommand() {
 		return
 	}
 	d.sendCommand(c, &r, func(err error) {
+		if errors.Is(err, flight.ErrNotPasted) || errors.Is(err, errRelaunchedUnsent) {
+			// Nothing reached the harness: the outcome is known.
+			d.answer(r, fmt.Errorf("not sent: %s: %v", c.Text(), err), "")
+			return
+		}
 		d.answer(r, fmt.Errorf("%w: paste %s: %v", state.ErrUnobservable, c.Text(), err), "")
 		d.checkHarness("paste failed")
 	})
@@ -185,6 +190,17 @@ func (d *Driver) runCommand() {
 // cycle can end while the box settles: then the box is cleared instead).
 // Only Command values reach it; board text cannot (it is a Submission).
 func (d *Driver) Run(c guard.Command, live func() bool, entered func(error)) {
+	ahead, err := d.commandAhead(c)
+	if err != nil {
+		entered(err)
+		return
+	}
+	d.runAhead(c, ahead, live, entered)
+}
+
+// commandAhead writes the command's durable record (the write-ahead rule's
+// for the command door): once per command, however many pastes it takes.
+func (d *Driver) commandAhead(c guard.Command) (flight.Ahead, error) {
 	d.logf("command door: %s (adapter-authored)", c.Text())
 	now := d.now()
 	ahead, err := flight.WriteAhead(c.Text(), func() error {
@@ -192,9 +208,12 @@ func (d *Driver) Run(c guard.Command, live func() bool, entered func(error)) {
 	})
 	if err != nil {
 		d.logf("command door: %v", err)
-		entered(err)
-		return
 	}
+	return ahead, err
+}
+
+// runAhead is Run with the command's record already written.
+func (d *Driver) runAhead(c guard.Command, ahead flight.Ahead, live func() bool, entered func(error)) {
 	// The whole settle: PasteQuiet was measured on board text, not on a
 	// command, whose completion list may still be drawing when it shows.
 	// Where it was measured, the Enter also waits, past the settle, for
@@ -291,6 +310,8 @@ func (d *Driver) holdReason() string {
 		return "message " + d.flight.e.Msg.ID + " is in its turn"
 	case d.foreignTurn != "":
 		return "a turn pantty did not start (a person's) is running"
+	case d.cmdRun != nil && d.cmdRun.notPasted != nil && d.cmdHeld != "":
+		return d.cmdRun.cmd.Text() + " waits: " + d.cmdHeld
 	case d.cmdRun != nil && d.cmdRun.notPasted != nil:
 		return d.cmdRun.cmd.Text() + " waits for a free input box: " + d.cmdRun.notPasted.Error()
 	case d.cycle != nil:
@@ -362,7 +383,11 @@ func (d *Driver) onCommandTick() {
 		if !f.launch.Equal(d.launchAt) {
 			// The pane watch that was to send Enter answers no more: it
 			// watched a pane that is gone.
-			d.commandEntered(f, fmt.Errorf("the harness was launched again before %s was entered", f.cmd.Text()))
+			err := fmt.Errorf("the harness was launched again before %s was entered", f.cmd.Text())
+			if f.notPasted != nil {
+				err = fmt.Errorf("%w: %v", errRelaunchedUnsent, err)
+			}
+			d.commandEntered(f, err)
 		} else if f.notPasted != nil {
 			d.repasteCommand(f)
 		}

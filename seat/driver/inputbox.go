@@ -256,10 +256,11 @@ func (d *Driver) leaveRelay(why string) {
 
 // draft reads the input box, or "" when it is empty or cannot be read. While
 // either door waits for its paste to settle before Enter, the box holds
-// pantty's own text, not a person's draft.
+// pantty's own text, not a person's draft (a command waiting for a free box
+// has put nothing there).
 func (d *Driver) draft() string {
 	composer := d.Ad.Caps().Composer
-	if composer == nil || d.sess.PaneID == "" || d.cmdRun != nil && d.cmdRun.entering || d.flight != nil && d.flight.entering {
+	if composer == nil || d.sess.PaneID == "" || d.cmdRun != nil && d.cmdRun.entering && d.cmdRun.notPasted == nil || d.flight != nil && d.flight.entering {
 		return ""
 	}
 	ctx, cancel := d.ctx()
