@@ -30,9 +30,11 @@ const claudeFloorQuiet = 300 * time.Millisecond
 // stand-in, through a real driver: `seat send` returned → UserPromptSubmit
 // evidence, and Stop → the message's final status. Its floor, interleaved
 // message by message on the same seat: text typed into the input box by
-// tmux (no paste, no driver), then Enter alone → the same evidence; what
-// pantty adds above the floor is the paste, its commit wait and the look
-// before Enter. Skipped when no real Claude Code is installed
+// tmux (no paste, no driver), then Enter alone → the same evidence. What
+// pantty adds above the floor is everything between `seat send` returning
+// and the Enter: the driver's pickup of the stored message, its durable
+// records (status, artifact, heartbeat, each fsync'd), the paste, its commit
+// wait and the look before Enter. Skipped when no real Claude Code is installed
 // (PANTTY_CLAUDE_BIN, or claude on PATH).
 func (b *bench) claude() error {
 	bin := os.Getenv("PANTTY_CLAUDE_BIN")
@@ -173,7 +175,10 @@ func (b *bench) newClaudeSeat(home, socket, bin, url string) (*realSeat, error) 
 
 // enterAlone types text into the pane's input box with tmux (keys, not a
 // paste), waits until the box shows it and claudeFloorQuiet more, and
-// returns the time from Enter to the UserPromptSubmit carrying it.
+// returns the time from Enter to the UserPromptSubmit carrying it. The clock
+// starts when `tmux send-keys Enter` has returned, so the client process's
+// own start (about 1.7 ms here) is not part of the floor: the floor is the
+// harness's share alone, and the figure above it is pantty's whole cost.
 func (b *bench) enterAlone(w *watcher, socket, pane, text string) (time.Duration, error) {
 	tm := func(args ...string) (string, error) {
 		out, err := exec.Command(b.realTmux, append([]string{"-u", "-f", "/dev/null", "-S", socket}, args...)...).CombinedOutput()
@@ -190,10 +195,10 @@ func (b *bench) enterAlone(w *watcher, socket, pane, text string) (time.Duration
 	}
 	time.Sleep(claudeFloorQuiet)
 	stops := w.count(hookwire.EvStop)
-	enter := time.Now()
 	if out, err := tm("send-keys", "-t", pane, "Enter"); err != nil {
 		return 0, fmt.Errorf("send Enter: %v: %s", err, out)
 	}
+	enter := time.Now()
 	carries := func(ev hookwire.Event) bool { return strings.Contains(ev.Fields.Prompt, text) }
 	if err := w.until("the floor probe's UserPromptSubmit", 30*time.Second, func() bool {
 		_, _, ok := w.event(hookwire.EvUserPromptSubmit, carries)

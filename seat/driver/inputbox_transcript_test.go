@@ -1,12 +1,12 @@
 package driver
 
 import (
-	"github.com/pantty/pantty/seat"
 	"strings"
 	"testing"
 
 	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/internal/machine"
+	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/state"
 )
 
