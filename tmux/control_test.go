@@ -73,48 +73,77 @@ func TestConnCommandsAsThePlainClient(t *testing.T) {
 	}
 }
 
-// TestConnKilledMidRunLosesAndDoublesNothing: 300 pastes, each followed by
-// Enter, while the control client is killed twice (the one reconnect, then
-// the fall-back to plain clients): every line arrives exactly once, in
-// order.
+// TestConnKilledMidRunLosesAndDoublesNothing: pastes, each followed by
+// Enter, at least 300 and on until the control client has been killed twice
+// (the one reconnect, then the fall-back to plain clients): every line
+// arrives exactly once, in order.
 func TestConnKilledMidRunLosesAndDoublesNothing(t *testing.T) {
 	t.Parallel()
 	_, p, out, n := catPane(t, "ctl2")
-	const total = 300
-	errs := make(chan error, 1)
+	const least = 300
+	killed := make(chan struct{})
+	type result struct {
+		sent int
+		err  error
+	}
+	done := make(chan result, 1)
 	go func() {
 		// Each line has its own bound: after the fall-back every call is a
 		// tmux process, and 600 of them on a loaded machine outlast one
 		// test-wide deadline (measured: the load average was 35 once).
-		for i := 0; i < total; i++ {
+		// One line more once both kills are over, so the Conn meets the
+		// second death (it notices a dead client at its next call).
+		last := false
+		for i := 0; ; i++ {
+			if i >= least {
+				select {
+				case <-killed:
+					if last {
+						done <- result{sent: i}
+						return
+					}
+					last = true
+				default:
+				}
+			}
 			ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-			err := n.Paste(ctx, p.ID, []byte(fmt.Sprintf("line-%03d", i)))
+			err := n.Paste(ctx, p.ID, []byte(fmt.Sprintf("line-%04d", i)))
 			if err == nil {
 				err = n.SendKeys(ctx, p.ID, "Enter")
 			}
 			cancel()
 			if err != nil {
-				errs <- err
+				done <- result{sent: i, err: err}
 				return
 			}
 		}
-		errs <- nil
 	}()
-	kills := 0
-	for kills < 2 {
+	for kills := 0; kills < 2; {
 		time.Sleep(30 * time.Millisecond) // let sends run on this client first
-		if k := n.Control(); k != nil {
-			_ = syscall.Kill(k.PID(), syscall.SIGKILL)
-			<-k.Done()
-			kills++
+		k := n.Control()
+		if k == nil {
+			continue
 		}
+		select {
+		case <-k.Done():
+			// The client killed last time: Conn replaces a dead client at
+			// its next call, so it can still be the one it holds (a loaded
+			// full run, 2026-12-06, killed the same one twice).
+			continue
+		default:
+		}
+		_ = syscall.Kill(k.PID(), syscall.SIGKILL)
+		<-k.Done()
+		kills++
 	}
-	if err := <-errs; err != nil {
-		t.Fatal(err)
+	close(killed)
+	r := <-done
+	if r.err != nil {
+		t.Fatal(r.err)
 	}
 	var want strings.Builder
-	for i := 0; i < total; i++ {
-		fmt.Fprintf(&want, "line-%03d\n", i)
+	for i := 0; i < r.sent; i++ {
+		fmt.Fprintf(&want, "line-%04d\n", i)
 	}
 	waitFor(t, 30*time.Second, "every line once", func() (bool, error) {
 		b, err := os.ReadFile(out)
