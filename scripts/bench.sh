@@ -74,5 +74,7 @@ if [ "$gotest" = 1 ]; then
 	go test -run '^$' -bench 'Guard|Enqueue|RunHook' -benchtime "$benchtime" -benchmem ./seat/ | grep -E '^(Benchmark|ok|FAIL)' || status=1
 	go test -run '^$' -bench 'Sweep' -benchtime 10x ./recover/ | grep -E '^(Benchmark|ok|FAIL)' || status=1
 	go test -run '^$' -bench 'Read' -benchtime 10x ./seat/telemetry/ | grep -E '^(Benchmark|ok|FAIL)' || status=1
+	# Both Codex paths in one run, on the real Codex CLI (skipped without it).
+	go test -run '^$' -bench 'CodexPaths' -benchtime 10x ./harness/codex/ | grep -E '^(Benchmark|ok|FAIL|--- SKIP|    )' || status=1
 fi
 exit "$status"

@@ -36,11 +36,11 @@ type rig struct {
 	api *standin.Server
 }
 
-func codexBinary(t *testing.T) string {
+func codexBinary(t testing.TB) string {
 	return seattest.RealBinary(t, codex.CachedBinary, "Codex CLI", codex.Version, codex.BinaryEnv)
 }
 
-func newRig(t *testing.T, name string, toml ...string) *rig {
+func newRig(t testing.TB, name string, toml ...string) *rig {
 	t.Helper()
 	bin := codexBinary(t)
 	dir := tmuxtest.Dir(t)

@@ -531,7 +531,7 @@ func (r *E2ERig) Answered() map[string]int {
 // the adapter's CachedBinary (its environment variable env, else what
 // scripts/test.sh installs). Without it the test skips, except under CI,
 // where a missing harness is a failure.
-func RealBinary(t *testing.T, find func() (string, error), harness, version, env string) string {
+func RealBinary(t testing.TB, find func() (string, error), harness, version, env string) string {
 	t.Helper()
 	bin, err := find()
 	if err != nil {
