@@ -131,6 +131,7 @@ func (sw *sweeper) recoverSeat(o *observation, v verdict) (did []string, verifie
 	if err != nil {
 		return fail(err)
 	}
+	o.spawned = pid
 	step("started driver pid %d", pid)
 	if ok, why := sw.verify(o, start, exited); !ok {
 		return did, false, why

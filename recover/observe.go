@@ -43,6 +43,7 @@ type observation struct {
 	exit      state.HarnessExit
 	hasExit   bool // harness-exit.toml: the harness's last exit and its words
 	plan      outage.Plan
+	spawned   int // the driver pid this sweep's recovery started, 0 if none
 
 	pendingEvents int           // hook events the driver has not consumed yet
 	oldestEvent   time.Duration // the age of the oldest of them

@@ -482,13 +482,16 @@ func inParallel(n int, f func(i int)) {
 // person stopped it, or a driver other than the one judged holds it now,
 // since recover read its files (a 'seat stop' and 'seat start' while the
 // sweep looked: its driver would have been asked to release the seat, seen
-// in a soak, 2026-12-06). The next sweep judges the seat as it is then.
+// in a soak, 2026-12-06). The driver this sweep started itself is not a
+// move: its unverified revival counts (backoff, the ladder). The next sweep
+// judges the seat as it is then.
 func moved(o *observation) string {
 	if in, err := o.s.IntentFile().Read(); err == nil && in.Want != state.IntentRunning {
 		return fmt.Sprintf("the seat's intent changed to %q while recover looked (%s)", in.Want, in.By)
 	}
 	cur, live, err := o.s.LiveOwner()
-	if err == nil && live && (!o.ownerLive || cur.Holder != o.owner.Holder) {
+	ours := o.spawned != 0 && cur.PID == o.spawned
+	if err == nil && live && !ours && (!o.ownerLive || cur.Holder != o.owner.Holder) {
 		return "the seat changed hands while recover looked: now " + cur.String()
 	}
 	return ""

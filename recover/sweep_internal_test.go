@@ -107,6 +107,13 @@ func TestASeatThatMovedWhileRecoverLookedIsLeftAlone(t *testing.T) {
 	if why := moved(readFiles(s, now, nil)); why != "" {
 		t.Fatalf("the same live driver as observed: moved says %q", why)
 	}
+	// The driver this sweep started itself (an unverified revival whose new
+	// driver lives on) is not a move: the failure is counted.
+	judged.spawned = pid
+	if why := moved(judged); why != "" {
+		t.Fatalf("the driver recover started itself holds the seat: moved says %q, want it counted", why)
+	}
+	judged.spawned = 0
 
 	// A person's stop.
 	if err := s.SetIntent(state.IntentStopped, "seat stop"); err != nil {

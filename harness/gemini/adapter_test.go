@@ -155,14 +155,18 @@ func TestSettingsKeepWhatIsThereAndSetWhatASeatNeeds(t *testing.T) {
 	// older binary's path).
 	person := `{"security":{"auth":{"selectedType":"oauth-personal"}},"model":{"name":"gemini-3.8-pro"},` +
 		`"hooks":{"BeforeTool":[{"hooks":[{"type":"command","command":"my-linter"}]}],` +
-		`"AfterAgent":[{"hooks":[{"type":"command","command":"/old/pantty --home H hook --seat g1 --gemini-hook"}]}]}}`
+		`"AfterAgent":[{"hooks":[{"type":"command","command":"/old/pantty --home H hook --seat g1 --gemini-hook"}]}],` +
+		`"BeforeAgent":[{"matcher":"*","hooks":[{"type":"command","command":"/old/pantty --home H hook --seat g1 --gemini-hook"},{"type":"command","command":"my-notes"}]}]}}`
 	if err := os.WriteFile(SettingsPath(home), []byte(person), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	// The machine's own system settings: kept under pantty's keys.
 	admin := filepath.Join(t.TempDir(), "admin.json")
-	if err := os.WriteFile(admin, []byte(`{"telemetry":{"enabled":false},"ui":{"escapePastedAtSymbols":false},`+
-		`"hooks":{"BeforeTool":[{"hooks":[{"type":"command","command":"audit-tool"}]}]}}`), 0o600); err != nil {
+	// With comments (the CLI strips them), hooks switched off and pantty's
+	// command disabled by name.
+	if err := os.WriteFile(admin, []byte("// the admin's policy\n"+`{"telemetry":{"enabled":false},"ui":{"escapePastedAtSymbols":false}, /* "x": 1 */`+
+		`"hooksConfig":{"enabled":false,"disabled":["audit-off","/bin/pantty --home '`+s.Home+`' hook --seat g1 --gemini-hook"]},`+
+		`"hooks":{"BeforeTool":[{"hooks":[{"type":"command","command":"audit-tool // not a comment"}]}]}}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	t.Setenv(SystemSettingsEnv, admin)
@@ -192,13 +196,41 @@ func TestSettingsKeepWhatIsThereAndSetWhatASeatNeeds(t *testing.T) {
 		}
 	}
 	if b, _ := json.Marshal(user); !strings.Contains(string(b), `"selectedType":"oauth-personal"`) || !strings.Contains(string(b), `"name":"gemini-3.8-pro"`) ||
-		!strings.Contains(string(b), "my-linter") || strings.Contains(string(b), "--gemini-hook") {
-		t.Errorf("settings.json: want the person's keys and hook kept and pantty's hooks gone: %s", b)
+		!strings.Contains(string(b), "my-linter") || !strings.Contains(string(b), "my-notes") || strings.Contains(string(b), "--gemini-hook") {
+		t.Errorf("settings.json: want the person's keys and hooks kept (also one beside pantty's in a definition) and pantty's hooks gone: %s", b)
+	}
+	if hc, _ := system["hooksConfig"].(map[string]any); hc["enabled"] != true || fmt.Sprint(hc["disabled"]) != "[audit-off]" {
+		t.Errorf("system hooksConfig: want hooks enabled and only the admin's own hook disabled: %v", hc)
 	}
 	hooks, _ := system["hooks"].(map[string]any)
 	if b, _ := json.Marshal(system); len(hooks) != len(HookEvents)+1 || strings.Count(string(b), "--gemini-hook") != len(HookEvents) ||
-		!strings.Contains(fmt.Sprint(hooks["BeforeTool"]), "audit-tool") || !strings.Contains(string(b), `"telemetry":{"enabled":false}`) {
+		!strings.Contains(fmt.Sprint(hooks["BeforeTool"]), "audit-tool // not a comment") || !strings.Contains(string(b), `"telemetry":{"enabled":false}`) {
 		t.Errorf("system settings: want the machine's own kept, its hook first, and pantty's hook once per event %v: %s", HookEvents, b)
+	}
+
+	// Another seat's own file in the caller's environment is not the
+	// machine's: its hooks would run for this seat too.
+	other := filepath.Join(t.TempDir(), "pantty", "seats", "g2", "harness", "gemini-system-settings.json")
+	if err := os.MkdirAll(filepath.Dir(other), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(other, []byte(`{"hooks":{"BeforeTool":[{"hooks":[{"type":"command","command":"/bin/pantty hook --seat g2 --gemini-hook"}]}]},"x-other-seat":1}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(SystemSettingsEnv, other)
+	if err := PrepareHome(s, c, "/bin/pantty"); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := json.Marshal(read(SystemSettingsPath(s))); strings.Contains(string(b), "x-other-seat") || strings.Contains(string(b), "g2") {
+		t.Errorf("another seat's system settings were merged into this seat's: %s", b)
+	}
+	// A machine file that does not parse is named as the machine's.
+	if err := os.WriteFile(admin, []byte(`{"ui": `), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(SystemSettingsEnv, admin)
+	if err := PrepareHome(s, c, "/bin/pantty"); err == nil || !strings.Contains(err.Error(), "cannot read the machine's system settings "+admin) {
+		t.Errorf("a malformed machine file: %v, want it named", err)
 	}
 
 	// seat.toml may not point the CLI elsewhere: pantty's hooks are there.

@@ -104,12 +104,14 @@ func PrepareHome(s state.Seat, c config.Config, pantty string) error {
 	dropOwnHooks(cfg)
 	// The machine's own system settings (an administrator's policy) stay
 	// under pantty's keys: pointing the CLI at the seat's file replaces them.
-	system, err := readSettings(adminSystemSettings(SystemSettingsPath(s)))
+	system, err := readAdminSettings(adminSystemSettings(SystemSettingsPath(s)))
 	if err != nil {
 		return err
 	}
 	setSettings(system)
-	addHooks(system, launch.HookCommand(pantty, s, "--gemini-hook"))
+	command := launch.HookCommand(pantty, s, "--gemini-hook")
+	addHooks(system, command)
+	enableHooks(system, command)
 	// The system file first: a launch never runs with settings.json's hooks
 	// gone and pantty's not yet in place. Each temp file goes beside its
 	// target: GEMINI_CLI_HOME may be on another file system.
@@ -137,10 +139,11 @@ const SystemSettingsEnv = "GEMINI_CLI_SYSTEM_SETTINGS_PATH"
 
 // adminSystemSettings is the system settings file the CLI would read without
 // pantty: the caller's SystemSettingsEnv when it names another file than
-// ours, else the platform's default path (Gemini CLI 0.61.0's
-// getSystemSettingsPath).
+// ours and not another seat's (a variable carried out of a seat's
+// environment would merge that seat's hooks into this one), else the
+// platform's default path (Gemini CLI 0.61.0's getSystemSettingsPath).
 func adminSystemSettings(ours string) string {
-	if p := os.Getenv(SystemSettingsEnv); p != "" && p != ours {
+	if p := os.Getenv(SystemSettingsEnv); p != "" && p != ours && !seatsOwn(p) {
 		return p
 	}
 	if runtime.GOOS == "darwin" {
@@ -166,24 +169,88 @@ func readSettings(path string) (map[string]any, error) {
 	return cfg, nil
 }
 
-// ownHook reports whether a hooks-table entry runs `pantty hook
-// --gemini-hook` (any pantty binary, any seat): pantty's own.
-func ownHook(def any) bool {
-	d, _ := def.(map[string]any)
-	list, _ := d["hooks"].([]any)
-	for _, h := range list {
-		if hm, ok := h.(map[string]any); ok {
-			if cmd, _ := hm["command"].(string); strings.Contains(cmd, " hook --seat ") && strings.HasSuffix(cmd, "--gemini-hook") {
-				return true
+// seatsOwn reports whether path is a seat's system settings file
+// (SystemSettingsPath of any seat): pantty's, never an administrator's.
+func seatsOwn(path string) bool {
+	return filepath.Base(path) == "gemini-system-settings.json" && filepath.Base(filepath.Dir(path)) == "harness"
+}
+
+// readAdminSettings reads the machine's own system settings, which pantty
+// only reads: Gemini CLI strips comments from a settings file before
+// parsing it, and so does this; one it cannot parse is named as the
+// machine's, for whoever keeps it.
+func readAdminSettings(path string) (map[string]any, error) {
+	cfg := map[string]any{}
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return cfg, nil
+	}
+	if err == nil {
+		err = json.Unmarshal(withoutJSONComments(data), &cfg)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("gemini-cli: cannot read the machine's system settings %s: %v", path, err)
+	}
+	return cfg, nil
+}
+
+// withoutJSONComments blanks // and /* */ comments outside strings, keeping
+// every newline (a parse error's position stays true).
+func withoutJSONComments(data []byte) []byte {
+	out := make([]byte, len(data))
+	copy(out, data)
+	inString, escaped := false, false
+	for i := 0; i < len(out); i++ {
+		c := out[i]
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '/' && i+1 < len(out) && out[i+1] == '/':
+			for ; i < len(out) && out[i] != '\n'; i++ {
+				out[i] = ' '
+			}
+		case c == '/' && i+1 < len(out) && out[i+1] == '*':
+			out[i], out[i+1] = ' ', ' '
+			for i += 2; i < len(out) && !(out[i] == '*' && i+1 < len(out) && out[i+1] == '/'); i++ {
+				if out[i] != '\n' {
+					out[i] = ' '
+				}
+			}
+			if i+1 < len(out) {
+				out[i], out[i+1] = ' ', ' '
+				i++
 			}
 		}
 	}
-	return false
+	return out
 }
 
-// dropOwnHooks removes pantty's entries from a settings hooks table (they
+// ownHook reports whether a hook (one entry of a definition's hooks list)
+// runs `pantty hook --gemini-hook` (any pantty binary, any seat): pantty's.
+func ownHook(h any) bool {
+	hm, _ := h.(map[string]any)
+	cmd, _ := hm["command"].(string)
+	return ownCommand(cmd)
+}
+
+// ownCommand reports whether a hook command is `pantty hook --gemini-hook`.
+func ownCommand(cmd string) bool {
+	return strings.Contains(cmd, " hook --seat ") && strings.HasSuffix(cmd, "--gemini-hook")
+}
+
+// dropOwnHooks removes pantty's hooks from a settings hooks table (they
 // moved to the system scope; in both they would run twice), keeping a
-// person's own.
+// person's own, also those that share a definition (its matcher) with
+// pantty's: a definition goes only when no hook is left in it.
 func dropOwnHooks(cfg map[string]any) {
 	table, ok := cfg["hooks"].(map[string]any)
 	if !ok {
@@ -196,9 +263,23 @@ func dropOwnHooks(cfg map[string]any) {
 		}
 		var keep []any
 		for _, d := range list {
-			if !ownHook(d) {
+			dm, ok := d.(map[string]any)
+			inner, isList := dm["hooks"].([]any)
+			if !ok || !isList {
 				keep = append(keep, d)
+				continue
 			}
+			var left []any
+			for _, h := range inner {
+				if !ownHook(h) {
+					left = append(left, h)
+				}
+			}
+			if len(left) == 0 && len(inner) > 0 {
+				continue
+			}
+			dm["hooks"] = left
+			keep = append(keep, dm)
 		}
 		if len(keep) == 0 {
 			delete(table, ev)
@@ -219,6 +300,32 @@ func addHooks(cfg map[string]any, command string) {
 	for ev, defs := range hooks(command) {
 		list, _ := table[ev].([]any)
 		table[ev] = append(list, defs.([]any)...)
+	}
+}
+
+// enableHooks makes sure the CLI runs pantty's hooks: the system scope
+// overrides the others' hooksConfig.enabled (a workspace's false would turn
+// every hook off), and pantty's command leaves this file's
+// hooksConfig.disabled. Gemini CLI 0.61.0 joins the disabled lists of every
+// scope (merge strategy union) and names a hook without a name by its
+// command: a user's or workspace's list naming pantty's command still
+// disables it, which this file cannot undo (docs/gemini.md).
+func enableHooks(cfg map[string]any, command string) {
+	hc := hookwire.JSONObject(cfg, "hooksConfig")
+	hc["enabled"] = true
+	list, ok := hc["disabled"].([]any)
+	if !ok {
+		return
+	}
+	var keep []any
+	for _, v := range list {
+		if name, _ := v.(string); name != command && !ownCommand(name) {
+			keep = append(keep, v)
+		}
+	}
+	hc["disabled"] = keep
+	if len(keep) == 0 {
+		delete(hc, "disabled")
 	}
 }
 

@@ -122,7 +122,7 @@ func (d *Driver) commandEntered(f *cmdFlight, err error) {
 		return
 	}
 	if err != nil {
-		d.cmdRun = nil
+		d.cmdRun, d.cmdHeld = nil, ""
 		f.failed(err)
 		return
 	}

@@ -126,7 +126,7 @@ func (d *Driver) onCycleTimeout() {
 func (d *Driver) endCycle(state, errText string) {
 	d.cycleT.stop()
 	if d.cmdRun != nil && d.cmdRun.req == nil {
-		d.cmdRun = nil // the cycle's own /compact
+		d.cmdRun, d.cmdHeld = nil, "" // the cycle's own /compact
 	}
 	r := &d.cycle.rec
 	r.State, r.Error, r.Ended = state, errText, d.now().UTC()

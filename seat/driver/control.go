@@ -174,7 +174,7 @@ func (d *Driver) runCommand() {
 		return
 	}
 	d.sendCommand(c, &r, func(err error) {
-		if errors.Is(err, flight.ErrNotPasted) || errors.Is(err, errRelaunchedUnsent) {
+		if errors.Is(err, flight.ErrNotPasted) || errors.Is(err, flight.ErrUnwritten) || errors.Is(err, errRelaunchedUnsent) {
 			// Nothing reached the harness: the outcome is known.
 			d.answer(r, fmt.Errorf("not sent: %s: %v", c.Text(), err), "")
 			return
@@ -517,7 +517,7 @@ func (d *Driver) onCommandEvidence(ev hookwire.Event) {
 
 func (d *Driver) commandAccepted(detail string) {
 	f := d.cmdRun
-	d.cmdRun = nil
+	d.cmdRun, d.cmdHeld = nil, ""
 	d.logf("command door: %s", firstLine(detail))
 	if f.req != nil {
 		d.answer(*f.req, nil, detail)
@@ -529,7 +529,7 @@ func (d *Driver) commandAccepted(detail string) {
 // observe (exit 4 for the caller).
 func (d *Driver) commandRefused(why string, unknown bool) {
 	f := d.cmdRun
-	d.cmdRun = nil
+	d.cmdRun, d.cmdHeld = nil, ""
 	d.logf("command door: %s", why)
 	if f.req == nil {
 		if d.cycle != nil {
