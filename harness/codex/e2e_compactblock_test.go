@@ -159,6 +159,9 @@ func TestTypedCompactIsRefusedWhenTheHandoffCannotBeMaterialized(t *testing.T) {
 	if n != 0 || !strings.Contains(screen, "Hook stopped") {
 		t.Fatalf("the blocked /compact went ahead: %d summarisation requests", n)
 	}
+	if !strings.Contains(r.DriverLog(), "the hook answered block") {
+		t.Fatalf("driver.log does not say the hook blocked:\n%s", r.DriverLog())
+	}
 	r.Send("k2", "second piece of work")
 	r.Processed("k2")
 	if n, _, _ := r.compaction(); n != 0 {
