@@ -184,12 +184,24 @@ func runProg(stdin []byte, env []string, name string, args ...string) (string, e
 	if errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist) {
 		// Said in the user's words: which program is missing and what to do,
 		// not the exec package's "executable file not found in $PATH".
-		return "", fmt.Errorf("%s is not installed here (not found on PATH); install it, or choose another scheduler (--cron, --systemd, --launchd)", name)
+		return "", fmt.Errorf("%s is not installed here (not found on PATH); install it, or choose another scheduler (%s)", name, otherSchedulers(name))
 	}
 	if err != nil {
 		return out.String(), fmt.Errorf("%s %s: %v: %s", name, strings.Join(args, " "), err, strings.TrimSpace(errb.String()))
 	}
 	return out.String(), nil
+}
+
+// otherSchedulers lists the install flags but the one whose program is
+// missing (a hint that offers the scheduler that just failed helps nobody).
+func otherSchedulers(missing string) string {
+	var out []string
+	for _, s := range []struct{ program, flag string }{{"crontab", "--cron"}, {"systemctl", "--systemd"}, {"launchctl", "--launchd"}} {
+		if s.program != filepath.Base(missing) {
+			out = append(out, s.flag)
+		}
+	}
+	return strings.Join(out, ", ")
 }
 
 // readCrontab returns the current crontab ("no crontab" is empty).

@@ -76,6 +76,7 @@ func TestBadSeatTomlRefusesStartAndChangesNothing(t *testing.T) {
 	}
 	cases := map[string]tc{
 		"unknown key":           {after(`colour = "blue"`), []string{`unknown key "colour"`}},
+		"key set twice":         {after(`shape = "resident"`), []string{"shape is set twice", "keep one"}},
 		"unknown key in table":  {func(t *testing.T, b string) (string, int) { return insertAfter(t, b, "[tmux]", `sockett = "x"`) }, []string{`unknown key "tmux.sockett"`}},
 		"wrong type":            {after(`max_message_bytes = "big"`), []string{"max_message_bytes"}},
 		"wrong type for a list": {after(`args = "--verbose"`), []string{"args"}},

@@ -133,7 +133,14 @@ func DecodeStrict(path string, data []byte, v any) error {
 	if err != nil {
 		var pe toml.ParseError
 		if errors.As(err, &pe) {
-			return fmt.Errorf("%s: line %d: %s", path, pe.Position.Line, OneLine(pe.Message))
+			msg := OneLine(pe.Message)
+			// "Key 'command' has already been defined.": the library's words
+			// for a key set twice (a sed that uncommented both of a
+			// template's commented lines, say).
+			if k, ok := strings.CutPrefix(msg, "Key '"); ok && strings.HasSuffix(k, "' has already been defined.") {
+				msg = fmt.Sprintf("%s is set twice (here and above): keep one", strings.TrimSuffix(k, "' has already been defined."))
+			}
+			return fmt.Errorf("%s: line %d: %s", path, pe.Position.Line, msg)
 		}
 		return fmt.Errorf("%s: %s", path, OneLine(err.Error()))
 	}

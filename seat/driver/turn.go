@@ -376,7 +376,7 @@ func (d *Driver) resubmitOrFail(e *inbox.Entry, detail string) {
 		d.requeue(e, detail)
 		return
 	}
-	d.finish(e, inbox.StateFailed, inbox.ReasonLost, "the resubmitted turn was lost as well", "")
+	d.finish(e, inbox.StateFailed, inbox.ReasonLost, "the resubmitted turn was lost as well; 'pantty seat retry "+d.S.Name+" "+e.Msg.ID+"' queues it again (the model may have seen it twice already)", "")
 }
 
 // syncTimers sets the flight's two timers from the state they belong to
