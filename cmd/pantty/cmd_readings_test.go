@@ -138,6 +138,23 @@ func TestHealthBeforeTheFirstSweepAndAfterARevival(t *testing.T) {
 		b, _ := os.ReadFile(h.Seat().Dir + "/health.toml")
 		t.Fatalf("HEALTH right after a verified revival: %q\nhealth.toml:\n%s", got, b)
 	}
+	// The driver killed again right after that sweep: what is true now, not
+	// the sweep's word, until the next sweep (newcomer pass, 2026-12-06: "ok"
+	// beside PHASE "no driver" for two intervals).
+	o = h.Owner()
+	if err := syscall.Kill(o.PID, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	h.WaitFor("the driver gone", time.Minute, func() bool { return !h.Owner().Live() })
+	if got := health(); got != "no driver (since the last sweep: revived)" {
+		t.Fatalf("HEALTH of a seat whose driver died after a sweep found it well: %q", got)
+	}
+	if r := h.Run("seat", "stop", h.Name); r.Code != 0 {
+		t.Fatalf("seat stop: %s", r)
+	}
+	if got := health(); got != "stopped" {
+		t.Fatalf("HEALTH of a seat stopped after a sweep: %q, want stopped", got)
+	}
 }
 
 // TestAttachWithNothingToAttachToLeavesNoRelay: a turn-spawned seat has no

@@ -173,6 +173,19 @@ func (r Row) healthCell() Cell {
 		}
 		return r.healthBeforeRecover()
 	}
+	// What is true now comes before recover's last word: a seat stopped since
+	// (recover judges only seats meant to run, so its verdict would only
+	// age), and a driver gone since a sweep that found the seat well.
+	d := r.Driver
+	gone := d.State != Error && d.Live != nil && !*d.Live
+	switch {
+	case r.stopped():
+		return Cell{"stopped", Dim}
+	case gone && h.revived:
+		return Cell{"no driver (since the last sweep: revived)", Bad}
+	case gone && *h.Verdict == "ok":
+		return Cell{"no driver (since the last sweep: ok)", Bad}
+	}
 	if h.State == Stale {
 		return Cell{"stale: " + *h.Verdict + " " + ageOf(h.Meta), Warn}
 	}
