@@ -24,8 +24,8 @@ func AppServerSocket(s state.Seat) string {
 // (PrepareHome: config, pantty's hooks and their trust), the seat's launch
 // environment, the seat's workdir, listening on AppServerSocket. It returns
 // once the socket takes a connection; the server's exit is its Done, to be
-// treated like a harness exit. The seat is not wired to it yet: no seat.toml
-// key chooses this path.
+// treated like a harness exit. A seat with transport = "app-server" runs on
+// it: the driver starts it (Capabilities.AppServer).
 func StartAppServer(ctx context.Context, l harness.Launch, stderr io.Writer) (*appserver.Server, error) {
 	if err := PrepareHome(l.Seat, l.Config, l.Pantty, l.Authority); err != nil {
 		return nil, err

@@ -131,6 +131,11 @@ type Driver struct {
 	exit      *int
 	// watching counts pane watches whose answer the loop has not taken yet.
 	watching int
+	// as is the seat's app server, connection and thread while one runs
+	// (transport = "app-server": appserver.go); rpcDone is where calls on it
+	// answer the loop.
+	as      *asLink
+	rpcDone chan asAnswer
 }
 
 // delivery is the one message in flight, between paste and turn end: its
@@ -258,6 +263,16 @@ func (d *Driver) Loop() int {
 			d.onTurnDone(r)
 		case a := <-d.paneDone:
 			d.onPaneAnswer(a)
+		case a := <-d.rpcDone:
+			d.onAnswer(a)
+		case m, ok := <-d.notes():
+			if ok {
+				d.onNote(m)
+			} else {
+				d.checkServer("the app server's connection ended")
+			}
+		case <-d.serverDone():
+			d.onServerExit("app server exit")
 		case <-d.relaunchT.C():
 			d.relaunchNow()
 		case <-d.cmdT.C():
@@ -326,6 +341,9 @@ func (d *Driver) setup() error {
 		sess.Socket = socket
 	}
 	sess.TmuxName = d.S.Name
+	if d.onAppServer() {
+		sess.TmuxName, sess.PaneID = "", "" // no pane: the harness is the app server
+	}
 	d.sess = sess
 	d.tm = tmux.New(socket)
 	// Watch first, then scan: a file created in between is seen by the scan.
@@ -357,6 +375,10 @@ func (d *Driver) setup() error {
 		}
 		d.report(seat.Progress{State: "ready", Holder: d.Lock.Owner.Holder, Session: d.sess.ID})
 		d.Report = nil
+	} else if d.onAppServer() {
+		if err := d.launchAppServer(); err != nil {
+			return err
+		}
 	} else if err := d.ensureHarness(); err != nil {
 		return err
 	}
@@ -387,6 +409,11 @@ func (d *Driver) prune() {
 func (d *Driver) teardown() {
 	d.abandonCancel("the driver stopped")
 	d.harnessW.stop()
+	if d.as != nil {
+		// Released: the server runs on, as a TUI in a pane does; the next
+		// driver ends it (endPrevious) and resumes the thread.
+		d.as.conn.Close()
+	}
 	if d.watch != nil {
 		d.watch.Stop()
 	}
