@@ -2,11 +2,13 @@ package codex
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"path/filepath"
 
 	"github.com/pantty/pantty/harness"
 	"github.com/pantty/pantty/harness/codex/appserver"
+	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/seat/state"
 )
 
@@ -36,5 +38,21 @@ func StartAppServer(ctx context.Context, l harness.Launch, stderr io.Writer) (*a
 		return nil, err
 	}
 	return appserver.Start(ctx, appserver.Spec{Bin: l.Binary(DefaultBinary), Home: home, Socket: AppServerSocket(l.Seat),
-		Dir: l.Config.Workdir, Env: env, Stderr: stderr})
+		Dir: l.Config.Workdir, Env: env, Args: appServerArgs(l.Config), Stderr: stderr})
+}
+
+// appServerArgs carries seat.toml's model and permission mode to the app
+// server as the TUI's --model and --sandbox carry them (modeArgs): as
+// config overrides, `-c model=…` and `-c sandbox_mode=…` (the key --sandbox
+// sets; 0.171.0 refuses an unknown mode at startup). seat.toml's args are
+// TUI flags and are refused for this transport at load.
+func appServerArgs(c config.Config) []string {
+	var out []string
+	if c.Model != "" {
+		out = append(out, "-c", fmt.Sprintf("model=%q", c.Model))
+	}
+	if c.PermissionMode != "" {
+		out = append(out, "-c", fmt.Sprintf("sandbox_mode=%q", c.PermissionMode))
+	}
+	return out
 }

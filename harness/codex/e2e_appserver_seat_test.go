@@ -74,6 +74,7 @@ func TestAppServerSeatDeliversOnce(t *testing.T) {
 	if !bound["as-1"] || !bound["as-2"] {
 		t.Errorf("UserPromptSubmit with the header on thread %s: %v", sess.ID, bound)
 	}
+	t.Logf("driver.log:\n%s", r.DriverLog())
 	if log := r.DriverLog(); strings.Contains(log, seat.UnnamedTransition) || !strings.Contains(log, "on the seat's app server") {
 		t.Errorf("driver.log:\n%s", log)
 	}

@@ -218,6 +218,9 @@ func (c *Config) Validate(name string, harnesses []string) error {
 		if c.Shape != ShapeResident {
 			return fmt.Errorf("transport = %q: only a resident seat runs on it (shape = %q)", c.Transport, c.Shape)
 		}
+		if len(c.Args) > 0 {
+			return fmt.Errorf("transport = %q: args are flags of the TUI, which this transport does not run (model and permission_mode still apply)", c.Transport)
+		}
 	default:
 		return fmt.Errorf("transport = %q: want tmux or app-server", c.Transport)
 	}
