@@ -3,6 +3,7 @@ package codex_test
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -74,7 +75,13 @@ func TestAppServerSeatDeliversOnce(t *testing.T) {
 	if !bound["as-1"] || !bound["as-2"] {
 		t.Errorf("UserPromptSubmit with the header on thread %s: %v", sess.ID, bound)
 	}
-	t.Logf("driver.log:\n%s", r.DriverLog())
+	// status names the transport; seat show names the witness of each step.
+	if st := r.Run("status", "cxas"); st.Code != 0 || !regexp.MustCompile(`(?m)^\s*transport\s+app-server\s*$`).MatchString(st.Stdout) {
+		t.Errorf("status cxas: %s", st)
+	}
+	if sh := r.Run("seat", "show", "cxas", "as-1"); sh.Code != 0 || !strings.Contains(sh.Stdout, "app-server turn/start") {
+		t.Errorf("seat show cxas as-1: %s", sh)
+	}
 	if log := r.DriverLog(); strings.Contains(log, seat.UnnamedTransition) || !strings.Contains(log, "on the seat's app server") {
 		t.Errorf("driver.log:\n%s", log)
 	}

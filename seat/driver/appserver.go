@@ -55,6 +55,7 @@ type asStarted struct {
 	conn    *appserver.Conn
 	thread  appserver.Thread
 	resumed bool
+	env     map[string]string // the launch's environment, for launch.toml
 	err     error
 }
 
@@ -137,6 +138,7 @@ func (d *Driver) launchAppServer() error {
 	d.report(seat.Progress{State: "progress", Text: "starting the seat's app server at " + filepath.Base(logPath)})
 	d.onLoop(func() func() {
 		r := startAppServer(start, l, logPath, thread, resume, workdir)
+		r.env = env
 		return func() { d.onServerStarted(r) }
 	})
 	d.to(machine.Launched, "the app server and the seat's thread")
@@ -200,6 +202,11 @@ func (d *Driver) onServerStarted(r asStarted) {
 		}
 		d.sess.ID = r.thread.ID
 		d.sess.Why += "; the app server's thread " + r.thread.ID
+	}
+	// launch.toml says what runs (readers: the session's binding, the
+	// ladder's rung); no pane process execs it on this path.
+	if err := d.S.LaunchFile().Write(state.LaunchFile{Argv: r.srv.Argv(), Dir: d.Cfg.Workdir, Env: r.env}); err != nil {
+		d.logf("launch.toml: %v", err)
 	}
 	d.sess.PaneID, d.sess.PanePID = "", r.srv.Pid()
 	d.sess.Launches++
