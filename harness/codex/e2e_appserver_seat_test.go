@@ -5,13 +5,16 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/pantty/pantty/harness/standinkit"
 	"github.com/pantty/pantty/internal/guard"
 	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/hookwire"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // TestAppServerSeatDeliversOnce runs a codex seat with transport =
@@ -84,5 +87,75 @@ func TestAppServerSeatDeliversOnce(t *testing.T) {
 	}
 	if log := r.DriverLog(); strings.Contains(log, seat.UnnamedTransition) || !strings.Contains(log, "on the seat's app server") {
 		t.Errorf("driver.log:\n%s", log)
+	}
+}
+
+// TestAppServerSeatCancelsByInterrupt cancels a slow turn on an app-server
+// seat: `seat cancel` is turn/interrupt, verified by the turn's
+// turn/completed with status interrupted; the message fails cancelled with
+// no turn end of its own, and the next message is processed alone, once.
+func TestAppServerSeatCancelsByInterrupt(t *testing.T) {
+	r := newRig(t, "cxasc", `transport = "app-server"`)
+	r.Start()
+	r.Send("c1", standinkit.SlowMarker(30*time.Second)+" take your time")
+	r.WaitState("c1", inbox.StateSubmitted, 60*time.Second)
+	r.WaitFor("the slow reply to stream", 20*time.Second, func() bool {
+		_, ok := r.Request("c1")
+		return ok
+	})
+	began := time.Now()
+	if res := r.Run("seat", "cancel", r.Name); res.Code != 0 {
+		t.Fatalf("seat cancel: %s\ndriver.log:\n%s", res, r.DriverLog())
+	}
+	t.Logf("cancel took %s", time.Since(began).Round(time.Millisecond))
+	st := r.Status("c1")
+	if st.State != inbox.StateFailed || st.Reason != inbox.ReasonCancelled || st.TurnEnd != "" {
+		t.Fatalf("c1 after cancel: %+v\ndriver.log:\n%s", st, r.DriverLog())
+	}
+	if !strings.Contains(r.DriverLog(), "interrupted (turn/completed)") {
+		t.Fatalf("the cancel was not verified by turn/completed:\n%s", r.DriverLog())
+	}
+	if c := r.CursorAt("c1", inbox.StateFailed); c.ClosedBy != inbox.ReasonCancelled {
+		t.Fatalf("the cursor passed c1 closed by %q, want the cancel", c.ClosedBy)
+	}
+	r.Send("c2", "after the cancel")
+	r.Processed("c2")
+	if n := r.Turns()["c2"]; n != 1 {
+		t.Fatalf("c2 reached the model %d times", n)
+	}
+}
+
+// TestAppServerSeatResumesAfterServerDeath SIGKILLs a seat's app server: its
+// exit is the harness's exit, the driver starts a new server and resumes the
+// same thread (thread/resume), and the next message's request carries the
+// earlier exchange.
+func TestAppServerSeatResumesAfterServerDeath(t *testing.T) {
+	r := newRig(t, "cxask", `transport = "app-server"`)
+	r.Start()
+	r.Send("k1", "remember this")
+	r.Processed("k1")
+	before := r.Session()
+	first, _ := r.Request("k1")
+	killed := time.Now()
+	if err := syscall.Kill(before.PanePID, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	var after state.Session
+	r.WaitFor("a new app server on the same thread", 60*time.Second, func() bool {
+		after = r.Session()
+		return after.Launches == before.Launches+1 && after.PanePID != before.PanePID && after.Resumed
+	})
+	t.Logf("resumed %s after the SIGKILL (pid %d -> %d)", time.Since(killed).Round(time.Millisecond), before.PanePID, after.PanePID)
+	if after.ID != before.ID {
+		t.Fatalf("session %s after the kill, want the same thread %s", after.ID, before.ID)
+	}
+	r.Send("k2", "what did I ask you to remember?")
+	r.Processed("k2")
+	second, _ := r.Request("k2")
+	if second.History <= first.History || r.Turns()["k2"] != 1 || r.Turns()["k1"] != 1 {
+		t.Fatalf("history %d then %d; turns %v", first.History, second.History, r.Turns())
+	}
+	if h, err := r.Seat().HarnessExitFile().Read(); err != nil || !strings.Contains(h.Why, "app server exited") {
+		t.Fatalf("harness-exit.toml: %+v %v", h, err)
 	}
 }
