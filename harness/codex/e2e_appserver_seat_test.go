@@ -1,6 +1,8 @@
 package codex_test
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -14,6 +16,7 @@ import (
 	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/hookwire"
+	"github.com/pantty/pantty/seat/seattest"
 	"github.com/pantty/pantty/seat/state"
 )
 
@@ -85,6 +88,25 @@ func TestAppServerSeatDeliversOnce(t *testing.T) {
 	if sh := r.Run("seat", "show", "cxas", "as-1"); sh.Code != 0 || !strings.Contains(sh.Stdout, "app-server turn/start") {
 		t.Errorf("seat show cxas as-1: %s", sh)
 	}
+	// recover finds the seat ok (no pane to look for on this path), and a
+	// stop ends the app server: its process and its socket are gone.
+	rec := r.Run("recover", "--json")
+	var rep seattest.SweepReport
+	if err := json.Unmarshal([]byte(rec.Stdout), &rep); err != nil {
+		t.Fatalf("recover --json: %v: %s", err, rec)
+	}
+	if sw := seattest.SeatReport(t, rep, "cxas"); sw.Verdict != "ok" || sw.Result != "" && sw.Result != "none" {
+		t.Errorf("recover on a live app-server seat: %+v", sw)
+	}
+	if st := r.Run("seat", "stop", "cxas"); st.Code != 0 {
+		t.Fatalf("seat stop: %s", st)
+	}
+	if running(sess.PanePID) {
+		t.Errorf("the app server (pid %d) outlived seat stop", sess.PanePID)
+	}
+	if _, err := os.Lstat(filepath.Join(r.Seat().HarnessDir(), "app-server.sock")); err == nil {
+		t.Error("the app server's socket outlived seat stop")
+	}
 	if log := r.DriverLog(); strings.Contains(log, seat.UnnamedTransition) || !strings.Contains(log, "on the seat's app server") {
 		t.Errorf("driver.log:\n%s", log)
 	}
@@ -128,7 +150,8 @@ func TestAppServerSeatCancelsByInterrupt(t *testing.T) {
 // TestAppServerSeatResumesAfterServerDeath SIGKILLs a seat's app server: its
 // exit is the harness's exit, the driver starts a new server and resumes the
 // same thread (thread/resume), and the next message's request carries the
-// earlier exchange.
+// earlier exchange. Then the driver is SIGKILLed: its server runs on, and
+// `seat stop` with no driver ends it.
 func TestAppServerSeatResumesAfterServerDeath(t *testing.T) {
 	r := newRig(t, "cxask", `transport = "app-server"`)
 	r.Start()
@@ -158,4 +181,28 @@ func TestAppServerSeatResumesAfterServerDeath(t *testing.T) {
 	if h, err := r.Seat().HarnessExitFile().Read(); err != nil || !strings.Contains(h.Why, "app server exited") {
 		t.Fatalf("harness-exit.toml: %+v %v", h, err)
 	}
+	// A driver killed outright leaves its server running (its own process
+	// group); `seat stop` with no driver ends it by the seat's markers, and
+	// there is no tmux session to kill.
+	r.KillDriver()
+	if err := syscall.Kill(after.PanePID, 0); err != nil {
+		t.Fatalf("the app server died with its driver: %v", err)
+	}
+	if st := r.Run("seat", "stop", r.Name); st.Code != 0 {
+		t.Fatalf("seat stop with no driver: %s", st)
+	}
+	if running(after.PanePID) {
+		t.Errorf("the app server (pid %d) outlived seat stop", after.PanePID)
+	}
+}
+
+// running reports whether pid runs: a zombie (dead, not yet reaped by
+// whatever adopted it after its driver went) does not.
+func running(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	_, rest, _ := strings.Cut(string(b), ") ")
+	return !strings.HasPrefix(rest, "Z")
 }
