@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 
 	"github.com/pantty/pantty/harness"
 	"github.com/pantty/pantty/harness/codex/appserver"
 	"github.com/pantty/pantty/internal/config"
+	"github.com/pantty/pantty/seat/launch"
 	"github.com/pantty/pantty/seat/state"
 )
 
@@ -33,10 +35,13 @@ func StartAppServer(ctx context.Context, l harness.Launch, stderr io.Writer) (*a
 		return nil, err
 	}
 	home := Home(l.Seat, l.Config)
-	env, err := harnessEnv(l.Seat, l.Config, home)
+	vars, err := launch.HarnessEnv(os.Environ(), l.Seat, l.Config, map[string]string{"CODEX_HOME": home})
 	if err != nil {
 		return nil, err
 	}
+	// The drop directory, as the pane's launch gives it (Authority.WithDrop):
+	// the model's `pantty handoff note` and `request` write there.
+	env := state.EnvList(l.Authority.WithDrop(vars))
 	return appserver.Start(ctx, appserver.Spec{Bin: l.Binary(DefaultBinary), Home: home, Socket: AppServerSocket(l.Seat),
 		Dir: l.Config.Workdir, Env: env, Args: appServerArgs(l.Config), Stderr: stderr})
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/pantty/pantty/harness"
@@ -130,7 +131,7 @@ func (d *Driver) launchAppServer() error {
 	cfg.Command = bin
 	l := harness.Launch{Seat: d.S, Config: cfg, SessionID: d.sess.ID, Resume: resume,
 		Settings: d.S.SettingsPath(), Pantty: d.Pantty, Authority: auth}
-	logPath := filepath.Join(d.S.HarnessDir(), "app-server.log")
+	logPath := d.serverLog()
 	thread, workdir := d.sess.ID, d.Cfg.Workdir
 	d.ready, d.readying, d.adopted = false, false, false
 	d.as = nil
@@ -138,7 +139,7 @@ func (d *Driver) launchAppServer() error {
 	d.report(seat.Progress{State: "progress", Text: "starting the seat's app server at " + filepath.Base(logPath)})
 	d.onLoop(func() func() {
 		r := startAppServer(start, l, logPath, thread, resume, workdir)
-		r.env = env
+		r.env = auth.WithDrop(env)
 		return func() { d.onServerStarted(r) }
 	})
 	d.to(machine.Launched, "the app server and the seat's thread")
@@ -226,6 +227,40 @@ func (d *Driver) onServerStarted(r asStarted) {
 	d.logf("%s thread %s on the seat's app server (pid %d, %s)", verb, r.thread.ID, r.srv.Pid(), r.srv.Socket())
 	d.applyLateReadings()
 	d.markReady("the app server listens and thread "+r.thread.ID+" is "+verb, false)
+}
+
+// serverLog is where the seat's app server writes its stderr (appended
+// across launches).
+func (d *Driver) serverLog() string { return filepath.Join(d.S.HarnessDir(), "app-server.log") }
+
+// serverWordsTail is how much of the server's log its last words come from.
+const serverWordsTail = 16 << 10
+
+// serverWords are the app server's last words for harness-exit.toml: the
+// end of its log, as a pane's last screen is for a TUI.
+func (d *Driver) serverWords() []string {
+	f, err := os.Open(d.serverLog())
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	cut := false
+	if fi, err := f.Stat(); err == nil && fi.Size() > serverWordsTail {
+		_, err = f.Seek(fi.Size()-serverWordsTail, io.SeekStart)
+		cut = err == nil
+	}
+	b, _ := io.ReadAll(f)
+	all := strings.Split(string(b), "\n")
+	if cut {
+		all = all[1:] // the part of a line the seek cut into
+	}
+	var lines []string
+	for _, l := range all {
+		if l = strings.TrimSpace(l); l != "" {
+			lines = append(lines, state.Redact(l))
+		}
+	}
+	return keepWords(lines)
 }
 
 // serverDone is the running server's end (nil when none runs: a select
