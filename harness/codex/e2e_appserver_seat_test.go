@@ -145,6 +145,9 @@ func TestAppServerSeatCancelsByInterrupt(t *testing.T) {
 	if n := r.Turns()["c2"]; n != 1 {
 		t.Fatalf("c2 reached the model %d times", n)
 	}
+	if log := r.DriverLog(); strings.Contains(log, seat.UnnamedTransition) {
+		t.Errorf("driver.log:\n%s", log)
+	}
 }
 
 // TestAppServerSeatResumesAfterServerDeath SIGKILLs a seat's app server: its
@@ -180,6 +183,9 @@ func TestAppServerSeatResumesAfterServerDeath(t *testing.T) {
 	}
 	if h, err := r.Seat().HarnessExitFile().Read(); err != nil || !strings.Contains(h.Why, "app server exited") {
 		t.Fatalf("harness-exit.toml: %+v %v", h, err)
+	}
+	if log := r.DriverLog(); strings.Contains(log, seat.UnnamedTransition) {
+		t.Errorf("driver.log:\n%s", log)
 	}
 	// A driver killed outright leaves its server running (its own process
 	// group); `seat stop` with no driver ends it by the seat's markers, and

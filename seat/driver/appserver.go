@@ -44,6 +44,9 @@ type asLink struct {
 	// ended is the last turn whose turn/completed came: a turn/start
 	// answered after its own turn's end leaves the thread idle.
 	ended string
+	// connGone: the connection's notifications ended (the loop no longer
+	// reads them; the server's Done follows).
+	connGone bool
 }
 
 // turnPending is asLink.turn while a turn/start has no answer yet.
@@ -274,7 +277,7 @@ func (d *Driver) serverDone() <-chan struct{} {
 
 // notes is the connection's notifications (nil when there is none).
 func (d *Driver) notes() <-chan appserver.Message {
-	if d.as == nil {
+	if d.as == nil || d.as.connGone {
 		return nil
 	}
 	return d.as.conn.Notifications()
@@ -293,6 +296,25 @@ func (d *Driver) onServerExit(why string) {
 	err := as.srv.Err()
 	d.logf("app server (pid %d) exited: %v (%s)", as.srv.Pid(), err, why)
 	d.harnessGone(fmt.Sprintf("%s: the app server exited (%v)", why, err), nil)
+}
+
+// onConnEnded is the driver's connection ending. With the server dead its
+// Done follows (onServerExit); a server that lives on without the driver's
+// connection would run the thread unseen, so it is ended (off the loop:
+// Stop waits for its exit), and its Done is the harness's exit as ever.
+func (d *Driver) onConnEnded() {
+	as := d.as
+	if as == nil || as.connGone {
+		return
+	}
+	as.connGone = true
+	select {
+	case <-as.srv.Done():
+		return
+	default:
+	}
+	d.logf("the connection to the app server (pid %d) ended (%v) while it runs: ending it", as.srv.Pid(), as.conn.Err())
+	go as.srv.Stop()
 }
 
 // checkServer is checkHarness on this path: the server's Done is the

@@ -27,7 +27,7 @@ type asWay struct{ d *Driver }
 func (w asWay) submit(fl *delivery, sub guard.Submission, a flight.Ahead) {
 	d := w.d
 	as := d.as
-	if as == nil || a.Text() != sub.Text() {
+	if as == nil || as.connGone || a.Text() != sub.Text() {
 		// maybeSubmit holds while no server runs; a record of other text is
 		// the door's rule (Submit) on this path too.
 		d.flight = nil

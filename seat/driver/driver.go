@@ -269,7 +269,7 @@ func (d *Driver) Loop() int {
 			if ok {
 				d.onNote(m)
 			} else {
-				d.checkServer("the app server's connection ended")
+				d.onConnEnded()
 			}
 		case <-d.serverDone():
 			d.onServerExit("app server exit")

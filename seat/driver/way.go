@@ -46,7 +46,7 @@ func (d *Driver) onAppServer() bool {
 // threadIdle reports whether the app server runs and no turn runs on the
 // seat's thread (turn/start on a busy thread steers the running turn).
 func (d *Driver) threadIdle() bool {
-	return d.as != nil && d.as.turn == ""
+	return d.as != nil && !d.as.connGone && d.as.turn == ""
 }
 
 // errNoPane is every pane operation of a seat on its app server.
