@@ -14,6 +14,7 @@ import (
 	"github.com/pantty/pantty/harness/standinkit"
 	"github.com/pantty/pantty/internal/guard"
 	"github.com/pantty/pantty/internal/inbox"
+	"github.com/pantty/pantty/internal/machine"
 	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/hookwire"
 	"github.com/pantty/pantty/seat/seattest"
@@ -211,4 +212,29 @@ func running(pid int) bool {
 	}
 	_, rest, _ := strings.Cut(string(b), ") ")
 	return !strings.HasPrefix(rest, "Z")
+}
+
+// TestAppServerSeatHoldsOutages plays two of the stand-in's faults against
+// an app-server seat (seattest.PlayOutage: three messages queued, none
+// failed, the seat and recover name the outage in Codex's words, each
+// processed once after it clears). The failure reaches the driver as on the
+// tmux path: the PostModelRequest hook's StopFailure, run in the app server.
+func TestAppServerSeatHoldsOutages(t *testing.T) {
+	for _, o := range []struct {
+		name  string
+		fault standinkit.Fault
+		class machine.Class
+		words string
+	}{
+		{"Credential", standinkit.FaultAuth, machine.ClassMeans, "cannot authenticate: unexpected status 401 Unauthorized"},
+		{"ServerError", standinkit.FaultServer, machine.ClassTransient, "server error: We’re currently experiencing high demand"},
+	} {
+		t.Run(o.name, func(t *testing.T) {
+			r := newRig(t, "cxaso"+strings.ToLower(o.name[:1]), append([]string{`transport = "app-server"`}, seattest.OutageTOML...)...)
+			r.PlayOutage(r.Faults, r.Answered, o.fault, o.class, o.words)
+			if log := r.DriverLog(); strings.Contains(log, seat.UnnamedTransition) {
+				t.Errorf("driver.log:\n%s", log)
+			}
+		})
+	}
 }
