@@ -1,6 +1,7 @@
 package codex_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -236,5 +237,71 @@ func TestAppServerSeatHoldsOutages(t *testing.T) {
 				t.Errorf("driver.log:\n%s", log)
 			}
 		})
+	}
+}
+
+// TestAppServerSeatPaneIsAViewer: an app-server seat has no pane before its
+// thread's first turn (the TUI cannot resume a thread without one); after it,
+// the driver opens `codex resume <thread> --remote unix://<socket>` in the
+// seat's tmux session, which shows the thread. The viewer's death is no
+// harness exit: the server keeps running, the viewer is opened again, and
+// the next message is processed once.
+func TestAppServerSeatPaneIsAViewer(t *testing.T) {
+	r := newRig(t, "cxasv", `transport = "app-server"`)
+	r.Start()
+	if r.ServerRunning() {
+		t.Fatal("a tmux server before the thread's first turn")
+	}
+	r.Send("v1", "first")
+	r.Processed("v1")
+	var sess state.Session
+	r.WaitFor("the viewer pane", 30*time.Second, func() bool {
+		sess = r.Session()
+		return sess.PaneID != "" && sess.TmuxName == r.Name
+	})
+	lf, err := r.Seat().LaunchFile().Read()
+	if err != nil || strings.Join(lf.Argv[1:], " ") != "resume "+sess.ID+" --remote unix://"+filepath.Join(r.Seat().HarnessDir(), "app-server.sock") {
+		t.Fatalf("launch.toml of the viewer: %+v %v", lf.Argv, err)
+	}
+	var screen string
+	r.WaitFor("the viewer to show the thread", 30*time.Second, func() bool {
+		screen = r.Screen()
+		return strings.Contains(screen, "msg=v1")
+	})
+	t.Logf("viewer:\n%s", screen)
+	panes, err := r.Tmux().ListPanes(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pid int
+	for _, p := range panes {
+		if p.ID == sess.PaneID {
+			pid = p.PID
+		}
+	}
+	died := time.Now()
+	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
+		t.Fatalf("SIGTERM to the viewer's pane process %d: %v", pid, err)
+	}
+	r.WaitFor("the viewer opened again", 30*time.Second, func() bool {
+		panes, _ := r.Tmux().ListPanes(context.Background())
+		for _, p := range panes {
+			if p.Session == r.Name && !p.Dead && p.PID != pid {
+				return true
+			}
+		}
+		return false
+	})
+	t.Logf("viewer opened again %s after its death", time.Since(died).Round(time.Millisecond))
+	if after := r.Session(); after.PanePID != sess.PanePID || after.Launches != sess.Launches {
+		t.Fatalf("the viewer's death touched the harness: %+v, was %+v", after, sess)
+	}
+	r.Send("v2", "second")
+	r.Processed("v2")
+	if turns := r.Turns(); turns["v1"] != 1 || turns["v2"] != 1 {
+		t.Fatalf("turns %v", turns)
+	}
+	if log := r.DriverLog(); strings.Contains(log, seat.UnnamedTransition) {
+		t.Errorf("driver.log:\n%s", log)
 	}
 }

@@ -47,6 +47,10 @@ type asLink struct {
 	// connGone: the connection's notifications ended (the loop no longer
 	// reads them; the server's Done follows).
 	connGone bool
+	// hadTurn: the thread has had a turn (the viewer pane can resume it).
+	hadTurn bool
+	bin     string            // the codex binary (the viewer runs it too)
+	env     map[string]string // the launch's environment (the viewer's too)
 }
 
 // turnPending is asLink.turn while a turn/start has no answer yet.
@@ -59,6 +63,7 @@ type asStarted struct {
 	conn    *appserver.Conn
 	thread  appserver.Thread
 	resumed bool
+	bin     string            // the codex binary, resolved on the harness's PATH
 	env     map[string]string // the launch's environment, for launch.toml
 	err     error
 }
@@ -142,7 +147,7 @@ func (d *Driver) launchAppServer() error {
 	d.report(seat.Progress{State: "progress", Text: "starting the seat's app server at " + filepath.Base(logPath)})
 	d.onLoop(func() func() {
 		r := startAppServer(start, l, logPath, thread, resume, workdir)
-		r.env = auth.WithDrop(env)
+		r.env, r.bin = auth.WithDrop(env), bin
 		return func() { d.onServerStarted(r) }
 	})
 	d.to(machine.Launched, "the app server and the seat's thread")
@@ -199,7 +204,7 @@ func (d *Driver) onServerStarted(r asStarted) {
 		d.harnessGone("the app server did not start: "+r.err.Error(), nil)
 		return
 	}
-	d.as = &asLink{launch: d.launchAt, srv: r.srv, conn: r.conn, thread: r.thread.ID}
+	d.as = &asLink{launch: d.launchAt, srv: r.srv, conn: r.conn, thread: r.thread.ID, hadTurn: r.resumed, bin: r.bin, env: r.env}
 	if d.sess.ID != r.thread.ID {
 		if d.sess.ID != "" {
 			d.logf("session %s has no record yet (no turn ran on it): a new thread %s", d.sess.ID, r.thread.ID)
@@ -208,11 +213,14 @@ func (d *Driver) onServerStarted(r asStarted) {
 		d.sess.Why += "; the app server's thread " + r.thread.ID
 	}
 	// launch.toml says what runs (readers: the session's binding, the
-	// ladder's rung); no pane process execs it on this path.
-	if err := d.S.LaunchFile().Write(state.LaunchFile{Argv: r.srv.Argv(), Dir: d.Cfg.Workdir, Env: r.env}); err != nil {
-		d.logf("launch.toml: %v", err)
+	// ladder's rung) until the viewer pane's command takes its place
+	// (ensureViewer): only that is ever exec'd from it.
+	if d.sess.TmuxName == "" {
+		if err := d.S.LaunchFile().Write(state.LaunchFile{Argv: r.srv.Argv(), Dir: d.Cfg.Workdir, Env: r.env}); err != nil {
+			d.logf("launch.toml: %v", err)
+		}
 	}
-	d.sess.PaneID, d.sess.PanePID = "", r.srv.Pid()
+	d.sess.PanePID = r.srv.Pid()
 	d.sess.Launches++
 	d.sess.LaunchedAt = d.launchAt.UTC()
 	d.sess.Resumed = r.resumed
@@ -230,6 +238,7 @@ func (d *Driver) onServerStarted(r asStarted) {
 	d.logf("%s thread %s on the seat's app server (pid %d, %s)", verb, r.thread.ID, r.srv.Pid(), r.srv.Socket())
 	d.applyLateReadings()
 	d.markReady("the app server listens and thread "+r.thread.ID+" is "+verb, false)
+	d.ensureViewer("thread " + verb)
 }
 
 // serverLog is where the seat's app server writes its stderr (appended

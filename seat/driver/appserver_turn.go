@@ -122,6 +122,10 @@ func (d *Driver) onTurnCompleted(as *asLink, end appserver.End) {
 	if as.turn == end.TurnID {
 		as.turn = ""
 	}
+	if !as.hadTurn {
+		as.hadTurn = true
+		d.ensureViewer("the thread's first turn")
+	}
 	d.drainEvents()
 	fl := d.flight
 	if fl == nil || fl.e.Status.State != inbox.StateSubmitted || fl.e.Status.PromptID != end.TurnID {

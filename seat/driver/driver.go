@@ -136,6 +136,10 @@ type Driver struct {
 	// answer the loop.
 	as      *asLink
 	rpcDone chan asAnswer
+	// viewerAt is when the app-server seat's viewer pane was last opened;
+	// viewerT opens it again after a quick death (appserver_pane.go).
+	viewerAt time.Time
+	viewerT  timer
 }
 
 // delivery is the one message in flight, between paste and turn end: its
@@ -273,6 +277,9 @@ func (d *Driver) Loop() int {
 			}
 		case <-d.serverDone():
 			d.onServerExit("app server exit")
+		case <-d.viewerT.C():
+			d.viewerT.stop()
+			d.ensureViewer("a viewer that died quickly, opened again")
 		case <-d.relaunchT.C():
 			d.relaunchNow()
 		case <-d.cmdT.C():
@@ -340,9 +347,10 @@ func (d *Driver) setup() error {
 	if sess.Socket == "" || filepath.IsAbs(d.Cfg.Tmux.Socket) {
 		sess.Socket = socket
 	}
-	sess.TmuxName = d.S.Name
-	if d.onAppServer() {
-		sess.TmuxName, sess.PaneID = "", "" // no pane: the harness is the app server
+	if !d.onAppServer() {
+		// An app-server seat keeps what it recorded: its viewer pane's
+		// session, or none before its thread's first turn (appserver_pane.go).
+		sess.TmuxName = d.S.Name
 	}
 	d.sess = sess
 	d.tm = tmux.New(socket)

@@ -303,6 +303,7 @@ func (d *Driver) closeKeys() {
 func (d *Driver) checkHarness(why string) {
 	if d.onAppServer() {
 		d.checkServer(why)
+		d.ensureViewer(why)
 		return
 	}
 	ctx, cancel := d.ctx()
@@ -508,6 +509,7 @@ func (d *Driver) killHarness() {
 	pid := d.sess.PanePID
 	if d.onAppServer() {
 		d.stopServer()
+		d.killViewer()
 		d.endLaunch(fmt.Sprintf("harness stopped (app server pid %d)", pid))
 		return
 	}
