@@ -298,7 +298,48 @@ func TestAppServerSeatPaneIsAViewer(t *testing.T) {
 	}
 	r.Send("v2", "second")
 	r.Processed("v2")
-	if turns := r.Turns(); turns["v1"] != 1 || turns["v2"] != 1 {
+	// A person's turn typed in the viewer: the driver sees it (the hook's
+	// UserPromptSubmit without a header, the connection's turn/started) and
+	// submits the board message only after it ended: never turn/start into
+	// it, which would steer it (the board turn would carry its id).
+	r.WaitFor("the reopened viewer to be ready", 30*time.Second, func() bool {
+		return strings.Contains(r.Screen(), "Ready · "+sess.ID)
+	})
+	ctx := context.Background()
+	if err := r.Tmux().SendLiteral(ctx, r.Session().PaneID, standinkit.SlowMarker(3*time.Second)+" a person asks"); err != nil {
+		t.Fatal(err)
+	}
+	// A pause as a person's: Enter straight after the text lands in the
+	// TUI's paste burst as a newline (e2e_attached_test.go, typeText).
+	time.Sleep(200 * time.Millisecond)
+	if err := r.Tmux().SendKeys(ctx, r.Session().PaneID, "Enter"); err != nil {
+		t.Fatal(err)
+	}
+	var person hookwire.Event
+	r.WaitFor("the person's prompt", 30*time.Second, func() bool {
+		for _, ev := range r.Events(hookwire.EvUserPromptSubmit) {
+			if _, _, _, ok := guard.MatchHeader(ev.Fields.Prompt); !ok {
+				person = ev
+				return true
+			}
+		}
+		return false
+	})
+	r.Send("v3", "board during a person's turn")
+	r.Processed("v3")
+	st := r.Status("v3")
+	var personEnd hookwire.Event
+	for _, ev := range r.Events(hookwire.EvStop) {
+		if ev.Fields.PromptID == person.Fields.PromptID {
+			personEnd = ev
+		}
+	}
+	if st.PromptID == person.Fields.PromptID || personEnd.Kind == "" || st.SubmittedAt.Before(personEnd.ReceivedAt) {
+		t.Fatalf("v3 (turn %s, submitted %s) and the person's turn %s (ended %s)\ndriver.log:\n%s",
+			st.PromptID, st.SubmittedAt, person.Fields.PromptID, personEnd.ReceivedAt, r.DriverLog())
+	}
+	t.Logf("v3 submitted %s after the person's turn ended", st.SubmittedAt.Sub(personEnd.ReceivedAt).Round(time.Millisecond))
+	if turns := r.Turns(); turns["v1"] != 1 || turns["v2"] != 1 || turns["v3"] != 1 {
 		t.Fatalf("turns %v", turns)
 	}
 	if log := r.DriverLog(); strings.Contains(log, seat.UnnamedTransition) {

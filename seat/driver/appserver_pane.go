@@ -74,6 +74,8 @@ func (d *Driver) ensureViewer(why string) {
 		d.logf("session: %v", err)
 	}
 	d.setTmuxHooks()
+	d.viewerW.stop()
+	d.viewerW, _ = watchProcess(p.PID)
 	d.logf("viewer pane %s (pid %d): codex resume %s --remote on the seat's app server (%s)", p.ID, p.PID, as.thread, why)
 }
 
@@ -106,6 +108,8 @@ func (d *Driver) viewerPane() (pane *tmux.Pane, alive bool) {
 // killViewer ends the seat's tmux session (a stop, a give-up): the viewer
 // goes with the server.
 func (d *Driver) killViewer() {
+	d.viewerW.stop()
+	d.viewerW = nil
 	if d.sess.TmuxName == "" {
 		return
 	}

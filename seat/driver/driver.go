@@ -140,6 +140,7 @@ type Driver struct {
 	// viewerT opens it again after a quick death (appserver_pane.go).
 	viewerAt time.Time
 	viewerT  timer
+	viewerW  *procWatch // the viewer's pane process (pidfd): tmux can lose its SIGCHLD
 }
 
 // delivery is the one message in flight, between paste and turn end: its
@@ -277,6 +278,9 @@ func (d *Driver) Loop() int {
 			}
 		case <-d.serverDone():
 			d.onServerExit("app server exit")
+		case <-d.viewerW.done():
+			d.viewerW = nil
+			d.reapAndCheck("the viewer pane's process exited")
 		case <-d.viewerT.C():
 			d.viewerT.stop()
 			d.ensureViewer("a viewer that died quickly, opened again")
@@ -417,6 +421,7 @@ func (d *Driver) prune() {
 func (d *Driver) teardown() {
 	d.abandonCancel("the driver stopped")
 	d.harnessW.stop()
+	d.viewerW.stop()
 	if d.as != nil {
 		// Released: the server runs on, as a TUI in a pane does; the next
 		// driver ends it (endPrevious) and resumes the thread.
