@@ -23,8 +23,10 @@ import (
 type Conn struct {
 	plain   *Client
 	session string
-	changed chan struct{}
 	logf    func(format string, a ...any)
+
+	subsMu sync.Mutex
+	subs   map[chan struct{}]struct{} // one per Follow not yet released
 
 	mu         sync.Mutex
 	ctl        *Control // nil: none yet (lazy) or fallen back
@@ -43,7 +45,21 @@ func NewConn(c *Client, name string, logf func(string, ...any)) *Conn {
 	if logf == nil {
 		logf = func(string, ...any) {}
 	}
-	return &Conn{plain: c, session: name, changed: make(chan struct{}, 1), logf: logf, ack: strings.Replace(b, "pantty-", "pantty-ack-", 1)}
+	return &Conn{plain: c, session: name, logf: logf, subs: map[chan struct{}]struct{}{}, ack: strings.Replace(b, "pantty-", "pantty-ack-", 1)}
+}
+
+// changed wakes every follower: each has its own channel with one pending
+// wake-up (coalesced: the follower looks at the pane itself), so two waits
+// at once both hear a change, where one shared channel gave it to one.
+func (n *Conn) changed() {
+	n.subsMu.Lock()
+	defer n.subsMu.Unlock()
+	for c := range n.subs {
+		select {
+		case c <- struct{}{}:
+		default:
+		}
+	}
 }
 
 // Close ends the control client and removes the ack buffer.
@@ -208,8 +224,8 @@ func (n *Conn) Paste(ctx context.Context, paneID string, text []byte) error {
 	return err
 }
 
-// Follow turns the pane's change events on until release is called: changed
-// receives (coalesced) whenever the session's panes print. ok is false when
+// Follow turns the pane's change events on until release is called: changed,
+// this caller's own, receives (coalesced) whenever the session's panes print. ok is false when
 // no control client carries them (the caller looks at the screen on a
 // timer instead).
 func (n *Conn) Follow(ctx context.Context) (changed <-chan struct{}, release func(), ok bool) {
@@ -226,9 +242,16 @@ func (n *Conn) Follow(ctx context.Context) (changed <-chan struct{}, release fun
 			return nil, func() {}, false
 		}
 	}
+	ch := make(chan struct{}, 1)
+	n.subsMu.Lock()
+	n.subs[ch] = struct{}{}
+	n.subsMu.Unlock()
 	var once sync.Once
-	return n.changed, func() {
+	return ch, func() {
 		once.Do(func() {
+			n.subsMu.Lock()
+			delete(n.subs, ch)
+			n.subsMu.Unlock()
 			n.mu.Lock()
 			defer n.mu.Unlock()
 			n.following--

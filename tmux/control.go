@@ -24,8 +24,9 @@ var errDied = errors.New("tmux: control client ended")
 // pane commands are lines on its stdin and their answers %begin/%end
 // blocks on its stdout, so a command costs no process start (a plain
 // Client starts one tmux process per call). Commands run one at a time.
-// While changes are followed (Follow), every %output line tmux sends wakes
-// Changed: the pane's change events, without polling the screen.
+// While changes are followed (Follow), every %output line tmux sends is a
+// change event for the followers: the pane's changes, without polling the
+// screen.
 type Control struct {
 	cmd   *exec.Cmd
 	stdin io.WriteCloser
@@ -33,7 +34,7 @@ type Control struct {
 
 	mu      sync.Mutex // one command at a time
 	answers chan answer
-	changed chan struct{}
+	changed func() // hears every %output line (the caller coalesces)
 }
 
 // answer is one command block: its output lines, or the error tmux gave.
@@ -44,9 +45,10 @@ type answer struct {
 
 // Control starts a control-mode client attached to session name (tmux -C
 // attach-session -f ignore-size,no-output: it never resizes the session's
-// windows and hears no pane output until Follow asks). changed receives the
-// change wake-ups (coalesced; the caller owns it, so it outlives one client).
-func (c *Client) Control(ctx context.Context, name string, changed chan struct{}) (*Control, error) {
+// windows and hears no pane output until Follow asks). changed is called,
+// on the client's reader, for every change (it must not block; the caller
+// owns what it wakes, so that outlives one client).
+func (c *Client) Control(ctx context.Context, name string, changed func()) (*Control, error) {
 	cmd, stdin, stdout, args, err := c.startControl(name, "ignore-size,no-output", nil)
 	if err != nil {
 		return nil, err
@@ -132,10 +134,7 @@ func (k *Control) read(stdout io.Reader) {
 			rest := strings.TrimPrefix(line, "%begin ")
 			in, block, end, fail = true, nil, "%end "+rest, "%error "+rest
 		case strings.HasPrefix(line, "%output ") || strings.HasPrefix(line, "%extended-output "):
-			select {
-			case k.changed <- struct{}{}:
-			default: // one wake-up pending is enough: the caller looks at the pane itself
-			}
+			k.changed()
 		}
 		if err != nil {
 			break

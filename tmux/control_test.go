@@ -40,6 +40,13 @@ func TestConnCommandsAsThePlainClient(t *testing.T) {
 		t.Fatal("no control client")
 	}
 	defer release()
+	// A second follower at the same time (a paste's commit wait beside a
+	// cancel's look) hears the same change: each has its own channel.
+	changed2, release2, ok := n.Follow(ctx)
+	if !ok {
+		t.Fatal("no second follower")
+	}
+	defer release2()
 	text := "it's $HOME #{pane_id} ~ a;\tb \"q\" é\\ end;"
 	if err := n.Paste(ctx, p.ID, []byte(text)); err != nil {
 		t.Fatal(err)
@@ -55,10 +62,12 @@ func TestConnCommandsAsThePlainClient(t *testing.T) {
 	_ = rawTmux(t, c, "send-keys", "-t", p.ID, "-l", "x")
 	_, _ = n.Capture(ctx, p.ID)
 	rawTmux(t, c, "respawn-pane", "-k", "-t", p.ID, "printf 'hello\\nworld\\n'; exec sleep 60")
-	select {
-	case <-changed:
-	case <-time.After(5 * time.Second):
-		t.Fatal("no change event after the pane printed")
+	for i, ch := range []<-chan struct{}{changed, changed2} {
+		select {
+		case <-ch:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("follower %d: no change event after the pane printed", i+1)
+		}
 	}
 	waitFor(t, 5*time.Second, "the capture", func() (bool, error) {
 		got, err := n.Capture(ctx, p.ID)

@@ -325,3 +325,60 @@ func waitUntil(t *testing.T, what string, limit time.Duration, cond func() bool)
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// TestFleetSteersARemoteSeat: the verbs that steer a seat take HOST:SEAT and
+// run on that host with the flags given here and the remote's exit code, the
+// same code the host's own pantty gives for the plain name.
+func TestFleetSteersARemoteSeat(t *testing.T) {
+	f := newFleet(t, false)
+	intent := func() string {
+		in, err := f.a.Seat().IntentFile().Read()
+		if err != nil {
+			return err.Error()
+		}
+		return string(in.Want)
+	}
+	if r := f.run("", "seat", "start", "ha:wa"); r.Code != 0 || intent() != "running" {
+		t.Fatalf("seat start ha:wa: %s; intent %s", r, intent())
+	}
+	if r := f.run("", "seat", "start", "ha:wa"); r.Code != 0 || !strings.Contains(r.Stdout+r.Stderr, "already running") {
+		t.Errorf("seat start ha:wa again: want the idempotent start's exit 0 and its words, got %s", r)
+	}
+	if r := f.run("work", "seat", "send", "ha:wa", "--id", "m1", "--wait", "--timeout", "60s"); r.Code != 0 {
+		t.Fatalf("send --wait to ha:wa: %s", r)
+	}
+	// Each verb's exit code is the host's own for the plain name.
+	for _, verb := range [][]string{{"seat", "retry", "%s", "m1"}, {"seat", "retry", "%s", "nosuch"}, {"seat", "cancel", "%s"}, {"seat", "cancel", "%s", "extra"}} {
+		args := func(name string) []string {
+			out := append([]string{}, verb...)
+			for i := range out {
+				out[i] = strings.ReplaceAll(out[i], "%s", name)
+			}
+			return out
+		}
+		remote, local := f.run("", args("ha:wa")...), f.a.Run(args("wa")...)
+		if remote.Code != local.Code || strings.Contains(remote.Stderr, "bad seat name") {
+			t.Errorf("%v: remote exit %d (%s), the host's own %d (%s)", args("ha:wa"), remote.Code, remote.Stderr, local.Code, local.Stderr)
+		}
+	}
+	if r := f.run("", "seat", "stop", "ha:wa"); r.Code != 0 || intent() != "stopped" {
+		t.Fatalf("seat stop ha:wa: %s; intent %s", r, intent())
+	}
+	// A flag passes with the verb: the stopped seat's queued message is
+	// dropped through --queued.
+	if r := f.run("queued", "seat", "send", "ha:wa", "--id", "m2"); r.Code != 0 {
+		t.Fatalf("send to the stopped ha:wa: %s", r)
+	}
+	if r := f.run("", "seat", "drop", "ha:wa", "--queued"); r.Code != 0 {
+		t.Errorf("seat drop ha:wa --queued: %s", r)
+	}
+	if st := f.a.Status("m2"); st.State != "failed" || st.Reason != "dropped" {
+		t.Errorf("m2 on ha after the remote drop: %+v, want failed, reason dropped", st)
+	}
+	if r := f.run("", "seat", "stop", "ha:nosuch"); r.Code != 5 {
+		t.Errorf("seat stop of a seat the host lacks: want exit 5, got %s", r)
+	}
+	if r := f.run("", "seat", "stop", "nohost:wa"); r.Code != 5 {
+		t.Errorf("seat stop on a host the file lacks: want exit 5, got %s", r)
+	}
+}

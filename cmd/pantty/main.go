@@ -103,6 +103,7 @@ func newApp() *cli.App {
 	}
 	oneLineUsageErrors(app.Commands)
 	completeSeatNames(app.Commands)
+	applyRemoteSeats(app.Commands, "")
 	applyCallerPolicies(app.Commands, "")
 	return app
 }

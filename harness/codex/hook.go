@@ -22,15 +22,17 @@ import (
 // session_id, prompt, last_assistant_message, source, trigger) except that a
 // turn is named turn_id; it is copied to prompt_id, which the driver binds a
 // turn end to, and the event goes through the ordinary `pantty hook`
-// (hookrun.Run: PreCompact materializes, SessionStart source compact prints
-// the handoff, which Codex puts into the next request). PostModelRequest is
-// Codex's own and is translated here (modelRequest). Like every hook it never
-// fails the harness's action because of pantty trouble.
+// (hookrun.RunBlocker: PreCompact materializes, SessionStart source compact
+// prints the handoff, which Codex puts into the next request). A compaction
+// whose handoff could not be materialized is blocked Codex's way
+// (blockCompaction), not by exit 2. PostModelRequest is Codex's own and is
+// translated here (modelRequest). Like every hook it never fails the
+// harness's action because of pantty trouble.
 func RunHook(home, name string, stdin io.Reader, stdout, stderr io.Writer) int {
 	payload := hookwire.ReadHookPayload(stdin, stderr)
 	var m map[string]any
 	if json.Unmarshal(payload, &m) != nil {
-		return hookrun.Run(home, name, false, "", bytes.NewReader(payload), stdout, stderr)
+		return hookrun.RunBlocker(home, name, blockCompaction, bytes.NewReader(payload), stdout, stderr)
 	}
 	if turn, ok := m["turn_id"].(string); ok && turn != "" {
 		if _, has := m["prompt_id"]; !has {
@@ -47,7 +49,25 @@ func RunHook(home, name string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 0
 	}
 	out, _ := json.Marshal(m)
-	return hookrun.Run(home, name, false, "", bytes.NewReader(out), stdout, stderr)
+	return hookrun.RunBlocker(home, name, blockCompaction, bytes.NewReader(out), stdout, stderr)
+}
+
+// blockCompaction is Codex's PreCompact block: exit 0 with
+// {"continue":false,"stopReason":…} on stdout. Codex CLI 0.171.0 takes exit 2
+// (Claude Code's block) as a failed hook and compacts anyway — the TUI showed
+// "Hook failed" then "Context compacted", the app server ran the summarisation
+// request and completed the turn — while {"continue":false} stops it: the TUI
+// shows "Hook stopped" and sends no summarisation request, the app server ends
+// the compaction's turn interrupted (measured 2026-12-06;
+// TestTypedCompactIsRefusedWhenTheHandoffCannotBeMaterialized,
+// TestSeatsAppServerRefusesABlockedCompaction; docs/codex.md).
+func blockCompaction(message string, stdout io.Writer) int {
+	b, _ := json.Marshal(struct {
+		Continue   bool   `json:"continue"`
+		StopReason string `json:"stopReason"`
+	}{false, message})
+	fmt.Fprintf(stdout, "%s\n", b)
+	return 0
 }
 
 // ContextSource names where a Codex context reading comes from.

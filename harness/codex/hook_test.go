@@ -1,6 +1,8 @@
 package codex_test
 
 import (
+	"bytes"
+	"encoding/json"
 	"io"
 	"strings"
 	"testing"
@@ -82,5 +84,50 @@ func TestNotifyFiltersTheTitleThreadAndHookEndedTurns(t *testing.T) {
 	codex.RunNotify(h.Home, h.Name, note("01a237bc-dcb1-7042-8b96-e42ff21a4e27", "t1"), io.Discard)
 	if count(hookwire.EvStop) != 1 || count(codex.EvCodexNotify) != 2 {
 		t.Fatalf("a second notify for a turn that has its Stop must only be recorded")
+	}
+}
+
+// A PreCompact whose handoff cannot be materialized (no session.toml) is
+// blocked Codex's way: exit 0 with {"continue":false,"stopReason":…} on
+// stdout, since Codex 0.171.0 compacts anyway on exit 2 (measured:
+// TestSeatsAppServerRefusesABlockedCompaction), the reason on stderr too, and
+// the event records the block. Once the handoff materializes the hook prints
+// nothing and lets the compaction go ahead.
+func TestRunHookBlocksACompactionWithContinueFalse(t *testing.T) {
+	t.Parallel()
+	h := seattest.New(t, "cxblock")
+	s := h.Seat()
+	pre := `{"hook_event_name":"PreCompact","session_id":"01a237bc-dcb1-7042-8b96-e42ff21a4e27","turn_id":"t1","trigger":"manual"}`
+	var out, errOut bytes.Buffer
+	if code := codex.RunHook(h.Home, h.Name, strings.NewReader(pre), &out, &errOut); code != 0 {
+		t.Fatalf("blocked PreCompact: exit %d, want 0 (Codex takes exit 2 as a failed hook)", code)
+	}
+	var answer map[string]any
+	if err := json.Unmarshal(out.Bytes(), &answer); err != nil || len(answer) != 2 || answer["continue"] != false {
+		t.Fatalf("stdout %q: want {\"continue\":false,\"stopReason\":…}", out.String())
+	}
+	reason := "handoff: read " + s.Dir + "/session.toml"
+	want := "pantty: compaction blocked: the handoff could not be materialized: " + reason
+	if got, _ := answer["stopReason"].(string); !strings.HasPrefix(got, want) {
+		t.Fatalf("stopReason %q, want it to start %q", got, want)
+	}
+	if !strings.HasPrefix(errOut.String(), want) {
+		t.Fatalf("stderr %q, want the block's line", errOut.String())
+	}
+	evs := h.Events(hookwire.EvPreCompact)
+	if len(evs) != 1 || !strings.HasPrefix(evs[0].Pantty["block"], reason) {
+		t.Fatalf("PreCompact events %+v, want one with the block note", evs)
+	}
+
+	if err := s.SessionFile().Write(state.Session{Harness: "codex", ID: "01a237bc-dcb1-7042-8b96-e42ff21a4e27", Generation: 1}); err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	errOut.Reset()
+	if code := codex.RunHook(h.Home, h.Name, strings.NewReader(pre), &out, &errOut); code != 0 || out.Len() != 0 || errOut.Len() != 0 {
+		t.Fatalf("materialized PreCompact: exit %d, stdout %q, stderr %q; want 0 and nothing", code, out.String(), errOut.String())
+	}
+	if evs := h.Events(hookwire.EvPreCompact); len(evs) != 2 || evs[1].Pantty["materialized_by"] != "hook" {
+		t.Fatalf("PreCompact events %+v, want the second materialized by the hook", evs)
 	}
 }

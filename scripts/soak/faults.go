@@ -33,7 +33,7 @@ const (
 )
 
 var faultKinds = []string{fKillDriver, fKillHarness, fKillHook, fStopDriver, fStopHarness, fKillTmux,
-	fProvider429, fOutageAuth, fCompact, fStopStart, fSecondStart, fDoubleStart}
+	fProvider429, fOutageAuth, fCompact, fStopStart, fSecondStart, fDoubleStart, fKillControl}
 
 // lockAll marks every seat of rs as under a fault, or none of them when one
 // already is.
@@ -230,6 +230,8 @@ func (w *world) fault(rec *faultRec, r *seatRig, rng *rand.Rand, l *ledger, n in
 		rec.done = signalIdentified(pid, start, syscall.SIGKILL)
 		rec.note = fmt.Sprintf("SIGKILL tmux server pid %d", pid)
 		measure(rec.at)
+	case fKillControl:
+		w.killControl(rec, r)
 	case fStateFull:
 		rec.at = time.Now()
 		rec.note, rec.done = w.fillStateRoot(rng)

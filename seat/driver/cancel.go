@@ -27,7 +27,7 @@ func (d *Driver) clearComposer() {
 
 // cancelRun is a cancel under way: it stops the turn in flight with one
 // Escape and learns from the pane whether it stopped. Its looks at the pane
-// are pane watches (waits.go), so the loop runs meanwhile; done
+// are pane watches (inputbox.go), so the loop runs meanwhile; done
 // hears the outcome once (the control request's answer, or the ceiling's log).
 type cancelRun struct {
 	fl      *delivery

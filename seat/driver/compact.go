@@ -81,7 +81,11 @@ func (d *Driver) onCycleEvent(ev hookwire.Event) {
 			return
 		}
 		if ev.Kind == hookwire.EvPreCompact {
-			d.logf("compaction not chosen by pantty (trigger %s): handoff materialized by %s", ev.Fields.Trigger, ev.Pantty["materialized_by"])
+			if why := ev.Pantty["block"]; why != "" {
+				d.logf("compaction not chosen by pantty (trigger %s): the hook answered block, the handoff could not be materialized: %s", ev.Fields.Trigger, why)
+			} else {
+				d.logf("compaction not chosen by pantty (trigger %s): handoff materialized by %s", ev.Fields.Trigger, ev.Pantty["materialized_by"])
+			}
 		}
 		if ev.Kind == hookwire.EvPostCompact && d.ctxr.FloorSource == "" {
 			d.floorPending = "first request after a compaction (includes the summary)"

@@ -68,7 +68,7 @@ type Driver struct {
 	adopted  bool
 	launchAt time.Time
 	termAt   time.Time       // harnessGone sent SIGTERM to what ran on of the launch (endPrevious)
-	paneDone chan paneAnswer // pane watches report here (waits.go)
+	paneDone chan paneAnswer // pane watches report here (inputbox.go)
 
 	entries     map[string]*inbox.Entry
 	order       []*inbox.Entry

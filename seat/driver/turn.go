@@ -378,3 +378,64 @@ func (d *Driver) resubmitOrFail(e *inbox.Entry, detail string) {
 	}
 	d.finish(e, inbox.StateFailed, inbox.ReasonLost, "the resubmitted turn was lost as well", "")
 }
+
+// syncTimers sets the flight's two timers from the state they belong to
+// (machine.Deadlines): the evidence timer while a pasted message awaits its
+// submission evidence, the turn ceiling while its turn runs, neither while a
+// cancel decides. The loop calls it before every wait, so a handler changes
+// the state and never arms or stops these timers itself (before, they were
+// set or stopped by hand in six files, and a path that forgot left a message
+// with no timer at all).
+func (d *Driver) syncTimers() {
+	var f machine.Flight
+	if fl := d.flight; fl != nil {
+		st := fl.e.Status
+		f = machine.Flight{Submitting: st.State == inbox.StateSubmitting, Submitted: st.State == inbox.StateSubmitted,
+			Cancelling: d.cancel != nil && d.cancel.fl == fl, TurnShape: d.Cfg.Shape == config.ShapeTurn,
+			LookFrom: fl.lookFrom, SubmittedAt: st.SubmittedAt, CeilingSpent: fl.ceilingSpent,
+			RetryingSince: fl.retryingSince, RetryBudget: d.Ad.Caps().RetryBudget}
+	}
+	evidence, ceiling := machine.Deadlines(f, d.Cfg.SubmitTimeout.Duration, d.Cfg.TurnCeiling.Duration)
+	now := d.now()
+	d.evidenceT.setAt(evidence, now)
+	d.ceilingT.setAt(ceiling, now)
+}
+
+// timer is a stoppable one-shot whose channel is nil while it is not armed, so a
+// select on it waits forever instead of firing a stale tick.
+type timer struct {
+	t  *time.Timer
+	at time.Time // the deadline setAt armed it for; zero after set or stop
+}
+
+func (t *timer) C() <-chan time.Time {
+	if t.t == nil {
+		return nil
+	}
+	return t.t.C
+}
+
+func (t *timer) set(d time.Duration) {
+	t.stop()
+	t.t = time.NewTimer(d)
+}
+
+// setAt makes the timer fire at the deadline at (now on the driver's clock),
+// or stops it when at is zero; a timer already armed for at is left as it is.
+func (t *timer) setAt(at, now time.Time) {
+	switch {
+	case at.IsZero():
+		t.stop()
+	case t.t == nil || !t.at.Equal(at):
+		t.set(max(at.Sub(now), 0))
+		t.at = at
+	}
+}
+
+func (t *timer) stop() {
+	if t.t != nil {
+		t.t.Stop()
+		t.t = nil
+	}
+	t.at = time.Time{}
+}

@@ -7,12 +7,14 @@ import (
 
 // Wait is what one wait on the harness's screen looks for. No transport
 // pantty has today announces "the paste is committed" or "the turn
-// stopped", so a wait looks at the screen: after Quiet, every Every, until
-// Cond held for Hold look after look, or Limit (after Quiet) passed. With
-// Still, the pane's own change events (Changes) say when to look.
+// stopped", so a wait looks at the screen: after Quiet, until Cond held for
+// Hold look after look, or Limit (after Quiet) passed. On a transport with
+// the pane's own change events (Changes) a look comes when the pane printed
+// (and when a Hold is due); without, every Every. With Still, the events
+// time the pane's quiet.
 type Wait struct {
 	Quiet time.Duration // before the first look (the harness redraws and says nothing)
-	Every time.Duration // between looks
+	Every time.Duration // between looks; with change events, the least time between two
 	Limit time.Duration // after Quiet: past it the answer is false
 	Hold  time.Duration // how long Cond must stay true, look after look, to count (0: one look)
 	// Cond is what the screen must show; nil: no look at all, the answer
@@ -68,6 +70,12 @@ func Await(t Transport, w Wait) bool {
 	if w.Still > 0 {
 		return awaitStill(t, w)
 	}
+	if c, ok := t.(Changes); ok {
+		if changed, release, ok := c.Follow(context.Background()); ok {
+			defer release()
+			return awaitChanges(t, w, changed)
+		}
+	}
 	deadline := time.Now().Add(w.Limit)
 	var since time.Time // when Cond began to hold, look after look
 	// No look after the limit: what the screen shows then is not an answer
@@ -89,6 +97,59 @@ func Await(t Transport, w Wait) bool {
 		time.Sleep(w.Every)
 	}
 	return w.Bound
+}
+
+// safetyLook is how long a wait on change events goes without a look when
+// no event came: the events are the pane's own output, so a screen that
+// changed without one is not expected, but a control client that died (its
+// Conn falls back to plain clients, which have no events) must not leave a
+// wait blind until its limit.
+const safetyLook = time.Second
+
+// awaitChanges is Await's look loop on a transport with change events: the
+// screen is looked at once, then again only when the pane printed (no
+// sooner than Every after the last look, so a spinner does not turn into a
+// look per frame), when Cond has held for Hold, or after safetyLook with
+// nothing. Past the limit no look counts, as in the timed loop.
+func awaitChanges(t Transport, w Wait, changed <-chan struct{}) bool {
+	limit := time.Now().Add(w.Limit)
+	deadline := time.NewTimer(w.Limit)
+	defer deadline.Stop()
+	next := time.NewTimer(0) // the next look; fires at once for the first
+	defer next.Stop()
+	var since, last time.Time // since: Cond holds from then on; last: the last look
+	for {
+		select {
+		case <-deadline.C:
+			return w.Bound
+		case <-changed:
+			next.Reset(max(w.Every-time.Since(last), 0))
+			continue
+		case <-next.C:
+		}
+		if !time.Now().Before(limit) {
+			return w.Bound
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), lookTimeout)
+		screen, err := t.Screen(ctx)
+		cancel()
+		now := time.Now()
+		last = now
+		switch {
+		case err != nil || !w.Cond(screen):
+			since = time.Time{}
+		case since.IsZero():
+			since = now
+		}
+		switch {
+		case !since.IsZero() && now.Sub(since) >= w.Hold:
+			return true
+		case !since.IsZero():
+			next.Reset(w.Hold - now.Sub(since)) // look again when the hold is due
+		default:
+			next.Reset(safetyLook)
+		}
+	}
 }
 
 // awaitStill is Await with Still: on the pane's change events where the

@@ -14,15 +14,40 @@ import (
 	"github.com/pantty/pantty/seat/state"
 )
 
+// ExitBlock is the exit code of Claude Code's documented hook block: what Run
+// answers a PreCompact with when the handoff could not be materialized.
+const ExitBlock = 2
+
+// Blocker answers the harness when pantty blocks a compaction it could not
+// precede with a materialized handoff: it writes what the harness needs on
+// stdout and returns the hook's exit code. message is the line pantty also
+// writes on stderr ("pantty: compaction blocked: …").
+type Blocker func(message string, stdout io.Writer) int
+
+// BlockByExit is Claude Code's block, Run's: exit ExitBlock, nothing on
+// stdout (the reason is on stderr).
+func BlockByExit(string, io.Writer) int { return ExitBlock }
+
 // Run is `pantty hook`: the harness (or tmux) runs it for every event. It
 // records the event as one atomically written file and returns fast. It never
 // fails the harness's action because of pantty trouble (exit 0, complaint on
-// stderr) — with one deliberate exception: PreCompact exits 2, blocking the
-// compaction, when the handoff could not be materialized. It prints nothing on
-// UserPromptSubmit, whose output would enter the model's context; on
-// SessionStart after a compaction it prints the handoff, which the harness
-// injects into the fresh context.
+// stderr) — with one deliberate exception: PreCompact exits 2 (ExitBlock),
+// blocking the compaction, when the handoff could not be materialized. It
+// prints nothing on UserPromptSubmit, whose output would enter the model's
+// context; on SessionStart after a compaction it prints the handoff, which the
+// harness injects into the fresh context.
 func Run(home, name string, statusLine bool, tmuxEvent string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return run(home, name, statusLine, tmuxEvent, BlockByExit, stdin, stdout, stderr)
+}
+
+// RunBlocker is Run for a harness adapter's translated hook payload (no
+// status line, no tmux event) whose harness is told of a blocked compaction
+// its own way: block answers it (Codex: exit 0 with {"continue":false}).
+func RunBlocker(home, name string, block Blocker, stdin io.Reader, stdout, stderr io.Writer) int {
+	return run(home, name, false, "", block, stdin, stdout, stderr)
+}
+
+func run(home, name string, statusLine bool, tmuxEvent string, block Blocker, stdin io.Reader, stdout, stderr io.Writer) int {
 	// Existing, not Open: a hook for a seat that is not there (removed, or a
 	// stale settings file) records nothing and creates no directory for it.
 	s, err := state.Existing(home, name)
@@ -61,7 +86,10 @@ func Run(home, name string, statusLine bool, tmuxEvent string, stdin io.Reader, 
 	note := map[string]string{}
 	switch {
 	case kind == hookwire.EvPreCompact:
-		code = preCompact(s, f, now, note, stderr)
+		if msg := preCompact(s, f, now, note); msg != "" {
+			fmt.Fprintln(stderr, msg)
+			code = block(msg, stdout)
+		}
 	case kind == hookwire.EvSessionStart && f.Source == "startup":
 		// A step's fresh session starts with the handoff (handoff/inject.toml
 		// names the session that must get it).
@@ -91,13 +119,13 @@ func Run(home, name string, statusLine bool, tmuxEvent string, stdin io.Reader, 
 
 // preCompact makes sure a handoff was materialized before this compaction: a
 // cycle pantty requested already did it; any other boundary (the harness's
-// auto-compaction, a person's /compact) is materialized here. If that fails,
-// exit 2 blocks the compaction: losing the procedure detail is worse than a
-// full context.
-func preCompact(s state.Seat, f hookwire.HookFields, now time.Time, note map[string]string, stderr io.Writer) int {
+// auto-compaction, a person's /compact) is materialized here. If that fails it
+// returns the block's message, and the caller blocks the compaction: losing
+// the procedure detail is worse than a full context. "" lets it go ahead.
+func preCompact(s state.Seat, f hookwire.HookFields, now time.Time, note map[string]string) string {
 	if c, err := s.CycleFile().Read(); err == nil && c.State == "requested" && now.Sub(c.Requested) < state.CycleFresh {
 		note["materialized_by"] = "cycle " + c.ID
-		return 0
+		return ""
 	}
 	n, err := s.BuildNote("pre-compact hook (trigger "+f.Trigger+", not chosen by pantty)", now)
 	if err == nil {
@@ -106,12 +134,11 @@ func preCompact(s state.Seat, f hookwire.HookFields, now time.Time, note map[str
 		if err == nil {
 			note["materialized_by"] = "hook"
 			note["handoff_hash"] = rec.Hash
-			return 0
+			return ""
 		}
 	}
 	note["block"] = err.Error()
-	fmt.Fprintf(stderr, "pantty: compaction blocked: the handoff could not be materialized: %v\n", err)
-	return 2
+	return "pantty: compaction blocked: the handoff could not be materialized: " + err.Error()
 }
 
 // statusLineHook keeps the latest status-line payload and, when its usage
