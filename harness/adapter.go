@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"sort"
@@ -8,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pantty/pantty/harness/codex/appserver"
 	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/internal/guard"
 	"github.com/pantty/pantty/seat/state"
@@ -158,6 +160,13 @@ type Capabilities struct {
 	// Gemini CLI 0.61.0: 3 attempts on the routed model, then 10 on its
 	// fallback, 5 s doubling to 30 s apart (docs/gemini.md, "Retries").
 	RetryBudget time.Duration
+	// AppServer is the capability of a harness with an app server a seat
+	// can run on instead of a TUI in a pane (seat.toml transport =
+	// "app-server"; Codex: codex.StartAppServer, docs/codex.md): it prepares
+	// the harness's home for the launch l and starts the seat's own server,
+	// returning once it listens. The server is the seat's harness process:
+	// its Done is the harness's exit.
+	AppServer func(ctx context.Context, l Launch, stderr io.Writer) (*appserver.Server, error)
 	// Jail is the capability of a harness with no OS sandbox of its own that
 	// runs whole under pantty's bubblewrap jail (seat/jail) when isolation is
 	// auto or on: the directories it must write besides the workdir (its

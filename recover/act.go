@@ -348,8 +348,8 @@ func (sw *sweeper) revived(o *observation, after time.Time) (bool, string) {
 	if o.hasSess && o.sess.ID != "" && sess.ID != o.sess.ID {
 		return false, fmt.Sprintf("the harness runs session %s, not the seat's %s", sess.ID, o.sess.ID)
 	}
-	if o.cfg.Shape == config.ShapeTurn {
-		return true, "" // no pane to look at: the harness runs only during a turn (harnessDown)
+	if o.cfg.Shape == config.ShapeTurn || o.cfg.Transport == config.TransportAppServer {
+		return true, "" // no pane to look at: the harness runs only during a turn, or is the driver's app server (harnessDown)
 	}
 	panes, err := sw.listPanes(sess.Socket)
 	if err != nil {

@@ -281,6 +281,12 @@ func (o *observation) harnessDown() string {
 		// called dead here, and every sweep replaced its driver).
 		return ""
 	}
+	if o.cfg.Transport == config.TransportAppServer {
+		// No pane either: the harness is the seat's app server, the
+		// driver's child, whose exit the driver sees (Server.Done) and
+		// relaunches on; the heartbeat is its liveness here.
+		return ""
+	}
 	switch {
 	case errors.Is(o.tmuxErr, tmux.ErrNoServer):
 		return fmt.Sprintf("the tmux server %s is gone", o.socket)

@@ -92,6 +92,8 @@ func TestBadSeatTomlRefusesStartAndChangesNothing(t *testing.T) {
 		"name mismatch":        {replace("name = ", `name = "someone-else"`), []string{`"someone-else"`, "does not match"}},
 		"unknown harness":      {replace("harness = ", `harness = "emacs"`), []string{`"emacs"`}},
 		"unknown shape":        {replace("shape = ", `shape = "sideways"`), []string{`"sideways"`}},
+		"unknown transport":    {afterV(`transport = "pigeon"`), []string{`transport = "pigeon"`, "want tmux or app-server"}},
+		"app-server on sim":    {afterV(`transport = "app-server"`), []string{`transport = "app-server"`, "only the codex harness"}},
 		"reserved env TMUX":    {envWith(`TMUX = "/tmp/x,1,0"`), []string{`"TMUX"`, "reserved"}},
 		"reserved CLAUDECODE":  {envWith(`CLAUDECODE = "1"`), []string{`"CLAUDECODE"`, "reserved"}},
 		"reserved PANTTY_SEAT": {envWith(`PANTTY_SEAT = "x"`), []string{`"PANTTY_SEAT"`, "reserved"}},

@@ -307,6 +307,9 @@ func endHarness(s state.Seat, lock bool) error {
 		}
 		defer l.Release()
 	}
+	if sess.TmuxName == "" {
+		return endStopped(s) // no tmux session: the seat ran on its app server
+	}
 	tm := tmux.New(sess.Socket)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

@@ -49,6 +49,10 @@ func seatAttach(c *cli.Context) error {
 	// Nothing to attach to (a stopped seat, or a turn-spawned one, which
 	// never has a pane): say so before relay is entered, or the failed attach would
 	// leave the seat holding its queue in relay.
+	if sess.TmuxName == "" {
+		return fmt.Errorf("seat %s runs on its Codex app server (transport = \"app-server\"): it has no pane to attach to until its thread's first turn (docs/codex.md); read it with 'pantty status %s'; nothing was changed",
+			s.Name, s.Name)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	ok, err := tmux.New(sess.Socket).HasSession(ctx, sess.TmuxName)
 	cancel()

@@ -330,7 +330,7 @@ func writeDetail(w io.Writer, r telemetry.Row, col bool) {
 	}
 	type line struct{ label, key, meta string }
 	lines := []line{
-		{"harness", "harness", "harness"}, {"shape", "shape", "shape"}, {"intent", "intent", "intent"},
+		{"harness", "harness", "harness"}, {"shape", "shape", "shape"}, {"transport", "transport", "transport"}, {"intent", "intent", "intent"},
 		{"health", "health", "health"}, {"phase", "phase", "heartbeat"}, {"heartbeat", "heartbeat", "heartbeat"},
 		{"driver", "driver", "driver"}, {"session", "session", "session"}, {"model", "model", "model"},
 		{"context", "context", "context"}, {"inbox", "inbox", "inbox"}, {"in flight", "in_flight", "in_flight"},

@@ -2,11 +2,15 @@ package codex
 
 import (
 	"context"
+	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 
 	"github.com/pantty/pantty/harness"
 	"github.com/pantty/pantty/harness/codex/appserver"
+	"github.com/pantty/pantty/internal/config"
+	"github.com/pantty/pantty/seat/launch"
 	"github.com/pantty/pantty/seat/state"
 )
 
@@ -24,17 +28,36 @@ func AppServerSocket(s state.Seat) string {
 // (PrepareHome: config, pantty's hooks and their trust), the seat's launch
 // environment, the seat's workdir, listening on AppServerSocket. It returns
 // once the socket takes a connection; the server's exit is its Done, to be
-// treated like a harness exit. The seat is not wired to it yet: no seat.toml
-// key chooses this path.
+// treated like a harness exit. A seat with transport = "app-server" runs on
+// it: the driver starts it (Capabilities.AppServer).
 func StartAppServer(ctx context.Context, l harness.Launch, stderr io.Writer) (*appserver.Server, error) {
 	if err := PrepareHome(l.Seat, l.Config, l.Pantty, l.Authority); err != nil {
 		return nil, err
 	}
 	home := Home(l.Seat, l.Config)
-	env, err := harnessEnv(l.Seat, l.Config, home)
+	vars, err := launch.HarnessEnv(os.Environ(), l.Seat, l.Config, map[string]string{"CODEX_HOME": home})
 	if err != nil {
 		return nil, err
 	}
+	// The drop directory, as the pane's launch gives it (Authority.WithDrop):
+	// the model's `pantty handoff note` and `request` write there.
+	env := state.EnvList(l.Authority.WithDrop(vars))
 	return appserver.Start(ctx, appserver.Spec{Bin: l.Binary(DefaultBinary), Home: home, Socket: AppServerSocket(l.Seat),
-		Dir: l.Config.Workdir, Env: env, Stderr: stderr})
+		Dir: l.Config.Workdir, Env: env, Args: appServerArgs(l.Config), Stderr: stderr})
+}
+
+// appServerArgs carries seat.toml's model and permission mode to the app
+// server as the TUI's --model and --sandbox carry them (modeArgs): as
+// config overrides, `-c model=…` and `-c sandbox_mode=…` (the key --sandbox
+// sets; 0.171.0 refuses an unknown mode at startup). seat.toml's args are
+// TUI flags and are refused for this transport at load.
+func appServerArgs(c config.Config) []string {
+	var out []string
+	if c.Model != "" {
+		out = append(out, "-c", fmt.Sprintf("model=%q", c.Model))
+	}
+	if c.PermissionMode != "" {
+		out = append(out, "-c", fmt.Sprintf("sandbox_mode=%q", c.PermissionMode))
+	}
+	return out
 }

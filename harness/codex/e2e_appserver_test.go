@@ -56,8 +56,8 @@ func seatServer(t *testing.T, name string) (*rig, state.Seat, config.Config, *ap
 // message is a turn whose turn/completed carries the reply, the seat's hooks
 // still fire in the app server (UserPromptSubmit and Stop events with the
 // guard header, written by `pantty hook` into the seat's events/), and
-// stopping the server removes its socket. No driver runs: the seat is not
-// wired to this path yet (docs/codex.md).
+// stopping the server removes its socket. No driver runs here: the test
+// drives the server itself (a driver on it: e2e_appserver_seat_test.go).
 func TestSeatsAppServerRunsAGuardedTurn(t *testing.T) {
 	r, s, cfg, srv, c, th := seatServer(t, "cxapp")
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)

@@ -21,6 +21,15 @@ const (
 	ShapeStep     = "step"
 )
 
+// Transports: how a seat's driver reaches its harness (docs/codex.md, "The
+// app-server path (experimental, measured on 0.171.0)"). TransportTmux pastes
+// into the harness's TUI in a tmux pane; TransportAppServer submits turns to
+// Codex's own app server (codex only, resident only).
+const (
+	TransportTmux      = "tmux"
+	TransportAppServer = "app-server"
+)
+
 // Duration is a time.Duration written in seat.toml as a Go duration string ("30s").
 type Duration struct{ time.Duration }
 
@@ -48,6 +57,8 @@ type Config struct {
 	Harness string `toml:"harness"`
 	Workdir string `toml:"workdir"`
 	Shape   string `toml:"shape"`
+	// Transport is TransportTmux (the default) or TransportAppServer.
+	Transport string `toml:"transport"`
 
 	// Command is the harness binary; empty means the adapter's default.
 	Command        string   `toml:"command"`
@@ -195,6 +206,23 @@ func (c *Config) Validate(name string, harnesses []string) error {
 	case ShapeTurn, ShapeStep:
 	default:
 		return fmt.Errorf("shape = %q: want resident, turn or step", c.Shape)
+	}
+	switch c.Transport {
+	case "":
+		c.Transport = TransportTmux
+	case TransportTmux:
+	case TransportAppServer:
+		if c.Harness != "codex" {
+			return fmt.Errorf("transport = %q: only the codex harness has an app server (harness = %q)", c.Transport, c.Harness)
+		}
+		if c.Shape != ShapeResident {
+			return fmt.Errorf("transport = %q: only a resident seat runs on it (shape = %q)", c.Transport, c.Shape)
+		}
+		if len(c.Args) > 0 {
+			return fmt.Errorf("transport = %q: args are flags of the TUI, which this transport does not run (model and permission_mode still apply)", c.Transport)
+		}
+	default:
+		return fmt.Errorf("transport = %q: want tmux or app-server", c.Transport)
 	}
 	for k := range c.Env {
 		if !ValidEnvName(k) {

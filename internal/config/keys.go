@@ -48,6 +48,8 @@ var Keys = []Key{
 	{Key: "workdir", Comment: "Absolute path of an existing directory; the harness runs there. It may not hold or sit inside $PANTTY_HOME or the drop root beside it (the model may write its workdir)."},
 	{Key: "shape", Default: `"resident"`, Allowed: "resident | turn | step",
 		Comment: "resident: one live session compacted at boundaries pantty chooses; turn: one harness process per message (sim only); step: a fresh session per message, started from the handoff (docs/shapes.md)."},
+	{Key: "transport", Default: `"tmux"`, Allowed: "tmux | app-server",
+		Comment: "tmux: the driver pastes into the harness's TUI in a tmux pane; app-server (codex only, resident only, experimental): the driver runs Codex's own app server and submits each message as a turn (docs/codex.md)."},
 	{Key: "command", Comment: "The harness binary; empty = the adapter's default (claude, codex, gemini, or pantty's simulator) looked up on the harness's PATH. An absolute path survives cron's bare PATH."},
 	{Key: "args", Default: "[]", Comment: "Extra arguments for the harness; the flags pantty sets itself (session, settings, resume) are refused."},
 	{Key: "model", Comment: "Passed to the harness (--model); status reports the model the harness records, never this."},

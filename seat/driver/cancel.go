@@ -15,6 +15,9 @@ import (
 // clearComposer sends C-u: it empties the harness's input box (the one key
 // both Claude Code and the simulator read as "clear the line").
 func (d *Driver) clearComposer() {
+	if d.onAppServer() {
+		return // no composer: turn/start takes the text as data
+	}
 	ctx, cancel := d.ctx()
 	defer cancel()
 	if err := d.pane().Clear(ctx); err != nil {
@@ -72,6 +75,14 @@ func (d *Driver) cancelTurn(reason string, done func(error)) {
 	}
 	c := &cancelRun{fl: fl, reason: reason, done: done}
 	d.cancel = c
+	d.way().cancel(c)
+}
+
+// cancel is the pane's cancel: one Escape when the pane shows the turn
+// running (or the submission has its evidence), verified by the pane going
+// idle, then the input box cleared.
+func (w paneWay) cancel(c *cancelRun) {
+	d, fl := w.d, c.fl
 	ctx, cancel := d.ctx()
 	screen, err := d.pane().Screen(ctx)
 	cancel()

@@ -156,6 +156,11 @@ func (d *Driver) runCommand() {
 		d.answer(r, fmt.Errorf("a turn-spawned seat has no live session to send %s to (no command door on this path)", r.Kind), "")
 		return
 	}
+	if d.onAppServer() {
+		d.cmds = d.cmds[1:]
+		d.answer(r, fmt.Errorf("not sent: a seat on its app server has no command door yet (%s; docs/codex.md)", r.Kind), "")
+		return
+	}
 	if why, _ := d.paneNotFree(); why != "" {
 		if why != d.cmdHeld {
 			d.logf("control request %s waits: %s", r.ID, why)

@@ -131,6 +131,16 @@ type Driver struct {
 	exit      *int
 	// watching counts pane watches whose answer the loop has not taken yet.
 	watching int
+	// as is the seat's app server, connection and thread while one runs
+	// (transport = "app-server": appserver.go); rpcDone is where calls on it
+	// answer the loop.
+	as      *asLink
+	rpcDone chan asAnswer
+	// viewerAt is when the app-server seat's viewer pane was last opened;
+	// viewerT opens it again after a quick death (appserver_pane.go).
+	viewerAt time.Time
+	viewerT  timer
+	viewerW  *procWatch // the viewer's pane process (pidfd): tmux can lose its SIGCHLD
 }
 
 // delivery is the one message in flight, between paste and turn end: its
@@ -258,6 +268,22 @@ func (d *Driver) Loop() int {
 			d.onTurnDone(r)
 		case a := <-d.paneDone:
 			d.onPaneAnswer(a)
+		case a := <-d.rpcDone:
+			d.onAnswer(a)
+		case m, ok := <-d.notes():
+			if ok {
+				d.onNote(m)
+			} else {
+				d.onConnEnded()
+			}
+		case <-d.serverDone():
+			d.onServerExit("app server exit")
+		case <-d.viewerW.done():
+			d.viewerW = nil
+			d.reapAndCheck("the viewer pane's process exited")
+		case <-d.viewerT.C():
+			d.viewerT.stop()
+			d.ensureViewer("a viewer that died quickly, opened again")
 		case <-d.relaunchT.C():
 			d.relaunchNow()
 		case <-d.cmdT.C():
@@ -325,7 +351,11 @@ func (d *Driver) setup() error {
 	if sess.Socket == "" || filepath.IsAbs(d.Cfg.Tmux.Socket) {
 		sess.Socket = socket
 	}
-	sess.TmuxName = d.S.Name
+	if !d.onAppServer() {
+		// An app-server seat keeps what it recorded: its viewer pane's
+		// session, or none before its thread's first turn (appserver_pane.go).
+		sess.TmuxName = d.S.Name
+	}
 	d.sess = sess
 	d.tm = tmux.New(socket)
 	// Watch first, then scan: a file created in between is seen by the scan.
@@ -357,6 +387,10 @@ func (d *Driver) setup() error {
 		}
 		d.report(seat.Progress{State: "ready", Holder: d.Lock.Owner.Holder, Session: d.sess.ID})
 		d.Report = nil
+	} else if d.onAppServer() {
+		if err := d.launchAppServer(); err != nil {
+			return err
+		}
 	} else if err := d.ensureHarness(); err != nil {
 		return err
 	}
@@ -387,6 +421,12 @@ func (d *Driver) prune() {
 func (d *Driver) teardown() {
 	d.abandonCancel("the driver stopped")
 	d.harnessW.stop()
+	d.viewerW.stop()
+	if d.as != nil {
+		// Released: the server runs on, as a TUI in a pane does; the next
+		// driver ends it (endPrevious) and resumes the thread.
+		d.as.conn.Close()
+	}
 	if d.watch != nil {
 		d.watch.Stop()
 	}

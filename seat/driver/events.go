@@ -185,6 +185,9 @@ func (d *Driver) checkForeignTurn() {
 // paneShowsNoTurn reports whether a capture of the pane succeeded and shows no
 // running turn; a failed capture counts as "cannot tell", so callers wait.
 func (d *Driver) paneShowsNoTurn() bool {
+	if d.onAppServer() {
+		return d.threadIdle()
+	}
 	ctx, cancel := d.ctx()
 	screen, err := d.pane().Screen(ctx)
 	cancel()

@@ -301,6 +301,11 @@ func (d *Driver) closeKeys() {
 // checkHarness verifies the pane is alive and relaunches it when it is not.
 // It runs on tmux's signals and, as a safety net, once per heartbeat tick.
 func (d *Driver) checkHarness(why string) {
+	if d.onAppServer() {
+		d.checkServer(why)
+		d.ensureViewer(why)
+		return
+	}
 	ctx, cancel := d.ctx()
 	panes, err := d.tm.ListPanes(ctx)
 	cancel()
@@ -448,22 +453,16 @@ func (d *Driver) restoreSession(why string) {
 // relaunchNow finds the seat's pane (if any is left) and launches the harness.
 func (d *Driver) relaunchNow() {
 	d.relaunchT.stop()
-	if d.paneAlive() {
-		return // someone (a rung switch, a check) already brought it back
-	}
-	// Look at the pane as it is now: respawn it if it is there, else make a
-	// new session.
-	var pane *tmux.Pane
-	ctx, cancel := d.ctx()
-	panes, _ := d.tm.ListPanes(ctx)
-	cancel()
-	for i := range panes {
-		if panes[i].Session == d.sess.TmuxName {
-			pane = &panes[i]
-			break
+	var err error
+	if d.onAppServer() {
+		if d.as != nil {
+			return // already back
 		}
+		err = d.launchAppServer()
+	} else {
+		err = d.relaunchPane()
 	}
-	if err := d.launch(pane); err != nil {
+	if err != nil {
 		d.logf("relaunch failed: %v", err)
 		d.to(machine.LaunchFailed, "relaunch failed: "+err.Error())
 		// A launch that cannot even be made (no binary, an unreadable env_file)
@@ -483,12 +482,39 @@ func (d *Driver) relaunchNow() {
 	}
 }
 
+// relaunchPane launches the harness in the seat's pane again: respawned
+// when the pane is there, in a new session else.
+func (d *Driver) relaunchPane() error {
+	if d.paneAlive() {
+		return nil // someone (a rung switch, a check) already brought it back
+	}
+	// Look at the pane as it is now: respawn it if it is there, else make a
+	// new session.
+	var pane *tmux.Pane
+	ctx, cancel := d.ctx()
+	panes, _ := d.tm.ListPanes(ctx)
+	cancel()
+	for i := range panes {
+		if panes[i].Session == d.sess.TmuxName {
+			pane = &panes[i]
+			break
+		}
+	}
+	return d.launch(pane)
+}
+
 // killHarness ends the seat's tmux session and every process of its launch
 // (seat.EndLaunch), so no orphan outlives a stop.
 func (d *Driver) killHarness() {
+	pid := d.sess.PanePID
+	if d.onAppServer() {
+		d.stopServer()
+		d.killViewer()
+		d.endLaunch(fmt.Sprintf("harness stopped (app server pid %d)", pid))
+		return
+	}
 	ctx, cancel := d.ctx()
 	defer cancel()
-	pid := d.sess.PanePID
 	if err := d.tm.KillSession(ctx, d.sess.TmuxName); err != nil && !errors.Is(err, tmux.ErrNoServer) && !errors.Is(err, tmux.ErrNoTarget) {
 		d.logf("kill session: %v", err)
 	}

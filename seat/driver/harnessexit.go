@@ -23,6 +23,9 @@ const exitWordLines = 12
 // clears it: tmux keeps a dead pane with remain-on-exit. tmux's own
 // "Pane is dead" banner is dropped; secrets are redacted.
 func (d *Driver) lastWords(pane *tmux.Pane) []string {
+	if pane == nil && d.onAppServer() {
+		return d.serverWords()
+	}
 	if pane == nil {
 		return nil
 	}

@@ -38,6 +38,9 @@ const (
 // launch's control-mode client (paneKeys) when there is one, else one tmux
 // process per command.
 func (d *Driver) pane() flight.Pane {
+	if d.onAppServer() {
+		return flight.Pane{Keys: noPane{}}
+	}
 	if d.keys != nil {
 		return flight.Pane{Keys: d.keys, ID: d.sess.PaneID}
 	}

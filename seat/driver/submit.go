@@ -277,7 +277,11 @@ func (d *Driver) maybeSubmit() {
 // paste from a uniquely named buffer, let the paste settle, send Enter as its own
 // key, then wait for UserPromptSubmit evidence.
 func (d *Driver) deliver(e *inbox.Entry) {
-	if d.Cfg.Shape != config.ShapeTurn && d.paneBusy() {
+	if d.onAppServer() {
+		if !d.threadIdle() {
+			return // the server's start or the running turn's turn/completed wakes the loop
+		}
+	} else if d.Cfg.Shape != config.ShapeTurn && d.paneBusy() {
 		// A turn is running that pantty did not start (a person's prompt whose
 		// UserPromptSubmit is not consumed yet): pasting now would land in a
 		// busy harness. Look again shortly; the events will tell.
@@ -329,7 +333,13 @@ func (d *Driver) deliver(e *inbox.Entry) {
 		d.deliverTurn(e, sub)
 		return
 	}
-	fl := d.flight
+	d.way().submit(d.flight, sub, ahead)
+}
+
+// submit is the pane's submission: the paste through the board door
+// (Submit), Enter once it settled, the evidence window from the Enter.
+func (w paneWay) submit(fl *delivery, sub guard.Submission, ahead flight.Ahead) {
+	d := w.d
 	fl.entering = true
 	// Enter is still wanted when it is due if the message is still this
 	// flight and no cancel of it is under way.
@@ -337,7 +347,7 @@ func (d *Driver) deliver(e *inbox.Entry) {
 	d.Submit(sub, ahead, live, func(err error) {
 		fl.entering = false
 		if err != nil {
-			d.logf("deliver %s: %v", e.Msg.ID, err)
+			d.logf("deliver %s: %v", fl.e.Msg.ID, err)
 			d.checkHarness("paste failed")
 			return
 		}
@@ -455,6 +465,12 @@ func (d *Driver) onEvidenceTimeout() {
 		// root: its silence says nothing while writes fail. Look again
 		// later; once the records are written the usual judgement runs
 		// (the harness's own record first, then Enter).
+		fl.lookFrom = d.now()
+		return
+	}
+	if d.onAppServer() {
+		// turn/start's answer settles the submission (onTurnStarted), and
+		// the call is bounded: nothing to look at or retry meanwhile.
 		fl.lookFrom = d.now()
 		return
 	}

@@ -8,7 +8,8 @@
 //     (tmux.Conn) provides; another screen implements the same five
 //     operations instead of copying delivery. Codex's app server has no
 //     screen, box or Enter: its client (harness/codex/appserver) sits one
-//     level up, at submission and evidence (docs/codex.md, "The app-server
+//     level up, at submission and evidence — the driver's asWay beside its
+//     paneWay, after the same WriteAhead (docs/codex.md, "The app-server
 //     path (experimental, measured on 0.171.0)").
 //
 //   - A Box reads the harness's input box from what the transport shows:

@@ -54,7 +54,7 @@ type NamedReading struct {
 // Readings lists every reading of the row with its Meta, in document order.
 func (r Row) Readings() []NamedReading {
 	return []NamedReading{
-		{"harness", r.Harness.Meta}, {"shape", r.Shape.Meta}, {"intent", r.Intent.Meta},
+		{"harness", r.Harness.Meta}, {"shape", r.Shape.Meta}, {"transport", r.Transport.Meta}, {"intent", r.Intent.Meta},
 		{"health", r.Health.Meta}, {"heartbeat", r.Heartbeat.Meta}, {"driver", r.Driver.Meta},
 		{"session", r.Session.Meta}, {"model", r.Model.Meta}, {"context", r.Context.Meta},
 		{"inbox", r.Inbox.Meta}, {"in_flight", r.InFlight.Meta}, {"cursor", r.Cursor.Meta},

@@ -1,6 +1,7 @@
 package telemetry
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -101,6 +102,7 @@ func (r Reader) row(s state.Seat, now time.Time) Row {
 	row.Session = readSession(evs, sess, sessErr, launch, launchErr, now)
 	row.Harness = readHarness(cfg, cfgErr, sess, haveSess)
 	row.Shape = readShape(cfg, cfgErr)
+	row.Transport = readTransport(cfg, cfgErr)
 	row.Intent = readIntent(s, now)
 
 	owner, ownerErr := s.OwnerFile().Read()
@@ -184,6 +186,16 @@ func readShape(cfg config.Config, cfgErr error) Text {
 		return Text{Meta: Meta{State: Known, Bound: "seat.toml (no shape key: the default, resident)"}, Value: ptr("resident")}
 	}
 	return Text{Meta: Meta{State: Known, Bound: "seat.toml shape (declared: the shape the driver runs the seat in)"}, Value: ptr(cfg.Shape)}
+}
+
+// readTransport is how the driver reaches the harness: seat.toml's
+// transport (tmux when it names none; config.Validate fills it in).
+func readTransport(cfg config.Config, cfgErr error) Text {
+	if cfgErr != nil {
+		return Text{Meta: missing(cfgErr, "no seat.toml")}
+	}
+	return Text{Meta: Meta{State: Known, Bound: "seat.toml transport (declared: tmux pastes into the harness's TUI in a pane, app-server submits turns to Codex's app server)"},
+		Value: ptr(cmp.Or(cfg.Transport, config.TransportTmux))}
 }
 
 func readIntent(s state.Seat, now time.Time) Text {

@@ -26,7 +26,7 @@ func TestMissingRecordsAreUnknownWithNullsNeverZero(t *testing.T) {
 	}
 	for _, r := range row.Readings() {
 		switch r.Name {
-		case "harness", "shape":
+		case "harness", "shape", "transport":
 			continue // declared identity: seat.toml exists
 		case "provider_waits":
 			// providers.toml is where every refusal is recorded (by the driver

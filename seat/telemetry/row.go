@@ -60,6 +60,7 @@ type Row struct {
 	Seat          string     `json:"seat"`
 	Harness       Text       `json:"harness"`
 	Shape         Text       `json:"shape"`
+	Transport     Text       `json:"transport"`
 	Intent        Text       `json:"intent"`
 	Health        Health     `json:"health"`
 	Heartbeat     Heartbeat  `json:"heartbeat"`

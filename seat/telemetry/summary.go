@@ -44,7 +44,7 @@ var Columns = []Column{
 	{"context", "CONTEXT", 8}, {"inbox", "INBOX", 5}, {"in_flight", "IN-FLIGHT", 6}, {"cursor", "CURSOR", 15},
 	{"last_turn_end", "LAST TURN", 7}, {"ladder", "RUNG", 16}, {"provider_waits", "WAITS", 9},
 	{"compaction", "CYCLE", 17}, {"mode", "MODE", 12}, {"done", "DONE", 4},
-	{"isolation", "ISOL", 19},
+	{"isolation", "ISOL", 19}, {"transport", "TRANSPORT", 20},
 }
 
 // Cells returns the row's cells keyed as in Columns, each text escaped for a
@@ -64,6 +64,7 @@ func (r Row) cells() map[string]Cell {
 		"intent":         r.intentCell(),
 		"health":         r.healthCell(),
 		"shape":          textCell(r.Shape),
+		"transport":      textCell(r.Transport),
 		"phase":          r.phaseCell(),
 		"heartbeat":      r.beatCell(),
 		"driver":         r.driverCell(),

@@ -175,6 +175,9 @@ func (s *Server) Dial(ctx context.Context, name, version string) (*Conn, error) 
 // Socket is the path the server listens at.
 func (s *Server) Socket() string { return s.spec.Socket }
 
+// Argv is the server's command line, as started.
+func (s *Server) Argv() []string { return append([]string(nil), s.cmd.Args...) }
+
 // Pid is the server's process id.
 func (s *Server) Pid() int { return s.cmd.Process.Pid }
 

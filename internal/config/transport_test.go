@@ -1,0 +1,42 @@
+package config
+
+import (
+	"strings"
+	"testing"
+)
+
+// seat.toml's transport: tmux when absent; app-server only for a resident
+// codex seat without args (TUI flags); anything else refused with one line
+// naming the key.
+func TestTransportIsValidatedAtLoad(t *testing.T) {
+	t.Parallel()
+	harnesses := []string{"sim", "codex"}
+	for _, c := range []struct {
+		harness, shape, transport string
+		args                      []string
+		want                      string // "" valid, else a piece of the error
+	}{
+		{"codex", "", "", nil, ""},
+		{"sim", "", TransportTmux, nil, ""},
+		{"codex", ShapeResident, TransportAppServer, nil, ""},
+		{"codex", "", "pigeon", nil, "want tmux or app-server"},
+		{"sim", "", TransportAppServer, nil, "only the codex harness"},
+		{"codex", ShapeStep, TransportAppServer, nil, "only a resident seat"},
+		{"codex", "", TransportAppServer, []string{"--oss"}, "args are flags of the TUI"},
+	} {
+		cfg := Config{Name: "s", Harness: c.harness, Workdir: t.TempDir(), Shape: c.shape, Transport: c.transport, Args: c.args}
+		err := cfg.Validate("s", harnesses)
+		applied := c.transport
+		if applied == "" {
+			applied = TransportTmux
+		}
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%+v: %v", c, err)
+		case c.want == "" && cfg.Transport != applied:
+			t.Errorf("%+v: transport %q after validation", c, cfg.Transport)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "transport = ")):
+			t.Errorf("%+v: %v, want %q", c, err, c.want)
+		}
+	}
+}
