@@ -2,10 +2,15 @@ package driver
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 
+	"github.com/pantty/pantty/harness/codex/appserver"
 	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/internal/guard"
+	"github.com/pantty/pantty/internal/inbox"
+	"github.com/pantty/pantty/internal/machine"
 	"github.com/pantty/pantty/seat/flight"
 )
 
@@ -60,3 +65,186 @@ type noPane struct{}
 func (noPane) Capture(context.Context, string) (string, error)   { return "", errNoPane }
 func (noPane) SendKeys(context.Context, string, ...string) error { return errNoPane }
 func (noPane) Paste(context.Context, string, []byte) error       { return errNoPane }
+
+// asWay is the app-server path's submission and cancel: turn/start with the
+// guarded text as data (appserver.Conn.Submit: there is no composer, no
+// dispatch, no Enter), turn/interrupt verified by the turn's turn/completed.
+// The evidence is what it is on the tmux path: pantty's hooks run in the
+// app server, so UserPromptSubmit (the guard header, the turn's id) and Stop
+// arrive in events/ and bind as before (events.go); turn/start's answer and
+// turn/completed are a second witness, read for what the hooks do not say.
+type asWay struct{ d *Driver }
+
+// submit sends fl's submission as turn/start. The write-ahead record is
+// durable (a); the text sent is the record's, which is the submission's.
+func (w asWay) submit(fl *delivery, sub guard.Submission, a flight.Ahead) {
+	d := w.d
+	as := d.as
+	if as == nil || as.connGone || a.Text() != sub.Text() {
+		// maybeSubmit holds while no server runs; a record of other text is
+		// the door's rule (Submit) on this path too.
+		d.flight = nil
+		d.requeue(fl.e, "not sent: the app server was not there")
+		d.to(machine.Requeued, "")
+		return
+	}
+	as.turn = turnPending
+	conn, thread := as.conn, as.thread
+	d.onLoop(func() func() {
+		ctx, cancel := context.WithTimeout(context.Background(), asCallLimit)
+		defer cancel()
+		turn, err := conn.Submit(ctx, thread, sub)
+		return func() { d.onTurnStarted(as, fl, turn, err) }
+	})
+}
+
+// onTurnStarted takes turn/start's answer: the turn the harness accepted,
+// whose id its UserPromptSubmit and Stop carry. It binds the message as
+// submitted when the hook's evidence has not come first (the answer is the
+// harness's own word that the turn runs with this text). A call that failed
+// may still have reached the server: the harness's records decide
+// (requeueUnlessReceived), never a second unmarked copy.
+func (d *Driver) onTurnStarted(as *asLink, fl *delivery, turn appserver.Turn, err error) {
+	if as == d.as && as.turn == turnPending && turn.ID != as.ended {
+		as.turn = turn.ID // "" when it failed: the thread is idle again
+	} else if as.turn == turnPending {
+		as.turn = ""
+	}
+	if d.flight != fl {
+		return // settled meanwhile (the server went, a cancel)
+	}
+	e := fl.e
+	if err != nil {
+		d.logf("turn/start for %s: %v", e.Msg.ID, err)
+		if e.Status.State == inbox.StateSubmitted {
+			return // its evidence came all the same: the turn ends it
+		}
+		d.flight = nil
+		d.requeueUnlessReceived(e, "turn/start failed: "+err.Error())
+		d.to(machine.Requeued, "")
+		return
+	}
+	fl.lookFrom = d.now()
+	st := &e.Status
+	if st.State == inbox.StateSubmitted {
+		if st.PromptID != turn.ID {
+			d.logf("message %s: its UserPromptSubmit named turn %s, turn/start answered %s", e.Msg.ID, st.PromptID, turn.ID)
+		}
+		return
+	}
+	st.State = inbox.StateSubmitted
+	st.PromptID = turn.ID
+	st.SessionID = as.thread
+	st.Evidence = "app-server turn/start: turn " + turn.ID
+	st.SubmittedAt = d.now().UTC()
+	d.writeStatus(e)
+	d.to(machine.Evidenced, e.Msg.ID)
+}
+
+// onNote takes one message from the server: the thread's turns starting and
+// ending. A request from the server (an approval) is refused: nothing on
+// this path answers one yet, and the server waits for an answer.
+func (d *Driver) onNote(m appserver.Message) {
+	as := d.as
+	if m.ID != nil {
+		id, conn := m.ID, as.conn
+		d.logf("app server asked %s: refused (pantty answers no server request on this path)", m.Method)
+		go conn.Reply(id, nil, &appserver.Error{Code: -32601, Message: "pantty answers no " + m.Method})
+		return
+	}
+	switch m.Method {
+	case appserver.MethodTurnStarted:
+		var n appserver.TurnNote
+		if jsonInto(m.Params, &n) && n.ThreadID == as.thread && as.turn != turnPending {
+			as.turn = n.Turn.ID
+		}
+	case appserver.MethodTurnCompleted:
+		if end, ok := appserver.TurnEnd(m); ok && end.ThreadID == as.thread {
+			d.onTurnCompleted(as, end)
+		}
+	}
+}
+
+// onTurnCompleted is a turn's end on the seat's thread: the thread is idle
+// again (the next message may go), and a turn of the message in flight that
+// its Stop hook has not settled is settled here, with turn/completed's
+// reply. The hook's event, if it is already in events/, is taken first, so
+// the hook stays the evidence wherever it came in time.
+func (d *Driver) onTurnCompleted(as *asLink, end appserver.End) {
+	as.ended = end.TurnID
+	if as.turn == end.TurnID {
+		as.turn = ""
+	}
+	if !as.hadTurn {
+		as.hadTurn = true
+		d.ensureViewer("the thread's first turn")
+	}
+	d.drainEvents()
+	fl := d.flight
+	if fl == nil || fl.e.Status.State != inbox.StateSubmitted || fl.e.Status.PromptID != end.TurnID {
+		return
+	}
+	e := fl.e
+	if c := d.cancel; c != nil && c.fl == fl {
+		if end.Status == appserver.StatusInterrupted {
+			d.logf("message %s: turn %s interrupted (turn/completed)", e.Msg.ID, end.TurnID)
+			d.cancelFinish(c)
+			return
+		}
+		d.cancelEnd(c, fmt.Errorf("turn %s ended %s before the interrupt took", end.TurnID, end.Status))
+		if d.flight != fl {
+			return // the kept Stop settled it
+		}
+	}
+	switch end.Status {
+	case appserver.StatusCompleted:
+		d.flight = nil
+		d.keepReply(e, end.Reply)
+		d.finish(e, inbox.StateProcessed, "", "", "app-server turn/completed: turn "+end.TurnID)
+	case appserver.StatusInterrupted:
+		d.flight = nil
+		d.finish(e, inbox.StateFailed, inbox.ReasonWorkError, "the turn was interrupted (not by pantty: a person at an attached TUI?)", "app-server turn/completed: turn "+end.TurnID)
+	default:
+		// A failed turn: the PostModelRequest hook's StopFailure carries
+		// the failure in the driver's words (measured for 401 on a seat);
+		// without it the error is classified from turn/completed's text.
+		msg := ""
+		if end.Error != nil {
+			msg = end.Error.Message
+		}
+		d.logf("message %s: turn %s %s (%s %d) with no StopFailure from the hook", e.Msg.ID, end.TurnID, end.Status, end.Info, end.HTTPStatus)
+		d.flight = nil
+		if !d.onTurnFailed(e, end.Info, msg) {
+			d.finish(e, inbox.StateFailed, inbox.ReasonWorkError, end.Info+": "+msg, "app-server turn/completed: turn "+end.TurnID)
+		}
+	}
+}
+
+// cancel interrupts the message's turn (turn/interrupt); its
+// turn/completed with status interrupted verifies it (onTurnCompleted).
+// A message whose turn has no id yet (turn/start unanswered) cannot be
+// interrupted: the cancel says so and the message runs on.
+func (w asWay) cancel(c *cancelRun) {
+	d := w.d
+	as, st := d.as, c.fl.e.Status
+	if as == nil || st.State != inbox.StateSubmitted || st.PromptID == "" {
+		d.cancelEnd(c, errors.New("the turn has not started on the app server yet: nothing to interrupt (try again)"))
+		return
+	}
+	c.escaped = true // a Stop from now on is the interrupted turn's: kept for the cancel
+	conn, thread, turn := as.conn, as.thread, st.PromptID
+	d.onLoop(func() func() {
+		ctx, cancel := context.WithTimeout(context.Background(), asCallLimit)
+		defer cancel()
+		err := conn.Interrupt(ctx, thread, turn)
+		return func() {
+			if err != nil && d.cancelCurrent(c) {
+				d.cancelEnd(c, fmt.Errorf("turn/interrupt: %w", err))
+			}
+		}
+	})
+}
+
+// jsonInto decodes a notification's params into v and reports whether it
+// could.
+func jsonInto(raw json.RawMessage, v any) bool { return json.Unmarshal(raw, v) == nil }
