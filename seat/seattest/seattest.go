@@ -156,8 +156,7 @@ func (h *Harness) RunStdin(stdin string, args ...string) Result {
 	return h.runWith(h.Env(), stdin, args)
 }
 
-// runWith runs the pantty binary with exactly env, failing the test when the
-// process cannot run at all.
+// runWith runs the pantty binary with exactly env; a process that cannot run fails the test.
 func (h *Harness) runWith(env []string, stdin string, args []string) Result {
 	h.T.Helper()
 	r := h.exec(env, stdin, args)
