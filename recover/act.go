@@ -136,7 +136,7 @@ func (sw *sweeper) recoverSeat(o *observation, v verdict) (did []string, verifie
 	if ok, why := sw.verify(o, start, exited); !ok {
 		return did, false, why
 	}
-	if why := survivors(o.s); why != "" {
+	if why := survivors(o.s, o.cfg); why != "" {
 		return did, false, why
 	}
 	return did, true, ""
@@ -145,7 +145,14 @@ func (sw *sweeper) recoverSeat(o *observation, v verdict) (did []string, verifie
 // survivors names the processes of the seat's earlier launches still running
 // beside the revived one (the new driver ends them before it launches or
 // when it adopts: one that outlives that is said, never passed as revived).
-func survivors(s state.Seat) string {
+func survivors(s state.Seat, cfg config.Config) string {
+	if cfg.Transport == config.TransportAppServer {
+		// The launch's process is the app server, not a pane process, and
+		// its viewer runs in a pane of its own: the pane-tree rule below
+		// would name both as an earlier launch's and fail every revival.
+		// The new driver ends an earlier server before it starts its own.
+		return ""
+	}
 	sess, err := s.SessionFile().Read()
 	if err != nil {
 		return ""

@@ -346,3 +346,33 @@ func TestAppServerSeatPaneIsAViewer(t *testing.T) {
 		t.Errorf("driver.log:\n%s", log)
 	}
 }
+
+// TestAppServerSeatIsRevivedByRecover: a driver killed outright, recover
+// (as a scheduler runs it) starts a new one, which resumes the seat's
+// thread on a new server, and the revival is verified. The pane-tree
+// survivors rule took the running server and its viewer for an earlier
+// launch's processes, so every revival of such a seat was "not verified",
+// backed off and, after demote_after, stepped down the ladder.
+func TestAppServerSeatIsRevivedByRecover(t *testing.T) {
+	r := newRig(t, "cxasr", `transport = "app-server"`)
+	r.Start()
+	r.Send("r1", "before the kill")
+	r.Processed("r1")
+	before := r.Session()
+	r.KillDriver()
+	res := r.Run("recover", "--json")
+	if res.Code != 0 || !strings.Contains(res.Stdout, "verified") {
+		t.Fatalf("recover of an app-server seat whose driver was killed: %s\ndriver.log:\n%s", res, r.DriverLog())
+	}
+	if rec, err := r.Seat().RecoveryFile().Read(); err != nil || rec.Failures != 0 || rec.Revived != 1 {
+		t.Fatalf("recovery.toml after a verified revival: %+v %v", rec, err)
+	}
+	if after := r.Session(); after.ID != before.ID {
+		t.Fatalf("thread %s after the revival, want %s", after.ID, before.ID)
+	}
+	r.Send("r2", "after the revival")
+	r.Processed("r2")
+	if turns := r.Turns(); turns["r1"] != 1 || turns["r2"] != 1 {
+		t.Fatalf("turns %v, want each once", turns)
+	}
+}

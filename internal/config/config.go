@@ -221,6 +221,11 @@ func (c *Config) Validate(name string, harnesses []string) error {
 		if len(c.Args) > 0 {
 			return fmt.Errorf("transport = %q: args are flags of the TUI, which this transport does not run (model and permission_mode still apply)", c.Transport)
 		}
+		if len(c.Ladder) > 0 {
+			// A rung change relaunches through the pane (the TUI), which
+			// this transport does not run: not built for it yet.
+			return fmt.Errorf("transport = %q: a [[ladder]] is not supported on this transport yet (remove the ladder or use transport = \"tmux\")", c.Transport)
+		}
 	default:
 		return fmt.Errorf("transport = %q: want tmux or app-server", c.Transport)
 	}

@@ -15,16 +15,21 @@ func TestTransportIsValidatedAtLoad(t *testing.T) {
 		harness, shape, transport string
 		args                      []string
 		want                      string // "" valid, else a piece of the error
+		ladder                    bool
 	}{
-		{"codex", "", "", nil, ""},
-		{"sim", "", TransportTmux, nil, ""},
-		{"codex", ShapeResident, TransportAppServer, nil, ""},
-		{"codex", "", "pigeon", nil, "want tmux or app-server"},
-		{"sim", "", TransportAppServer, nil, "only the codex harness"},
-		{"codex", ShapeStep, TransportAppServer, nil, "only a resident seat"},
-		{"codex", "", TransportAppServer, []string{"--oss"}, "args are flags of the TUI"},
+		{"codex", "", "", nil, "", false},
+		{"sim", "", TransportTmux, nil, "", false},
+		{"codex", ShapeResident, TransportAppServer, nil, "", false},
+		{"codex", "", "pigeon", nil, "want tmux or app-server", false},
+		{"sim", "", TransportAppServer, nil, "only the codex harness", false},
+		{"codex", ShapeStep, TransportAppServer, nil, "only a resident seat", false},
+		{"codex", "", TransportAppServer, []string{"--oss"}, "args are flags of the TUI", false},
+		{"codex", "", TransportAppServer, nil, "a [[ladder]] is not supported", true},
 	} {
 		cfg := Config{Name: "s", Harness: c.harness, Workdir: t.TempDir(), Shape: c.shape, Transport: c.transport, Args: c.args}
+		if c.ladder {
+			cfg.Ladder = []Rung{{Name: "top"}, {Name: "low"}}
+		}
 		err := cfg.Validate("s", harnesses)
 		applied := c.transport
 		if applied == "" {

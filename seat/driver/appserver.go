@@ -91,6 +91,17 @@ func (d *Driver) onLoop(fn func() func()) {
 	go func() { done <- asAnswer{launch: at, then: fn()} }()
 }
 
+// onLoopAfter runs then on the loop once wait has passed (a timer, no
+// goroutine that sleeps), unless a newer launch made it stale: the bound of
+// an app-server call's effect, as a pane watch's limit bounds the tmux path.
+func (d *Driver) onLoopAfter(wait time.Duration, then func()) {
+	if d.rpcDone == nil {
+		d.rpcDone = make(chan asAnswer, 4)
+	}
+	at, done := d.launchAt, d.rpcDone
+	time.AfterFunc(wait, func() { done <- asAnswer{launch: at, then: then} })
+}
+
 // asAnswer is one call's continuation, for the launch it was made in.
 type asAnswer struct {
 	launch time.Time

@@ -119,6 +119,17 @@ func (d *Driver) onTurnStarted(as *asLink, fl *delivery, turn appserver.Turn, er
 		if e.Status.State == inbox.StateSubmitted {
 			return // its evidence came all the same: the turn ends it
 		}
+		var refused *appserver.Error
+		if !errors.As(err, &refused) && as == d.as && !as.connGone {
+			// No answer (the call's limit passed): the server may have
+			// taken the turn and start it yet, beside a requeued copy. It
+			// is ended; its exit settles the message by the harness's
+			// records (harnessGone), as a harness that died mid-submission.
+			d.logf("turn/start for %s unanswered: ending the app server (pid %d) so no late turn runs", e.Msg.ID, as.srv.Pid())
+			as.connGone = true
+			go as.srv.Stop()
+			return
+		}
 		d.flight = nil
 		d.requeueUnlessReceived(e, "turn/start failed: "+err.Error())
 		d.to(machine.Requeued, "")
@@ -240,7 +251,16 @@ func (w asWay) cancel(c *cancelRun) {
 		return func() {
 			if err != nil && d.cancelCurrent(c) {
 				d.cancelEnd(c, fmt.Errorf("turn/interrupt: %w", err))
+				return
 			}
+			// Verified only by the turn's turn/completed, within the bound
+			// the pane's cancel has: one that never comes (or names another
+			// turn) must not hold the message and the queue for good.
+			d.onLoopAfter(cancelVerify, func() {
+				if d.cancelCurrent(c) {
+					d.cancelEnd(c, fmt.Errorf("no turn/completed for turn %s within %s of turn/interrupt: the turn runs on", turn, cancelVerify))
+				}
+			})
 		}
 	})
 }
