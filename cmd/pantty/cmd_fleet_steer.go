@@ -40,11 +40,13 @@ func applyRemoteSeats(cmds []*cli.Command, parent string) {
 					return act(ctx)
 				}
 				h, seatName, remote, err := hostOf(ctx, ctx.Args().First())
-				if err != nil || !remote {
-					if err != nil {
-						return err
-					}
-					return act(ctx)
+				if err != nil {
+					return err
+				}
+				if !remote {
+					// local:NAME: the verb reads its own argument, so it is
+					// named plainly (a hint that pastes).
+					return usageErr("seat %s is this machine's: pantty %s", ctx.Args().First(), strings.Join(append(append(append([]string{}, verb...), seatName), ctx.Args().Tail()...), " "))
 				}
 				args, err := forwardedArgs(ctx, h, verb, seatName)
 				if err != nil {

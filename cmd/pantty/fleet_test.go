@@ -381,4 +381,7 @@ func TestFleetSteersARemoteSeat(t *testing.T) {
 	if r := f.run("", "seat", "stop", "nohost:wa"); r.Code != 5 {
 		t.Errorf("seat stop on a host the file lacks: want exit 5, got %s", r)
 	}
+	if r := f.run("", "seat", "stop", "local:wa"); r.Code != 2 || !strings.Contains(r.Stderr, "pantty seat stop wa") {
+		t.Errorf("seat stop local:wa: want exit 2 naming the plain command, got %s", r)
+	}
 }

@@ -71,6 +71,17 @@ type asStarted struct {
 	err     error
 }
 
+// release ends a started server nobody will use (its launch is gone): the
+// connection closed, the server stopped off the loop (Stop waits its grace).
+func (r asStarted) release() {
+	if r.conn != nil {
+		r.conn.Close()
+	}
+	if r.srv != nil {
+		go r.srv.Stop()
+	}
+}
+
 // asStartLimit bounds a launch: the home's preparation (Codex's hook trust
 // runs its own app server), the server's start and the thread's start or
 // resume.
@@ -106,13 +117,32 @@ func (d *Driver) onLoopAfter(wait time.Duration, then func()) {
 type asAnswer struct {
 	launch time.Time
 	then   func()
+	drop   func() // releases what a stale answer holds; nil: nothing
 }
 
-// onAnswer runs a call's continuation on the loop unless it is stale.
+// onAnswer runs a call's continuation on the loop unless it is stale; a
+// stale one's drop runs instead.
 func (d *Driver) onAnswer(a asAnswer) {
-	if a.launch.Equal(d.launchAt) && a.then != nil {
+	switch {
+	case a.launch.Equal(d.launchAt) && a.then != nil:
 		a.then()
+	case !a.launch.Equal(d.launchAt) && a.drop != nil:
+		a.drop()
 	}
+}
+
+// onLoopOrDrop is onLoop for a call whose result holds something that must
+// not outlive a stale answer: a server started for a launch that is gone
+// would run the seat's thread beside the next one's.
+func (d *Driver) onLoopOrDrop(fn func() (then, drop func())) {
+	if d.rpcDone == nil {
+		d.rpcDone = make(chan asAnswer, 4)
+	}
+	at, done := d.launchAt, d.rpcDone
+	go func() {
+		then, drop := fn()
+		done <- asAnswer{launch: at, then: then, drop: drop}
+	}()
 }
 
 // launchAppServer starts the seat's app server and its thread: the launch
@@ -159,10 +189,10 @@ func (d *Driver) launchAppServer() error {
 	d.as = nil
 	d.launchAt = d.now()
 	d.report(seat.Progress{State: "progress", Text: "starting the seat's app server at " + filepath.Base(logPath)})
-	d.onLoop(func() func() {
+	d.onLoopOrDrop(func() (func(), func()) {
 		r := startAppServer(start, l, logPath, thread, resume, workdir)
 		r.env, r.bin = auth.WithDrop(env), bin
-		return func() { d.onServerStarted(r) }
+		return func() { d.onServerStarted(r) }, r.release
 	})
 	d.to(machine.Launched, "the app server and the seat's thread")
 	d.readyT.set(d.Cfg.ReadyTimeout.Duration)
