@@ -47,6 +47,9 @@ type asLink struct {
 	// ended is the last turn whose turn/completed came: a turn/start
 	// answered after its own turn's end leaves the thread idle.
 	ended string
+	// lastEnd is that turn's turn/completed, kept for a turn/start answer
+	// that reaches the loop after it (the two arrive on different channels).
+	lastEnd appserver.End
 	// connGone: the connection's notifications ended (the loop no longer
 	// reads them; the server's Done follows).
 	connGone bool

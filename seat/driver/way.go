@@ -150,6 +150,11 @@ func (d *Driver) onTurnStarted(as *asLink, fl *delivery, turn appserver.Turn, er
 	st.SubmittedAt = d.now().UTC()
 	d.writeStatus(e)
 	d.to(machine.Evidenced, e.Msg.ID)
+	if as == d.as && turn.ID == as.ended {
+		// Its turn/completed came first (another channel of the loop's
+		// select): settled now, not at the turn ceiling.
+		d.onTurnCompleted(as, as.lastEnd)
+	}
 }
 
 // onNote takes one message from the server: the thread's turns starting and
@@ -182,7 +187,7 @@ func (d *Driver) onNote(m appserver.Message) {
 // reply. The hook's event, if it is already in events/, is taken first, so
 // the hook stays the evidence wherever it came in time.
 func (d *Driver) onTurnCompleted(as *asLink, end appserver.End) {
-	as.ended = end.TurnID
+	as.ended, as.lastEnd = end.TurnID, end
 	if as.turn == end.TurnID {
 		as.turn = ""
 	}
