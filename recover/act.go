@@ -16,6 +16,7 @@ import (
 	"github.com/pantty/pantty/internal/fsafe"
 	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/internal/procid"
+	"github.com/pantty/pantty/internal/termtext"
 	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/gates"
 	"github.com/pantty/pantty/seat/proc"
@@ -370,6 +371,10 @@ func (sw *sweeper) revived(o *observation, after time.Time) (bool, string) {
 	return false, fmt.Sprintf("pane %s (pid %d) is not alive", sess.PaneID, sess.PanePID)
 }
 
+// logLineMax bounds each log line a report quotes (a driver.log line can
+// carry a whole pane's tail: a failed start's health reason was ~1.5 KB).
+const logLineMax = 240
+
 // logTail returns the last lines of a log, on one line, for a report.
 func logTail(path string) string {
 	b, err := fsafe.ReadTail(path, 64<<10)
@@ -380,5 +385,8 @@ func logTail(path string) string {
 	if len(lines) > 3 {
 		lines = lines[len(lines)-3:]
 	}
-	return strings.Join(lines, " | ")
+	for i, l := range lines {
+		lines[i] = termtext.Cut(l, logLineMax) // a report's reason stays readable
+	}
+	return state.JoinLines(lines)
 }

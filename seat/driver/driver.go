@@ -560,7 +560,7 @@ func (d *Driver) paneTail() string {
 	if len(lines) > 5 {
 		lines = lines[len(lines)-5:]
 	}
-	return "; pane shows: " + state.Redact(strings.Join(lines, " | "))
+	return "; pane shows: " + state.Redact(state.JoinLines(lines))
 }
 
 // selfNaming reports whether the harness chooses its own session id.

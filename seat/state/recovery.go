@@ -36,7 +36,28 @@ func (h HarnessExit) Words() string {
 	if len(h.Lines) == 0 {
 		return "(the pane showed nothing)"
 	}
-	return strings.Join(h.Lines, " | ")
+	return JoinLines(h.Lines)
+}
+
+// JoinLines puts a pane's or a log's last lines on one line, " | " between
+// them, a line repeated in a row said once with its count: a harness that
+// failed the same way at each of three launches showed "failing at start-up"
+// six times over in status and recover's report.
+func JoinLines(lines []string) string {
+	var out []string
+	for i := 0; i < len(lines); {
+		j := i + 1
+		for j < len(lines) && lines[j] == lines[i] {
+			j++
+		}
+		if n := j - i; n > 1 {
+			out = append(out, fmt.Sprintf("%s (×%d)", lines[i], n))
+		} else {
+			out = append(out, lines[i])
+		}
+		i = j
+	}
+	return strings.Join(out, " | ")
 }
 
 // LastLine is the exit's last line, for a one-line heartbeat.

@@ -274,3 +274,21 @@ func TestLinkNewNeverReplaces(t *testing.T) {
 		t.Fatalf("temp files left in tmp/: %v", ents)
 	}
 }
+
+// TestJoinLinesSaysARepeatOnce: a harness that failed the same way at each
+// launch is said once with its count, other lines as they are, in order.
+func TestJoinLinesSaysARepeatOnce(t *testing.T) {
+	for _, c := range []struct {
+		in   []string
+		want string
+	}{
+		{nil, ""},
+		{[]string{"a"}, "a"},
+		{[]string{"boom", "boom", "boom"}, "boom (×3)"},
+		{[]string{"x", "boom", "boom", "y", "boom"}, "x | boom (×2) | y | boom"},
+	} {
+		if got := state.JoinLines(c.in); got != c.want {
+			t.Errorf("JoinLines(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
