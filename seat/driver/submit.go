@@ -434,8 +434,12 @@ func (d *Driver) pasteSettle() flight.Wait {
 		// Hooks" above its box while the last turn's hooks still run, and an
 		// Enter then was not sent (9 of 10 messages waited for the Enter
 		// retry, submit_timeout later).
+		// Held one look interval: on the pane's change events the look comes
+		// as the box is drawn, and Gemini CLI's key handler lags its render
+		// (docs/gemini.md): an Enter at the very redraw is one the timed
+		// looks, 0-50 ms after it, did not send.
 		box := d.box()
-		return flight.Wait{Quiet: d.Cfg.PasteSettle.Duration, Every: enterReadyEvery, Limit: enterReadyLimit,
+		return flight.Wait{Quiet: d.Cfg.PasteSettle.Duration, Every: enterReadyEvery, Limit: enterReadyLimit, Hold: enterReadyEvery,
 			Cond: func(screen string) bool { return box.Read(screen).Leftover }, Bound: true}
 	}
 	if c.PasteQuiet <= 0 || c.Composer == nil {
