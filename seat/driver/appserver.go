@@ -16,7 +16,6 @@ import (
 	"github.com/pantty/pantty/internal/fsatomic"
 	"github.com/pantty/pantty/internal/machine"
 	"github.com/pantty/pantty/seat"
-	"github.com/pantty/pantty/seat/launch"
 	"github.com/pantty/pantty/seat/proc"
 	"github.com/pantty/pantty/seat/state"
 	"github.com/pantty/pantty/tmux"
@@ -158,15 +157,8 @@ func (d *Driver) launchAppServer() error {
 	if start == nil {
 		return fmt.Errorf("%w: seat %s: harness %s has no app server (transport = %q needs codex)", state.ErrBadInput, d.S.Name, d.Ad.Name(), d.Cfg.Transport)
 	}
-	auth, err := d.writeSettings()
+	auth, env, err := d.launchEnv()
 	if err != nil {
-		return err
-	}
-	env, err := launch.HarnessEnv(os.Environ(), d.S, d.Cfg, d.Ad.Env(d.S, d.Cfg))
-	if err != nil {
-		return err
-	}
-	if err := d.canWork(auth.WithDrop(env)); err != nil {
 		return err
 	}
 	bin, err := d.resolveBinary(cmp.Or(d.Cfg.Command, d.Ad.Caps().Binary), env["PATH"])
@@ -194,7 +186,7 @@ func (d *Driver) launchAppServer() error {
 	d.report(seat.Progress{State: "progress", Text: "starting the seat's app server at " + filepath.Base(logPath)})
 	d.onLoopOrDrop(func() (func(), func()) {
 		r := startAppServer(start, l, logPath, thread, resume, workdir)
-		r.env, r.bin = auth.WithDrop(env), bin
+		r.env, r.bin = env, bin
 		return func() { d.onServerStarted(r) }, r.release
 	})
 	d.to(machine.Launched, "the app server and the seat's thread")

@@ -65,6 +65,26 @@ func (d *Driver) ensureHarness() error {
 	return d.launch(ours)
 }
 
+// launchEnv is what every launch (a pane's, an app server's) needs first:
+// the authority this launch gives the model (authority.toml and the
+// per-launch settings written), and the harness's environment with its drop
+// directory, checked to be one the harness can work in.
+func (d *Driver) launchEnv() (state.Authority, map[string]string, error) {
+	auth, err := d.writeSettings()
+	if err != nil {
+		return auth, nil, err
+	}
+	env, err := launch.HarnessEnv(os.Environ(), d.S, d.Cfg, d.Ad.Env(d.S, d.Cfg))
+	if err != nil {
+		return auth, nil, err
+	}
+	env = auth.WithDrop(env)
+	if err := d.canWork(env); err != nil {
+		return auth, nil, err
+	}
+	return auth, env, nil
+}
+
 // launch starts the harness in pane (respawning it) or in a new tmux session,
 // resuming the seat's session when the harness has a record of it.
 func (d *Driver) launch(pane *tmux.Pane) error {
@@ -72,16 +92,8 @@ func (d *Driver) launch(pane *tmux.Pane) error {
 	if err != nil {
 		return fmt.Errorf("%w: session record: %v", state.ErrUnobservable, err)
 	}
-	auth, err := d.writeSettings()
+	auth, env, err := d.launchEnv()
 	if err != nil {
-		return err
-	}
-	env, err := launch.HarnessEnv(os.Environ(), d.S, d.Cfg, d.Ad.Env(d.S, d.Cfg))
-	if err != nil {
-		return err
-	}
-	env = auth.WithDrop(env)
-	if err := d.canWork(env); err != nil {
 		return err
 	}
 	// A missing binary is named before the adapter prepares anything: Codex's
