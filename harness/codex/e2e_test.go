@@ -104,43 +104,51 @@ func TestE2E(t *testing.T) {
 			"d-space": " /compact", "d-slash": "/"},
 		ContextSource: "PostModelRequest",
 		Cron:          cronSeat, BadArg: "--no-such-flag", BadWords: "unexpected argument '--no-such-flag'",
-		Outages: []seattest.E2EOutage{
-			// A 401 ("unexpected status 401 Unauthorized: Incorrect API key
-			// provided…", authentication_failed) is a means outage.
-			{Name: "Credential", Fault: standinkit.FaultAuth, Class: machine.ClassMeans, Words: "cannot authenticate: unexpected status 401 Unauthorized"},
-			// A 429 insufficient_quota ("Quota exceeded. Check your plan and
-			// billing details.", billing_error) is a provider refusal: a wait.
-			{Name: "Billing", Fault: standinkit.FaultBilling, Class: machine.ClassProvider, Words: "Quota exceeded. Check your plan and billing details."},
-			// A 500 ("We’re currently experiencing high demand…", server_error)
-			// is transient: the message goes back to the queue with backoff.
-			{Name: "ServerError", Fault: standinkit.FaultServer, Class: machine.ClassTransient, Words: "server error: We’re currently experiencing high demand"},
-			// A refused connection ("Connection failed: error sending request",
-			// connection_failed) does not end Codex's turn: Codex reconnects by
-			// itself ("Reconnecting… waiting for network"). The turn stays in
-			// flight, the seat reports the means outage, and Codex's own
-			// reconnect finishes the turn once the stand-in listens again.
-			{Name: "ConnectionRefused", Fault: standinkit.FaultRefused, Class: machine.ClassMeans, Words: "cannot connect: Connection failed: error sending request"},
-		},
+		Outages: codexOutages,
 		ResumeArgv: func(_ *seattest.Harness, id, argv string) error {
 			if !strings.Contains(argv, " resume "+id+" --no-daemon") {
 				return fmt.Errorf("%q does not resume thread %s with --no-daemon", argv, id)
 			}
 			return nil
 		},
-		AfterCancel: func(r *seattest.E2ERig, st inbox.Status) {
-			for _, ev := range r.Events(hookwire.EvStop) {
-				if ev.Fields.PromptID == st.PromptID {
-					r.T.Fatalf("a Stop arrived for the cancelled turn: %+v", ev.Fields)
-				}
-			}
-			r.WaitFor("the Interrupt hook of the cancelled turn", 10*time.Second, func() bool {
-				for _, ev := range r.Events("Interrupt") {
-					if ev.Fields.PromptID == st.PromptID {
-						return true
-					}
-				}
-				return false
-			})
-		},
+		AfterCancel: interruptedWithoutStop,
 	}.Run(t)
+}
+
+// codexOutages are the stand-in's faults both Codex paths hold, in Codex's
+// words (seattest.E2E.Outages).
+var codexOutages = []seattest.E2EOutage{
+	// A 401 ("unexpected status 401 Unauthorized: Incorrect API key
+	// provided…", authentication_failed) is a means outage.
+	{Name: "Credential", Fault: standinkit.FaultAuth, Class: machine.ClassMeans, Words: "cannot authenticate: unexpected status 401 Unauthorized"},
+	// A 429 insufficient_quota ("Quota exceeded. Check your plan and
+	// billing details.", billing_error) is a provider refusal: a wait.
+	{Name: "Billing", Fault: standinkit.FaultBilling, Class: machine.ClassProvider, Words: "Quota exceeded. Check your plan and billing details."},
+	// A 500 ("We’re currently experiencing high demand…", server_error)
+	// is transient: the message goes back to the queue with backoff.
+	{Name: "ServerError", Fault: standinkit.FaultServer, Class: machine.ClassTransient, Words: "server error: We’re currently experiencing high demand"},
+	// A refused connection ("Connection failed: error sending request",
+	// connection_failed) does not end Codex's turn: Codex reconnects by
+	// itself ("Reconnecting… waiting for network"). The turn stays in
+	// flight, the seat reports the means outage, and Codex's own
+	// reconnect finishes the turn once the stand-in listens again.
+	{Name: "ConnectionRefused", Fault: standinkit.FaultRefused, Class: machine.ClassMeans, Words: "cannot connect: Connection failed: error sending request"},
+}
+
+// interruptedWithoutStop is what Codex itself does on a cancel, on both
+// paths: no Stop for the cancelled turn, and the Interrupt hook names it.
+func interruptedWithoutStop(r *seattest.E2ERig, st inbox.Status) {
+	for _, ev := range r.Events(hookwire.EvStop) {
+		if ev.Fields.PromptID == st.PromptID {
+			r.T.Fatalf("a Stop arrived for the cancelled turn: %+v", ev.Fields)
+		}
+	}
+	r.WaitFor("the Interrupt hook of the cancelled turn", 10*time.Second, func() bool {
+		for _, ev := range r.Events("Interrupt") {
+			if ev.Fields.PromptID == st.PromptID {
+				return true
+			}
+		}
+		return false
+	})
 }

@@ -2,6 +2,8 @@ package codex_test
 
 import (
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/pantty/pantty/harness/codex"
@@ -12,7 +14,8 @@ import (
 
 // cronSeat is a Codex seat set up as docs/real-seats.md tells a person to:
 // `command = "codex"` on a PATH entry only the person's shell has, the
-// provider key passed by pass_env (seattest.E2E's revival under cron).
+// provider key passed by pass_env (seattest.E2E's revival under cron); toml's
+// own permission_mode replaces the seat's danger-full-access.
 func cronSeat(t *testing.T, name string, toml ...string) (*seattest.E2ERig, seattest.CronSeat) {
 	bin := codexBinary(t)
 	dir := tmuxtest.Dir(t)
@@ -22,8 +25,11 @@ func cronSeat(t *testing.T, name string, toml ...string) (*seattest.E2ERig, seat
 	}
 	t.Cleanup(func() { api.Close() })
 	link := seattest.CronBinDir(t, dir, "codex", bin)
-	h := seattest.NewHarness(t, name, "codex", seattest.TOML(seattest.WithCommand("codex", append([]string{`permission_mode = "danger-full-access"`,
-		`heartbeat_interval = "1s"`, `ready_timeout = "20s"`, `pass_env = ["STANDIN_API_KEY"]`}, toml...)...)...))
+	lines := []string{`heartbeat_interval = "1s"`, `ready_timeout = "20s"`, `pass_env = ["STANDIN_API_KEY"]`}
+	if !slices.ContainsFunc(toml, func(l string) bool { return strings.HasPrefix(l, "permission_mode =") }) {
+		lines = append(lines, `permission_mode = "danger-full-access"`)
+	}
+	h := seattest.NewHarness(t, name, "codex", seattest.TOML(seattest.WithCommand("codex", append(lines, toml...)...)...))
 	cfg, err := h.Seat().LoadConfig()
 	if err != nil {
 		t.Fatal(err)

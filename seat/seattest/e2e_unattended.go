@@ -60,8 +60,17 @@ func (s E2E) cron(t *testing.T) {
 		t.Fatalf("the seat should be launchable from cron's environment, recover says: %v", SeatReport(t, rep, r.Name).Launch)
 	}
 	o := r.Owner()
+	// The harness is the pane's (proc.HarnessPID), or session.toml's pid
+	// itself where no pane process runs it (Codex's app server): killed by
+	// pid as well as by the pane's group, which a pid that leads no pane
+	// process does not name.
+	harness, err := proc.HarnessPID(sess.PanePID)
+	if err != nil {
+		t.Fatal(err)
+	}
 	syscall.Kill(o.PID, syscall.SIGKILL)
 	proc.KillGroup(sess.PanePID)
+	syscall.Kill(harness, syscall.SIGKILL)
 	r.WaitFor("driver and harness gone", 20*time.Second, func() bool {
 		_, err := procid.Start(sess.PanePID)
 		return !procid.Alive(o.PID, o.PIDStart) && err != nil
@@ -131,13 +140,18 @@ func SeatReport(t *testing.T, rep SweepReport, name string) SweptSeat {
 	return SweptSeat{}
 }
 
-// 7. A harness that exits at launch (an argument it refuses) makes `seat
+// 7. A harness that exits at launch (an argument it refuses: E2E.BadArg, or
+// E2E.BadTOML's seat.toml lines) makes `seat
 // start` exit 1 with the harness's own words; the driver gives up instead of
 // relaunching forever, harness-exit.toml and `pantty status` keep the words,
 // and recover under cron's environment calls the seat dead naming them —
 // never ok. A binary that does not exist is refused before tmux starts.
 func (s E2E) cannotStart(t *testing.T) {
-	r, cs := s.Cron(t, s.Prefix+"-broken", fmt.Sprintf("args = [%q]", s.BadArg))
+	bad := s.BadTOML
+	if bad == nil {
+		bad = []string{fmt.Sprintf("args = [%q]", s.BadArg)}
+	}
+	r, cs := s.Cron(t, s.Prefix+"-broken", bad...)
 	began := time.Now()
 	res := r.RunEnv(cs.Shell, "", "seat", "start", r.Name)
 	t.Logf("seat start answered exit %d after %s", res.Code, time.Since(began).Round(time.Millisecond))
