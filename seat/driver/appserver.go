@@ -56,6 +56,12 @@ type asLink struct {
 	hadTurn bool
 	bin     string            // the codex binary (the viewer runs it too)
 	env     map[string]string // the launch's environment (the viewer's too)
+	// sentAt is when the board's last turn/start was sent, answered the
+	// turn its answer named, started the last turn/started's turn and
+	// startedAt when it came: driver.log says how long the turn took to
+	// start (timeTurn), once.
+	sentAt, startedAt time.Time
+	answered, started string
 }
 
 // turnPending is asLink.turn while a turn/start has no answer yet.

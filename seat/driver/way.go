@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/pantty/pantty/harness/codex/appserver"
 	"github.com/pantty/pantty/internal/config"
@@ -89,6 +90,7 @@ func (w asWay) submit(fl *delivery, sub guard.Submission, a flight.Ahead) {
 		return
 	}
 	as.turn = turnPending
+	as.sentAt, as.answered = d.now(), ""
 	conn, thread := as.conn, as.thread
 	d.onLoop(func() func() {
 		ctx, cancel := context.WithTimeout(context.Background(), asCallLimit)
@@ -136,6 +138,11 @@ func (d *Driver) onTurnStarted(as *asLink, fl *delivery, turn appserver.Turn, er
 		return
 	}
 	fl.lookFrom = d.now()
+	if as == d.as && !as.sentAt.IsZero() {
+		d.logf("message %s: turn/start answered in %s: turn %s", e.Msg.ID, asMS(fl.lookFrom.Sub(as.sentAt)), turn.ID)
+		as.answered = turn.ID
+		d.timeTurn(as)
+	}
 	st := &e.Status
 	if st.State == inbox.StateSubmitted {
 		if st.PromptID != turn.ID {
@@ -171,15 +178,34 @@ func (d *Driver) onNote(m appserver.Message) {
 	switch m.Method {
 	case appserver.MethodTurnStarted:
 		var n appserver.TurnNote
-		if jsonInto(m.Params, &n) && n.ThreadID == as.thread && as.turn != turnPending {
+		if !jsonInto(m.Params, &n) || n.ThreadID != as.thread {
+			break
+		}
+		if as.turn != turnPending {
 			as.turn = n.Turn.ID
 		}
+		as.started, as.startedAt = n.Turn.ID, d.now()
+		d.timeTurn(as)
 	case appserver.MethodTurnCompleted:
 		if end, ok := appserver.TurnEnd(m); ok && end.ThreadID == as.thread {
 			d.onTurnCompleted(as, end)
 		}
 	}
 }
+
+// timeTurn logs how long the board's turn took to start (turn/start sent →
+// its turn/started), once both turn/start's answer and the turn/started
+// that names the same turn are in: they come on two channels, either first.
+func (d *Driver) timeTurn(as *asLink) {
+	if as.sentAt.IsZero() || as.answered == "" || as.answered != as.started {
+		return
+	}
+	d.logf("turn %s started (turn/started) %s after its turn/start", as.started, asMS(as.startedAt.Sub(as.sentAt)))
+	as.sentAt = time.Time{}
+}
+
+// asMS is a latency as driver.log gives it: to 0.1 ms.
+func asMS(d time.Duration) string { return d.Round(100 * time.Microsecond).String() }
 
 // onTurnCompleted is a turn's end on the seat's thread: the thread is idle
 // again (the next message may go), and a turn of the message in flight that
