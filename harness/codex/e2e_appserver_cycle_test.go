@@ -24,6 +24,17 @@ func TestAppServerSeatCompactionCycle(t *testing.T) {
 	r.Start()
 	r.Send("p1", "first piece of work")
 	r.Processed("p1")
+	// The context reading comes from thread/tokenUsage/updated: the
+	// request's input tokens as the stand-in counted them, the floor that
+	// of a fresh thread's first request, the window the server's.
+	first, _ := r.Request("p1")
+	r.WaitFor("a context reading of p1's request", 10*time.Second, func() bool {
+		c, err := r.Seat().ContextFile().Read()
+		return err == nil && c.Occupancy == first.Input
+	})
+	if c, _ := r.Seat().ContextFile().Read(); c.Floor != first.Input || c.Window <= 0 || !strings.Contains(c.Source, "thread/tokenUsage/updated") {
+		t.Fatalf("context.toml %+v: want occupancy and floor %d, a window, source thread/tokenUsage/updated", c, first.Input)
+	}
 	if res := r.Run("handoff", "note", "--seat", r.Name, "always run the linter before the tests"); res.Code != 0 {
 		t.Fatalf("handoff note: %s", res)
 	}
@@ -48,10 +59,14 @@ func TestAppServerSeatCompactionCycle(t *testing.T) {
 	if c := next.Context; !strings.Contains(c, "always run the linter before the tests") || !strings.Contains(c, "pantty handoff for seat "+r.Name) {
 		t.Fatalf("the first request after the compaction did not carry the handoff: context=%q", c)
 	}
-	r.WaitFor("the injection recorded in the cycle", 10*time.Second, func() bool {
+	after, _ := r.Request("p2")
+	r.WaitFor("the injection and the occupancy after it recorded in the cycle", 10*time.Second, func() bool {
 		c, err := r.Seat().CycleFile().Read()
-		return err == nil && c.Injected != "" && c.InjectedHash == c.Hash && c.Error == ""
+		return err == nil && c.Injected != "" && c.InjectedHash == c.Hash && c.Error == "" && c.After == after.Input
 	})
+	if c, _ := r.Seat().ContextFile().Read(); c.Occupancy != after.Input || c.Floor != first.Input {
+		t.Fatalf("context.toml after the compaction %+v: want occupancy %d (the first request after it), the floor still %d", c, after.Input, first.Input)
+	}
 	if turns := r.Turns(); turns["p1"] != 1 || turns["p2"] != 1 {
 		t.Fatalf("model turns %v", turns)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/pantty/pantty/internal/machine"
 	"github.com/pantty/pantty/seat/flight"
 	"github.com/pantty/pantty/seat/hookwire"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // way is how the driver gets a guarded message to the harness and stops its
@@ -191,12 +192,34 @@ func (d *Driver) onNote(m appserver.Message) {
 		}
 		if f := d.cmdRun; f != nil && f.onServer && f.turn == "" && d.flight == nil {
 			f.turn = n.Turn.ID // the compaction's turn (nothing else was sent)
+			as.compaction = f.turn
 		}
 	case appserver.MethodTurnCompleted:
 		if end, ok := appserver.TurnEnd(m); ok && end.ThreadID == as.thread {
 			d.onTurnCompleted(as, end)
 		}
+	case appserver.MethodTokenUsage:
+		if c, ok := appserver.ContextOf(m); ok && c.ThreadID == as.thread && c.Input > 0 && !d.compacting(c.TurnID) {
+			// The reading the PostModelRequest hook also gives (the same
+			// request's input tokens; the window as the rollout has it),
+			// straight from the server: the hook's is not read after it.
+			as.readings = true
+			d.applyReading(state.StatusReading{SessionID: as.thread, Occupancy: int(c.Input), Window: int(c.Window), Model: d.ctxr.Model},
+				tokenUsageSource, d.now().UTC())
+		}
 	}
+}
+
+// tokenUsageSource names where an app-server seat's context reading comes from.
+const tokenUsageSource = "codex app server thread/tokenUsage/updated last.inputTokens (the request's whole input) against modelContextWindow"
+
+// compacting reports whether turn is the command door's compaction on the
+// server (or one whose turn is not known yet): its summarisation requests'
+// usage is no reading of the thread's context, also when it comes after the
+// cycle ended on the hooks.
+func (d *Driver) compacting(turn string) bool {
+	f := d.cmdRun
+	return f != nil && f.onServer && f.turn == "" || turn != "" && turn == d.as.compaction
 }
 
 // onTurnCompleted is a turn's end on the seat's thread: the thread is idle
