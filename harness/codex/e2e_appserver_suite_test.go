@@ -2,7 +2,6 @@ package codex_test
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -16,13 +15,6 @@ import (
 // appServerTOML is the seat.toml line of a seat on Codex's app server.
 const appServerTOML = `transport = "app-server"`
 
-// CommandDoorEnv runs the command door's parts of TestE2EAppServer (the
-// dispatch test's `seat command -- /compact` control and the compaction
-// cycle) when set to 1. Without it they skip, naming this switch: on this
-// path `seat command` and `seat compact` answer "not sent" until the
-// driver's command door reaches it.
-const commandDoorEnv = "PANTTY_E2E_APPSERVER_COMMAND_DOOR"
-
 // TestE2EAppServer is the suite every real harness passes (seattest.E2E) on
 // Codex's app-server path (seat.toml transport = "app-server"): the same
 // tests as TestE2E, with what differs said here. The pane is a viewer that
@@ -33,7 +25,9 @@ const commandDoorEnv = "PANTTY_E2E_APPSERVER_COMMAND_DOOR"
 // relaunch resumes the thread (thread/resume), launch.toml then holding the
 // viewer's `codex resume <thread> --remote unix://<socket>`; a harness that
 // cannot start is a server refusing seat.toml's permission_mode (`args` are
-// refused at load on this path). Codex's own cancel and outage behaviour
+// refused at load on this path); the context reading comes from
+// thread/tokenUsage/updated; the command door's /compact and the compaction
+// cycle are thread/compact/start. Codex's own cancel and outage behaviour
 // is the tmux path's (interruptedWithoutStop, codexOutages).
 //
 // The suite's dispatch control is the command door, not a raw paste: on
@@ -41,20 +35,15 @@ const commandDoorEnv = "PANTTY_E2E_APPSERVER_COMMAND_DOOR"
 // on this path there is no composer to paste into, and turn/start takes
 // any text as data.
 func TestE2EAppServer(t *testing.T) {
-	noDoor := ""
-	if os.Getenv(commandDoorEnv) != "1" {
-		noDoor = "the command door and the compaction cycle answer \"not sent\" on the app-server path " +
-			"(docs/codex.md, \"What remains for issue #33\"); " + commandDoorEnv + "=1 runs them"
-	}
 	seattest.E2E{
 		Adapter: codex.Adapter{}, Prefix: "cxa", Messages: 6, CompactKind: "compact", Cycle: true,
-		NoCommandDoor: noDoor, PaneAfterFirstTurn: true,
+		PaneAfterFirstTurn: true,
 		New: func(t *testing.T, name string, toml ...string) *seattest.E2ERig {
 			return newRig(t, name, append([]string{appServerTOML}, toml...)...).E2ERig
 		},
 		Corpus: map[string]string{"d-compact": "/compact", "d-new": "/new", "d-bang": "!touch {bang}",
 			"d-space": " /compact", "d-slash": "/"},
-		ContextSource: "PostModelRequest",
+		ContextSource: "thread/tokenUsage/updated",
 		Cron: func(t *testing.T, name string, toml ...string) (*seattest.E2ERig, seattest.CronSeat) {
 			return cronSeat(t, name, append([]string{appServerTOML}, toml...)...)
 		},

@@ -86,11 +86,6 @@ type E2E struct {
 	// first-screen check reads the pane once that turn is over, and a
 	// test waits for the pane before it reads it.
 	PaneAfterFirstTurn bool
-	// NoCommandDoor, when set, is why the path has no command door yet:
-	// the dispatch test's control (`seat command -- /compact`) and the
-	// compaction cycle then skip saying so, never silently, and everything
-	// else they check runs.
-	NoCommandDoor string
 	// Outages are the faults of the stand-in the suite plays, one test each.
 	Outages []E2EOutage
 }
@@ -371,10 +366,6 @@ func (s E2E) dispatch(t *testing.T) {
 			t.Errorf("SessionStart %+v: a /clear ran", ev.Fields)
 		}
 	}
-	if s.NoCommandDoor != "" {
-		t.Run("CommandDoorCompacts", func(t *testing.T) { t.Skip(s.NoCommandDoor) })
-		return
-	}
 	if res := r.Run("seat", "command", r.Name, "--", "/compact"); res.Code != 0 {
 		t.Fatalf("seat command /compact: %s\n%s", res, r.DriverLog())
 	}
@@ -504,9 +495,6 @@ func (s E2E) resume(t *testing.T) {
 // changed, sends /compact through the command door, the cycle's evidence
 // arrives, and the handoff reaches the first request after the compaction.
 func (s E2E) cycle(t *testing.T) {
-	if s.NoCommandDoor != "" {
-		t.Skip(s.NoCommandDoor)
-	}
 	r := s.New(t, s.Prefix+"-compact")
 	r.Start()
 	r.Send("p1", "first piece of work")
