@@ -146,6 +146,7 @@ func interruptedWithoutStop(r *seattest.E2ERig, st inbox.Status) {
 	r.WaitFor("the Interrupt hook of the cancelled turn", 10*time.Second, func() bool {
 		for _, ev := range r.Events("Interrupt") {
 			if ev.Fields.PromptID == st.PromptID {
+				r.T.Logf("the Interrupt hook's event came %s after the message was settled cancelled", ev.ReceivedAt.Sub(st.EndedAt).Round(time.Millisecond))
 				return true
 			}
 		}
