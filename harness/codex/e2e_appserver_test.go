@@ -211,30 +211,8 @@ func TestSeatsAppServerCompactionReinjectsTheHandoff(t *testing.T) {
 	r, s, _, _, c, th := seatServer(t, "cxappc")
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	turnEnd := func(id string) appserver.End {
-		for {
-			select {
-			case m := <-c.Notifications():
-				if e, ok := appserver.TurnEnd(m); ok && (id == "" || e.TurnID == id) {
-					return e
-				}
-			case <-ctx.Done():
-				t.Fatal("no turn/completed")
-			}
-		}
-	}
-	submit := func(id string) appserver.End {
-		sub, err := guard.Guard(guard.Message{ID: id, From: "alice", Text: "remember the zebra"}, codex.Adapter{}.Facts())
-		if err != nil {
-			t.Fatal(err)
-		}
-		turn, err := c.Submit(ctx, th.ID, sub)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return turnEnd(turn.ID)
-	}
-	submit("app-c1")
+	turns := clientTurns{t: t, ctx: ctx, c: c, thread: th.ID}
+	turns.submit("app-c1")
 	// The record a driver keeps: PreCompact's handoff names the session.
 	if err := s.SessionFile().Write(state.Session{Harness: "codex", ID: th.ID}); err != nil {
 		t.Fatal(err)
@@ -242,10 +220,10 @@ func TestSeatsAppServerCompactionReinjectsTheHandoff(t *testing.T) {
 	if err := c.Compact(ctx, th.ID); err != nil {
 		t.Fatal(err)
 	}
-	if e := turnEnd(""); e.Status != appserver.StatusCompleted {
+	if e := turns.end(""); e.Status != appserver.StatusCompleted {
 		t.Fatalf("compaction ended %s", e.Status)
 	}
-	submit("app-c2")
+	turns.submit("app-c2")
 	n, next, ok := r.compaction()
 	kinds := map[string]string{}
 	files, _ := filepath.Glob(filepath.Join(s.EventsDir(), "*.json"))
@@ -260,4 +238,48 @@ func TestSeatsAppServerCompactionReinjectsTheHandoff(t *testing.T) {
 	if n != 1 || !ok || !strings.Contains(next.Context, "# pantty handoff for seat "+s.Name) {
 		t.Fatalf("compactions %d, next turn found %v, its context %q", n, ok, next.Context)
 	}
+}
+
+// clientTurns runs turns on a seat's thread through pantty's client, with
+// no driver: a guarded message as turn/start, then its turn/completed.
+// seen, when set, sees every notification read on the way.
+type clientTurns struct {
+	t      *testing.T
+	ctx    context.Context
+	c      *appserver.Conn
+	thread string
+	seen   func(appserver.Message)
+}
+
+// end waits for the turn/completed of turn id ("": of any turn).
+func (ct clientTurns) end(id string) appserver.End {
+	ct.t.Helper()
+	for {
+		select {
+		case m := <-ct.c.Notifications():
+			if ct.seen != nil {
+				ct.seen(m)
+			}
+			if e, ok := appserver.TurnEnd(m); ok && (id == "" || e.TurnID == id) {
+				return e
+			}
+		case <-ct.ctx.Done():
+			ct.t.Fatal("no turn/completed")
+		}
+	}
+}
+
+// submit sends message id ("remember the zebra", guarded) as turn/start
+// and waits for its turn's end.
+func (ct clientTurns) submit(id string) appserver.End {
+	ct.t.Helper()
+	sub, err := guard.Guard(guard.Message{ID: id, From: "alice", Text: "remember the zebra"}, codex.Adapter{}.Facts())
+	if err != nil {
+		ct.t.Fatal(err)
+	}
+	turn, err := ct.c.Submit(ct.ctx, ct.thread, sub)
+	if err != nil {
+		ct.t.Fatal(err)
+	}
+	return ct.end(turn.ID)
 }

@@ -8,9 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pantty/pantty/harness/codex"
 	"github.com/pantty/pantty/harness/codex/appserver"
-	"github.com/pantty/pantty/internal/guard"
 	"github.com/pantty/pantty/seat/hookwire"
 )
 
@@ -28,33 +26,12 @@ func TestSeatsAppServerRefusesABlockedCompaction(t *testing.T) {
 	defer cancel()
 	var seen []string
 	var t0 time.Time
-	turnEnd := func(id string) appserver.End {
-		for {
-			select {
-			case m := <-c.Notifications():
-				if !t0.IsZero() {
-					seen = append(seen, fmt.Sprintf("%s %s", time.Since(t0).Round(time.Millisecond), hookNote(m)))
-				}
-				if e, ok := appserver.TurnEnd(m); ok && (id == "" || e.TurnID == id) {
-					return e
-				}
-			case <-ctx.Done():
-				t.Fatal("no turn/completed")
-			}
+	turns := clientTurns{t: t, ctx: ctx, c: c, thread: th.ID, seen: func(m appserver.Message) {
+		if !t0.IsZero() {
+			seen = append(seen, fmt.Sprintf("%s %s", time.Since(t0).Round(time.Millisecond), hookNote(m)))
 		}
-	}
-	submit := func(id string) appserver.End {
-		sub, err := guard.Guard(guard.Message{ID: id, From: "alice", Text: "remember the zebra"}, codex.Adapter{}.Facts())
-		if err != nil {
-			t.Fatal(err)
-		}
-		turn, err := c.Submit(ctx, th.ID, sub)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return turnEnd(turn.ID)
-	}
-	submit("app-b1")
+	}}
+	turns.submit("app-b1")
 	if _, err := s.SessionFile().Read(); err == nil {
 		t.Fatal("the seat has a session.toml: the handoff would materialize")
 	}
@@ -62,7 +39,7 @@ func TestSeatsAppServerRefusesABlockedCompaction(t *testing.T) {
 	if err := c.Compact(ctx, th.ID); err != nil {
 		t.Fatal(err)
 	}
-	end := turnEnd("")
+	end := turns.end("")
 	took := time.Since(t0)
 	n, _, _ := r.compaction()
 	var block string
@@ -78,7 +55,7 @@ func TestSeatsAppServerRefusesABlockedCompaction(t *testing.T) {
 		t.Fatalf("the blocked compaction ended %s with %d summarisation requests, want interrupted and none", end.Status, n)
 	}
 	t0 = time.Time{}
-	if e := submit("app-b2"); e.Status != appserver.StatusCompleted {
+	if e := turns.submit("app-b2"); e.Status != appserver.StatusCompleted {
 		t.Fatalf("the turn after the blocked compaction ended %s", e.Status)
 	}
 	if n, _, _ := r.compaction(); n != 0 {
