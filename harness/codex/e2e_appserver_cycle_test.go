@@ -126,7 +126,7 @@ func TestAppServerSeatCompactionCycle(t *testing.T) {
 // every message reached the model once, the one after each compaction with
 // the handoff.
 func TestAppServerSeatRefreshesAtItsPolicysBoundary(t *testing.T) {
-	r := newRig(t, "cxasr", `transport = "app-server"`, "[refresh]", `policy = "fixed"`, "every = 2")
+	r := newRig(t, "cxasf", `transport = "app-server"`, "[refresh]", `policy = "fixed"`, "every = 2")
 	r.Start()
 	ids := []string{"r1", "r2", "r3", "r4", "r5"}
 	for _, id := range ids {

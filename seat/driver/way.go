@@ -232,6 +232,9 @@ func (d *Driver) onTurnCompleted(as *asLink, end appserver.End) {
 	if as.turn == end.TurnID {
 		as.turn = ""
 	}
+	if d.foreignTurn == end.TurnID {
+		d.foreignTurn = "" // a person's turn (or one steered into a board turn) ended
+	}
 	if !as.hadTurn {
 		as.hadTurn = true
 		d.ensureViewer("the thread's first turn")
