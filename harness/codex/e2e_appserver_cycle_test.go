@@ -2,6 +2,7 @@ package codex_test
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -115,5 +116,45 @@ func TestAppServerSeatCompactionCycle(t *testing.T) {
 	}
 	if turns := r.Turns(); turns["p3"] != 1 {
 		t.Fatalf("model turns %v", turns)
+	}
+}
+
+// TestAppServerSeatRefreshesAtItsPolicysBoundary: a refresh policy's cycle
+// on an app-server seat ([refresh] fixed, every = 2): five messages queued
+// at once, a compaction (thread/compact/start) before the third and the
+// fifth, each on an idle thread between two turns, each cycle done, and
+// every message reached the model once, the one after each compaction with
+// the handoff.
+func TestAppServerSeatRefreshesAtItsPolicysBoundary(t *testing.T) {
+	r := newRig(t, "cxasf", `transport = "app-server"`, "[refresh]", `policy = "fixed"`, "every = 2")
+	r.Start()
+	ids := []string{"r1", "r2", "r3", "r4", "r5"}
+	for _, id := range ids {
+		r.Send(id, "work item "+id)
+	}
+	r.Processed(ids...)
+	var order []string // the stand-in's requests in order: message ids and "compact"
+	for _, q := range r.api.Requests() {
+		switch q.Kind {
+		case "compact":
+			order = append(order, "compact")
+		case "turn":
+			if id, _, _, ok := guard.MatchHeader(q.NewInput); ok {
+				order = append(order, id)
+				if (id == "r3" || id == "r5") && !strings.Contains(q.Context, "pantty handoff for seat "+r.Name) {
+					t.Errorf("%s, the first turn after a compaction, did not carry the handoff: %q", id, q.Context)
+				}
+			}
+		}
+	}
+	if got := strings.Join(order, " "); got != "r1 r2 compact r3 r4 compact r5" {
+		t.Fatalf("requests at the stand-in: %s, want r1 r2 compact r3 r4 compact r5\n%s", got, r.DriverLog())
+	}
+	recs, _ := filepath.Glob(filepath.Join(r.Seat().ArtifactsDir(), "compact-*.toml"))
+	if len(recs) != 2 {
+		t.Fatalf("%d compaction records, want 2", len(recs))
+	}
+	if c, err := r.Seat().CycleFile().Read(); err != nil || c.State != "done" {
+		t.Fatalf("the last cycle: %+v %v", c, err)
 	}
 }

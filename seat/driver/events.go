@@ -182,6 +182,19 @@ func (d *Driver) checkForeignTurn() {
 	d.foreignTurn = ""
 }
 
+// personsPromptEnded stops waiting for a person's prompt that ran inside
+// the turn that just ended (turn, message id's): Codex steers a prompt sent
+// while a turn runs into that turn, and its UserPromptSubmit carries the
+// running turn's id, so that turn's end is the person's too. Measured on
+// the app-server path (a person's Enter at the viewer during a board
+// turn): without this the queue waited ~27 s for checkForeignTurn.
+func (d *Driver) personsPromptEnded(turn, id string) {
+	if turn != "" && d.foreignTurn == turn {
+		d.logf("prompt %s ran inside message %s's turn (steered into it), which ended: no longer waiting", turn, id)
+		d.foreignTurn = ""
+	}
+}
+
 // paneShowsNoTurn reports whether a capture of the pane succeeded and shows no
 // running turn; a failed capture counts as "cannot tell", so callers wait.
 func (d *Driver) paneShowsNoTurn() bool {
@@ -228,6 +241,7 @@ func (d *Driver) onTurnEnd(ev hookwire.Event) {
 	case machine.TurnDone, machine.TurnFailed:
 		e := fl.e
 		d.flight = nil
+		d.personsPromptEnded(f.PromptID, e.Msg.ID)
 		d.keepReply(e, f.LastAssistantMessage)
 		if v == machine.TurnDone {
 			d.finish(e, inbox.StateProcessed, "", "", ev.File)

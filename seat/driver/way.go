@@ -255,6 +255,9 @@ func (d *Driver) onTurnCompleted(as *asLink, end appserver.End) {
 	if as.turn == end.TurnID {
 		as.turn = ""
 	}
+	if d.foreignTurn == end.TurnID {
+		d.foreignTurn = "" // a person's turn (or one steered into a board turn) ended
+	}
 	if !as.hadTurn {
 		as.hadTurn = true
 		d.ensureViewer("the thread's first turn")
@@ -290,14 +293,18 @@ func (d *Driver) onTurnCompleted(as *asLink, end appserver.End) {
 	default:
 		// A failed turn: the PostModelRequest hook's StopFailure carries
 		// the failure in the driver's words (measured for 401 on a seat);
-		// without it the error is classified from turn/completed's text.
-		msg := ""
+		// without it the error is named from turn/completed's words as the
+		// hook names the same words (Capabilities.FailureName).
+		msg, name := "", end.Info
 		if end.Error != nil {
 			msg = end.Error.Message
 		}
-		d.logf("message %s: turn %s %s (%s %d) with no StopFailure from the hook", e.Msg.ID, end.TurnID, end.Status, end.Info, end.HTTPStatus)
+		if named := d.Ad.Caps().FailureName; named != nil {
+			name = named(msg)
+		}
+		d.logf("message %s: turn %s %s (%s %d, named %s) with no StopFailure from the hook", e.Msg.ID, end.TurnID, end.Status, end.Info, end.HTTPStatus, name)
 		d.flight = nil
-		if !d.onTurnFailed(e, end.Info, msg) {
+		if !d.onTurnFailed(e, name, msg) {
 			d.finish(e, inbox.StateFailed, inbox.ReasonWorkError, end.Info+": "+msg, "app-server turn/completed: turn "+end.TurnID)
 		}
 	}
