@@ -477,7 +477,11 @@ func (s E2E) resume(t *testing.T) {
 	}
 	resumed := false
 	for _, ev := range r.Events(hookwire.EvSessionStart) {
-		resumed = resumed || ev.Fields.Source == "resume" && ev.Fields.SessionID == before.ID
+		if !resumed && ev.Fields.Source == "resume" && ev.Fields.SessionID == before.ID {
+			resumed = true
+			t.Logf("SessionStart(resume) came %s after the relaunch and %s after k2's submit evidence (negative: before it)",
+				ev.ReceivedAt.Sub(after.LaunchedAt).Round(time.Millisecond), ev.ReceivedAt.Sub(r.Status("k2").SubmittedAt).Round(time.Millisecond))
+		}
 	}
 	if !resumed {
 		t.Fatal("no SessionStart with source resume for the seat's session")
