@@ -167,6 +167,13 @@ type Capabilities struct {
 	// returning once it listens. The server is the seat's harness process:
 	// its Done is the harness's exit.
 	AppServer func(ctx context.Context, l Launch, stderr io.Writer) (*appserver.Server, error)
+	// FailureName names a failed turn's error, given in the harness's own
+	// words, in the StopFailure vocabulary hookwire.ClassifyFailure reads
+	// (authentication_failed, billing_error, server_error, …): for a failure
+	// that reaches the driver without the hook's StopFailure, as a failed
+	// turn/completed on the app server can (Codex: ClassifyError, the
+	// hook's own translation of the same words).
+	FailureName func(words string) string
 	// Jail is the capability of a harness with no OS sandbox of its own that
 	// runs whole under pantty's bubblewrap jail (seat/jail) when isolation is
 	// auto or on: the directories it must write besides the workdir (its

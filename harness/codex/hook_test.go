@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -129,5 +131,45 @@ func TestRunHookBlocksACompactionWithContinueFalse(t *testing.T) {
 	}
 	if evs := h.Events(hookwire.EvPreCompact); len(evs) != 2 || evs[1].Pantty["materialized_by"] != "hook" {
 		t.Fatalf("PreCompact events %+v, want the second materialized by the hook", evs)
+	}
+}
+
+// TestAppServerFailuresAreNamedAsTheHookNamesThem: a failed turn/completed
+// on the app server with no StopFailure from the hook is named from its
+// words (Capabilities.FailureName = ClassifyError) and classified by the
+// driver's table. The words are the ones Codex 0.171.0's app server put in
+// turn/completed's error against each stand-in fault (the recorded
+// artifact, docs/codex.md "Failures"); each must get the class the tmux
+// path's hook gives the same fault (TestE2E's outages).
+func TestAppServerFailuresAreNamedAsTheHookNamesThem(t *testing.T) {
+	want := map[string]machine.Class{"auth": machine.ClassMeans, "billing": machine.ClassProvider,
+		"rate-limit": machine.ClassProvider, "server": machine.ClassTransient, "unavailable": machine.ClassTransient}
+	b, err := os.ReadFile(filepath.Join("testdata", "appserver-0.171.0-2026-12-05", "failures.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := 0
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var row struct {
+			Fault string `json:"fault"`
+			Error struct {
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		if err := json.Unmarshal([]byte(line), &row); err != nil {
+			t.Fatal(err)
+		}
+		class, ok := want[row.Fault]
+		if !ok {
+			t.Fatalf("a recorded fault %q with no expected class", row.Fault)
+		}
+		seen++
+		name := codex.Adapter{}.Caps().FailureName(row.Error.Message)
+		if got, cause := hookwire.ClassifyFailure(name, row.Error.Message); got != class {
+			t.Errorf("%s: %q named %s, classified %s (%s), want %s", row.Fault, row.Error.Message, name, got, cause, class)
+		}
+	}
+	if seen != len(want) {
+		t.Fatalf("%d recorded failures, want one per fault (%d)", seen, len(want))
 	}
 }

@@ -54,8 +54,13 @@ type asLink struct {
 	connGone bool
 	// hadTurn: the thread has had a turn (the viewer pane can resume it).
 	hadTurn bool
-	bin     string            // the codex binary (the viewer runs it too)
-	env     map[string]string // the launch's environment (the viewer's too)
+	// readings: thread/tokenUsage/updated gave a context reading; the
+	// PostModelRequest hook's of the same requests are not read after it.
+	readings bool
+	// compaction is the last compaction turn the command door started.
+	compaction string
+	bin        string            // the codex binary (the viewer runs it too)
+	env        map[string]string // the launch's environment (the viewer's too)
 }
 
 // turnPending is asLink.turn while a turn/start has no answer yet.

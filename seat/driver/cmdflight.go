@@ -21,6 +21,7 @@ type cmdFlight struct {
 	sent     time.Time      // when the door began to paste it: the harness's answers are looked for from here
 	until    time.Time
 	started  string // the start hook's event file, once it fired
+	blocked  string // why pantty's start hook blocked it ("" when it did not)
 	entering bool
 	launch   time.Time   // Driver.launchAt when it was pasted
 	failed   func(error) // what the sender does when it could not be entered
@@ -30,6 +31,11 @@ type cmdFlight struct {
 	notPasted error
 	waitUntil time.Time
 	ahead     flight.Ahead // its durable record, written at the first paste
+	// onServer: sent to the seat's app server (asWay.command), not pasted;
+	// turn is the turn the server started for it (turn/started after the
+	// call), whose turn/completed is its refusal's witness.
+	onServer bool
+	turn     string
 }
 
 // commandBusyCap bounds how long a command the harness is visibly busy with
@@ -55,7 +61,7 @@ func (d *Driver) sendCommand(c guard.Command, req *state.Request, failed func(er
 	}
 	f := &cmdFlight{cmd: c, req: req, sent: sent, entering: true, launch: d.launchAt, failed: failed, waitUntil: until}
 	d.cmdRun, d.cmdHeld = f, ""
-	d.pasteCommand(f)
+	d.way().command(f)
 }
 
 // errRelaunchedUnsent is a waiting command failed by a relaunch before any

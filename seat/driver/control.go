@@ -156,12 +156,7 @@ func (d *Driver) runCommand() {
 		d.answer(r, fmt.Errorf("a turn-spawned seat has no live session to send %s to (no command door on this path)", r.Kind), "")
 		return
 	}
-	if d.onAppServer() {
-		d.cmds = d.cmds[1:]
-		d.answer(r, fmt.Errorf("not sent: a seat on its app server has no command door yet (%s; docs/codex.md)", r.Kind), "")
-		return
-	}
-	if why, _ := d.paneNotFree(); why != "" {
+	if why, _ := d.way().notFree(); why != "" {
 		if why != d.cmdHeld {
 			d.logf("control request %s waits: %s", r.ID, why)
 		}
@@ -179,7 +174,7 @@ func (d *Driver) runCommand() {
 		return
 	}
 	d.sendCommand(c, &r, func(err error) {
-		if errors.Is(err, flight.ErrNotPasted) || errors.Is(err, flight.ErrUnwritten) || errors.Is(err, errRelaunchedUnsent) {
+		if errors.Is(err, flight.ErrNotPasted) || errors.Is(err, flight.ErrUnwritten) || errors.Is(err, errRelaunchedUnsent) || errors.Is(err, errServerRefused) {
 			// Nothing reached the harness: the outcome is known.
 			d.answer(r, fmt.Errorf("not sent: %s: %v", c.Text(), err), "")
 			return
@@ -435,6 +430,10 @@ func (d *Driver) onCommandTick() {
 	if hooked {
 		what = "no " + hooks.start + " hook"
 	}
+	if f.onServer {
+		d.commandLate(f, what)
+		return
+	}
 	ctx, cancel := d.ctx()
 	screen, err := d.pane().Screen(ctx)
 	cancel()
@@ -514,7 +513,7 @@ func (d *Driver) onCommandEvidence(ev hookwire.Event) {
 	switch {
 	case !ok:
 	case ev.Kind == hooks.start:
-		f.started = ev.File
+		f.started, f.blocked = ev.File, ev.Pantty["block"]
 	case ev.Kind == hooks.done && f.started != "":
 		d.commandAccepted(fmt.Sprintf("the %s harness ran %s: %s and %s fired (%s)", d.Ad.Name(), f.cmd.Text(), hooks.start, hooks.done, ev.File))
 	}

@@ -204,7 +204,7 @@ func (d *Driver) onContextReading(ev hookwire.Event) {
 		}
 		return
 	}
-	if p.SessionID != d.sess.ID {
+	if p.SessionID != d.sess.ID || d.as != nil && d.as.readings {
 		return
 	}
 	src := p.Source

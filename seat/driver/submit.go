@@ -260,6 +260,9 @@ func (d *Driver) maybeSubmit() {
 	case machine.Recycle:
 		d.recycleStep(d.entries[p.ID])
 	case machine.Deliver:
+		if d.onAppServer() && !d.threadIdle() {
+			return // the server's start or the running turn's turn/completed wakes the loop
+		}
 		if e := d.entries[p.ID]; !d.boxHolds() && !d.refreshBefore(e) {
 			d.deliver(e)
 		}
@@ -277,11 +280,7 @@ func (d *Driver) maybeSubmit() {
 // paste from a uniquely named buffer, let the paste settle, send Enter as its own
 // key, then wait for UserPromptSubmit evidence.
 func (d *Driver) deliver(e *inbox.Entry) {
-	if d.onAppServer() {
-		if !d.threadIdle() {
-			return // the server's start or the running turn's turn/completed wakes the loop
-		}
-	} else if d.Cfg.Shape != config.ShapeTurn && d.paneBusy() {
+	if !d.onAppServer() && d.Cfg.Shape != config.ShapeTurn && d.paneBusy() {
 		// A turn is running that pantty did not start (a person's prompt whose
 		// UserPromptSubmit is not consumed yet): pasting now would land in a
 		// busy harness. Look again shortly; the events will tell.

@@ -12,6 +12,8 @@ import (
 	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/internal/machine"
 	"github.com/pantty/pantty/seat/flight"
+	"github.com/pantty/pantty/seat/hookwire"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // way is how the driver gets a guarded message to the harness and stops its
@@ -28,11 +30,22 @@ type way interface {
 	// cancel stops the turn of c's message, verifies it stopped and settles
 	// the message (cancelFinish), or answers why not (cancelEnd).
 	cancel(c *cancelRun)
+	// command sends f's adapter-authored command through the seat's command
+	// door; commandEntered hears, on the loop, that it went or why not, and
+	// its evidence (the hooks, the harness's answer) follows as events.
+	command(f *cmdFlight)
+	// notFree says why no command may go to the harness now, or "" (unknown:
+	// the harness could not be looked at).
+	notFree() (why string, unknown bool)
 }
 
 // paneWay is the tmux path: the flight package's paste, settle and Enter,
-// the Escape for a cancel (submit.go, cancel.go).
+// the Escape for a cancel (submit.go, cancel.go), the command door's paste
+// (cmdflight.go).
 type paneWay struct{ d *Driver }
+
+func (w paneWay) command(f *cmdFlight)                { w.d.pasteCommand(f) }
+func (w paneWay) notFree() (why string, unknown bool) { return w.d.paneNotFree() }
 
 // way is the seat's transport.
 func (d *Driver) way() way {
@@ -171,14 +184,42 @@ func (d *Driver) onNote(m appserver.Message) {
 	switch m.Method {
 	case appserver.MethodTurnStarted:
 		var n appserver.TurnNote
-		if jsonInto(m.Params, &n) && n.ThreadID == as.thread && as.turn != turnPending {
+		if !jsonInto(m.Params, &n) || n.ThreadID != as.thread {
+			return
+		}
+		if as.turn != turnPending {
 			as.turn = n.Turn.ID
+		}
+		if f := d.cmdRun; f != nil && f.onServer && f.turn == "" && d.flight == nil {
+			f.turn = n.Turn.ID // the compaction's turn (nothing else was sent)
+			as.compaction = f.turn
 		}
 	case appserver.MethodTurnCompleted:
 		if end, ok := appserver.TurnEnd(m); ok && end.ThreadID == as.thread {
 			d.onTurnCompleted(as, end)
 		}
+	case appserver.MethodTokenUsage:
+		if c, ok := appserver.ContextOf(m); ok && c.ThreadID == as.thread && c.Input > 0 && !d.compacting(c.TurnID) {
+			// The reading the PostModelRequest hook also gives (the same
+			// request's input tokens; the window as the rollout has it),
+			// straight from the server: the hook's is not read after it.
+			as.readings = true
+			d.applyReading(state.StatusReading{SessionID: as.thread, Occupancy: int(c.Input), Window: int(c.Window), Model: d.ctxr.Model},
+				tokenUsageSource, d.now().UTC())
+		}
 	}
+}
+
+// tokenUsageSource names where an app-server seat's context reading comes from.
+const tokenUsageSource = "codex app server thread/tokenUsage/updated last.inputTokens (the request's whole input) against modelContextWindow"
+
+// compacting reports whether turn is the command door's compaction on the
+// server (or one whose turn is not known yet): its summarisation requests'
+// usage is no reading of the thread's context, also when it comes after the
+// cycle ended on the hooks.
+func (d *Driver) compacting(turn string) bool {
+	f := d.cmdRun
+	return f != nil && f.onServer && f.turn == "" || turn != "" && turn == d.as.compaction
 }
 
 // onTurnCompleted is a turn's end on the seat's thread: the thread is idle
@@ -194,6 +235,9 @@ func (d *Driver) onTurnCompleted(as *asLink, end appserver.End) {
 	if !as.hadTurn {
 		as.hadTurn = true
 		d.ensureViewer("the thread's first turn")
+	}
+	if f := d.cmdRun; f != nil && f.onServer && f.turn == end.TurnID {
+		d.onCommandTurnEnd(f, end)
 	}
 	d.drainEvents()
 	fl := d.flight
@@ -223,14 +267,18 @@ func (d *Driver) onTurnCompleted(as *asLink, end appserver.End) {
 	default:
 		// A failed turn: the PostModelRequest hook's StopFailure carries
 		// the failure in the driver's words (measured for 401 on a seat);
-		// without it the error is classified from turn/completed's text.
-		msg := ""
+		// without it the error is named from turn/completed's words as the
+		// hook names the same words (Capabilities.FailureName).
+		msg, name := "", end.Info
 		if end.Error != nil {
 			msg = end.Error.Message
 		}
-		d.logf("message %s: turn %s %s (%s %d) with no StopFailure from the hook", e.Msg.ID, end.TurnID, end.Status, end.Info, end.HTTPStatus)
+		if named := d.Ad.Caps().FailureName; named != nil {
+			name = named(msg)
+		}
+		d.logf("message %s: turn %s %s (%s %d, named %s) with no StopFailure from the hook", e.Msg.ID, end.TurnID, end.Status, end.Info, end.HTTPStatus, name)
 		d.flight = nil
-		if !d.onTurnFailed(e, end.Info, msg) {
+		if !d.onTurnFailed(e, name, msg) {
 			d.finish(e, inbox.StateFailed, inbox.ReasonWorkError, end.Info+": "+msg, "app-server turn/completed: turn "+end.TurnID)
 		}
 	}
@@ -273,3 +321,103 @@ func (w asWay) cancel(c *cancelRun) {
 // jsonInto decodes a notification's params into v and reports whether it
 // could.
 func jsonInto(raw json.RawMessage, v any) bool { return json.Unmarshal(raw, v) == nil }
+
+// The app-server path's command door: the only command with an equivalent
+// on the server is /compact, sent as thread/compact/start (measured on
+// 0.171.0: answered {} at once; the compaction runs as a turn of its own,
+// turn/started … turn/completed, and pantty's PreCompact and PostCompact
+// hooks fire in the server as in the TUI). The command's durable record is
+// written first, as the pane's door writes it before its paste; the hooks
+// are its evidence as on the tmux path (onCommandEvidence, onCycleEvent),
+// and the compaction turn's end is the refusal's witness: a PreCompact
+// block ends it interrupted, an API failure failed (onCommandTurnEnd).
+
+// errServerRefused marks a command the app server refused with a JSON-RPC
+// error: nothing started, and that is known.
+var errServerRefused = errors.New("the app server refused it")
+
+// onServer reports whether the seat's command door has an equivalent of c
+// on the app server.
+func onServer(c guard.Command) bool { return c.Name() == "compact" && c.Args() == "" }
+
+// notFree: a command goes only on an idle thread (thread/compact/start on a
+// busy one is a second turn's business the server decides; it is not asked).
+func (w asWay) notFree() (string, bool) {
+	switch d := w.d; {
+	case d.as == nil || d.as.connGone:
+		return "the app server is not running", false
+	case d.as.turn != "":
+		return "a turn is running on the seat's thread", false
+	}
+	return "", false
+}
+
+// command sends f's /compact as thread/compact/start; any other command
+// has no equivalent on this path and is refused unsent.
+func (w asWay) command(f *cmdFlight) {
+	d := w.d
+	if !onServer(f.cmd) {
+		d.commandEntered(f, fmt.Errorf("%w: %s has no equivalent on the app server (only /compact, as thread/compact/start)", errServerRefused, f.cmd.Text()))
+		return
+	}
+	if why, _ := w.notFree(); why != "" {
+		d.commandEntered(f, fmt.Errorf("%w: %s", errServerRefused, why))
+		return
+	}
+	if f.ahead.Text() == "" {
+		ahead, err := d.commandAhead(f.cmd)
+		if err != nil {
+			d.commandEntered(f, err)
+			return
+		}
+		f.ahead = ahead
+	}
+	f.onServer = true
+	conn, thread := d.as.conn, d.as.thread
+	d.onLoop(func() func() {
+		ctx, cancel := context.WithTimeout(context.Background(), asCallLimit)
+		defer cancel()
+		err := conn.Compact(ctx, thread)
+		return func() {
+			var refused *appserver.Error
+			if errors.As(err, &refused) {
+				err = fmt.Errorf("%w: thread/compact/start: %v", errServerRefused, err)
+			} else if err != nil {
+				err = fmt.Errorf("thread/compact/start unanswered: %w", err)
+			}
+			d.commandEntered(f, err)
+		}
+	})
+}
+
+// onCommandTurnEnd is the end of the turn the command door's compaction
+// started. The hooks are the evidence of one that ran (read first); a turn
+// that ended otherwise is the server's refusal, in its words.
+func (d *Driver) onCommandTurnEnd(f *cmdFlight, end appserver.End) {
+	d.drainEvents()
+	if d.cmdRun != f || end.Status == appserver.StatusCompleted {
+		return // accepted by its hooks, or their events are still coming
+	}
+	why := fmt.Sprintf("the %s app server ended %s's turn %s %s", d.Ad.Name(), f.cmd.Text(), end.TurnID, end.Status)
+	if end.Error != nil {
+		why += ": " + end.Error.Message
+	}
+	switch {
+	case f.blocked != "":
+		why += ": pantty's " + hookwire.EvPreCompact + " hook blocked it: " + f.blocked
+	case end.Status == appserver.StatusInterrupted:
+		why += " (a hook's block, or a person's interrupt)"
+	}
+	d.commandRefused(why, false)
+}
+
+// commandLate is the app-server path's end of the accept window with no
+// start hook: a compaction turn still running is late, not missing, until
+// commandBusyCap; otherwise the server did not run the command.
+func (d *Driver) commandLate(f *cmdFlight, what string) {
+	if as := d.as; f.turn != "" && as != nil && as.turn == f.turn && d.now().Sub(f.sent) < commandBusyCap {
+		d.cmdT.set(commandPoll)
+		return
+	}
+	d.commandRefused(fmt.Sprintf("%s within %s: the %s app server did not run %s", what, hookwire.CommandAcceptWindow, d.Ad.Name(), f.cmd.Text()), false)
+}

@@ -106,7 +106,7 @@ func Contract(home string, t harness.MeasureRig, o Options) (state.Contract, err
 // path.
 func pathWords(on string) string {
 	if on == config.TransportAppServer {
-		return "the harness's app server (transport = \"app-server\", experimental): turn/start on the seat's thread, turn/interrupt, pantty driver"
+		return "the harness's app server (transport = \"app-server\", experimental): turn/start on the seat's thread, turn/interrupt, thread/compact/start, pantty driver"
 	}
 	return "tmux " + tmuxVersion() + ": load-buffer + paste-buffer -p (bracketed) + settle + send-keys Enter, pantty driver"
 }
