@@ -147,15 +147,15 @@ func (sw *sweeper) recoverSeat(o *observation, v verdict) (did []string, verifie
 // beside the revived one (the new driver ends them before it launches or
 // when it adopts: one that outlives that is said, never passed as revived).
 func survivors(s state.Seat, cfg config.Config) string {
-	if cfg.Transport == config.TransportAppServer {
+	sess, err := s.SessionFile().Read()
+	if err != nil {
+		return ""
+	}
+	if state.RunsOn(cfg, sess) == config.TransportAppServer {
 		// The launch's process is the app server, not a pane process, and
 		// its viewer runs in a pane of its own: the pane-tree rule below
 		// would name both as an earlier launch's and fail every revival.
 		// The new driver ends an earlier server before it starts its own.
-		return ""
-	}
-	sess, err := s.SessionFile().Read()
-	if err != nil {
 		return ""
 	}
 	if left := proc.LaunchProcsOutside(s, sess.PanePID); len(left) > 0 {
@@ -356,7 +356,7 @@ func (sw *sweeper) revived(o *observation, after time.Time) (bool, string) {
 	if o.hasSess && o.sess.ID != "" && sess.ID != o.sess.ID {
 		return false, fmt.Sprintf("the harness runs session %s, not the seat's %s", sess.ID, o.sess.ID)
 	}
-	if o.cfg.Shape == config.ShapeTurn || o.cfg.Transport == config.TransportAppServer {
+	if o.cfg.Shape == config.ShapeTurn || state.RunsOn(o.cfg, sess) == config.TransportAppServer {
 		return true, "" // no pane to look at: the harness runs only during a turn, or is the driver's app server (harnessDown)
 	}
 	panes, err := sw.listPanes(sess.Socket)

@@ -281,7 +281,7 @@ func (o *observation) harnessDown() string {
 		// called dead here, and every sweep replaced its driver).
 		return ""
 	}
-	if o.cfg.Transport == config.TransportAppServer {
+	if state.RunsOn(o.cfg, o.sess) == config.TransportAppServer {
 		// No pane either: the harness is the seat's app server, the
 		// driver's child, whose exit the driver sees (Server.Done) and
 		// relaunches on; the heartbeat is its liveness here.

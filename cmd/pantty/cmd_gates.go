@@ -29,8 +29,12 @@ func gatesCommand() *cli.Command {
 			"installed: the harness binary (--bin, else its command on PATH) is asked --version, once per\n" +
 			"binary change (cached in $PANTTY_HOME/cache/harness-versions.toml). A version no registry range\n" +
 			"covers fails every gate. Past a row's revisit date a gate warns; past its fail_after it fails\n" +
-			"unless a fresh local measurement covers it. Without HARNESS: one line per harness in the\n" +
-			"registry. Exit 0 whatever the verdict.",
+			"unless a fresh local measurement covers it. A harness with a second path (codex: its app server,\n" +
+			"experimental) is judged once per path, each verdict naming its path: the registry's rows are the\n" +
+			"tmux path's, the app-server path is judged by its own local contract alone\n" +
+			"($PANTTY_HOME/facts/<harness>/<version>/contract-app-server.toml), and the detail says which path\n" +
+			"transport = \"auto\" would take. Without HARNESS: one line per harness and path in the registry;\n" +
+			"--json prints one object per path (an array when there are several). Exit 0 whatever the verdict.",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "json", Usage: "print the verdict(s) as JSON"},
 			&cli.StringFlag{Name: "version", Usage: "judge this harness version (default: the installed binary's --version, else the local facts file's build, else the registry's newest range)"},
@@ -62,7 +66,7 @@ func gatesShow(c *cli.Context) error {
 		}
 		var vs []gates.Verdict
 		for _, h := range reg.Harnesses() {
-			vs = append(vs, installedVerdict(home, h, gates.HarnessBinary(h, ""), now))
+			vs = append(vs, installedVerdicts(home, h, gates.HarnessBinary(h, ""), now)...)
 		}
 		if c.Bool("json") {
 			return printJSON(vs)
@@ -77,38 +81,52 @@ func gatesShow(c *cli.Context) error {
 	if !known {
 		return usageErr("gates: the registry (%s) has no harness %q (have %s)", reg.Origin, h, strings.Join(reg.Harnesses(), ", "))
 	}
-	var v gates.Verdict
+	var vs []gates.Verdict
 	switch {
 	case c.IsSet("version"):
-		v = gates.Local(home, h, c.String("version"), now)
+		for _, on := range gates.Transports(h) {
+			vs = append(vs, gates.LocalOn(home, h, c.String("version"), on, now))
+		}
 	case c.IsSet("bin"):
 		bin, err := launch.ResolveBinary(c.String("bin"), os.Getenv("PATH"))
 		if err != nil {
 			return usageErr("gates --bin: %v", err)
 		}
-		v = installedVerdict(home, h, bin, now)
+		vs = installedVerdicts(home, h, bin, now)
 	default:
-		v = installedVerdict(home, h, gates.HarnessBinary(h, ""), now)
+		vs = installedVerdicts(home, h, gates.HarnessBinary(h, ""), now)
 	}
 	if c.Bool("json") {
-		return printJSON(v)
+		if len(vs) == 1 {
+			return printJSON(vs[0])
+		}
+		return printJSON(vs)
 	}
-	gatesDetail(v)
+	for i, v := range vs {
+		if i > 0 {
+			say("")
+		}
+		gatesDetail(home, v)
+	}
 	return nil
 }
 
-// installedVerdict judges harness at the version the binary bin says it is;
-// without one (no binary, or it cannot say) as unobserved, and the verdict's
-// note says why.
-func installedVerdict(home, harness, bin string, now time.Time) gates.Verdict {
+// installedVerdicts judges harness on each of its paths at the version the
+// binary bin says it is; without one (no binary, or it cannot say) as
+// unobserved, and each verdict's note says why.
+func installedVerdicts(home, harness, bin string, now time.Time) []gates.Verdict {
 	version, note := gates.Installed(home, harness, bin)
-	v := gates.Local(home, harness, version, now)
-	if note != "" && (version != "" || v.VersionNote == "") {
-		v.VersionNote = note
-	} else if note != "" {
-		v.VersionNote = note + "; " + v.VersionNote
+	var vs []gates.Verdict
+	for _, on := range gates.Transports(harness) {
+		v := gates.LocalOn(home, harness, version, on, now)
+		if note != "" && (version != "" || v.VersionNote == "") {
+			v.VersionNote = note
+		} else if note != "" {
+			v.VersionNote = note + "; " + v.VersionNote
+		}
+		vs = append(vs, v)
 	}
-	return v
+	return vs
 }
 
 func printJSON(v any) error {
@@ -120,7 +138,7 @@ func printJSON(v any) error {
 // gatesSummary prints one line per harness: each gate's status and the verdict.
 func gatesSummary(reg *gates.Registry, vs []gates.Verdict) error {
 	tw := tabwriter.NewWriter(os.Stdout, 0, 2, 2, ' ', 0)
-	head := []string{"HARNESS", "VERSION"}
+	head := []string{"HARNESS", "VERSION", "TRANSPORT"}
 	if len(vs) > 0 {
 		for _, g := range vs[0].Gates {
 			head = append(head, strings.ToUpper(g.Name))
@@ -128,7 +146,7 @@ func gatesSummary(reg *gates.Registry, vs []gates.Verdict) error {
 	}
 	fmt.Fprintln(tw, strings.Join(append(head, "ISOLATION", "VERDICT"), "\t"))
 	for _, v := range vs {
-		row := []string{v.Harness, versionCell(v)}
+		row := []string{v.Harness, versionCell(v), v.Transport}
 		for _, g := range v.Gates {
 			row = append(row, string(g.Status))
 		}
@@ -180,9 +198,13 @@ func versionCell(v gates.Verdict) string {
 	return "unknown"
 }
 
-// gatesDetail prints the adoption table for one harness.
-func gatesDetail(v gates.Verdict) {
-	say("%s: %s", v.Label(), v.Summary)
+// gatesDetail prints the adoption table for one harness on one path.
+func gatesDetail(home string, v gates.Verdict) {
+	say("%s on the %s path: %s", v.Label(), v.Transport, v.Summary)
+	say("  transport  %s", v.Transport)
+	if on, why := gates.AutoChoice(home, v.Harness, v.Version, v.Now); on != "" {
+		say("  auto       transport = \"auto\" takes %s: %s", on, why)
+	}
 	say("  registry   %s", v.Registry)
 	if v.VersionNote != "" {
 		say("  version    %s", v.VersionNote)
@@ -214,6 +236,8 @@ func gatesDetail(v gates.Verdict) {
 	}
 	say("")
 	switch {
+	case !v.ResidentAllowed && v.Transport != config.TransportTmux:
+		say("verdict: %s (transport = %q does not take it)", v.Summary, config.TransportAuto)
 	case !v.ResidentAllowed:
 		say("verdict: must run turn-spawned (shape = %q): %s", config.ShapeTurn, v.Summary)
 	case !v.AutoCompaction:

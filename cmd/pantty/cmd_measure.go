@@ -5,9 +5,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/pantty/pantty/harness"
+	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/seat/gates"
 	"github.com/pantty/pantty/seat/measure"
 	"github.com/pantty/pantty/seat/state"
@@ -36,15 +39,19 @@ func measureCommand() *cli.Command {
 			Action: measureDispatch,
 		}, {
 			Name:  "contract",
-			Usage: "measure the five-operation contract of the installed harness; writes $PANTTY_HOME/facts/<harness>/<version>/contract.toml",
+			Usage: "measure the five-operation contract of the installed harness on each path; writes $PANTTY_HOME/facts/<harness>/<version>/contract.toml (contract-app-server.toml beside it)",
 			Description: "On a throwaway seat driven by pantty's own driver, against the harness's loopback model-API stand-in\n" +
 				"(no key, no cost): submit -> turn end (exactly one model turn), context (floor + reclaimable), cancel\n" +
 				"(a slow turn stopped from outside, the next message alone), the compaction cycle (the handoff seen\n" +
 				"in a request after /compact), resume (the harness killed, the same session relaunched) and liveness\n" +
 				"(a probe turn runs; with the stand-in answering 401 it fails). Every row is written with its artifact,\n" +
 				"under the version the harness says it is; the gates judge that version by these rows first.\n" +
+				"A harness with a second path (codex: its app server) is measured on each, one throwaway seat\n" +
+				"and stand-in per path, and each path's rows are stored on their own (contract.toml for tmux,\n" +
+				"contract-app-server.toml); transport = \"auto\" reads the app server's. --transport measures one.\n" +
 				"Exit 0 when every row is met, 1 when one is not (the facts are written either way), 2 on bad input.",
-			Flags:  rigFlags(&cli.StringFlag{Name: "registry-rows", Usage: "copy the artifacts to DIR/<harness>-<version>/ and print the registry rows that cite them (scripts/measure-registry.sh)"}),
+			Flags: rigFlags(&cli.StringFlag{Name: "registry-rows", Usage: "copy the artifacts to DIR/<harness>-<version>/ and print the registry rows that cite them (scripts/measure-registry.sh); the tmux path's, the registry's rows being that path's"},
+				&cli.StringFlag{Name: "transport", Usage: "measure this path only: tmux, or app-server for a harness with an app server (default: every path the harness has)"}),
 			Action: measureContract,
 		}},
 	}
@@ -110,18 +117,44 @@ func prepareMeasure(c *cli.Context, verb string) (string, measure.Options, harne
 }
 
 func measureContract(c *cli.Context) error {
+	paths := gates.Transports(c.String("harness"))
+	if on := c.String("transport"); c.IsSet("transport") {
+		if !slices.Contains(paths, on) {
+			return usageErr("measure contract: --transport %q: harness %q runs on %s", on, c.String("harness"), strings.Join(paths, " or "))
+		}
+		paths = []string{on}
+	}
+	unmet := 0
+	for _, on := range paths {
+		n, err := measureContractOn(c, on)
+		if err != nil {
+			return err
+		}
+		unmet += n
+	}
+	if unmet > 0 {
+		return fmt.Errorf("%d row(s) of %s not met on %s: the gates judge this version by them (pantty gates %s)", unmet, c.String("harness"), strings.Join(paths, " and "), c.String("harness"))
+	}
+	return nil
+}
+
+// measureContractOn runs the battery on one transport with a rig of its own
+// (its stand-in's request log and the harness's home are the run's alone)
+// and prints its rows; it returns how many were not met.
+func measureContractOn(c *cli.Context, on string) (int, error) {
 	home, o, t, done, err := prepareMeasure(c, "contract")
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer done()
+	o.Transport = on
 	began := time.Now()
 	k, err := measure.Contract(home, t, o)
 	if err != nil {
-		return err
+		return 0, err
 	}
-	say("%s %s (%s): contract measured in %s on %s; facts %s", k.Harness, k.Version, k.Build,
-		time.Since(began).Round(time.Second), k.Path, state.ContractPath(home, k.Harness, k.Version))
+	say("%s %s (%s) on the %s path: contract measured in %s on %s; facts %s", k.Harness, k.Version, k.Build, k.On(),
+		time.Since(began).Round(time.Second), k.Path, state.ContractPath(home, k.Harness, k.Version, k.On()))
 	unmet := 0
 	for _, r := range k.Rows {
 		mark := "met"
@@ -130,15 +163,13 @@ func measureContract(c *cli.Context) error {
 		}
 		say("  %-10s %-5s %s", r.Name, mark, r.Value)
 	}
-	if dir := c.String("registry-rows"); dir != "" {
+	if dir := c.String("registry-rows"); dir != "" && on == config.TransportTmux {
+		// The registry's rows are the tmux path's (gates.Registry).
 		if err := printRegistryRows(k, dir); err != nil {
-			return err
+			return unmet, err
 		}
 	}
-	if unmet > 0 {
-		return fmt.Errorf("%d row(s) of %s %s not met: the gates judge this version by them (pantty gates %s)", unmet, k.Harness, k.Version, k.Harness)
-	}
-	return nil
+	return unmet, nil
 }
 
 func measureDispatch(c *cli.Context) error {

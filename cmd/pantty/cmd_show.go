@@ -43,10 +43,13 @@ type shownMessage struct {
 	From    string `json:"from,omitempty"`
 	Board   string `json:"board,omitempty"`
 	Channel string `json:"channel,omitempty"`
-	Text    string `json:"text"`
-	State   string `json:"state"`
-	Reason  string `json:"reason,omitempty"`
-	Detail  string `json:"detail,omitempty"`
+	// Transport is the path the seat runs on (state.TransportLabel:
+	// "app-server (auto)" for a choice of transport = "auto").
+	Transport string `json:"transport,omitempty"`
+	Text      string `json:"text"`
+	State     string `json:"state"`
+	Reason    string `json:"reason,omitempty"`
+	Detail    string `json:"detail,omitempty"`
 	// Times of each step that happened; a step that did not is left out.
 	EnqueuedAt  time.Time  `json:"enqueued_at"`
 	SubmittedAt *time.Time `json:"submitted_at,omitempty"`
@@ -136,6 +139,10 @@ func showMessage(s state.Seat, id string) (shownMessage, error) {
 		NotBefore: timeOrNil(st.NotBefore), Attempts: st.Attempts, Resubmits: st.Resubmits, Retries: st.Retries,
 		Evidence:    evidence{Submission: st.Evidence, TurnEnd: st.TurnEnd, PromptID: st.PromptID, SessionID: st.SessionID, Nonce: st.Nonce},
 		Submissions: []shownSub{}}
+	if cfg, err := s.ConfigFile().Read(); err == nil {
+		sess, _ := s.SessionFile().Read()
+		m.Transport = state.TransportLabel(cfg, sess)
+	}
 	rep, err := s.ReadReply(st)
 	if err != nil {
 		return m, fmt.Errorf("%w: %v", state.ErrUnobservable, err)
@@ -180,6 +187,7 @@ func showText(m shownMessage) {
 	row("from", m.From)
 	row("board", m.Board)
 	row("channel", m.Channel)
+	row("transport", m.Transport)
 	state := m.State
 	if m.Reason != "" {
 		state += " (" + m.Reason + ")"

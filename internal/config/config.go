@@ -24,10 +24,16 @@ const (
 // Transports: how a seat's driver reaches its harness (docs/codex.md, "The
 // app-server path (experimental, measured on 0.171.0)"). TransportTmux pastes
 // into the harness's TUI in a tmux pane; TransportAppServer submits turns to
-// Codex's own app server (codex only, resident only).
+// Codex's own app server (codex only, resident only). TransportAuto, which
+// every harness accepts, is resolved at each driver start to the path
+// measured better for the installed version (gates.ChooseTransport): the app
+// server only when the harness has one, the seat may run on it
+// (AppServerRefusal) and its stored app-server contract has every row met;
+// tmux otherwise.
 const (
 	TransportTmux      = "tmux"
 	TransportAppServer = "app-server"
+	TransportAuto      = "auto"
 )
 
 // Duration is a time.Duration written in seat.toml as a Go duration string ("30s").
@@ -57,7 +63,8 @@ type Config struct {
 	Harness string `toml:"harness"`
 	Workdir string `toml:"workdir"`
 	Shape   string `toml:"shape"`
-	// Transport is TransportTmux (the default) or TransportAppServer.
+	// Transport is TransportTmux (the default), TransportAppServer or
+	// TransportAuto (resolved at launch; session.toml records the path run).
 	Transport string `toml:"transport"`
 
 	// Command is the harness binary; empty means the adapter's default.
@@ -177,6 +184,24 @@ var envKeyRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(
 // digits and underscores, not starting with a digit).
 func ValidEnvName(k string) bool { return envKeyRE().MatchString(k) }
 
+// AppServerRefusal says why this seat cannot run on an app server (whatever
+// the harness): only a resident seat does, without args (flags of the TUI,
+// which that path does not run; model and permission_mode still apply) and
+// without a [[ladder]] (a rung change relaunches through the TUI: not built
+// for that path yet). nil when it can. transport = "app-server" is refused at
+// load for these reasons; transport = "auto" falls back to tmux for them.
+func (c Config) AppServerRefusal() error {
+	switch {
+	case c.Shape != "" && c.Shape != ShapeResident:
+		return fmt.Errorf("only a resident seat runs on it (shape = %q)", c.Shape)
+	case len(c.Args) > 0:
+		return errors.New("args are flags of the TUI, which this transport does not run (model and permission_mode still apply)")
+	case len(c.Ladder) > 0:
+		return errors.New("a [[ladder]] is not supported on this transport yet (remove the ladder or use transport = \"tmux\")")
+	}
+	return nil
+}
+
 // validate checks the file's own rules and fills the documented defaults;
 // harnesses are the registered harness names.
 func (c *Config) Validate(name string, harnesses []string) error {
@@ -211,23 +236,16 @@ func (c *Config) Validate(name string, harnesses []string) error {
 	case "":
 		c.Transport = TransportTmux
 	case TransportTmux:
+	case TransportAuto:
 	case TransportAppServer:
 		if c.Harness != "codex" {
 			return fmt.Errorf("transport = %q: only the codex harness has an app server (harness = %q)", c.Transport, c.Harness)
 		}
-		if c.Shape != ShapeResident {
-			return fmt.Errorf("transport = %q: only a resident seat runs on it (shape = %q)", c.Transport, c.Shape)
-		}
-		if len(c.Args) > 0 {
-			return fmt.Errorf("transport = %q: args are flags of the TUI, which this transport does not run (model and permission_mode still apply)", c.Transport)
-		}
-		if len(c.Ladder) > 0 {
-			// A rung change relaunches through the pane (the TUI), which
-			// this transport does not run: not built for it yet.
-			return fmt.Errorf("transport = %q: a [[ladder]] is not supported on this transport yet (remove the ladder or use transport = \"tmux\")", c.Transport)
+		if err := c.AppServerRefusal(); err != nil {
+			return fmt.Errorf("transport = %q: %w", c.Transport, err)
 		}
 	default:
-		return fmt.Errorf("transport = %q: want tmux or app-server", c.Transport)
+		return fmt.Errorf("transport = %q: want tmux, app-server or auto", c.Transport)
 	}
 	for k := range c.Env {
 		if !ValidEnvName(k) {

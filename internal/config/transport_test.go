@@ -6,8 +6,9 @@ import (
 )
 
 // seat.toml's transport: tmux when absent; app-server only for a resident
-// codex seat without args (TUI flags); anything else refused with one line
-// naming the key.
+// codex seat without args (TUI flags); auto for every harness and shape (it
+// is resolved at launch, and stays "auto" in the loaded config); anything
+// else refused with one line naming the key.
 func TestTransportIsValidatedAtLoad(t *testing.T) {
 	t.Parallel()
 	harnesses := []string{"sim", "codex"}
@@ -20,7 +21,12 @@ func TestTransportIsValidatedAtLoad(t *testing.T) {
 		{"codex", "", "", nil, "", false},
 		{"sim", "", TransportTmux, nil, "", false},
 		{"codex", ShapeResident, TransportAppServer, nil, "", false},
-		{"codex", "", "pigeon", nil, "want tmux or app-server", false},
+		{"codex", "", "pigeon", nil, "want tmux, app-server or auto", false},
+		{"codex", "", TransportAuto, nil, "", false},
+		{"sim", "", TransportAuto, nil, "", false},
+		{"codex", ShapeStep, TransportAuto, nil, "", false},
+		{"codex", "", TransportAuto, []string{"--oss"}, "", false},
+		{"codex", "", TransportAuto, nil, "", true},
 		{"sim", "", TransportAppServer, nil, "only the codex harness", false},
 		{"codex", ShapeStep, TransportAppServer, nil, "only a resident seat", false},
 		{"codex", "", TransportAppServer, []string{"--oss"}, "args are flags of the TUI", false},

@@ -77,6 +77,7 @@ type Driver struct {
 	tm       server           // the seat's tmux server (tmux.New); a scripted one in tests
 	clock    func() time.Time // nil: the wall clock; a test's own in transcripts
 	sess     state.Session
+	autoWhy  string // why transport = "auto" took Cfg.Transport ("" when declared)
 	phase    machine.Phase
 	waiting  string
 	ready    bool
@@ -372,6 +373,7 @@ func (d *Driver) setup() error {
 		// session, or none before its thread's first turn (appserver.go).
 		sess.TmuxName = d.S.Name
 	}
+	sess.Transport, sess.TransportWhy = d.Cfg.Transport, d.autoWhy // saved with the launch
 	d.sess = sess
 	d.tm = tmux.New(socket)
 	// Watch first, then scan: a file created in between is seen by the scan.

@@ -16,6 +16,7 @@ import (
 	"github.com/pantty/pantty/internal/procid"
 	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/flight"
+	"github.com/pantty/pantty/seat/gates"
 	"github.com/pantty/pantty/seat/hookwire"
 	"github.com/pantty/pantty/seat/launch"
 	"github.com/pantty/pantty/seat/outage"
@@ -269,6 +270,13 @@ func Run(home, name, pantty string) int {
 	if cfg, err = outage.RunningConfig(s, cfg, time.Now()); err != nil {
 		logger.Printf("driver: ladder: %v (starting on the top rung)", err)
 	}
+	// transport = "auto" is resolved once per driver start, for the
+	// installed version (gates.ChooseTransport); session.toml records it.
+	transport, why := gates.ChooseTransport(s.Home, cfg, time.Now())
+	if why != "" {
+		logger.Printf("driver: transport = %q: %s", cfg.Transport, why)
+	}
+	cfg.Transport = transport
 	ad, err := harness.AdapterFor(cfg.Harness)
 	if err != nil {
 		return fail(2, err)
@@ -294,7 +302,7 @@ func Run(home, name, pantty string) int {
 		}
 		return 0
 	}
-	d := &Driver{S: s, Cfg: cfg, Ad: ad, Lock: lock, Pantty: pantty, Log: logger}
+	d := &Driver{S: s, Cfg: cfg, Ad: ad, Lock: lock, Pantty: pantty, Log: logger, autoWhy: why}
 	d.S.Box.Now = d.now // the statuses it writes carry its clock's times
 	if pipe != nil {
 		// Only a driver someone waits for reports (and gives up at ready_timeout);

@@ -15,8 +15,15 @@ import (
 // every row met except those named in unmet.
 func writeContract(t *testing.T, home, version string, asOf time.Time, unmet ...string) {
 	t.Helper()
-	c := state.Contract{Harness: "claude-code", Version: version, Build: version + " (Claude Code)", AsOf: asOf,
-		Revisit: asOf.Add(30 * 24 * time.Hour), FailAfter: asOf.Add(90 * 24 * time.Hour), Path: "tmux test path"}
+	writeContractOn(t, home, "claude-code", version, "", asOf, unmet...)
+}
+
+// writeContractOn stores a measured contract for harness at version on
+// transport ("" writes a file from before transports were recorded: tmux).
+func writeContractOn(t *testing.T, home, harness, version, transport string, asOf time.Time, unmet ...string) {
+	t.Helper()
+	c := state.Contract{Harness: harness, Version: version, Build: version + " (" + harness + ")", Transport: transport, AsOf: asOf,
+		Revisit: asOf.Add(30 * 24 * time.Hour), FailAfter: asOf.Add(90 * 24 * time.Hour), Path: "test path " + transport}
 	for _, name := range state.ContractRows {
 		met := true
 		for _, u := range unmet {
@@ -24,7 +31,7 @@ func writeContract(t *testing.T, home, version string, asOf time.Time, unmet ...
 		}
 		c.Rows = append(c.Rows, state.ContractRow{Name: name, Met: met, Value: "measured " + name, Artifact: "/facts/" + name + ".txt"})
 	}
-	path := state.ContractPath(home, c.Harness, version)
+	path := state.ContractPath(home, c.Harness, version, transport)
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		t.Fatal(err)
 	}

@@ -60,14 +60,18 @@ type Evidence struct {
 
 // Verdict is the adoption table for one harness at one moment.
 type Verdict struct {
-	Harness     string    `json:"harness"`
-	Version     string    `json:"version"`      // as observed; "" when not
-	Range       string    `json:"range"`        // the registry entry's versions; "" when none covers it
-	VersionNote string    `json:"version_note"` // how the version was decided
-	Registry    string    `json:"registry"`     // where the registry was read from
-	Path        string    `json:"path"`         // the submission path the registry rows were established on
-	Now         time.Time `json:"evaluated_at"` // the clock the dates were judged against
-	Gates       []Gate    `json:"gates"`        // the table's order, then dispatch
+	Harness     string `json:"harness"`
+	Version     string `json:"version"`      // as observed; "" when not
+	Range       string `json:"range"`        // the registry entry's versions; "" when none covers it
+	VersionNote string `json:"version_note"` // how the version was decided
+	Registry    string `json:"registry"`     // where the registry was read from
+	Path        string `json:"path"`         // the submission path the registry rows were established on
+	// Transport is the seat.toml transport judged: tmux (the registry's rows
+	// and the local contract.toml), or another path a harness has (Codex's
+	// app-server), judged by its own local contract alone.
+	Transport string    `json:"transport"`
+	Now       time.Time `json:"evaluated_at"` // the clock the dates were judged against
+	Gates     []Gate    `json:"gates"`        // the table's order, then dispatch
 	// ResidentAllowed: every gate that rules out the resident shape passed (a
 	// warning passes).
 	ResidentAllowed bool `json:"resident_allowed"`
@@ -138,20 +142,24 @@ func Evaluate(harness, version string, local *state.FactsFile, now time.Time) Ve
 
 // Evaluate judges harness against this registry; see the package Evaluate.
 func (r *Registry) Evaluate(harness, version string, local *state.FactsFile, now time.Time) Verdict {
-	return r.evaluate(harness, version, local, nil, nil, now)
+	return r.evaluate(harness, version, config.TransportTmux, local, nil, nil, now)
 }
 
 // evaluate also takes the error of reading the local facts file (neither missing
 // nor decodable): the driver would refuse to start on it, so the dispatch gate fails.
 //
-// contract is the contract measured locally for this version (nil when none):
-// its rows judge before the registry's, and it alone can judge a version no
-// registry range covers.
-func (r *Registry) evaluate(harness, version string, local *state.FactsFile, localErr error, contract *state.Contract, now time.Time) Verdict {
+// contract is the contract measured locally for this version on transport
+// (nil when none): its rows judge before the registry's, and it alone can
+// judge a version no registry range covers. The registry's rows are the tmux
+// path's: another transport is judged by its local contract alone.
+func (r *Registry) evaluate(harness, version, transport string, local *state.FactsFile, localErr error, contract *state.Contract, now time.Time) Verdict {
 	e, note := r.find(harness, version)
+	if transport != config.TransportTmux {
+		e, note = nil, ""
+	}
 	if e == nil && contract != nil {
 		e = &Entry{Name: harness, Versions: version, Path: contract.Path}
-		note = fmt.Sprintf("%s: no registry range covers it; judged by the local measurement %s alone", version, state.ContractPath("$PANTTY_HOME", harness, version))
+		note = fmt.Sprintf("%s: no registry range covers it on the %s path; judged by the local measurement %s alone", version, transport, state.ContractPath("$PANTTY_HOME", harness, version, transport))
 	}
 	if e == nil {
 		why := fmt.Sprintf("the registry has no entry for %s", harness)
@@ -164,25 +172,34 @@ func (r *Registry) evaluate(harness, version string, local *state.FactsFile, loc
 			// command that does so, free, on a throwaway seat.
 			fix = "measure it on this machine: pantty measure contract --harness " + harness + " (then pantty measure dispatch --harness " + harness + ")"
 		}
+		if transport != config.TransportTmux {
+			why = fmt.Sprintf("no contract measured here for %s %s on the %s path (the registry's rows are the tmux path's)", harness, orUnknown(version), transport)
+			fix = "measure it on this machine: " + measureCmd(harness, transport)
+		}
 		v := failAll(harness, version, now, why+": unmeasured", fix)
-		v.Registry = r.Origin
+		v.Registry, v.Transport = r.Origin, transport
+		v.offTmux()
 		return v
 	}
 	if version != "" && note == "" {
 		note = "observed " + version
 	}
 	v := Verdict{Harness: harness, Version: version, Range: e.Versions, VersionNote: note,
-		Registry: r.Origin, Path: e.Path, Now: now}
+		Registry: r.Origin, Path: e.Path, Transport: transport, Now: now}
 	for _, t := range table {
 		var g Gate
-		if t.name == "dispatch" {
+		switch {
+		case t.name == "dispatch" && transport != config.TransportTmux:
+			g = dataDispatch(t, contract, now)
+		case t.name == "dispatch":
 			g = dispatchGate(t, *e, version, local, localErr, now)
-		} else {
+		default:
 			g = registryGate(t, *e, contract, now)
 		}
 		v.Gates = append(v.Gates, g)
 	}
 	v.decide()
+	v.offTmux()
 	return v
 }
 
@@ -215,7 +232,7 @@ func (v *Verdict) decide() {
 	switch {
 	case !v.ResidentAllowed:
 		v.AutoCompaction = false
-		v.Summary = "must run turn-spawned (failing: " + strings.Join(fails, ", ") + ")"
+		v.Summary = mustTurn + " (failing: " + strings.Join(fails, ", ") + ")"
 	case len(fails) > 0:
 		v.Summary = "resident allowed, with consequences (failing: " + strings.Join(fails, ", ") + ")"
 	default:
@@ -229,7 +246,7 @@ func failAll(harness, version string, now time.Time, why, fix string) Verdict {
 		g := Gate{Name: t.name, Question: t.question, Requires: t.requires,
 			Consequence: t.consequence, BlocksResident: t.blocks, Status: Fail, Reason: why, Fix: fix}
 		if t.blocks {
-			g.Fix = "run it turn-spawned (shape = \"turn\"), or " + fix
+			g.Fix = turnFix + ", or " + fix
 		}
 		v.Gates = append(v.Gates, g)
 	}
@@ -244,7 +261,11 @@ func failAll(harness, version string, now time.Time, why, fix string) Verdict {
 func registryGate(t tableRow, e Entry, contract *state.Contract, now time.Time) Gate {
 	g := Gate{Name: t.name, Question: t.question, Requires: t.requires, Consequence: t.consequence,
 		BlocksResident: t.blocks, Status: Pass}
-	remeasure := "re-measure (free, on a throwaway seat against the stand-in): pantty measure contract --harness " + e.Name
+	on := config.TransportTmux
+	if contract != nil {
+		on = contract.On()
+	}
+	remeasure := "re-measure (free, on a throwaway seat against the stand-in): " + measureCmd(e.Name, on)
 	var reasons []string
 	for _, op := range t.ops {
 		if ev, st, why, ok := localRow(op, contract, now); ok {
@@ -264,7 +285,7 @@ func registryGate(t tableRow, e Entry, contract *state.Contract, now time.Time) 
 	g.Reason = strings.Join(reasons, "; ")
 	switch g.Status {
 	case Fail:
-		g.Fix = "run it turn-spawned (shape = \"turn\"), or " + remeasure + ", or update pantty for a newer registry"
+		g.Fix = turnFix + ", or " + remeasure + ", or update pantty for a newer registry"
 		if !t.blocks {
 			g.Fix = "accept the consequence, or " + remeasure + ", or update pantty"
 		}
@@ -289,7 +310,7 @@ func localRow(op string, c *state.Contract, now time.Time) (Evidence, Status, st
 	if !r.Met {
 		status = Unmet
 	}
-	ev := Evidence{Row: op, Source: fmt.Sprintf("local measurement of %s %s (artifact %s)", c.Harness, c.Version, r.Artifact),
+	ev := Evidence{Row: op, Source: fmt.Sprintf("local measurement of %s %s on the %s path (artifact %s)", c.Harness, c.Version, c.On(), r.Artifact),
 		Status: status, How: r.Value, AsOf: c.AsOf, Revisit: c.Revisit, FailAfter: c.FailAfter}
 	switch {
 	case !r.Met:

@@ -14,17 +14,27 @@ import (
 	"github.com/pantty/pantty/seat/state"
 )
 
-// Local evaluates harness with the local measurements under home: the dispatch
-// facts file $PANTTY_HOME/facts/<harness>-resident.toml, when there is one. The
-// version is the one given, else the build the local facts file recorded, else
+// Local evaluates harness on the tmux path with the local measurements under
+// home: the dispatch facts file $PANTTY_HOME/facts/<harness>-resident.toml,
+// when there is one, and the contract measured for the version. The version
+// is the one given, else the build the local facts file recorded, else
 // unobserved (judged by the registry's newest range for the harness, and the
 // verdict says so). Callers that know the installed binary ask it first
 // (Installed; CheckStart does).
 func Local(home, harness, version string, now time.Time) Verdict {
+	return LocalOn(home, harness, version, config.TransportTmux, now)
+}
+
+// LocalOn is Local for one transport: tmux as Local says; another path (a
+// harness's app server) is judged by the contract measured here on it alone
+// (contract-<transport>.toml), since the registry's rows are the tmux path's.
+func LocalOn(home, harness, version, transport string, now time.Time) Verdict {
 	r, err := Load()
 	if err != nil {
-		return failAll(harness, version, now, "the gates registry could not be read: "+err.Error(),
+		v := failAll(harness, version, now, "the gates registry could not be read: "+err.Error(),
 			"fix or unset $"+RegistryEnv)
+		v.Transport = transport
+		return v
 	}
 	var local *state.FactsFile
 	f, err := state.LoadFacts(home, harness, config.ShapeResident)
@@ -40,10 +50,10 @@ func Local(home, harness, version string, now time.Time) Verdict {
 		version, fromFacts = VersionOf(local.Build), true
 	}
 	var contract *state.Contract
-	if c, cerr := state.LoadContract(home, harness, version); cerr == nil && c.Harness == harness && c.Version == version {
+	if c, cerr := state.LoadContract(home, harness, version, transport); cerr == nil && c.Harness == harness && c.Version == version && c.On() == transport {
 		contract = &c
 	}
-	v := r.evaluate(harness, version, local, err, contract, now)
+	v := r.evaluate(harness, version, transport, local, err, contract, now)
 	if fromFacts && version != "" {
 		v.VersionNote = fmt.Sprintf("%s, from the local facts file's build %q", version, local.Build)
 	}

@@ -1,13 +1,16 @@
 package measure
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/pantty/pantty/harness"
+	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/internal/fsatomic"
 	"github.com/pantty/pantty/internal/guard"
 	"github.com/pantty/pantty/internal/inbox"
@@ -26,14 +29,16 @@ type contractRun struct {
 	t      harness.MeasureRig
 	th     *throwaway
 	artDir string
+	on     string // the transport the seat runs on
 	say    func(string, ...any)
 }
 
 // Contract measures the five-operation contract (submit → turn end, cancel,
 // context, the compaction cycle, liveness) and resume for t on pantty's own
-// path — a throwaway seat driven by the real driver, against the harness's
-// loopback stand-in — and writes facts/<harness>/<version>/contract.toml
-// under home with one artifact per row. It is written once, against
+// path — a throwaway seat driven by the real driver on o.Transport (tmux when
+// ""), against the harness's loopback stand-in — and writes
+// facts/<harness>/<version>/contract.toml (contract-<transport>.toml for
+// another path: state.ContractPath) under home with one artifact per row. It is written once, against
 // harness.MeasureRig: a harness is measurable when its adapter has a rig.
 //
 // A row that was measured and not met is written as unmet (that is a fact);
@@ -47,7 +52,8 @@ func Contract(home string, t harness.MeasureRig, o Options) (state.Contract, err
 			o.Progress(fmt.Sprintf(f, a...))
 		}
 	}
-	th, err := startThrowaway(t, o)
+	on := cmp.Or(o.Transport, config.TransportTmux)
+	th, err := startThrowaway(t, o, on)
 	if err != nil {
 		return state.Contract{}, err
 	}
@@ -57,13 +63,17 @@ func Contract(home string, t harness.MeasureRig, o Options) (state.Contract, err
 	if version == "" {
 		return state.Contract{}, fmt.Errorf("measure contract: %s said %q for its version: no version number to file the facts under", t.Harness, build)
 	}
-	artDir := filepath.Join(filepath.Dir(state.ContractPath(home, t.Harness, version)), "artifacts-"+o.Now.UTC().Format("20060102T150405"))
+	stamp := o.Now.UTC().Format("20060102T150405")
+	if on != config.TransportTmux {
+		stamp = on + "-" + stamp // both paths measured with one clock keep their own
+	}
+	artDir := filepath.Join(filepath.Dir(state.ContractPath(home, t.Harness, version, on)), "artifacts-"+stamp)
 	if err := os.MkdirAll(artDir, fsatomic.DirMode); err != nil {
 		return state.Contract{}, err
 	}
-	r := &contractRun{t: t, th: th, artDir: artDir, say: say}
-	c := state.Contract{Harness: t.Harness, Version: version, Build: build, Tmux: tmuxVersion(), Pantty: o.PanttyVersion,
-		Path:     "tmux " + tmuxVersion() + ": load-buffer + paste-buffer -p (bracketed) + settle + send-keys Enter, pantty driver",
+	r := &contractRun{t: t, th: th, artDir: artDir, on: on, say: say}
+	c := state.Contract{Harness: t.Harness, Version: version, Build: build, Transport: on, Tmux: tmuxVersion(), Pantty: o.PanttyVersion,
+		Path:     pathWords(on),
 		Provider: "loopback stand-in (no key, no cost)", AsOf: o.Now.UTC(), Revisit: o.Now.Add(o.Revisit).UTC(),
 		FailAfter: o.Now.Add(o.Fail).UTC(), Artifacts: artDir}
 	for _, step := range []struct {
@@ -86,10 +96,19 @@ func Contract(home string, t harness.MeasureRig, o Options) (state.Contract, err
 		c.Rows = append(c.Rows, row)
 		say("  %s: met %v: %s", step.name, row.Met, row.Value)
 	}
-	if err := state.ContractFile(home, t.Harness, version).Write(c); err != nil {
+	if err := state.ContractFile(home, t.Harness, version, on).Write(c); err != nil {
 		return c, err
 	}
 	return c, nil
+}
+
+// pathWords says what a transport's submission path is, for a measurement's
+// path.
+func pathWords(on string) string {
+	if on == config.TransportAppServer {
+		return "the harness's app server (transport = \"app-server\", experimental): turn/start on the seat's thread, turn/interrupt, thread/compact/start, pantty driver"
+	}
+	return "tmux " + tmuxVersion() + ": load-buffer + paste-buffer -p (bracketed) + settle + send-keys Enter, pantty driver"
 }
 
 // send stores a message through the board door (the guard, the driver's paste,
@@ -275,6 +294,9 @@ func (r *contractRun) compaction() (state.ContractRow, string, error) {
 	met := res.OK && cyc.State == "done" && seen != "" && next.State == inbox.StateProcessed
 	value := fmt.Sprintf("cycle %s: handoff %s materialized; context %d → %d tokens; its procedure note seen in: %s; next message %s",
 		orNone(cyc.State), orNone(cyc.Hash), cyc.Before, cyc.After, orNone(seen), next.State)
+	if !res.OK {
+		value = "the cycle was answered: " + firstLine(res.Error) + "; " + value
+	}
 	art := fmt.Sprintf("compact answer: %+v\ncycle: %+v\nasked until %s\nnext:\n%s", res, cyc, cycleEnd.Format(time.RFC3339Nano), describe(next, r.turnsFor(after)))
 	return state.ContractRow{Met: met, Value: value,
 		How: "a procedure note, then the compaction cycle through the command door; met when the cycle is done and the note reaches a model request after it"}, art, nil
@@ -288,7 +310,14 @@ func (r *contractRun) resume() (state.ContractRow, string, error) {
 	if err != nil {
 		return state.ContractRow{}, "", err
 	}
-	proc.KillGroup(before.PanePID)
+	if r.on == config.TransportAppServer {
+		// The harness is the seat's app server: the driver's child in a
+		// process group of its own, not under a pane's exec (which
+		// KillGroup requires).
+		syscall.Kill(-before.PanePID, syscall.SIGKILL)
+	} else {
+		proc.KillGroup(before.PanePID)
+	}
 	var now state.Session
 	if err := seat.WaitUntil(s, opLimit, func() bool {
 		var err error
@@ -304,7 +333,8 @@ func (r *contractRun) resume() (state.ContractRow, string, error) {
 		return state.ContractRow{}, "", err
 	}
 	met := now.ID == before.ID && next.State == inbox.StateProcessed && len(r.turnsFor(after)) == 1
-	value := fmt.Sprintf("session %s → %s (pane pid %d → %d); next message %s", before.ID, now.ID, before.PanePID, now.PanePID, next.State)
+	process := map[bool]string{true: "app server", false: "pane"}[r.on == config.TransportAppServer]
+	value := fmt.Sprintf("session %s → %s (%s pid %d → %d); next message %s", before.ID, now.ID, process, before.PanePID, now.PanePID, next.State)
 	art := fmt.Sprintf("before: %+v\nafter: %+v\nnext:\n%s", before, now, describe(next, r.turnsFor(after)))
 	return state.ContractRow{Met: met, Value: value,
 		How: "the harness's process group killed; met when the driver relaunches the same session id and the next message runs once in it"}, art, nil

@@ -26,7 +26,7 @@ func contract(t *testing.T, broken string) state.Contract {
 	if err != nil {
 		t.Fatalf("contract (broken %q): %v", broken, err)
 	}
-	stored, err := state.LoadContract(home, "sim", c.Version)
+	stored, err := state.LoadContract(home, "sim", c.Version, "")
 	if err != nil || len(stored.Rows) != len(state.ContractRows) {
 		t.Fatalf("stored contract: %+v, %v", stored, err)
 	}

@@ -11,7 +11,7 @@ type Throwaway struct{ th *throwaway }
 
 // StartThrowaway starts a throwaway seat for rig.
 func StartThrowaway(rig harness.MeasureRig, o Options) (Throwaway, error) {
-	th, err := startThrowaway(rig, o)
+	th, err := startThrowaway(rig, o, "tmux")
 	return Throwaway{th}, err
 }
 

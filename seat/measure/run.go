@@ -32,6 +32,10 @@ type Options struct {
 	Wait     time.Duration // how long to wait for each input's outcome (default 4s)
 	// PanttyVersion is recorded with a contract run (pantty --version).
 	PanttyVersion string
+	// Transport is the seat.toml transport a contract run's seat runs on
+	// ("" is tmux; app-server for a harness that has one). The dispatch
+	// measurement is the tmux path's (its raw door pastes into the pane).
+	Transport string
 }
 
 // Run measures target's dispatch predicate and writes the facts file under home
@@ -49,7 +53,7 @@ func Run(home string, t harness.MeasureRig, o Options) (state.FactsFile, error) 
 			o.Progress(fmt.Sprintf(f, a...))
 		}
 	}
-	th, err := startThrowaway(t, o)
+	th, err := startThrowaway(t, o, config.TransportTmux)
 	if err != nil {
 		return state.FactsFile{}, err
 	}
@@ -125,7 +129,7 @@ func Run(home string, t harness.MeasureRig, o Options) (state.FactsFile, error) 
 	}
 	form, sigils := classify(obs, items)
 	f := state.FactsFile{Harness: t.Harness, Build: det.Build(), Shape: config.ShapeResident,
-		Path: "tmux " + tmuxVersion() + ": load-buffer + paste-buffer -p (bracketed) + settle + send-keys Enter, pantty driver",
+		Path: pathWords(config.TransportTmux),
 		Form: form, Sigils: sigils, AsOf: o.Now.UTC(), Revisit: o.Now.Add(o.Revisit).UTC(), FailAfter: o.Now.Add(o.Fail).UTC(),
 		ControlOK: controlOK, Artifacts: artDir, Observations: obs}
 	sort.SliceStable(f.Observations, func(i, j int) bool { return f.Observations[i].Door < f.Observations[j].Door })
@@ -149,8 +153,9 @@ type throwaway struct {
 	socket string
 }
 
-// startThrowaway makes, prepares and starts the throwaway seat for t.
-func startThrowaway(t harness.MeasureRig, o Options) (*throwaway, error) {
+// startThrowaway makes, prepares and starts the throwaway seat for t, on
+// transport.
+func startThrowaway(t harness.MeasureRig, o Options, transport string) (*throwaway, error) {
 	tmp, err := os.MkdirTemp("", "pm-")
 	if err != nil {
 		return nil, err
@@ -169,11 +174,11 @@ func startThrowaway(t harness.MeasureRig, o Options) (*throwaway, error) {
 			return fail(fmt.Errorf("measure: prepare %s: %w", t.Harness, err))
 		}
 	}
-	if th.s, th.token, err = throwawaySeat(filepath.Join(tmp, "home"), t, th.work, th.socket); err != nil {
+	if th.s, th.token, err = throwawaySeat(filepath.Join(tmp, "home"), t, th.work, th.socket, transport); err != nil {
 		return fail(err)
 	}
 	if o.Progress != nil {
-		o.Progress("starting a throwaway " + t.Harness + " seat")
+		o.Progress("starting a throwaway " + t.Harness + " seat on the " + transport + " path")
 	}
 	if _, err := seat.Start(th.s, seat.StartOptions{Pantty: o.Pantty}); err != nil {
 		return fail(fmt.Errorf("measure: start the throwaway seat: %w", err))
@@ -200,9 +205,9 @@ func (th *throwaway) close() {
 	os.RemoveAll(th.tmp)
 }
 
-// throwawaySeat writes the measurement's own seat, marked so that only this run's
-// raw paster accepts it.
-func throwawaySeat(home string, t harness.MeasureRig, work, socket string) (state.Seat, string, error) {
+// throwawaySeat writes the measurement's own seat on transport, marked so
+// that only this run's raw paster accepts it.
+func throwawaySeat(home string, t harness.MeasureRig, work, socket, transport string) (state.Seat, string, error) {
 	s, err := state.Open(home, "measure")
 	if err != nil {
 		return s, "", err
@@ -215,7 +220,7 @@ func throwawaySeat(home string, t harness.MeasureRig, work, socket string) (stat
 	// measurement is of the path a seat runs. With 3 s and one retry, the
 	// battery's first message on a fresh Claude Code seat was failed
 	// undelivered under CI's load (2026-12-04) where a default seat waits.
-	fmt.Fprintf(&b, "name = \"measure\"\nharness = %q\nworkdir = %q\n", t.Harness, work)
+	fmt.Fprintf(&b, "name = \"measure\"\nharness = %q\nworkdir = %q\ntransport = %q\n", t.Harness, work, transport)
 	if t.Command != "" {
 		fmt.Fprintf(&b, "command = %q\n", t.Command)
 	}

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/internal/statedir"
 )
 
@@ -55,14 +56,19 @@ var ContractRows = []string{"submit", "cancel", "context", "compaction", "livene
 // Contract is facts/<harness>/<version>/contract.toml: the five-operation
 // contract (and resume) measured on pantty's own path against one installed
 // harness version, each row with the artifact it rests on. The gates judge
-// that version by these rows before the shipped registry's.
+// that version by these rows before the shipped registry's. A harness with a
+// second transport (Codex's app server) has one contract per path: each is
+// judged on its own, and transport = "auto" reads the app server's.
 type Contract struct {
-	Harness   string        `toml:"harness"`
-	Version   string        `toml:"version"` // the version number judged (from Build)
-	Build     string        `toml:"build"`   // what the harness said for --version
+	Harness string `toml:"harness"`
+	Version string `toml:"version"` // the version number judged (from Build)
+	Build   string `toml:"build"`   // what the harness said for --version
+	// Transport is the seat.toml transport the battery's seat ran on; ""
+	// (a file written before there were two) is tmux: On reads it.
+	Transport string        `toml:"transport,omitempty"`
 	Tmux      string        `toml:"tmux"`
 	Pantty    string        `toml:"pantty"`
-	Path      string        `toml:"path"`     // transport and driver
+	Path      string        `toml:"path"`     // transport and driver, in words
 	Provider  string        `toml:"provider"` // the model API it ran against: the loopback stand-in, or live
 	AsOf      time.Time     `toml:"as_of"`
 	Revisit   time.Time     `toml:"revisit"`
@@ -81,6 +87,15 @@ type ContractRow struct {
 	Artifact string `toml:"artifact"` // the file it rests on
 }
 
+// On is the transport the contract was measured on (tmux for a file that
+// names none).
+func (c Contract) On() string {
+	if c.Transport == "" {
+		return config.TransportTmux
+	}
+	return c.Transport
+}
+
 // Row returns the named row, ok=false when the run did not measure it.
 func (c Contract) Row(name string) (ContractRow, bool) {
 	for _, r := range c.Rows {
@@ -91,17 +106,24 @@ func (c Contract) Row(name string) (ContractRow, bool) {
 	return ContractRow{}, false
 }
 
-// ContractPath is where the contract measured for harness at version lives.
-func ContractPath(home, harness, version string) string {
-	return filepath.Join(home, "facts", harness, version, "contract.toml")
+// ContractPath is where the contract measured for harness at version on
+// transport lives: contract.toml for the tmux path (the name it had before
+// there were two paths, so earlier files still read), contract-<transport>.toml
+// beside it for another ("" is tmux).
+func ContractPath(home, harness, version, transport string) string {
+	name := "contract.toml"
+	if transport != "" && transport != config.TransportTmux {
+		name = "contract-" + transport + ".toml"
+	}
+	return filepath.Join(home, "facts", harness, version, name)
 }
 
 // LoadContract reads a measured contract; missing wraps fs.ErrNotExist.
-func LoadContract(home, harness, version string) (Contract, error) {
+func LoadContract(home, harness, version, transport string) (Contract, error) {
 	if version == "" {
 		return Contract{}, fmt.Errorf("no version to look up a measured contract for %s", harness)
 	}
-	return ContractFile(home, harness, version).Read()
+	return ContractFile(home, harness, version, transport).Read()
 }
 
 // LocalFactsFile is facts/<harness>-<shape>.toml: dispatch facts measured here.
@@ -109,8 +131,8 @@ func LocalFactsFile(home, harness, shape string) statedir.File[FactsFile] {
 	return homeBind[FactsFile](home, FactsPath(home, harness, shape))
 }
 
-// ContractFile is facts/<harness>/<version>/contract.toml: the contract
-// battery as measured here on one harness version.
-func ContractFile(home, harness, version string) statedir.File[Contract] {
-	return homeBind[Contract](home, ContractPath(home, harness, version))
+// ContractFile is facts/<harness>/<version>/contract[-<transport>].toml: the
+// contract battery as measured here on one harness version and path.
+func ContractFile(home, harness, version, transport string) statedir.File[Contract] {
+	return homeBind[Contract](home, ContractPath(home, harness, version, transport))
 }

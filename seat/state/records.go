@@ -1,6 +1,7 @@
 package state
 
 import (
+	"cmp"
 	"crypto/rand"
 	"fmt"
 	"time"
@@ -26,6 +27,36 @@ type Session struct {
 	Launches   int       `toml:"launches"` // how many times the harness process was (re)launched
 	LaunchedAt time.Time `toml:"launched_at"`
 	Resumed    bool      `toml:"resumed"` // the last launch resumed an existing harness session
+	// Transport is the path the driver runs the harness on (seat.toml's
+	// transport, or what transport = "auto" resolved to at the driver's
+	// start); TransportWhy is auto's reason, "" when it was declared.
+	Transport    string `toml:"transport,omitempty"`
+	TransportWhy string `toml:"transport_why,omitempty"`
+}
+
+// TransportLabel says the path a seat of cfg runs on for a reader (status's
+// TRANSPORT, seat show): seat.toml's transport, or for transport = "auto"
+// the path its driver chose, "app-server (auto)", and "auto" before a driver
+// recorded a choice.
+func TransportLabel(cfg config.Config, sess Session) string {
+	switch {
+	case cfg.Transport != config.TransportAuto:
+		return cmp.Or(cfg.Transport, config.TransportTmux)
+	case sess.Transport == "":
+		return config.TransportAuto
+	}
+	return sess.Transport + " (auto)"
+}
+
+// RunsOn is the transport a seat of cfg runs on, given its session record:
+// seat.toml's, or for transport = "auto" the one its driver chose at its
+// last start (tmux before one recorded a choice: auto never runs unresolved,
+// and tmux is what an unresolved seat is driven as).
+func RunsOn(cfg config.Config, sess Session) string {
+	if cfg.Transport != config.TransportAuto {
+		return cmp.Or(cfg.Transport, config.TransportTmux)
+	}
+	return cmp.Or(sess.Transport, config.TransportTmux)
 }
 
 // Intent values: what the person wants, recorded by start and stop. recover acts

@@ -1,7 +1,6 @@
 package telemetry
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -102,7 +101,7 @@ func (r Reader) row(s state.Seat, now time.Time) Row {
 	row.Session = readSession(evs, sess, sessErr, launch, launchErr, now)
 	row.Harness = readHarness(cfg, cfgErr, sess, haveSess)
 	row.Shape = readShape(cfg, cfgErr)
-	row.Transport = readTransport(cfg, cfgErr)
+	row.Transport = readTransport(cfg, cfgErr, sess)
 	row.Intent = readIntent(s, now)
 
 	owner, ownerErr := s.OwnerFile().Read()
@@ -189,13 +188,22 @@ func readShape(cfg config.Config, cfgErr error) Text {
 }
 
 // readTransport is how the driver reaches the harness: seat.toml's
-// transport (tmux when it names none; config.Validate fills it in).
-func readTransport(cfg config.Config, cfgErr error) Text {
+// transport (tmux when it names none; config.Validate fills it in), or for
+// transport = "auto" the path its driver chose at its last start, from
+// session.toml: "app-server (auto)", with the choice's reason as the bound.
+func readTransport(cfg config.Config, cfgErr error, sess state.Session) Text {
 	if cfgErr != nil {
 		return Text{Meta: missing(cfgErr, "no seat.toml")}
 	}
-	return Text{Meta: Meta{State: Known, Bound: "seat.toml transport (declared: tmux pastes into the harness's TUI in a pane, app-server submits turns to Codex's app server)"},
-		Value: ptr(cmp.Or(cfg.Transport, config.TransportTmux))}
+	bound := "seat.toml transport (declared: tmux pastes into the harness's TUI in a pane, app-server submits turns to Codex's app server)"
+	switch {
+	case cfg.Transport != config.TransportAuto:
+	case sess.Transport == "":
+		bound = "seat.toml transport = \"auto\", not resolved yet: its driver resolves it at its start (session.toml)"
+	default:
+		bound = "session.toml transport, chosen by its driver for transport = \"auto\": " + sess.TransportWhy
+	}
+	return Text{Meta: Meta{State: Known, Bound: bound}, Value: ptr(state.TransportLabel(cfg, sess))}
 }
 
 func readIntent(s state.Seat, now time.Time) Text {
