@@ -92,7 +92,7 @@ func TestBadSeatTomlRefusesStartAndChangesNothing(t *testing.T) {
 		"name mismatch":        {replace("name = ", `name = "someone-else"`), []string{`"someone-else"`, "does not match"}},
 		"unknown harness":      {replace("harness = ", `harness = "emacs"`), []string{`"emacs"`}},
 		"unknown shape":        {replace("shape = ", `shape = "sideways"`), []string{`"sideways"`}},
-		"unknown transport":    {afterV(`transport = "pigeon"`), []string{`transport = "pigeon"`, "want tmux or app-server"}},
+		"unknown transport":    {afterV(`transport = "pigeon"`), []string{`transport = "pigeon"`, "want tmux, app-server or auto"}},
 		"app-server on sim":    {afterV(`transport = "app-server"`), []string{`transport = "app-server"`, "only the codex harness"}},
 		"reserved env TMUX":    {envWith(`TMUX = "/tmp/x,1,0"`), []string{`"TMUX"`, "reserved"}},
 		"reserved CLAUDECODE":  {envWith(`CLAUDECODE = "1"`), []string{`"CLAUDECODE"`, "reserved"}},

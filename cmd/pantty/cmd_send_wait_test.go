@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -87,6 +88,7 @@ type wantResult struct {
 type wantShown struct {
 	V                                    int
 	Seat, ID, From, Board, Channel, Text string
+	Transport                            string
 	State, Reason, Detail                string
 	EnqueuedAt                           time.Time  `json:"enqueued_at"`
 	Submitted                            *time.Time `json:"submitted_at"`
@@ -158,7 +160,10 @@ func TestSendWaitPrintsTheWholeReply(t *testing.T) {
 		t.Fatalf("seat show submissions: %+v", m.Submissions)
 	}
 	r = h.Run("seat", "show", h.Name, "long-1")
-	for _, want := range []string{"state    processed", "queued", "pasted (attempt 1)", "submitted", m.Evidence.TurnEnd, "line 000001 of the long reply"} {
+	if !regexp.MustCompile(`(?m)^state\s+processed$`).MatchString(r.Stdout) {
+		t.Fatalf("seat show: no state line saying processed in\n%s", r)
+	}
+	for _, want := range []string{"queued", "pasted (attempt 1)", "submitted", m.Evidence.TurnEnd, "line 000001 of the long reply"} {
 		if r.Code != 0 || !strings.Contains(r.Stdout, want) {
 			t.Fatalf("seat show: %q missing from\n%s", want, r)
 		}
