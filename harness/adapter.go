@@ -167,6 +167,13 @@ type Capabilities struct {
 	// returning once it listens. The server is the seat's harness process:
 	// its Done is the harness's exit.
 	AppServer func(ctx context.Context, l Launch, stderr io.Writer) (*appserver.Server, error)
+	// KeepsNoInterrupted is the capability of a harness that never puts an
+	// interrupted prompt back into its input box (measured): after a
+	// cancel the driver looks at the box once instead of watching it stay
+	// empty for a second (Claude Code puts it back up to 174 ms late:
+	// seat/driver's composerQuiet). Codex CLI 0.171.0: the box stayed
+	// empty after every Escape measured (docs/codex.md).
+	KeepsNoInterrupted bool
 	// FailureName names a failed turn's error, given in the harness's own
 	// words, in the StopFailure vocabulary hookwire.ClassifyFailure reads
 	// (authentication_failed, billing_error, server_error, …): for a failure

@@ -262,7 +262,7 @@ func (a Adapter) Caps() harness.Capabilities {
 	return harness.Capabilities{FindPrompt: a.FindPrompt, InputReady: a.InputReady, Composer: a.Composer,
 		NamesOwnSession: a.NamesOwnSession(), StartsLazily: a.StartsLazily(), BareCommands: a.BareCommands(),
 		ProbeIsolation: a.ProbeIsolation, Secrets: a.Secrets, PrepareSeatHome: a.PrepareSeatHome, Measure: a.Measure, Binary: DefaultBinary,
-		PasteQuiet: PasteQuiet, AppServer: StartAppServer, FailureName: ClassifyError,
+		PasteQuiet: PasteQuiet, AppServer: StartAppServer, FailureName: ClassifyError, KeepsNoInterrupted: true,
 		HookFlags: []harness.HookFlag{
 			{Name: "codex-hook", Usage: "a Codex hook (turn_id named prompt_id; PostModelRequest translated)",
 				Run: func(home, name string, _ []string, stdin io.Reader, stdout, stderr io.Writer) int {

@@ -188,7 +188,11 @@ func (d *Driver) cancelSettle(c *cancelRun, deadline time.Time) {
 		return
 	}
 	holdsText := func(s string) bool { text, ok := composer(s); return ok && text != "" }
-	d.watchPane(flight.Wait{Quiet: cancelLook, Every: cancelLook, Limit: min(composerQuiet, left), Cond: holdsText},
+	quiet := composerQuiet
+	if d.Ad.Caps().KeepsNoInterrupted {
+		quiet = cancelLook // one look: nothing comes back into the box
+	}
+	d.watchPane(flight.Wait{Quiet: cancelLook, Every: cancelLook, Limit: min(quiet, left), Cond: holdsText},
 		func(text bool) {
 			if !d.cancelCurrent(c) {
 				return
