@@ -50,8 +50,12 @@ func seatAttach(c *cli.Context) error {
 	// never has a pane): say so before relay is entered, or the failed attach would
 	// leave the seat holding its queue in relay.
 	if sess.TmuxName == "" {
-		return fmt.Errorf("seat %s runs on its Codex app server (transport = \"app-server\"): it has no pane to attach to until its thread's first turn (docs/codex.md); read it with 'pantty status %s'; nothing was changed",
-			s.Name, s.Name)
+		chose := `transport = "app-server"`
+		if sess.TransportWhy != "" {
+			chose = `transport = "auto" chose it`
+		}
+		return fmt.Errorf("seat %s runs on its Codex app server (%s): it has no pane to attach to until its thread's first turn (docs/codex.md); read it with 'pantty status %s'; nothing was changed",
+			s.Name, chose, s.Name)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	ok, err := tmux.New(sess.Socket).HasSession(ctx, sess.TmuxName)
