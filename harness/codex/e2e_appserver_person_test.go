@@ -2,6 +2,7 @@ package codex_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/pantty/pantty/harness/standinkit"
 	"github.com/pantty/pantty/internal/guard"
 	"github.com/pantty/pantty/internal/inbox"
+	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/hookwire"
 )
 
@@ -127,5 +129,71 @@ func TestAppServerSeatPersonsEnterDuringABoardTurn(t *testing.T) {
 	}
 	if turns := r.Turns(); turns["s1"] != 1 || turns["s2"] != 1 || persons != 1 {
 		t.Fatalf("turns %v, the person's prompt in %d requests: want each once\ndriver.log:\n%s", turns, persons, r.DriverLog())
+	}
+}
+
+// TestAppServerSeatPersonsEnterRacesABoardSubmission: a person's Enter at
+// the viewer in the same instant as the driver's turn/start of a board
+// message (the text typed first, the Enter sent right after `seat send`
+// returned), three times. Whichever reaches the server first, the other is
+// steered into its turn or starts its own: every board message reaches the
+// model once and is processed, every person's prompt reaches it once, and
+// the queue is never held past a turn's end.
+func TestAppServerSeatPersonsEnterRacesABoardSubmission(t *testing.T) {
+	r := newRig(t, "cxasx", `transport = "app-server"`)
+	pane := viewerReady(t, r)
+	ctx := context.Background()
+	for i := 1; i <= 3; i++ {
+		id, person := fmt.Sprintf("x%d", i), fmt.Sprintf("a person races %d", i)
+		if err := r.Tmux().SendLiteral(ctx, pane, person); err != nil {
+			t.Fatal(err)
+		}
+		r.WaitFor("the person's text in the viewer's box", 10*time.Second, func() bool { return strings.Contains(r.Screen(), person) })
+		time.Sleep(200 * time.Millisecond) // a person's pause before Enter (personTypes)
+		enter := func() {
+			if err := r.Tmux().SendKeys(ctx, pane, "Enter"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if i%2 == 1 { // the board first, then the person's Enter; then the other way
+			r.Send(id, "board message "+id)
+			enter()
+		} else {
+			enter()
+			r.Send(id, "board message "+id)
+		}
+		r.Processed(id)
+		st := r.Status(id)
+		r.WaitFor("the person's prompt at the model", 30*time.Second, func() bool {
+			for _, q := range r.api.Requests() {
+				if q.Kind == "turn" && strings.Contains(q.NewInput, person) {
+					return true
+				}
+			}
+			return false
+		})
+		t.Logf("%s: turn %s, evidence %s, reply %q", id, st.PromptID, st.Evidence, st.Reply)
+	}
+	r.Send("x4", "after the races")
+	r.Processed("x4")
+	persons := map[string]int{}
+	for _, q := range r.api.Requests() {
+		for i := 1; i <= 3; i++ {
+			if p := fmt.Sprintf("a person races %d", i); q.Kind == "turn" && strings.Contains(q.NewInput, p) {
+				persons[p]++
+			}
+		}
+	}
+	turns := r.Turns()
+	for _, id := range []string{"x1", "x2", "x3", "x4"} {
+		if turns[id] != 1 {
+			t.Errorf("%s reached the model %d times", id, turns[id])
+		}
+	}
+	if len(persons) != 3 || persons["a person races 1"] != 1 || persons["a person races 2"] != 1 || persons["a person races 3"] != 1 {
+		t.Errorf("the person's prompts at the model: %v, want each once", persons)
+	}
+	if log := r.DriverLog(); strings.Contains(log, "its end never came") || strings.Contains(log, seat.UnnamedTransition) {
+		t.Errorf("driver.log:\n%s", log)
 	}
 }
