@@ -227,13 +227,20 @@ func (d *Driver) onNote(m appserver.Message) {
 // up with a reset ahead and no credits to go on (appserver.LimitReached) is
 // recorded as the provider's block until that reset, as a refused turn's is
 // (providerRefused), so the next boundary holds the queue as a provider wait
-// (followLadder) instead of sending a message only to have it refused. The
-// message in flight is not touched: its turn ends as it ends.
+// (followLadder) instead of sending a message only to have it refused. A
+// block already holding as long is left as it is (RecordBlock would keep its
+// time but take these words). The message in flight is not touched: its turn
+// ends as it ends.
 func (d *Driver) onRateLimits(m appserver.Message) {
 	now := d.now()
 	x, ok := appserver.LimitReached(m, now)
 	if !ok {
 		return
+	}
+	if bs, err := outage.ReadBlocks(d.S.Home); err == nil {
+		if cur, held := bs.Active(d.Cfg.Provider, now); held && !cur.Until.Before(x.Until) {
+			return // a refusal already holds as long: its own words stay
+		}
 	}
 	b := state.Block{Until: x.Until, Since: now.UTC(), Error: rateLimitsError, Text: x.Words, Parsed: true, Seat: d.S.Name}
 	if err := outage.RecordBlock(d.S.Home, d.Cfg.Provider, b, now); err != nil {
