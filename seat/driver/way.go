@@ -14,6 +14,7 @@ import (
 	"github.com/pantty/pantty/internal/machine"
 	"github.com/pantty/pantty/seat/flight"
 	"github.com/pantty/pantty/seat/hookwire"
+	"github.com/pantty/pantty/seat/outage"
 	"github.com/pantty/pantty/seat/state"
 )
 
@@ -216,8 +217,41 @@ func (d *Driver) onNote(m appserver.Message) {
 			d.applyReading(state.StatusReading{SessionID: as.thread, Occupancy: int(c.Input), Window: int(c.Window), Model: d.ctxr.Model},
 				tokenUsageSource, d.now().UTC())
 		}
+	case appserver.MethodRateLimits:
+		d.onRateLimits(m)
 	}
 }
+
+// onRateLimits takes the account's rate-limit windows, which Codex forwards
+// before the turn that carried them ends (measured on 0.171.0): a window used
+// up with a reset ahead and no credits to go on (appserver.LimitReached) is
+// recorded as the provider's block until that reset, as a refused turn's is
+// (providerRefused), so the next boundary holds the queue as a provider wait
+// (followLadder) instead of sending a message only to have it refused. A
+// block already holding as long is left as it is (RecordBlock would keep its
+// time but take these words). The message in flight is not touched: its turn
+// ends as it ends.
+func (d *Driver) onRateLimits(m appserver.Message) {
+	now := d.now()
+	x, ok := appserver.LimitReached(m, now)
+	if !ok {
+		return
+	}
+	if bs, err := outage.ReadBlocks(d.S.Home); err == nil {
+		if cur, held := bs.Active(d.Cfg.Provider, now); held && !cur.Until.Before(x.Until) {
+			return // a refusal already holds as long: its own words stay
+		}
+	}
+	b := state.Block{Until: x.Until, Since: now.UTC(), Error: rateLimitsError, Text: x.Words, Parsed: true, Seat: d.S.Name}
+	if err := outage.RecordBlock(d.S.Home, d.Cfg.Provider, b, now); err != nil {
+		d.logf("provider block for %s: %v (kept in this driver)", d.Cfg.Provider, err)
+	}
+	d.logf("provider %s: %s (account/rateLimits/updated): no message goes before %s", d.Cfg.Provider, x.Words, x.Until.Format(time.RFC3339))
+}
+
+// rateLimitsError names a used-up window's block as the refusal it stands
+// for: the usage_limit a Codex turn refused for it is named (ClassifyError).
+const rateLimitsError = "usage_limit"
 
 // timeTurn logs how long the board's turn took to start (turn/start sent →
 // its turn/started), once both turn/start's answer and the turn/started

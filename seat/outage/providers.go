@@ -122,7 +122,8 @@ func RefusalBlock(seatName, errName, text string, now time.Time, reprobe, maxWai
 //   - a Retry-After interval in seconds: "retry-after: 120", "retry after 30 seconds";
 //   - a relative duration: "resets in 2h 5m", "try again in 30 minutes";
 //   - a wall-clock hour: "resets 3:45pm", "resets at 15:45", "resets 3pm (Europe/Paris)"
-//     — the next such time at or after now, in the named zone, else loc.
+//     — the next such time at or after now, in the named zone, else loc; the
+//     minute now is in is the end of that minute (the reset is inside it).
 //
 // The result is never before now and never more than MaxProviderWait after it
 // (a misparse must not silence a seat for days). ok is false when no form is
@@ -254,8 +255,14 @@ func findReset(text string, now time.Time, loc *time.Location) (time.Time, bool)
 		}
 		n := now.In(zone)
 		t := time.Date(n.Year(), n.Month(), n.Day(), h, mi, 0, 0, zone)
-		if t.Before(n) {
+		switch {
+		case !t.Add(time.Minute).After(n):
 			t = t.AddDate(0, 0, 1)
+		case t.Before(n):
+			// The minute named is running: the reset is inside it (Codex
+			// words a reset seconds ahead "try again at 9:33 PM" at 9:33:48),
+			// so its end, not the same minute tomorrow.
+			t = t.Add(time.Minute)
 		}
 		return t, true
 	}

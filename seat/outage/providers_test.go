@@ -65,6 +65,14 @@ func TestParseReset(t *testing.T) {
 	if got, ok := outage.ParseReset("resets 1am", late, loc); !ok || !got.Equal(late.Add(2*time.Hour)) {
 		t.Fatalf("resets 1am at 23:00: %v %v, want 01:00 tomorrow", got, ok)
 	}
+	// The minute named is running (Codex 0.171.0 words a reset 8 s ahead "try
+	// again at 9:33 PM" at 9:33:48 PM): the reset is inside it, so its end,
+	// not the same minute tomorrow (the cap, 6 h, before).
+	running := time.Date(2026, 3, 10, 21, 33, 48, 0, loc)
+	codex := "You’ve hit your usage limit. Upgrade to Pro (https://chatgpt.com/explore/pro), visit https://chatgpt.com/settings/usage to purchase more credits or try again at 9:33 PM."
+	if got, ok := outage.ParseReset(codex, running, loc); !ok || !got.Equal(time.Date(2026, 3, 10, 21, 34, 0, 0, loc)) {
+		t.Fatalf("try again at 9:33 PM at 21:33:48: %v %v, want 21:34:00 today", got, ok)
+	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			got, ok := outage.ParseReset(c.text, now, loc)

@@ -19,7 +19,8 @@
 //     only a guard.Submission, so the board door cannot start a turn with
 //     unguarded text; TurnEnd reads a turn's end (status, reply, error info:
 //     a cancel holds only when the status says interrupted) and ContextOf a
-//     context reading.
+//     context reading; limits.go reads account/rateLimits/updated
+//     (LimitReached: a window used up, and until when).
 //
 // The WebSocket client is written here (ws.go) rather than imported: the
 // peer is a process pantty started, on a socket only its user can open, and

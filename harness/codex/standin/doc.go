@@ -35,6 +35,12 @@
 // when the fault clears). Requests answered by a fault are logged with their
 // status.
 //
+// SetLimits puts the Codex backend's rate-limit headers on every answer
+// until cleared (x-codex-{primary,secondary}-used-percent, -window-minutes,
+// -reset-at and x-codex-credits-*, the names Codex 0.171.0 parses into the
+// app server's account/rateLimits/updated); with Refuse every model request
+// is answered 429 usage_limit_reached with the window's resets_at instead.
+//
 // Usage grows with what was actually sent: tokens are bytes/4 of the request's
 // parts; instructions and tools seen before, and the longest input prefix seen
 // before, are reported as cached_tokens (input_tokens counts them too, as the

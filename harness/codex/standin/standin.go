@@ -71,8 +71,9 @@ type Server struct {
 	*standinkit.Base[Request]
 	cache standinkit.Cache
 
-	mu  sync.Mutex
-	ids int
+	mu     sync.Mutex
+	ids    int
+	limits *Limits
 }
 
 // Start listens on loopback and serves until Close.
@@ -102,7 +103,16 @@ func (s *Server) serve(w http.ResponseWriter, req *http.Request) {
 	if s.Opts.KeepBodies && json.Valid(body) {
 		r.Body = body
 	}
+	lim := s.currentLimits()
+	if req.Method == http.MethodPost && path == "/v1/responses" {
+		lim.header(w.Header())
+	}
 	switch {
+	case req.Method == http.MethodPost && path == "/v1/responses" && lim != nil && lim.Refuse:
+		parse(body, &r)
+		r.Status, r.Script = http.StatusTooManyRequests, "limits: usage_limit_reached"
+		s.record(r)
+		refuseUsage(w, lim)
 	case req.Method == http.MethodPost && path == "/v1/responses" && s.Fault() != standinkit.FaultNone:
 		parse(body, &r)
 		f := s.Fault()

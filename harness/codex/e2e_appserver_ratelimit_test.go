@@ -1,0 +1,73 @@
+package codex_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pantty/pantty/harness/codex/standin"
+	"github.com/pantty/pantty/internal/guard"
+	"github.com/pantty/pantty/internal/inbox"
+	"github.com/pantty/pantty/seat/outage"
+	"github.com/pantty/pantty/seat/state"
+)
+
+// TestAppServerSeatWaitsForAUsedUpWindow: an app-server seat reads the
+// account's rate-limit windows from account/rateLimits/updated. Below 100 %
+// nothing is held (the control: the next message goes at once, no provider
+// block). A turn whose answer says the primary window is used up (100 %,
+// resetting in a few seconds) is itself processed; the message after it
+// waits — not failed, not sent (counted at the stand-in) — with the seat in
+// waiting-provider and `pantty status` naming the wait as a refused turn's
+// is named (usage_limit until the reset); once the reset passes it goes,
+// once.
+func TestAppServerSeatWaitsForAUsedUpWindow(t *testing.T) {
+	r := newRig(t, "cxasr", `transport = "app-server"`)
+	r.Start()
+
+	// The control: a window below 100 % holds nothing.
+	r.api.SetLimits(&standin.Limits{Primary: &standin.Window{UsedPercent: 99, WindowMinutes: 300, ResetAt: time.Now().Add(time.Hour)}})
+	r.Send("rl-0", "below the limit")
+	r.Processed("rl-0")
+	t0 := time.Now()
+	r.Send("rl-1", "still below the limit")
+	r.Processed("rl-1")
+	t.Logf("control: the message after a 99 %% window processed %s after its send", time.Since(t0).Round(time.Millisecond))
+	if bs, err := outage.ReadBlocks(r.Home); err != nil || len(bs) != 0 {
+		t.Fatalf("a window below 100 %% left provider blocks %v (%v)", bs, err)
+	}
+
+	// The window used up on a turn that itself completes.
+	reset := time.Now().Add(8 * time.Second).Truncate(time.Second).Add(time.Second)
+	r.api.SetLimits(&standin.Limits{Primary: &standin.Window{UsedPercent: 100, WindowMinutes: 300, ResetAt: reset}})
+	r.Send("rl-2", "the turn that uses the window up")
+	r.Processed("rl-2")
+	r.Send("rl-3", "after the window is used up")
+	want := "usage_limit until " + reset.UTC().Format(time.RFC3339)
+	r.WaitFor("the seat waiting for the provider", 10*time.Second, func() bool {
+		hb, err := r.Seat().HeartbeatFile().Read()
+		return err == nil && hb.Phase == state.PhaseProvider && strings.Contains(hb.Waiting, want)
+	})
+	st := r.Status("rl-3")
+	res := r.Run("status", r.Name)
+	waitedAt := time.Now()
+	if inbox.Final(st.State) || st.Attempts != 0 || r.Turns()["rl-3"] != 0 {
+		t.Fatalf("rl-3 during the wait: %s, %d attempts, %d turns at the stand-in", st.State, st.Attempts, r.Turns()["rl-3"])
+	}
+	if !strings.Contains(res.Stdout, want) || !strings.Contains(res.Stdout, "primary window (300 min) 100% used") {
+		t.Fatalf("pantty status does not name the wait %q:\n%s", want, res)
+	}
+	t.Logf("status during the wait (%s before the reset):\n%s", time.Until(reset).Round(time.Millisecond), res.Stdout)
+	r.api.SetLimits(nil) // the window has reset: the backend says nothing more
+	r.Processed("rl-3")
+	var at time.Time
+	for _, q := range r.api.Requests() {
+		if id, _, _, ok := guard.MatchHeader(q.NewInput); ok && id == "rl-3" && q.Kind == "turn" {
+			at = q.At
+		}
+	}
+	if n := r.Turns()["rl-3"]; n != 1 || at.Before(reset) {
+		t.Fatalf("rl-3 reached the model %d times, at %s (the reset %s)", n, at.Format(time.RFC3339Nano), reset.Format(time.RFC3339))
+	}
+	t.Logf("rl-3 reached the stand-in %s after the reset (the wait seen %s before it)", at.Sub(reset).Round(time.Millisecond), reset.Sub(waitedAt).Round(time.Millisecond))
+}
