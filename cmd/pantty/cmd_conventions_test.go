@@ -64,6 +64,42 @@ func TestNearMissCommandsNameTheCommand(t *testing.T) {
 	}
 }
 
+// TestNearMissFlagsNameTheLine: a flag typo gets the line as typed with the
+// nearest flag of that command (or a global one) in its place, and that line
+// pastes and runs; a flag near none names the command's --help.
+func TestNearMissFlagsNameTheLine(t *testing.T) {
+	t.Parallel()
+	h := seattest.New(t, "nearflag")
+	bin := t.TempDir()
+	if err := os.Symlink(h.Bin, filepath.Join(bin, "pantty")); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"status", "--jsn"}, "pantty status --json"},
+		{[]string{"seat", "send", "nearflag", "--idd", "m1"}, "pantty seat send nearflag --id m1"},
+		{[]string{"seat", "list", "--hme=" + h.Home}, "pantty seat list --home=" + h.Home},
+		{[]string{"--hme", h.Home, "status"}, "pantty --home " + h.Home + " status"},
+		{[]string{"seat", "inbox", "nearflag", "--jsno"}, "pantty seat inbox nearflag --json"},
+		{[]string{"seat", "send", "nearflag", "-x"}, "pantty seat send --help"},
+	} {
+		r := h.RunStdin("hello", c.args...)
+		hint, _, _ := strings.Cut(r.Stderr[strings.Index(r.Stderr, "'")+1:], "'")
+		if r.Code != 2 || r.Stdout != "" || strings.Count(r.Stderr, "\n") != 1 || hint != c.want {
+			t.Errorf("pantty %s: want exit 2 and one line with '%s'; got %s", strings.Join(c.args, " "), c.want, r)
+			continue
+		}
+		cmd := exec.Command("sh", "-c", hint)
+		cmd.Env = append(h.Env(), "PATH="+bin+":/usr/bin:/bin")
+		cmd.Stdin = strings.NewReader("hello")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("the hint %q does not run: %v: %s", hint, err, out)
+		}
+	}
+}
+
 // TestHelpAndVersionVerbs: `pantty help [COMMAND...]` and `pantty version` are
 // the flags' verb forms, exit 0, on stdout.
 func TestHelpAndVersionVerbs(t *testing.T) {

@@ -49,6 +49,7 @@ func runArgs(args []string) error {
 		return runHook(call, fastHookHome(home))
 	}
 	app := newApp()
+	app.Metadata = map[string]any{argvKey: args}
 	var unknown error
 	app.CommandNotFound = func(c *cli.Context, name string) { unknown = unknownCommand(c, name) }
 	err := app.Run(interspersed(app, args))
@@ -98,7 +99,7 @@ func newApp() *cli.App {
 		HideHelpCommand: true,
 		ExitErrHandler:  func(*cli.Context, error) {},
 		OnUsageError: func(c *cli.Context, err error, _ bool) error {
-			return usageErr("%s", err.Error())
+			return unknownFlag(c, err, nil)
 		},
 	}
 	oneLineUsageErrors(app.Commands)
@@ -117,13 +118,13 @@ func globalFlags() []cli.Flag {
 }
 
 // oneLineUsageErrors gives every command without its own handler the app's
-// usage-error form: one line on stderr and exit 2. urfave/cli's default prints
-// "Incorrect Usage" and the whole help to stdout, where a script would take it
-// for output.
+// usage-error form: one line on stderr and exit 2, a flag typo with the
+// nearest flag (suggest.go). urfave/cli's default prints "Incorrect Usage" and
+// the whole help to stdout, where a script would take it for output.
 func oneLineUsageErrors(cmds []*cli.Command) {
 	for _, c := range cmds {
 		if c.OnUsageError == nil {
-			c.OnUsageError = func(_ *cli.Context, err error, _ bool) error { return usageErr("%s", err.Error()) }
+			c.OnUsageError = func(ctx *cli.Context, err error, _ bool) error { return unknownFlag(ctx, err, c.Flags) }
 		}
 		oneLineUsageErrors(c.Subcommands)
 	}
