@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -113,6 +114,12 @@ func TestHelpAndVersionVerbs(t *testing.T) {
 	}
 	if r, flag := h.Run("help", "seat", "send"), h.Run("seat", "send", "--help"); r.Code != 0 || r.Stdout != flag.Stdout || !strings.Contains(r.Stdout, "--wait") {
 		t.Errorf("pantty help seat send: want seat send --help's output, exit 0; got %s", r)
+	}
+	if r, flag := h.Run("--home", h.Home, "help", "seat"), h.Run("seat", "--help"); r.Code != 0 || r.Stdout != flag.Stdout {
+		t.Errorf("pantty --home DIR help seat: want seat --help's output, exit 0; got %s", r)
+	}
+	if r := h.Run("--help"); !regexp.MustCompile(`(?m)^   help +print the help`).MatchString(r.Stdout) {
+		t.Errorf("pantty --help does not list help among its commands: %s", r)
 	}
 }
 

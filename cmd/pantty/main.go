@@ -39,9 +39,10 @@ func run(args []string) int {
 
 // runArgs runs one command line and returns its error (nil: exit 0).
 func runArgs(args []string) error {
-	// `pantty help [COMMAND...]` is `pantty [COMMAND...] --help`. It is not a
-	// command of the tree: urfave/cli drops its --help flag when the app has a
-	// command named help.
+	// `pantty help [COMMAND...]` is `pantty [COMMAND...] --help`, said here
+	// so that it runs whatever follows (a help command's own flag parsing
+	// would refuse `pantty help seat send --wait`); the tree's help command
+	// (helpCommand) lists it and takes the forms with a global flag first.
 	if len(args) > 1 && args[1] == "help" {
 		args = append(append([]string{args[0]}, args[2:]...), "--help")
 	}
@@ -75,7 +76,8 @@ func newApp() *cli.App {
 			"6 conflict (the id is stored with a different text).",
 		Version:              buildVersion(),
 		EnableBashCompletion: true,
-		Flags:                globalFlags(),
+		// urfave/cli adds --help only when no command is named help.
+		Flags: append(globalFlags(), cli.HelpFlag),
 		Commands: []*cli.Command{
 			seatCommand(),
 			handoffCommand(),
@@ -90,6 +92,7 @@ func newApp() *cli.App {
 			completionCommand(),
 			manCommand(),
 			versionCommand(),
+			helpCommand(),
 			hookCommand(),
 			simCommand(),
 			driveCommand(),
