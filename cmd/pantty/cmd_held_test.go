@@ -27,6 +27,13 @@ func TestAHeldQueueShowsInATableThatFits(t *testing.T) {
 	if r := h.Run("seat", "show", h.Name, "m1"); r.Code != 0 || !strings.Contains(r.Stdout, "(next probe of a transient error)") || strings.Contains(r.Stdout, "provider wait") {
 		t.Errorf("seat show of a message held for a transient outage: want its not-before named by the transient error; got %s", r)
 	}
+	// status NAME's provider waits line names the hold, and the why under it
+	// says what holds the queue, not that providers.toml is absent.
+	r := h.Run("status", h.Name)
+	if !regexp.MustCompile(`(?m)^  provider waits  held: transient outage, next probe \S+\n {18}why: the seat's driver holds its queue for this outage \(the phase above says why\); no provider block holds it\n`).MatchString(r.Stdout) ||
+		strings.Contains(r.Stdout, "providers.toml absent") {
+		t.Errorf("status NAME of a held queue: want the hold and what holds it under provider waits; got %s", r)
+	}
 	for _, c := range []struct {
 		width int
 		args  []string

@@ -348,6 +348,9 @@ func writeDetail(w io.Writer, r telemetry.Row, col bool) {
 		if l.label == "heartbeat" {
 			continue // the phase line above printed the heartbeat's binding
 		}
+		if l.key == "provider_waits" {
+			m.Why = waitsWhy(r, c, m.Why)
+		}
 		if m.Why != "" {
 			fmt.Fprintf(w, "  %-*s%s\n", lw, "", paint("why: "+termtext.Line(m.Why), telemetry.Dim, col))
 		}
@@ -360,6 +363,22 @@ func writeDetail(w io.Writer, r telemetry.Row, col bool) {
 			}
 		}
 	}
+}
+
+// waitsWhy is the why under the provider waits line. When the seat's own
+// driver holds the queue for an outage (the cell names the hold; no provider
+// block is recorded), "providers.toml absent" under "held: transient outage"
+// reads as if the hold were unexplained: it says what holds it instead.
+func waitsWhy(r telemetry.Row, c telemetry.Cell, why string) string {
+	if len(r.ProviderWaits.Waits) > 0 || !strings.HasPrefix(c.Text, "held: ") {
+		return why
+	}
+	const absent = "providers.toml absent: no provider block has been recorded"
+	held := "the seat's driver holds its queue for this outage (the phase above says why); no provider block holds it"
+	if rest := strings.TrimPrefix(strings.TrimPrefix(why, absent), "; "); rest != "" {
+		return held + "; " + rest
+	}
+	return held
 }
 
 // cutRank is the last rank of the columns a glance needs (health, intent,
