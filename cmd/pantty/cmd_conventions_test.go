@@ -101,6 +101,26 @@ func TestNearMissFlagsNameTheLine(t *testing.T) {
 	}
 }
 
+// TestASeatNamedHIsASeat: "h" and "help" after a verb that takes a seat are
+// the seat's name, not urfave/cli's help verb (which printed the help and
+// exited 0 without removing anything).
+func TestASeatNamedHIsASeat(t *testing.T) {
+	t.Parallel()
+	h := seattest.New(t, "h")
+	if r := h.Run("status", "h"); r.Code != 0 || !strings.HasPrefix(r.Stdout, "h\n  harness") {
+		t.Errorf("pantty status h: want seat h's readings; got %s", r)
+	}
+	if r := h.Run("seat", "rm", "help"); r.Code != exitNotFound || r.Stdout != "" {
+		t.Errorf("pantty seat rm help: want exit 5 for no seat help; got %s", r)
+	}
+	if r := h.Run("seat", "rm", "h"); r.Code != 0 || !strings.Contains(r.Stdout, "seat h removed") {
+		t.Errorf("pantty seat rm h: want seat h removed; got %s", r)
+	}
+	if r := h.Run("seat", "help"); r.Code != 0 || !strings.Contains(r.Stdout, "pantty seat - ") {
+		t.Errorf("pantty seat help: want the group's help; got %s", r)
+	}
+}
+
 // TestHelpAndVersionVerbs: `pantty help [COMMAND...]` and `pantty version` are
 // the flags' verb forms, exit 0, on stdout.
 func TestHelpAndVersionVerbs(t *testing.T) {

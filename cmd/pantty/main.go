@@ -106,6 +106,7 @@ func newApp() *cli.App {
 		},
 	}
 	oneLineUsageErrors(app.Commands)
+	seatNamesNotHelp(app.Commands)
 	completeSeatNames(app.Commands)
 	applyRemoteSeats(app.Commands, "")
 	applyCallerPolicies(app.Commands, "")
@@ -130,6 +131,19 @@ func oneLineUsageErrors(cmds []*cli.Command) {
 			c.OnUsageError = func(ctx *cli.Context, err error, _ bool) error { return unknownFlag(ctx, err, c.Flags) }
 		}
 		oneLineUsageErrors(c.Subcommands)
+	}
+}
+
+// seatNamesNotHelp takes urfave/cli's help verb (`help`, alias `h`) off the
+// commands that have no subcommands: there the first argument is a seat
+// name, and `pantty seat rm h` printed rm's help and exited 0 with seat h
+// still there. A group keeps it (`pantty seat help`); --help works on all.
+func seatNamesNotHelp(cmds []*cli.Command) {
+	for _, c := range cmds {
+		if len(c.Subcommands) == 0 {
+			c.HideHelpCommand = true
+		}
+		seatNamesNotHelp(c.Subcommands)
 	}
 }
 
