@@ -112,10 +112,14 @@ func globalsFirst(app *cli.App, args []string) []string {
 	return append(append([]string{args[0]}, globals...), rest...)
 }
 
-// isGlobal reports whether the flag token names one of the app's flags.
+// isGlobal reports whether the flag token names one of the global flags
+// (--help is the app's too, but after a command it asks for that command's).
 func isGlobal(app *cli.App, tok string) bool {
 	name, _, _ := strings.Cut(strings.TrimLeft(tok, "-"), "=")
 	for _, f := range app.Flags {
+		if f == cli.HelpFlag {
+			continue
+		}
 		for _, n := range f.Names() {
 			if n == name {
 				return true

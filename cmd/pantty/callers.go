@@ -70,6 +70,7 @@ var callers = map[string]callerPolicy{
 	"completion":        anyCaller,
 	"man":               anyCaller,
 	"version":           anyCaller,
+	"help":              anyCaller,
 	"hosts":             anyCaller, // reads hosts.toml and asks each host over ssh; changes nothing
 	"__drive":           outside,   // drives a seat: only start and recover spawn it
 	"__exec":            outside,   // launches a seat's harness from its launch record

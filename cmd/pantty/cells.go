@@ -1,6 +1,7 @@
 package main
 
 import (
+	"regexp"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -44,9 +45,14 @@ func heldPhase(r telemetry.Row, now time.Time) (text string, ok bool) {
 	return "", false
 }
 
-// fitPhase is the phase cell with a held queue's phase in its short form; a
-// prefix the reading adds ("stale: ", "no driver (last: ") stays.
+// fitPhase is the phase cell with a held queue's phase in its short form (a
+// prefix the reading adds, "stale: " or "no driver (last: ", stays), and a
+// driver that gave up relaunching said as "gave up" (gaveUpPhase).
 func fitPhase(r telemetry.Row, c telemetry.Cell, now time.Time) telemetry.Cell {
+	if clauses := gaveUpPhase(r); clauses != nil {
+		c.Text = clauses[0]
+		return c
+	}
 	short, ok := heldPhase(r, now)
 	if !ok {
 		return c
@@ -55,6 +61,62 @@ func fitPhase(r telemetry.Row, c telemetry.Cell, now time.Time) telemetry.Cell {
 		c.Text = strings.Replace(c.Text, long, short, 1)
 	}
 	return c
+}
+
+// gaveUpPrefix and gaveUpRe read the waiting text of a driver that gave up
+// relaunching (seat/driver giveUp): "gave up: the harness exited 3 times in a
+// row before it came up (last: …); its last words: …".
+const gaveUpPrefix = "gave up: "
+
+var gaveUpRe = regexp.MustCompile(`exited (\d+) times in a row before it came up`)
+
+// lastWords labels the harness's words in a gave-up phase.
+const lastWords = "; last words: "
+
+// gaveUpPhase is the phase of a seat whose driver gave up relaunching, in
+// clauses a table adds while they fit (widerPhase): "gave up", then ": 3
+// failed starts", then "; last words: " and the harness's last words. The
+// whole text led with "relaunching (gave up: the harness exited …" and, some
+// 200 characters, took a fitted table's room from every column after it. nil
+// when the driver did not give up.
+func gaveUpPhase(r telemetry.Row) []string {
+	hb := r.Heartbeat
+	if !hb.IsKnown() || hb.Waiting == nil || !strings.HasPrefix(*hb.Waiting, gaveUpPrefix) {
+		return nil
+	}
+	clauses := []string{"gave up"}
+	if m := gaveUpRe.FindStringSubmatch(*hb.Waiting); m != nil {
+		clauses = append(clauses, ": "+m[1]+" failed starts")
+	}
+	if _, words, ok := strings.Cut(*hb.Waiting, "; its last words: "); ok && words != "" {
+		clauses = append(clauses, lastWords+termtext.Line(words))
+	}
+	return clauses
+}
+
+// widerPhase is the gave-up phase in room runes: as many of its clauses as
+// fit whole, and the harness's words cut when at least minCut runes of them
+// fit; "" when no more than the first fits.
+func widerPhase(clauses []string, room int) string {
+	if len(clauses) < 2 {
+		return ""
+	}
+	text := clauses[0]
+	for i, c := range clauses[1:] {
+		n := utf8.RuneCountInString(text)
+		switch {
+		case n+utf8.RuneCountInString(c) <= room:
+			text += c
+			continue
+		case i == len(clauses)-2 && strings.HasPrefix(c, lastWords) && room-n-utf8.RuneCountInString(lastWords) >= minCut:
+			text = cut(text+c, room)
+		}
+		break
+	}
+	if text == clauses[0] {
+		return ""
+	}
+	return text
 }
 
 // probeTime is the time after "next probe " in a waiting phase's text.

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -64,6 +65,62 @@ func TestNearMissCommandsNameTheCommand(t *testing.T) {
 	}
 }
 
+// TestNearMissFlagsNameTheLine: a flag typo gets the line as typed with the
+// nearest flag of that command (or a global one) in its place, and that line
+// pastes and runs; a flag near none names the command's --help.
+func TestNearMissFlagsNameTheLine(t *testing.T) {
+	t.Parallel()
+	h := seattest.New(t, "nearflag")
+	bin := t.TempDir()
+	if err := os.Symlink(h.Bin, filepath.Join(bin, "pantty")); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"status", "--jsn"}, "pantty status --json"},
+		{[]string{"seat", "send", "nearflag", "--idd", "m1"}, "pantty seat send nearflag --id m1"},
+		{[]string{"seat", "list", "--hme=" + h.Home}, "pantty seat list --home=" + h.Home},
+		{[]string{"--hme", h.Home, "status"}, "pantty --home " + h.Home + " status"},
+		{[]string{"seat", "inbox", "nearflag", "--jsno"}, "pantty seat inbox nearflag --json"},
+		{[]string{"seat", "send", "nearflag", "-x"}, "pantty seat send --help"},
+	} {
+		r := h.RunStdin("hello", c.args...)
+		hint, _, _ := strings.Cut(r.Stderr[strings.Index(r.Stderr, "'")+1:], "'")
+		if r.Code != 2 || r.Stdout != "" || strings.Count(r.Stderr, "\n") != 1 || hint != c.want {
+			t.Errorf("pantty %s: want exit 2 and one line with '%s'; got %s", strings.Join(c.args, " "), c.want, r)
+			continue
+		}
+		cmd := exec.Command("sh", "-c", hint)
+		cmd.Env = append(h.Env(), "PATH="+bin+":/usr/bin:/bin")
+		cmd.Stdin = strings.NewReader("hello")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("the hint %q does not run: %v: %s", hint, err, out)
+		}
+	}
+}
+
+// TestASeatNamedHIsASeat: "h" and "help" after a verb that takes a seat are
+// the seat's name, not urfave/cli's help verb (which printed the help and
+// exited 0 without removing anything).
+func TestASeatNamedHIsASeat(t *testing.T) {
+	t.Parallel()
+	h := seattest.New(t, "h")
+	if r := h.Run("status", "h"); r.Code != 0 || !strings.HasPrefix(r.Stdout, "h\n  harness") {
+		t.Errorf("pantty status h: want seat h's readings; got %s", r)
+	}
+	if r := h.Run("seat", "rm", "help"); r.Code != exitNotFound || r.Stdout != "" {
+		t.Errorf("pantty seat rm help: want exit 5 for no seat help; got %s", r)
+	}
+	if r := h.Run("seat", "rm", "h"); r.Code != 0 || !strings.Contains(r.Stdout, "seat h removed") {
+		t.Errorf("pantty seat rm h: want seat h removed; got %s", r)
+	}
+	if r := h.Run("seat", "help"); r.Code != 0 || !strings.Contains(r.Stdout, "pantty seat - ") {
+		t.Errorf("pantty seat help: want the group's help; got %s", r)
+	}
+}
+
 // TestHelpAndVersionVerbs: `pantty help [COMMAND...]` and `pantty version` are
 // the flags' verb forms, exit 0, on stdout.
 func TestHelpAndVersionVerbs(t *testing.T) {
@@ -77,6 +134,12 @@ func TestHelpAndVersionVerbs(t *testing.T) {
 	}
 	if r, flag := h.Run("help", "seat", "send"), h.Run("seat", "send", "--help"); r.Code != 0 || r.Stdout != flag.Stdout || !strings.Contains(r.Stdout, "--wait") {
 		t.Errorf("pantty help seat send: want seat send --help's output, exit 0; got %s", r)
+	}
+	if r, flag := h.Run("--home", h.Home, "help", "seat"), h.Run("seat", "--help"); r.Code != 0 || r.Stdout != flag.Stdout {
+		t.Errorf("pantty --home DIR help seat: want seat --help's output, exit 0; got %s", r)
+	}
+	if r := h.Run("--help"); !regexp.MustCompile(`(?m)^   help +print the help`).MatchString(r.Stdout) {
+		t.Errorf("pantty --help does not list help among its commands: %s", r)
 	}
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -77,6 +78,15 @@ func TestSeatDropWithdrawsQueuedMessagesOnly(t *testing.T) {
 	// none of the dropped ones reached the model before it (or after).
 	if r := h.Run("seat", "cancel", h.Name); r.Code != exitOK {
 		t.Fatalf("seat cancel: %s", r)
+	}
+	// seat show's last step says what ended each, where no turn end did.
+	for id, want := range map[string]string{
+		"f1": `(?m)^  \S+  failed +cancelled by pantty seat cancel: the turn was interrupted, no turn end$`,
+		"q2": `(?m)^  \S+  failed +withdrawn by pantty seat drop before delivery$`,
+	} {
+		if r := h.Run("seat", "show", h.Name, id); r.Code != exitOK || !regexp.MustCompile(want).MatchString(r.Stdout) || strings.Contains(r.Stdout, "turn end -") {
+			t.Errorf("seat show %s: want its last step to match %s; got %s", id, want, r)
+		}
 	}
 	h.Send("z1", "after the drop")
 	h.WaitFinal(time.Minute, "z1")

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -37,10 +38,12 @@ func seatList(c *cli.Context) error {
 	}
 	tw := tabwriter.NewWriter(os.Stdout, 0, 2, 2, ' ', 0)
 	table := [][]string{{"SEAT", "HARNESS", "INTENT", "OWNER", "PHASE", "QUEUED", "SESSION"}}
+	gaveUp := [][]string{nil} // per row, a gave-up phase's clauses (cells.go)
 	now := time.Now()
 	for _, n := range names {
 		s, _ := state.Open(home, n)
 		row := []string{n, "unknown", "unknown", "none", "unknown", "unknown", "unknown"}
+		var clauses []string
 		if cfg, err := s.LoadConfig(); err == nil {
 			row[1] = cfg.Harness
 		} else {
@@ -57,6 +60,7 @@ func seatList(c *cli.Context) error {
 		if r, err := telemetryReader.ReadSeat(home, n, now); err == nil {
 			cells := r.Cells()
 			row[2], row[4] = cells["intent"].Text, fitPhase(r, cells["phase"], now).Text
+			clauses = gaveUpPhase(r)
 		}
 		if v, err := s.View(); err == nil {
 			q := 0
@@ -74,18 +78,52 @@ func seatList(c *cli.Context) error {
 			row[i] = termtext.Line(row[i])
 		}
 		table = append(table, row)
+		gaveUp = append(gaveUp, clauses)
 	}
-	for _, row := range fitList(table, outputWidth(os.Stdout)) {
+	for _, row := range fitList(table, gaveUp, outputWidth(os.Stdout)) {
 		fmt.Fprintln(tw, strings.Join(row, "\t"))
 	}
 	return tw.Flush()
 }
 
 // fitList keeps seat list's table to fit runes by the cell rule of cells.go
-// (the held phase is already short): the session id is cut to its first 8
-// characters, then left out (`status NAME` and --json print it whole), then
-// the phase is cut to the room left, never narrower than minCut.
-func fitList(table [][]string, fit int) [][]string {
+// (the held and gave-up phases are already short): the session id is cut to
+// its first 8 characters, then left out (`status NAME` and --json print it
+// whole), then the phase is cut to the room left, never narrower than minCut.
+// Room left over widens a gave-up phase (gaveUp, per row) with its reason,
+// which a person needs more than the whole session id: with one, the id is
+// cut to 8 characters first.
+func fitList(table, gaveUp [][]string, fit int) [][]string {
+	const phase, session = 4, 6
+	if slices.ContainsFunc(gaveUp, func(c []string) bool { return len(c) > 1 }) {
+		for _, row := range table[1:] {
+			row[session] = cut(row[session], 8)
+		}
+	}
+	table = fitColumns(table, fit)
+	w, total := 0, 0
+	for j := range table[0] {
+		cw := 0
+		for _, row := range table {
+			cw = max(cw, utf8.RuneCountInString(row[j]))
+		}
+		if j == phase {
+			w = cw
+		}
+		total += cw + 2
+	}
+	if room := w + fit - (total - 2); room > w {
+		for i, row := range table[1:] {
+			if wider := widerPhase(gaveUp[i+1], room); wider != "" {
+				row[phase] = wider
+			}
+		}
+	}
+	return table
+}
+
+// fitColumns is fitList's rule for the columns themselves.
+func fitColumns(table [][]string, fit int) [][]string {
 	const phase, session = 4, 6
 	total := func() int {
 		n := 0

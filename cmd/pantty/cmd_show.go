@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/pantty/pantty/internal/guard"
+	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/internal/termtext"
 	"github.com/pantty/pantty/seat/hookwire"
 	"github.com/pantty/pantty/seat/outage"
@@ -28,7 +29,7 @@ func seatShowCommand() *cli.Command {
 		Name:      "show",
 		Usage:     "one message: its text, states with times, evidence, submissions and reply",
 		ArgsUsage: "NAME ID | HOST:NAME ID",
-		Description: "Exit 0 shown, 2 no such seat or message, 4 a record could not be read.\n" +
+		Description: "Exit 0 shown, 2 bad usage, 4 a record could not be read, 5 no such seat or message.\n" +
 			"--json prints one object (schema v1 in docs/cli.md).",
 		Flags:  []cli.Flag{jsonFlag(), hostFlag()},
 		Action: seatShow,
@@ -212,7 +213,7 @@ func showText(m shownMessage) {
 		fmt.Fprintf(tw, "  %s\tsubmitted\tevidence %s, prompt %s, session %s\n", stamp(*m.SubmittedAt), dash(m.Evidence.Submission), dash(m.Evidence.PromptID), dash(m.Evidence.SessionID))
 	}
 	if m.EndedAt != nil {
-		fmt.Fprintf(tw, "  %s\t%s\tturn end %s\n", stamp(*m.EndedAt), m.State, dash(m.Evidence.TurnEnd))
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", stamp(*m.EndedAt), m.State, endedBy(m))
 	} else if m.NotBefore != nil {
 		fmt.Fprintf(tw, "  %s\tnot before\t(%s)\n", stamp(*m.NotBefore), notBeforeWhy(m.Reason))
 	}
@@ -240,6 +241,26 @@ func dash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// endedBy is what closed a final message, for its last step: the turn end
+// that proved it, or, when no turn end did, who ended it ("-" told a person
+// nothing about a `seat cancel`).
+func endedBy(m shownMessage) string {
+	if m.Evidence.TurnEnd != "" {
+		return "turn end " + m.Evidence.TurnEnd
+	}
+	switch m.Reason {
+	case inbox.ReasonCancelled:
+		return "cancelled by pantty seat cancel: the turn was interrupted, no turn end"
+	case inbox.ReasonCeiling:
+		return "cancelled by the driver at seat.toml's turn_ceiling: no turn end"
+	case inbox.ReasonDropped:
+		return "withdrawn by pantty seat drop before delivery"
+	case "":
+		return "no turn end"
+	}
+	return "no turn end: " + m.Reason
 }
 
 // notBeforeWhy names what holds a queued message until its not-before time,

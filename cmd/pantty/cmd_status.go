@@ -232,9 +232,9 @@ func paint(s string, t telemetry.Tone, on bool) string {
 // the plain text and colour is added after padding, so escapes never skew them.
 // With fit > 0 only the best-ranked columns whose total fits in fit runes are
 // printed (SEAT always), in table order, by the cell rule of cells.go: a held
-// queue's phase in its short form, and one of the columns a glance needs
-// (rank up to cutRank) that does not fit whole cut to the room left rather
-// than dropped.
+// queue's phase in its short form, a gave-up phase as long as the room left
+// after the inbox allows, and one of the columns a glance needs (rank up to cutRank) that does
+// not fit whole cut to the room left rather than dropped.
 func writeTable(w io.Writer, rows []telemetry.Row, col bool, fit int) {
 	now := time.Now()
 	all := make([]map[string]telemetry.Cell, len(rows))
@@ -259,7 +259,20 @@ func writeTable(w io.Writer, rows []telemetry.Row, col bool, fit int) {
 	used := seatWidth
 	ranked := slices.Clone(telemetry.Columns)
 	slices.SortFunc(ranked, func(a, b telemetry.Column) int { return a.Rank - b.Rank })
+	widened := false
 	for _, c := range ranked {
+		if c.Rank > widenRank && !widened && keep["phase"] && fit > used {
+			// A gave-up phase was fitted as its first clause: once the columns
+			// a glance needs are in, the room left says why it gave up.
+			widened = true
+			old, room := colWidth("phase", "PHASE"), colWidth("phase", "PHASE")+fit-used
+			for i, r := range rows {
+				if wider := widerPhase(gaveUpPhase(r), room); wider != "" {
+					all[i]["phase"] = telemetry.Cell{Text: wider, Tone: all[i]["phase"].Tone}
+				}
+			}
+			used += colWidth("phase", "PHASE") - old
+		}
 		if n := colWidth(c.Key, c.Heading) + 2; fit <= 0 || used+n <= fit {
 			keep[c.Key], used = true, used+n
 		} else if room := fit - used - 2; c.Rank <= cutRank && room >= max(minCut, utf8.RuneCountInString(c.Heading)) {
@@ -348,6 +361,9 @@ func writeDetail(w io.Writer, r telemetry.Row, col bool) {
 		if l.label == "heartbeat" {
 			continue // the phase line above printed the heartbeat's binding
 		}
+		if l.key == "provider_waits" {
+			m.Why = waitsWhy(r, c, m.Why)
+		}
 		if m.Why != "" {
 			fmt.Fprintf(w, "  %-*s%s\n", lw, "", paint("why: "+termtext.Line(m.Why), telemetry.Dim, col))
 		}
@@ -362,9 +378,30 @@ func writeDetail(w io.Writer, r telemetry.Row, col bool) {
 	}
 }
 
+// waitsWhy is the why under the provider waits line. When the seat's own
+// driver holds the queue for an outage (the cell names the hold; no provider
+// block is recorded), "providers.toml absent" under "held: transient outage"
+// reads as if the hold were unexplained: it says what holds it instead.
+func waitsWhy(r telemetry.Row, c telemetry.Cell, why string) string {
+	if len(r.ProviderWaits.Waits) > 0 || !strings.HasPrefix(c.Text, "held: ") {
+		return why
+	}
+	const absent = "providers.toml absent: no provider block has been recorded"
+	held := "the seat's driver holds its queue for this outage (the phase above says why); no provider block holds it"
+	if rest := strings.TrimPrefix(strings.TrimPrefix(why, absent), "; "); rest != "" {
+		return held + "; " + rest
+	}
+	return held
+}
+
 // cutRank is the last rank of the columns a glance needs (health, intent,
 // phase, done): one of them is cut to fit rather than dropped.
 const cutRank = 4
+
+// widenRank is the last rank placed before a gave-up phase takes the room
+// left for its reason (the glance columns and the inbox); the columns ranked
+// after it get what remains.
+const widenRank = 5
 
 // pipeWidth is the width status keeps to off a terminal (a pipe, a file, a
 // mail from cron) when $COLUMNS does not say: every column is some 300

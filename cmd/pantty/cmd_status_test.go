@@ -8,6 +8,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -180,5 +181,40 @@ func TestStatusFitsAPipe(t *testing.T) {
 	fits(h.RunEnv(map[string]string{"COLUMNS": "70"}, "", "status"), 70)
 	if r := h.Run("status", "-o", "wide"); !strings.Contains(r.Stdout, "ISOL") || !strings.Contains(r.Stdout, "CYCLE") {
 		t.Fatalf("status -o wide in a pipe lacks columns: %s", r)
+	}
+}
+
+// TestStatusNamesABadSeatToml: a seat whose seat.toml does not parse says so
+// in words a person acts on, `bad seat.toml`, where a bare `error` stood: in
+// HEALTH for a seat that never started (so 80 columns show it) and in WAITS
+// (its providers come from seat.toml) where that column fits.
+func TestStatusNamesABadSeatToml(t *testing.T) {
+	t.Parallel()
+	h := seattest.New(t, "badtoml")
+	f, err := os.OpenFile(h.Seat().ConfigPath(), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString("bogus = [\n"); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	for _, width := range []int{80, 120} {
+		r := h.RunEnv(map[string]string{"COLUMNS": fmt.Sprint(width)}, "", "status")
+		lines := strings.Split(strings.TrimRight(r.Stdout, "\n"), "\n")
+		if r.Code != 0 || len(lines) != 2 || strings.Contains(r.Stdout, "error") {
+			t.Fatalf("status at %d columns: want a header and one row, no bare error; got %s", width, r)
+		}
+		for _, l := range lines {
+			if utf8.RuneCountInString(l) > width {
+				t.Fatalf("a status line wider than %d columns:\n%s", width, r.Stdout)
+			}
+		}
+		if health := strings.Index(lines[0], "HEALTH"); !strings.HasPrefix(lines[1][health:], "bad seat.toml ") {
+			t.Errorf("HEALTH at %d columns is not bad seat.toml:\n%s", width, r.Stdout)
+		}
+		if waits := strings.Index(lines[0], "WAITS"); width == 120 && (waits < 0 || !strings.HasPrefix(lines[1][waits:], "bad seat.toml ")) {
+			t.Errorf("WAITS at %d columns is not bad seat.toml:\n%s", width, r.Stdout)
+		}
 	}
 }

@@ -39,6 +39,22 @@ func versionCommand() *cli.Command {
 	}
 }
 
+// helpCommand is `pantty help [COMMAND...]`, the verb form of --help, in the
+// tree so that `pantty --help` lists it. runArgs rewrites `pantty help …` to
+// `pantty … --help` before the tree is walked; this action runs for the forms
+// with a global flag first (`pantty --home DIR help seat`).
+func helpCommand() *cli.Command {
+	return &cli.Command{
+		Name:            "help",
+		Usage:           "print the help of pantty or of a command (as --help): pantty help seat send",
+		ArgsUsage:       "[COMMAND...]",
+		SkipFlagParsing: true,
+		Action: func(c *cli.Context) error {
+			return runArgs(append(append([]string{c.App.Name}, c.Args().Slice()...), "--help"))
+		},
+	}
+}
+
 // buildVersion names this binary: the module version when installed with
 // `go install …@vX`, else the VCS revision Go stamped into the build.
 func buildVersion() string {

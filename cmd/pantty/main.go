@@ -39,9 +39,10 @@ func run(args []string) int {
 
 // runArgs runs one command line and returns its error (nil: exit 0).
 func runArgs(args []string) error {
-	// `pantty help [COMMAND...]` is `pantty [COMMAND...] --help`. It is not a
-	// command of the tree: urfave/cli drops its --help flag when the app has a
-	// command named help.
+	// `pantty help [COMMAND...]` is `pantty [COMMAND...] --help`, said here
+	// so that it runs whatever follows (a help command's own flag parsing
+	// would refuse `pantty help seat send --wait`); the tree's help command
+	// (helpCommand) lists it and takes the forms with a global flag first.
 	if len(args) > 1 && args[1] == "help" {
 		args = append(append([]string{args[0]}, args[2:]...), "--help")
 	}
@@ -49,6 +50,7 @@ func runArgs(args []string) error {
 		return runHook(call, fastHookHome(home))
 	}
 	app := newApp()
+	app.Metadata = map[string]any{argvKey: args}
 	var unknown error
 	app.CommandNotFound = func(c *cli.Context, name string) { unknown = unknownCommand(c, name) }
 	err := app.Run(interspersed(app, args))
@@ -74,7 +76,8 @@ func newApp() *cli.App {
 			"6 conflict (the id is stored with a different text).",
 		Version:              buildVersion(),
 		EnableBashCompletion: true,
-		Flags:                globalFlags(),
+		// urfave/cli adds --help only when no command is named help.
+		Flags: append(globalFlags(), cli.HelpFlag),
 		Commands: []*cli.Command{
 			seatCommand(),
 			handoffCommand(),
@@ -89,6 +92,7 @@ func newApp() *cli.App {
 			completionCommand(),
 			manCommand(),
 			versionCommand(),
+			helpCommand(),
 			hookCommand(),
 			simCommand(),
 			driveCommand(),
@@ -98,10 +102,11 @@ func newApp() *cli.App {
 		HideHelpCommand: true,
 		ExitErrHandler:  func(*cli.Context, error) {},
 		OnUsageError: func(c *cli.Context, err error, _ bool) error {
-			return usageErr("%s", err.Error())
+			return unknownFlag(c, err, nil)
 		},
 	}
 	oneLineUsageErrors(app.Commands)
+	seatNamesNotHelp(app.Commands)
 	completeSeatNames(app.Commands)
 	applyRemoteSeats(app.Commands, "")
 	applyCallerPolicies(app.Commands, "")
@@ -117,15 +122,28 @@ func globalFlags() []cli.Flag {
 }
 
 // oneLineUsageErrors gives every command without its own handler the app's
-// usage-error form: one line on stderr and exit 2. urfave/cli's default prints
-// "Incorrect Usage" and the whole help to stdout, where a script would take it
-// for output.
+// usage-error form: one line on stderr and exit 2, a flag typo with the
+// nearest flag (suggest.go). urfave/cli's default prints "Incorrect Usage" and
+// the whole help to stdout, where a script would take it for output.
 func oneLineUsageErrors(cmds []*cli.Command) {
 	for _, c := range cmds {
 		if c.OnUsageError == nil {
-			c.OnUsageError = func(_ *cli.Context, err error, _ bool) error { return usageErr("%s", err.Error()) }
+			c.OnUsageError = func(ctx *cli.Context, err error, _ bool) error { return unknownFlag(ctx, err, c.Flags) }
 		}
 		oneLineUsageErrors(c.Subcommands)
+	}
+}
+
+// seatNamesNotHelp takes urfave/cli's help verb (`help`, alias `h`) off the
+// commands that have no subcommands: there the first argument is a seat
+// name, and `pantty seat rm h` printed rm's help and exited 0 with seat h
+// still there. A group keeps it (`pantty seat help`); --help works on all.
+func seatNamesNotHelp(cmds []*cli.Command) {
+	for _, c := range cmds {
+		if len(c.Subcommands) == 0 {
+			c.HideHelpCommand = true
+		}
+		seatNamesNotHelp(c.Subcommands)
 	}
 }
 

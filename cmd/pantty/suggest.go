@@ -1,10 +1,12 @@
 package main
 
 // "Did you mean": a near-miss command (`pantty stauts`, `pantty seat sned`)
-// names the command it was probably meant to be, so the correction is one
-// paste away.
+// names the command it was probably meant to be, and a near-miss flag
+// (`pantty seat send a --wiat`) the command line with the flag it was probably
+// meant to be, so the correction is one paste away.
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -28,6 +30,94 @@ func unknownCommand(ctx *cli.Context, name string) error {
 		return usageErr("unknown command %q (did you mean '%s %s'?)", name, where, best)
 	}
 	return usageErr("unknown command %q ('%s --help' lists them)", name, where)
+}
+
+// argvKey is where runArgs leaves the command line as typed in the app's
+// Metadata: a flag typo's hint is that line with the one word corrected.
+const argvKey = "argv"
+
+// unknownFlag is the usage error urfave/cli's flag parsing returned (err),
+// for the command whose flags are flags; a flag pantty does not have gets the
+// typed command line with the nearest defined flag in its place when one is
+// close, else the command's --help to list them. Any other usage error is
+// passed on in one line.
+func unknownFlag(ctx *cli.Context, err error, flags []cli.Flag) error {
+	const prefix = "flag provided but not defined: -"
+	typed, ok := strings.CutPrefix(err.Error(), prefix)
+	if !ok {
+		return usageErr("%s", err.Error())
+	}
+	argv, _ := ctx.App.Metadata[argvKey].([]string)
+	if best := nearestFlag(typed, slices.Concat(flags, ctx.App.Flags)); best != "" {
+		if line := replaceFlag(argv, typed, best); line != "" {
+			return usageErr("%s (did you mean '%s'?)", err.Error(), line)
+		}
+	}
+	where := "pantty"
+	if path := cmdPath(ctx); path != "" {
+		where += " " + path
+	}
+	return usageErr("%s ('%s --help' lists them)", err.Error(), where)
+}
+
+// nearestFlag is the visible flag name closest to typed by the rule of
+// nearest (a one-letter typed name guesses nothing: every short flag is near
+// it), "" when none is.
+func nearestFlag(typed string, flags []cli.Flag) string {
+	if len(typed) < 2 {
+		return ""
+	}
+	var cmds []*cli.Command
+	for _, f := range flags {
+		if vf, ok := f.(cli.VisibleFlag); ok && !vf.IsVisible() {
+			continue
+		}
+		names := f.Names()
+		cmds = append(cmds, &cli.Command{Name: names[0], Aliases: names[1:]})
+	}
+	return nearest(typed, cmds)
+}
+
+// replaceFlag is argv as a line to paste, the program named pantty and the
+// first word that spells the flag typed (-typed or --typed, with or without
+// =VALUE, before "--") spelled --best; "" when no word does.
+func replaceFlag(argv []string, typed, best string) string {
+	if len(argv) == 0 {
+		return ""
+	}
+	words, found := []string{"pantty"}, false
+	for i, a := range argv[1:] {
+		if a == "--" {
+			words = append(words, argv[1+i:]...)
+			break
+		}
+		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if !found && strings.HasPrefix(a, "-") && name == typed {
+			a, found = "--"+best, true
+			if hasValue {
+				a += "=" + value
+			}
+		}
+		words = append(words, a)
+	}
+	if !found {
+		return ""
+	}
+	for i, w := range words {
+		words[i] = shellWord(w)
+	}
+	return strings.Join(words, " ")
+}
+
+// shellWord is w as a shell reads it back: as is when it has nothing the shell
+// would split or expand, else in double quotes (the hint itself sits in single
+// quotes).
+func shellWord(w string) string {
+	if w != "" && strings.Trim(w, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./:=@%+,-") == "" {
+		return w
+	}
+	r := strings.NewReplacer(`\`, `\\`, `"`, `\"`, "$", `\$`, "`", "\\`")
+	return `"` + r.Replace(w) + `"`
 }
 
 // nearest returns the visible command name (or alias) closest to typed: at an

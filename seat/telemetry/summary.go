@@ -10,7 +10,7 @@ import (
 )
 
 // Cell is one reading in a few words, for the status table and watch lines:
-// its value, or `unknown`/`stale`/`error` with what little fits. The full
+// its value, or `unknown`/`stale`/`bad FILE` with what little fits. The full
 // reason and binding are in the reading's Meta (status NAME prints them).
 type Cell struct {
 	Text string
@@ -144,9 +144,32 @@ func ageOf(m Meta) string {
 // off is the cell of a reading with no value.
 func off(m Meta) Cell {
 	if m.State == Error {
-		return Cell{"error", Bad}
+		return errCell(m)
 	}
 	return Cell{"unknown", Dim}
+}
+
+// errCell is the cell of a reading whose record exists but could not be read,
+// in the words a person acts on: the record and what is wrong with it ("bad
+// seat.toml", "unreadable health.toml"), where a bare "error" sent them to
+// `status NAME` to find out which file to fix. The record is the first
+// *.toml the error (Why) names; "unreadable" when none is.
+func errCell(m Meta) Cell {
+	name := ""
+	for _, f := range strings.Fields(m.Why) {
+		f = strings.TrimRight(f, ":;,)")
+		if strings.HasSuffix(f, ".toml") {
+			name = f[strings.LastIndex(f, "/")+1:]
+			break
+		}
+	}
+	switch {
+	case name == "":
+		return Cell{"unreadable", Bad}
+	case strings.Contains(m.Why, "permission denied"):
+		return Cell{"unreadable " + name, Bad}
+	}
+	return Cell{"bad " + name, Bad}
 }
 
 func (r Row) intentCell() Cell {
@@ -170,7 +193,7 @@ func (r Row) healthCell() Cell {
 	h := r.Health
 	if !h.IsKnown() || h.Verdict == nil {
 		if h.State == Error {
-			return Cell{"error", Bad}
+			return errCell(h.Meta)
 		}
 		return r.healthBeforeRecover()
 	}
@@ -209,10 +232,15 @@ func (r Row) healthCell() Cell {
 // (no health.toml: recover never ran, or not yet on this seat), derived from
 // the live records instead of "unknown" for every seat: a stopped seat is
 // stopped, a live driver with a fresh beat is live, a seat meant to run with
-// no live driver has none. Recover's first verdict replaces it.
+// no live driver has none, a seat never started whose seat.toml cannot be
+// read says so. Recover's first verdict replaces it.
 func (r Row) healthBeforeRecover() Cell {
 	d, hb := r.Driver, r.Heartbeat
 	switch {
+	case r.neverStarted() && r.Shape.State == Error:
+		// seat.toml cannot be read, so the seat cannot start: what to fix says
+		// more than "never started", which INTENT says as well.
+		return errCell(r.Shape.Meta)
 	case r.neverStarted():
 		return Cell{"never started", Dim}
 	case r.stopped():
@@ -265,7 +293,7 @@ func (r Row) beatCell() Cell {
 func (r Row) driverCell() Cell {
 	d := r.Driver
 	if d.State == Error {
-		return Cell{"error", Bad}
+		return errCell(d.Meta)
 	}
 	if r.stopped() {
 		return Cell{"none (stopped)", Dim}
