@@ -75,8 +75,9 @@ print("ATTACK turn/start:", json.dumps(r)[:300])
 
 // appServerAttack runs one attack through the model's own shell tool
 // (exec_command, the stand-in's [standin:bash=…]) on a seat with transport
-// = "app-server" run by pantty's driver: list /tmp/codex-daemon-<uid>/,
-// then attackScript against the seat's socket path (its symlink in
+// = "app-server" run by pantty's driver, after a first turn opened the
+// viewer pane: list /tmp/codex-daemon-<uid>/, list the seat's tmux panes
+// (the viewer TUI, which takes keys as a person's), then attackScript against the seat's socket path (its symlink in
 // <seat>/harness/) and against the socket it points to, whose name the
 // model can compute without listing anything (sha256 of the symlink's
 // path, measured on 0.171.0). isolated: pantty's permission profile on
@@ -100,16 +101,21 @@ func appServerAttack(t *testing.T, name string, isolated bool) (out string, atta
 	if a, err := s.AuthorityFile().Read(); err != nil || a.On() != isolated {
 		t.Fatalf("authority.toml %+v (%v): want isolation on = %v", a, err, isolated)
 	}
+	// A first turn opens the viewer pane (after the thread's first turn), so
+	// the seat's tmux server is there to attack too.
+	r.Send("warm", "hello")
+	r.Processed("warm")
+	r.WaitPane()
 	link := codex.AppServerSocket(s)
 	sum := sha256.Sum256([]byte(link))
 	nonce := fmt.Sprintf("%x", sha256.Sum256([]byte(t.Name())))[:12]
 	pyBin := strings.TrimSpace(string(py))
 	// The output goes to a file in the workdir as well: exec_command hands
 	// back what a command printed within its yield time only.
-	cmd := fmt.Sprintf("(ls -la /tmp/codex-daemon-$(id -u)/; echo ls=$?; "+
+	cmd := fmt.Sprintf("(ls -la /tmp/codex-daemon-$(id -u)/; echo ls=$?; tmux -S %[5]s list-panes -a; echo tmux=$?; "+
 		"%[1]s -u attack.py %[2]s %[4]s; echo linkattack=$?; "+
 		"%[1]s -u attack.py /tmp/codex-daemon-$(id -u)/%[3]s %[4]s; echo sockattack=$?) >attack.out 2>&1; cat attack.out",
-		pyBin, link, hex.EncodeToString(sum[:]), nonce)
+		pyBin, link, hex.EncodeToString(sum[:]), nonce, r.Socket)
 	r.Send("atk", "run it\n[standin:bash="+cmd)
 	r.Processed("atk")
 	outPath := filepath.Join(r.Work, "attack.out")
@@ -143,7 +149,10 @@ func appServerAttack(t *testing.T, name string, isolated bool) (out string, atta
 // filter refuses connect() on every socket with the network restricted
 // (EPERM, "Operation not permitted"), and the seat's symlink lies under
 // $PANTTY_HOME, which the profile denies. Another seat's socket sits in the
-// same masked directory.
+// same masked directory. pantty's profile denies that directory as well
+// (codex.DaemonDir = "none"), which this test checks is written. The
+// seat's tmux server (the viewer pane, whose TUI takes keys as a person's)
+// is out of reach the same way: connect() refused.
 //
 // What stays open, and is not pantty's to close: a seat without Codex's
 // sandbox (permission_mode = "danger-full-access", isolation off or
@@ -154,9 +163,20 @@ func appServerAttack(t *testing.T, name string, isolated bool) (out string, atta
 // such a model owns the machine anyway (docs/codex.md, "What the model's
 // shell can reach on this path").
 func TestAppServerModelShellCannotReachItsServer(t *testing.T) {
-	out, turns, _ := appServerAttack(t, "cxatk-iso", true)
+	out, turns, r := appServerAttack(t, "cxatk-iso", true)
+	cfg, err := r.Seat().LoadConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(filepath.Join(codex.Home(r.Seat(), cfg), "config.toml"))
+	if want := fmt.Sprintf("%q = \"none\"", codex.DaemonDir()); !strings.Contains(string(b), want) {
+		t.Errorf("pantty's profile lacks %s:\n%s", want, b)
+	}
 	if strings.Contains(out, "ls=0") || !strings.Contains(out, "ls=") {
 		t.Errorf("the sandboxed shell listed /tmp/codex-daemon-<uid>/")
+	}
+	if strings.Contains(out, "tmux=0") || !strings.Contains(out, "tmux=") {
+		t.Errorf("the sandboxed shell reached the seat's tmux server (the viewer pane)")
 	}
 	for _, k := range []string{"linkattack", "sockattack"} {
 		if !strings.Contains(out, k+"=3") {
@@ -177,7 +197,8 @@ func TestAppServerModelShellCannotReachItsServer(t *testing.T) {
 // TestAppServerUnsandboxedShellOwnsItsServer is the control of
 // TestAppServerModelShellCannotReachItsServer and the measure of what stays
 // open: the same attack from a seat with permission_mode =
-// "danger-full-access" (no sandbox) lists /tmp/codex-daemon-<uid>/,
+// "danger-full-access" (no sandbox) lists /tmp/codex-daemon-<uid>/ and
+// the seat's tmux panes (the viewer, to type into),
 // connects through the seat's own symlink and the socket behind it, reads
 // the seat's thread (thread/list) and starts a thread and a turn with the
 // sandbox overridden to dangerFullAccess, which reaches the model. Were
@@ -186,6 +207,9 @@ func TestAppServerUnsandboxedShellOwnsItsServer(t *testing.T) {
 	out, turns, r := appServerAttack(t, "cxatk-open", false)
 	if !strings.Contains(out, "ls=0") {
 		t.Errorf("control: the unsandboxed shell could not list /tmp/codex-daemon-<uid>/")
+	}
+	if !strings.Contains(out, "tmux=0") {
+		t.Errorf("control: the unsandboxed shell could not list the seat's tmux panes")
 	}
 	for _, k := range []string{"linkattack", "sockattack"} {
 		if !strings.Contains(out, k+"=0") {
