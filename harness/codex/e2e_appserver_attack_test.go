@@ -1,6 +1,7 @@
 package codex_test
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/pantty/pantty/harness/codex"
+	"github.com/pantty/pantty/harness/codex/appserver"
 )
 
 // attackScript is what a model with a shell can run against a Codex app
@@ -78,9 +80,10 @@ print("ATTACK turn/start:", json.dumps(r)[:300])
 // = "app-server" run by pantty's driver, after a first turn opened the
 // viewer pane: list /tmp/codex-daemon-<uid>/, list the seat's tmux panes
 // (the viewer TUI, which takes keys as a person's), then attackScript against the seat's socket path (its symlink in
-// <seat>/harness/) and against the socket it points to, whose name the
+// <seat>/harness/), against the socket it points to, whose name the
 // model can compute without listing anything (sha256 of the symlink's
-// path, measured on 0.171.0). isolated: pantty's permission profile on
+// path, measured on 0.171.0), and against another server's socket
+// (otherServer). isolated: pantty's permission profile on
 // (a CODEX_HOME outside /tmp, no permission_mode), else the rig's
 // permission_mode = "danger-full-access". It returns the tool's output and
 // how many of the stand-in's requests carried the attacker's turn.
@@ -108,20 +111,22 @@ func appServerAttack(t *testing.T, name string, isolated bool) (out string, atta
 	r.WaitPane()
 	link := codex.AppServerSocket(s)
 	sum := sha256.Sum256([]byte(link))
+	other := sha256.Sum256([]byte(otherServer(t, r)))
 	nonce := fmt.Sprintf("%x", sha256.Sum256([]byte(t.Name())))[:12]
 	pyBin := strings.TrimSpace(string(py))
 	// The output goes to a file in the workdir as well: exec_command hands
 	// back what a command printed within its yield time only.
 	cmd := fmt.Sprintf("(ls -la /tmp/codex-daemon-$(id -u)/; echo ls=$?; tmux -S %[5]s list-panes -a; echo tmux=$?; "+
 		"%[1]s -u attack.py %[2]s %[4]s; echo linkattack=$?; "+
-		"%[1]s -u attack.py /tmp/codex-daemon-$(id -u)/%[3]s %[4]s; echo sockattack=$?) >attack.out 2>&1; cat attack.out",
-		pyBin, link, hex.EncodeToString(sum[:]), nonce, r.Socket)
+		"%[1]s -u attack.py /tmp/codex-daemon-$(id -u)/%[3]s %[4]s; echo sockattack=$?; "+
+		"%[1]s -u attack.py /tmp/codex-daemon-$(id -u)/%[6]s %[4]s; echo otherattack=$?) >attack.out 2>&1; cat attack.out",
+		pyBin, link, hex.EncodeToString(sum[:]), nonce, r.Socket, hex.EncodeToString(other[:]))
 	r.Send("atk", "run it\n[standin:bash="+cmd)
 	r.Processed("atk")
 	outPath := filepath.Join(r.Work, "attack.out")
 	r.WaitFor("the attack's end", 60*time.Second, func() bool {
 		b, _ := os.ReadFile(outPath)
-		return strings.Contains(string(b), "sockattack=")
+		return strings.Contains(string(b), "otherattack=")
 	})
 	b, _ := os.ReadFile(outPath)
 	out = string(b)
@@ -137,6 +142,28 @@ func appServerAttack(t *testing.T, name string, isolated bool) (out string, atta
 	return out, attackerTurns, r
 }
 
+// otherServer starts another app server of this user beside r's seat, as
+// another seat's would be (its own CODEX_HOME naming r's stand-in), and
+// returns its socket path: its socket sits in the same
+// /tmp/codex-daemon-<uid>/.
+func otherServer(t *testing.T, r *rig) string {
+	t.Helper()
+	root := t.TempDir()
+	home, sock := filepath.Join(root, "home"), filepath.Join(root, "other.sock")
+	if err := codex.WriteProvider(home, "standin", r.api.URL()+"/v1", "STANDIN_API_KEY", model); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	srv, err := appserver.Start(ctx, appserver.Spec{Bin: codexBinary(t), Home: home, Socket: sock, Dir: r.Work,
+		Env: append(os.Environ(), "STANDIN_API_KEY=standin-key"), Args: []string{"-c", `approval_policy="never"`}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Stop() })
+	return sock
+}
+
 // TestAppServerModelShellCannotReachItsServer: with pantty's permission
 // profile on (isolation auto, Codex's sandbox running the model's
 // commands), the model's shell cannot reach its own seat's app server, so
@@ -148,8 +175,9 @@ func appServerAttack(t *testing.T, name string, isolated bool) (out string, atta
 // over /tmp/codex-daemon-<uid> (`ls` "Permission denied"), its seccomp
 // filter refuses connect() on every socket with the network restricted
 // (EPERM, "Operation not permitted"), and the seat's symlink lies under
-// $PANTTY_HOME, which the profile denies. Another seat's socket sits in the
-// same masked directory. pantty's profile denies that directory as well
+// $PANTTY_HOME, which the profile denies. Another server of this user (as
+// another seat's, otherServer), whose socket sits in the same masked
+// directory, was refused the same way. pantty's profile denies that directory as well
 // (codex.DaemonDir = "none"), which this test checks is written. The
 // seat's tmux server (the viewer pane, whose TUI takes keys as a person's)
 // is out of reach the same way: connect() refused.
@@ -178,7 +206,7 @@ func TestAppServerModelShellCannotReachItsServer(t *testing.T) {
 	if strings.Contains(out, "tmux=0") || !strings.Contains(out, "tmux=") {
 		t.Errorf("the sandboxed shell reached the seat's tmux server (the viewer pane)")
 	}
-	for _, k := range []string{"linkattack", "sockattack"} {
+	for _, k := range []string{"linkattack", "sockattack", "otherattack"} {
 		if !strings.Contains(out, k+"=3") {
 			t.Errorf("%s: the sandboxed shell's connect() was not refused (want exit 3)", k)
 		}
@@ -199,7 +227,8 @@ func TestAppServerModelShellCannotReachItsServer(t *testing.T) {
 // open: the same attack from a seat with permission_mode =
 // "danger-full-access" (no sandbox) lists /tmp/codex-daemon-<uid>/ and
 // the seat's tmux panes (the viewer, to type into),
-// connects through the seat's own symlink and the socket behind it, reads
+// connects through the seat's own symlink, the socket behind it and
+// another server's socket (otherServer), reads
 // the seat's thread (thread/list) and starts a thread and a turn with the
 // sandbox overridden to dangerFullAccess, which reaches the model. Were
 // this to fail, the isolated test's refusals would prove nothing.
@@ -211,7 +240,7 @@ func TestAppServerUnsandboxedShellOwnsItsServer(t *testing.T) {
 	if !strings.Contains(out, "tmux=0") {
 		t.Errorf("control: the unsandboxed shell could not list the seat's tmux panes")
 	}
-	for _, k := range []string{"linkattack", "sockattack"} {
+	for _, k := range []string{"linkattack", "sockattack", "otherattack"} {
 		if !strings.Contains(out, k+"=0") {
 			t.Errorf("control: %s did not complete", k)
 		}
@@ -222,7 +251,8 @@ func TestAppServerUnsandboxedShellOwnsItsServer(t *testing.T) {
 	if !strings.Contains(out, `"status": "inProgress"`) {
 		t.Errorf("control: turn/start with sandboxPolicy dangerFullAccess was not answered with a turn")
 	}
-	// Two attacks (through the symlink, through the socket), one turn each.
+	// Three attacks (through the symlink, through the socket, on the other
+	// server), one turn each.
 	r.WaitFor("the attacker's turns at the model", 30*time.Second, func() bool {
 		n := 0
 		for _, q := range r.api.Requests() {
@@ -230,7 +260,7 @@ func TestAppServerUnsandboxedShellOwnsItsServer(t *testing.T) {
 				n++
 			}
 		}
-		return n >= 2
+		return n >= 3
 	})
 	t.Logf("attacker turns at the model when the seat's turn ended: %d", turns)
 }
