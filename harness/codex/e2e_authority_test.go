@@ -35,6 +35,26 @@ func codexHomeOutsideTmp(t *testing.T) string {
 	return dir
 }
 
+// isolate makes r's seat one that pantty isolates (auto finds Codex's
+// sandbox working): its CODEX_HOME moves outside /tmp
+// (codexHomeOutsideTmp), with the stand-in's provider, and the rig's
+// permission_mode = "danger-full-access" goes.
+func isolate(t *testing.T, r *rig) {
+	t.Helper()
+	home := codexHomeOutsideTmp(t)
+	s := r.Seat()
+	cfgText, _ := os.ReadFile(s.ConfigPath())
+	// env is an inline table (seat init writes env = { … }): the new key goes in with a comma.
+	text := strings.Replace(string(cfgText), "STANDIN_API_KEY = ", fmt.Sprintf("CODEX_HOME = %q, STANDIN_API_KEY = ", home), 1)
+	text = strings.Replace(text, `permission_mode = "danger-full-access"`, "", 1)
+	if err := os.WriteFile(s.ConfigPath(), []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := codex.WriteProvider(home, "standin", r.api.URL()+"/v1", "STANDIN_API_KEY", model); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // With isolation on (auto, where Codex's sandbox runs), pantty's permission
 // profile keeps $PANTTY_HOME from the model's commands: a canary in seat.toml
 // is not readable, another seat's control/ and seat.toml are not writable,
@@ -46,21 +66,10 @@ func codexHomeOutsideTmp(t *testing.T) string {
 // the workdir, and `pantty handoff note` from inside reaches the seat's handoff.
 func TestCodexProfileKeepsPanttyHomeOutOfReach(t *testing.T) {
 	t.Parallel()
-	home := codexHomeOutsideTmp(t)
 	r := newRig(t, "cx-reach")
 	const canary = "PANTTY-CANARY-cx-51d2"
 	s := r.Seat()
-	// The seat's CODEX_HOME moves outside /tmp, with the stand-in's provider.
-	cfgText, _ := os.ReadFile(s.ConfigPath())
-	// env is an inline table (seat init writes env = { … }): the new key goes in with a comma.
-	text := strings.Replace(string(cfgText), "STANDIN_API_KEY = ", fmt.Sprintf("CODEX_HOME = %q, STANDIN_API_KEY = ", home), 1)
-	text = strings.Replace(text, `permission_mode = "danger-full-access"`, "", 1)
-	if err := os.WriteFile(s.ConfigPath(), []byte(text), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := codex.WriteProvider(home, "standin", r.api.URL()+"/v1", "STANDIN_API_KEY", model); err != nil {
-		t.Fatal(err)
-	}
+	isolate(t, r)
 	f, err := os.OpenFile(s.ConfigPath(), os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)

@@ -65,7 +65,8 @@ func (Adapter) Secrets(s state.Seat, c config.Config) []string {
 // profile: Codex's :workspace (writes in the workdir and the temp
 // directories) with $PANTTY_HOME and the seat's credentials denied for reading
 // and writing ("none"), every seat's drop directory denied and this seat's own
-// granted. A sandbox_mode key is removed while the profile is on: Codex uses
+// granted, and Codex's app-server socket directory (DaemonDir) denied too. A
+// sandbox_mode key is removed while the profile is on: Codex uses
 // sandbox_mode instead of any profile when both are set.
 func setIsolation(cfg map[string]any, a state.Authority) {
 	perms := table(cfg, "permissions")
@@ -89,7 +90,23 @@ func setIsolation(cfg map[string]any, a state.Authority) {
 		fs[filepath.Dir(a.Drop)] = "none"
 		fs[a.Drop] = "write"
 	}
+	fs[DaemonDir()] = "none"
 	perms[ProfileName] = map[string]any{"extends": ":workspace", "filesystem": fs}
+}
+
+// DaemonDir is where Codex puts the socket of every app server this user
+// runs (each seat's AppServerSocket is a symlink into it): a socket there
+// takes turn/start with any sandbox and approval policy, so the model's
+// shell must not reach it. Codex 0.171.0 fixes the directory at
+// /tmp/codex-daemon-<uid> (TMPDIR did not move it, measured) and its own
+// sandbox already mounts an empty mode-000 directory over it; pantty's
+// profile denies it as well ("none"), so the hiding does not rest on
+// Codex's mask alone: with network access enabled a sandboxed connect()
+// to a Unix socket outside a denied directory succeeded, inside one it
+// was refused (docs/codex.md, "What the model's shell can reach on this
+// path").
+func DaemonDir() string {
+	return fmt.Sprintf("/tmp/codex-daemon-%d", os.Getuid())
 }
 
 func binaryPath(c config.Config, env map[string]string) string {
