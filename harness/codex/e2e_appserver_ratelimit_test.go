@@ -1,6 +1,7 @@
 package codex_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -70,4 +71,54 @@ func TestAppServerSeatWaitsForAUsedUpWindow(t *testing.T) {
 		t.Fatalf("rl-3 reached the model %d times, at %s (the reset %s)", n, at.Format(time.RFC3339Nano), reset.Format(time.RFC3339))
 	}
 	t.Logf("rl-3 reached the stand-in %s after the reset (the wait seen %s before it)", at.Sub(reset).Round(time.Millisecond), reset.Sub(waitedAt).Round(time.Millisecond))
+}
+
+// TestAppServerSeatCapsAndReleasesAPredictedWait: a used-up window whose
+// reset is days ahead (the weekly one) is trusted no further than
+// [recovery] provider_max_wait, as a refusal's parsed reset is; and a later
+// note saying the account can go on — here from a person's turn at the
+// viewer, the board held — releases the block the prediction made, so the
+// held message goes at once rather than at the cap.
+func TestAppServerSeatCapsAndReleasesAPredictedWait(t *testing.T) {
+	r := newRig(t, "cxasw", `transport = "app-server"`, "[recovery]", `provider_max_wait = "60s"`)
+	pane := viewerReady(t, r)
+	week := time.Now().Add(7 * 24 * time.Hour)
+	r.api.SetLimits(&standin.Limits{Secondary: &standin.Window{UsedPercent: 100, WindowMinutes: 10080, ResetAt: week}})
+	r.Send("w1", "the turn that uses the weekly window up")
+	r.Processed("w1")
+	r.Send("w2", "held behind the prediction")
+	var b state.Block
+	r.WaitFor("the predicted block", 10*time.Second, func() bool {
+		bs, err := outage.ReadBlocks(r.Home)
+		b = bs["codex"]
+		return err == nil && !b.Until.IsZero()
+	})
+	if left := time.Until(b.Until); left > 61*time.Second || left < 40*time.Second {
+		t.Fatalf("the block of a reset 7 days ahead ends in %s, want the 60 s cap: %+v", left.Round(time.Second), b)
+	}
+	// The account can go on (the window reset early): a person's turn at
+	// the viewer brings the note that says so.
+	r.api.SetLimits(&standin.Limits{Secondary: &standin.Window{UsedPercent: 3, WindowMinutes: 10080, ResetAt: week}})
+	// The viewer meets the used-up window with a dialog of its own
+	// ("Approaching rate limits / Switch to gpt-6-luna …?", Codex 0.171.0):
+	// the person dismisses it with Escape before typing (an Enter on it
+	// would switch the thread's model).
+	r.WaitFor("the viewer's rate-limit dialog", 30*time.Second, func() bool { return strings.Contains(r.Screen(), "Approaching rate limits") })
+	if err := r.Tmux().SendKeys(context.Background(), pane, "Escape"); err != nil {
+		t.Fatal(err)
+	}
+	r.WaitFor("the viewer's input box", 30*time.Second, func() bool {
+		s := r.Screen()
+		return !strings.Contains(s, "Approaching rate limits") && strings.Contains(s, "Ask Codex to do anything")
+	})
+	t0 := time.Now()
+	personTypes(t, r, pane, "a person asks while the board waits")
+	r.Processed("w2")
+	t.Logf("w2 processed %s after the person's Enter (the cap would have held it %s more)", time.Since(t0).Round(time.Millisecond), time.Until(b.Until).Round(time.Second))
+	if !strings.Contains(r.DriverLog(), "the block it predicted is released") {
+		t.Fatalf("no release in driver.log:\n%s", r.DriverLog())
+	}
+	if n := r.Turns()["w2"]; n != 1 {
+		t.Fatalf("w2 reached the model %d times", n)
+	}
 }

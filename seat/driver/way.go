@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/pantty/pantty/harness/codex/appserver"
@@ -235,7 +236,25 @@ func (d *Driver) onRateLimits(m appserver.Message) {
 	now := d.now()
 	x, ok := appserver.LimitReached(m, now)
 	if !ok {
+		if appserver.LimitsClear(m) {
+			// A later reading says the account can go on (a window that
+			// reset early, credits bought): a block this path predicted ends.
+			fromNote := func(b state.Block) bool {
+				return b.Error == rateLimitsError && strings.HasPrefix(b.Text, appserver.LimitsWords)
+			}
+			if gone, err := outage.ReleaseBlock(d.S.Home, d.Cfg.Provider, fromNote, now); err != nil {
+				d.logf("provider block for %s: %v", d.Cfg.Provider, err)
+			} else if gone {
+				d.logf("provider %s: account/rateLimits/updated shows no window used up: the block it predicted is released", d.Cfg.Provider)
+			}
+		}
 		return
+	}
+	// A prediction is trusted no further than a refusal's parsed reset
+	// (provider_max_wait, 6 h by default): a weekly window's reset days
+	// ahead must not silence every seat on the provider that long unasked.
+	if max := d.Cfg.Recovery.ProviderMaxWait.Duration; max > 0 && x.Until.After(now.Add(max)) {
+		x.Until = now.Add(max)
 	}
 	if bs, err := outage.ReadBlocks(d.S.Home); err == nil {
 		if cur, held := bs.Active(d.Cfg.Provider, now); held && !cur.Until.Before(x.Until) {

@@ -53,6 +53,19 @@ func ReadBlocks(home string) (state.Blocks, error) {
 // providers.toml; writes take milliseconds.
 const providersLockWait = 5 * time.Second
 
+// lockProviders takes providers.toml's writer lock (a short flock beside
+// it), waiting at most providersLockWait; unlock releases it.
+func lockProviders(home string) (unlock func(), err error) {
+	fl := flock.New(filepath.Join(home, "providers.lock"), flock.SetPermissions(fsatomic.FileMode))
+	ctx, cancel := context.WithTimeout(context.Background(), providersLockWait)
+	defer cancel()
+	ok, err := fl.TryLockContext(ctx, 10*time.Millisecond)
+	if err != nil || !ok {
+		return nil, fmt.Errorf("lock %s: %v", fl.Path(), err)
+	}
+	return func() { fl.Unlock() }, nil
+}
+
 // RecordBlock records a provider block in providers.toml under a short flock (so
 // two seats refused at once both land), dropping entries that have expired. A
 // block already recorded for the provider is only ever extended, never shortened
@@ -65,14 +78,11 @@ func RecordBlock(home, provider string, b state.Block, now time.Time) error {
 	localMu.Lock()
 	localBlocks[provider] = b
 	localMu.Unlock()
-	fl := flock.New(filepath.Join(home, "providers.lock"), flock.SetPermissions(fsatomic.FileMode))
-	ctx, cancel := context.WithTimeout(context.Background(), providersLockWait)
-	defer cancel()
-	ok, err := fl.TryLockContext(ctx, 10*time.Millisecond)
-	if err != nil || !ok {
-		return fmt.Errorf("lock %s: %v", fl.Path(), err)
+	unlock, err := lockProviders(home)
+	if err != nil {
+		return err
 	}
-	defer fl.Unlock()
+	defer unlock()
 	f := state.ProvidersFile(home)
 	cur, err := f.Read()
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -98,6 +108,38 @@ func RecordBlock(home, provider string, b state.Block, now time.Time) error {
 	delete(localBlocks, provider)
 	localMu.Unlock()
 	return nil
+}
+
+// ReleaseBlock removes provider's block from providers.toml (under the same
+// flock as RecordBlock) when mine says it is one the caller may end: a
+// block recorded from a prediction (a rate-limit note) that a later
+// reading contradicts. A refusal's block is never released this way. It
+// reports whether a block was removed.
+func ReleaseBlock(home, provider string, mine func(state.Block) bool, now time.Time) (bool, error) {
+	localMu.Lock()
+	if l, ok := localBlocks[provider]; ok && mine(l) {
+		delete(localBlocks, provider)
+	}
+	localMu.Unlock()
+	unlock, err := lockProviders(home)
+	if err != nil {
+		return false, err
+	}
+	defer unlock()
+	f := state.ProvidersFile(home)
+	cur, err := f.Read()
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			err = nil
+		}
+		return false, err
+	}
+	b, held := cur[provider]
+	if !held || !now.Before(b.Until) || !mine(b) {
+		return false, nil
+	}
+	delete(cur, provider)
+	return true, f.Write(cur)
 }
 
 // RefusalBlock builds the block for a refused turn: its reset time read from the

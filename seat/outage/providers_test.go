@@ -263,3 +263,31 @@ func TestLadderValidation(t *testing.T) {
 		})
 	}
 }
+
+// ReleaseBlock ends only a block its predicate claims, and only a live one:
+// a refusal's block stays.
+func TestReleaseBlock(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	now := time.Now()
+	note := func(b state.Block) bool { return b.Text == "predicted" }
+	if err := outage.RecordBlock(home, "codex", state.Block{Until: now.Add(time.Hour), Text: "refused"}, now); err != nil {
+		t.Fatal(err)
+	}
+	if gone, err := outage.ReleaseBlock(home, "codex", note, now); gone || err != nil {
+		t.Fatalf("a refusal's block released: %v %v", gone, err)
+	}
+	if err := outage.RecordBlock(home, "other", state.Block{Until: now.Add(time.Hour), Text: "predicted"}, now); err != nil {
+		t.Fatal(err)
+	}
+	if gone, err := outage.ReleaseBlock(home, "other", note, now); !gone || err != nil {
+		t.Fatalf("a predicted block not released: %v %v", gone, err)
+	}
+	bs, err := outage.ReadBlocks(home)
+	if _, held := bs["other"]; err != nil || held || bs["codex"].Text != "refused" {
+		t.Fatalf("blocks after the release: %v %v", bs, err)
+	}
+	if gone, err := outage.ReleaseBlock(t.TempDir(), "codex", note, now); gone || err != nil {
+		t.Fatalf("no providers.toml: %v %v", gone, err)
+	}
+}

@@ -98,6 +98,43 @@ func LimitReached(m Message, now time.Time) (Exhausted, bool) {
 	if e.Until.IsZero() {
 		return Exhausted{}, false
 	}
-	e.Words = "Codex rate limit reached: " + strings.Join(words, "; ")
+	e.Words = LimitsWords + strings.Join(words, "; ")
 	return e, true
+}
+
+// LimitsWords starts every Exhausted.Words: a block recorded from a note
+// reads as one (a refused turn's block carries the harness's own words).
+const LimitsWords = "Codex rate limit reached: "
+
+// LimitsClear reports whether m is a rate-limits note of the default
+// family that shows the account can go on: at least one window reported
+// and none used up, or credits (or an unlimited plan) to go on with. A
+// note with no window (the stand-in's plain answers: every field null)
+// says nothing and is not clear.
+func LimitsClear(m Message) bool {
+	if m.Method != MethodRateLimits {
+		return false
+	}
+	var n RateLimitsNote
+	if json.Unmarshal(m.Params, &n) != nil {
+		return false
+	}
+	r := n.RateLimits
+	if r.LimitID != nil && *r.LimitID != "" && *r.LimitID != "codex" {
+		return false
+	}
+	if c := r.Credits; c != nil && (c.HasCredits || c.Unlimited) {
+		return true
+	}
+	seen := false
+	for _, w := range []*RateWindow{r.Primary, r.Secondary} {
+		if w == nil {
+			continue
+		}
+		if w.UsedPercent >= 100 {
+			return false
+		}
+		seen = true
+	}
+	return seen
 }

@@ -45,3 +45,23 @@ func TestLimitReached(t *testing.T) {
 }
 
 func itoa(n int64) string { b, _ := json.Marshal(n); return string(b) }
+
+// LimitsClear holds for a default-family note whose windows are all below
+// 100 % or whose credits go on; a note with no window says nothing.
+func TestLimitsClear(t *testing.T) {
+	note := func(s string) Message { return Message{Method: MethodRateLimits, Params: json.RawMessage(s)} }
+	for _, c := range []struct {
+		name, params string
+		clear        bool
+	}{
+		{"below", `{"rateLimits":{"limitId":"codex","primary":{"usedPercent":3},"secondary":{"usedPercent":40}}}`, true},
+		{"one used up", `{"rateLimits":{"limitId":"codex","primary":{"usedPercent":3},"secondary":{"usedPercent":100}}}`, false},
+		{"credits", `{"rateLimits":{"primary":{"usedPercent":100},"credits":{"hasCredits":true,"unlimited":false}}}`, true},
+		{"nulls", `{"rateLimits":{"limitId":"codex","primary":null,"secondary":null,"credits":null}}`, false},
+		{"a model's family", `{"rateLimits":{"limitId":"codex_bengalfox","primary":{"usedPercent":3}}}`, false},
+	} {
+		if got := LimitsClear(note(c.params)); got != c.clear {
+			t.Errorf("%s: clear %v, want %v", c.name, got, c.clear)
+		}
+	}
+}
