@@ -165,6 +165,16 @@ func (d *Driver) onPromptSubmit(ev hookwire.Event) {
 			}
 		}
 	}
+	if c := d.cmdRun; c != nil && c.onServer && c.turn == f.PromptID && f.PromptID != "" {
+		// The turn taken for the door's compaction (the first turn/started
+		// after thread/compact/start) has a prompt: it is a person's, begun
+		// in the same instant. The compaction's own turn is still to come.
+		d.logf("turn %s has a prompt: a person's turn, not the compaction's (waiting for that one)", f.PromptID)
+		c.turn = ""
+		if d.as != nil {
+			d.as.compaction = ""
+		}
+	}
 	d.foreignTurn, d.foreignAt = f.PromptID, ev.ReceivedAt
 	d.logf("prompt %s was not submitted by pantty (a person at the pane?): recorded, waiting for its turn end", f.PromptID)
 }

@@ -44,7 +44,8 @@ var versionAskLimit = 5 * time.Second
 // when the binary changed since it was last asked (size or modification time
 // differ from the cache): one stat per start otherwise. An upgrade in place
 // changes both, so a start or a revival after an upgrade is judged by the new
-// version. A binary that cannot say its version is remembered as such too.
+// version. A binary that cannot say its version is remembered as such too,
+// except one that did not answer in time (asked again next time).
 func InstalledVersion(home, bin string) (string, error) {
 	fi, err := os.Stat(bin)
 	if err != nil {
@@ -59,6 +60,12 @@ func InstalledVersion(home, bin string) (string, error) {
 		return e.Said, errOf(e.Err)
 	}
 	said, askErr := askVersion(bin)
+	if errors.Is(askErr, errVersionLate) {
+		// Not remembered: a binary slow to start under load (a Node
+		// wrapper on a busy machine) would otherwise be "unknown version"
+		// to every later start and sweep until it is reinstalled.
+		return "", askErr
+	}
 	e := versionEntry{Size: fi.Size(), ModTime: fi.ModTime(), Said: said, AskedAt: time.Now().UTC()}
 	if askErr != nil {
 		e.Err = askErr.Error()
@@ -72,6 +79,10 @@ func InstalledVersion(home, bin string) (string, error) {
 	}
 	return said, askErr
 }
+
+// errVersionLate marks a `--version` that missed versionAskLimit: a
+// transient answer, never cached.
+var errVersionLate = errors.New("no answer in time")
 
 func askVersion(bin string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), versionAskLimit)
@@ -87,7 +98,7 @@ func askVersion(bin string) (string, error) {
 	}
 	switch {
 	case ctx.Err() != nil:
-		return "", fmt.Errorf("%s --version did not answer within %s", bin, versionAskLimit)
+		return "", fmt.Errorf("%s --version did not answer within %s: %w", bin, versionAskLimit, errVersionLate)
 	case err != nil:
 		return "", fmt.Errorf("%s --version: %v", bin, err)
 	case line == "":

@@ -48,7 +48,9 @@ func TestInstalledVersionIsAskedOncePerBinary(t *testing.T) {
 	if _, err := InstalledVersion(home, bin); err == nil || !strings.Contains(err.Error(), "did not answer") {
 		t.Fatalf("a binary that hangs: %v", err)
 	}
-	if _, err := InstalledVersion(home, bin); err == nil || asked() != 3 {
-		t.Fatalf("the hang was not remembered: %v, asked %d times", err, asked())
+	// A binary that did not answer in time is asked again next time (a
+	// start under load must not make its version unknown for good).
+	if _, err := InstalledVersion(home, bin); err == nil || asked() != 4 {
+		t.Fatalf("the hang was remembered: %v, asked %d times, want 4", err, asked())
 	}
 }
