@@ -179,6 +179,10 @@ func (r *Registry) evaluate(harness, version, transport string, local *state.Fac
 		v := failAll(harness, version, now, why+": unmeasured", fix)
 		v.Registry, v.Transport = r.Origin, transport
 		v.offTmux()
+		if transport != config.TransportTmux {
+			// Not failed: not measured here. Say so, with the command.
+			v.Summary = "not measured on this machine: " + measureCmd(harness, transport) + " (a seat with transport = \"auto\" runs on tmux meanwhile)"
+		}
 		return v
 	}
 	if version != "" && note == "" {

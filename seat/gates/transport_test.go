@@ -97,6 +97,9 @@ func TestAppServerPathIsJudgedByItsOwnContract(t *testing.T) {
 		!strings.Contains(v.Gate("compaction").Fix, "pantty measure contract --harness codex --transport app-server") {
 		t.Fatalf("unmeasured app-server path: %+v", v)
 	}
+	if want := "not measured on this machine: pantty measure contract --harness codex --transport app-server"; !strings.HasPrefix(v.Summary, want) {
+		t.Fatalf("the unmeasured app-server path's summary %q, want it to start %q", v.Summary, want)
+	}
 	if tm := Local(home, "codex", "0.171.0", now); tm.Transport != config.TransportTmux || !tm.ResidentAllowed {
 		t.Fatalf("the tmux path on the registry's rows: %s %s", tm.Transport, tm.Summary)
 	}
