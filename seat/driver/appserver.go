@@ -57,6 +57,10 @@ type asLink struct {
 	// readings: thread/tokenUsage/updated gave a context reading; the
 	// PostModelRequest hook's of the same requests are not read after it.
 	readings bool
+	// idle: the server's last thread/status/changed for the thread said
+	// idle (no turn runs); idleAt is when it came.
+	idle   bool
+	idleAt time.Time
 	// compaction is the last compaction turn the command door started.
 	compaction string
 	bin        string            // the codex binary (the viewer runs it too)

@@ -50,3 +50,49 @@ func TestTurnStartLatencyIsLoggedOnceInEitherOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestAnIdleThreadEndsATurnWhoseEndNeverCame pins watchIdle: the server
+// said the thread went idle and the turn's turn/completed never came (a
+// lost notification): after idleGrace the turn is taken as ended, so the
+// thread's busy state does not hold the queue for good; the person's wait
+// on that turn ends with it. A new turn, or the thread active again, in the
+// meantime leaves everything as it is.
+func TestAnIdleThreadEndsATurnWhoseEndNeverCame(t *testing.T) {
+	old := idleGrace
+	idleGrace = 10 * time.Millisecond
+	defer func() { idleGrace = old }()
+	status := func(d *Driver, typ string) {
+		d.onNote(appserver.Message{Method: appserver.MethodThreadStatus,
+			Params: []byte(`{"threadId":"th","status":{"type":"` + typ + `"}}`)})
+	}
+	settle := func(d *Driver) {
+		select {
+		case a := <-d.rpcDone:
+			d.onAnswer(a)
+		case <-time.After(5 * time.Second):
+			t.Fatal("watchIdle's timer never answered")
+		}
+	}
+	for _, c := range []struct {
+		name    string
+		between func(d *Driver)
+		ended   bool
+	}{
+		{"lost turn/completed", func(*Driver) {}, true},
+		{"active again", func(d *Driver) { status(d, "active") }, false},
+		{"a new turn", func(d *Driver) {
+			d.onNote(appserver.Message{Method: appserver.MethodTurnStarted, Params: []byte(`{"threadId":"th","turn":{"id":"t2"}}`)})
+		}, false},
+	} {
+		var buf bytes.Buffer
+		d := &Driver{Log: log.New(&buf, "", 0), foreignTurn: "t1"}
+		as := &asLink{thread: "th", turn: "t1"}
+		d.as = as
+		status(d, "idle")
+		c.between(d)
+		settle(d)
+		if ended := as.turn == ""; ended != c.ended || ended && (d.foreignTurn != "" || !strings.Contains(buf.String(), "turn t1: the thread has been idle")) {
+			t.Errorf("%s: turn %q, foreign %q, driver.log %q", c.name, as.turn, d.foreignTurn, buf.String())
+		}
+	}
+}

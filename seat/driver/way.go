@@ -209,6 +209,13 @@ func (d *Driver) onNote(m appserver.Message) {
 		if end, ok := appserver.TurnEnd(m); ok && end.ThreadID == as.thread {
 			d.onTurnCompleted(as, end)
 		}
+	case appserver.MethodThreadStatus:
+		if thread, idle, ok := appserver.ThreadIdle(m); ok && thread == as.thread {
+			as.idle, as.idleAt = idle, d.now()
+			if idle && as.turn != "" && as.turn != turnPending {
+				d.watchIdle(as, as.turn)
+			}
+		}
 	case appserver.MethodTokenUsage:
 		if c, ok := appserver.ContextOf(m); ok && c.ThreadID == as.thread && c.Input > 0 && !d.compacting(c.TurnID) {
 			// The reading the PostModelRequest hook also gives (the same
@@ -285,6 +292,30 @@ func (d *Driver) timeTurn(as *asLink) {
 
 // asMS is a latency as driver.log gives it: to 0.1 ms.
 func asMS(d time.Duration) string { return d.Round(100 * time.Microsecond).String() }
+
+// idleGrace bounds how long a turn the server already called idle may
+// wait for its turn/completed: in every recorded turn (0.171.0) the idle
+// status came just before it, in the same millisecond. A var for the tests.
+var idleGrace = 10 * time.Second
+
+// watchIdle ends, after idleGrace, a turn whose turn/completed never came
+// though the server said the thread went idle: the thread's busy state
+// (as.turn) would otherwise hold the queue for good, and on this path the
+// heartbeat's no-turn checks read that same state. A turn/completed, a new
+// turn or a new launch meanwhile makes it do nothing.
+func (d *Driver) watchIdle(as *asLink, turn string) {
+	since := as.idleAt
+	d.onLoopAfter(idleGrace, func() {
+		if d.as != as || as.turn != turn || !as.idle || !as.idleAt.Equal(since) {
+			return
+		}
+		d.logf("turn %s: the thread has been idle %s (thread/status/changed) and its turn/completed never came: taken as ended", turn, idleGrace)
+		as.turn = ""
+		if d.foreignTurn == turn {
+			d.foreignTurn = ""
+		}
+	})
+}
 
 // tokenUsageSource names where an app-server seat's context reading comes from.
 const tokenUsageSource = "codex app server thread/tokenUsage/updated last.inputTokens (the request's whole input) against modelContextWindow"

@@ -20,6 +20,7 @@ const (
 	MethodTokenUsage    = "thread/tokenUsage/updated"
 	MethodError         = "error"
 	MethodItemCompleted = "item/completed"
+	MethodThreadStatus  = "thread/status/changed"
 	MethodCompacted     = "thread/compacted"
 )
 
@@ -249,4 +250,23 @@ func ContextOf(m Message) (Context, bool) {
 	}
 	u := n.TokenUsage
 	return Context{ThreadID: n.ThreadID, TurnID: n.TurnID, Input: u.Last.InputTokens, Cached: u.Last.CachedInputTokens, Window: u.ModelContextWindow}, true
+}
+
+// ThreadIdle reads a thread/status/changed notification: its thread, and
+// whether the server says no turn runs on it (status type "idle"; a turn
+// running is "active"). ok is false for any other message.
+func ThreadIdle(m Message) (threadID string, idle, ok bool) {
+	if m.Method != MethodThreadStatus {
+		return "", false, false
+	}
+	var n struct {
+		ThreadID string `json:"threadId"`
+		Status   struct {
+			Type string `json:"type"`
+		} `json:"status"`
+	}
+	if json.Unmarshal(m.Params, &n) != nil || n.ThreadID == "" {
+		return "", false, false
+	}
+	return n.ThreadID, n.Status.Type == "idle", true
 }
