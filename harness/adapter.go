@@ -174,6 +174,13 @@ type Capabilities struct {
 	// seat/driver's composerQuiet). Codex CLI 0.171.0: the box stayed
 	// empty after every Escape measured (docs/codex.md).
 	KeepsNoInterrupted bool
+	// TurnReply is the capability: the reply of the submission's finished
+	// turn as the harness's own records hold it. A message the driver
+	// closes by the transcript (its turn-end event had not come when the
+	// pane showed the turn over) keeps that reply; without it the message
+	// ends processed with none (Gemini CLI under a loaded CI run: `send
+	// --wait` printed an empty reply, 2026-12-06).
+	TurnReply func(s state.Seat, c config.Config, sessionID, msgID, nonce string) (string, error)
 	// FailureName names a failed turn's error, given in the harness's own
 	// words, in the StopFailure vocabulary hookwire.ClassifyFailure reads
 	// (authentication_failed, billing_error, server_error, …): for a failure

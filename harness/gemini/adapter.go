@@ -322,7 +322,7 @@ const RetryBudget = 10 * time.Minute
 
 // Caps lists what Gemini CLI can do beyond the required methods.
 func (a Adapter) Caps() harness.Capabilities {
-	return harness.Capabilities{FindPrompt: a.FindPrompt, InputReady: a.InputReady, Composer: a.Composer,
+	return harness.Capabilities{FindPrompt: a.FindPrompt, TurnReply: TurnReply, InputReady: a.InputReady, Composer: a.Composer,
 		BareCommands: a.BareCommands(), CommandWords: CommandWords, CommandSettled: a.CommandSettled, CompactionDone: a.CompactionDone, InjectsWithNextTurn: true, RedrawAfterStart: RedrawAfterStart,
 		PrepareSeatHome: a.PrepareSeatHome, Measure: a.Measure, Binary: DefaultBinary, Jail: a.Jail, JailReadable: a.JailReadable, RetryBudget: RetryBudget,
 		HookFlags: []harness.HookFlag{{Name: "gemini-hook", Usage: "a Gemini CLI hook (BeforeAgent, AfterAgent, PreCompress translated)",

@@ -55,6 +55,18 @@ func TestFindSubmissionAnsweredOrNot(t *testing.T) {
 	}
 }
 
+// TestTurnReplyIsTheChatFilesReply: a message closed by the transcript
+// keeps the reply the chat file holds for its finished turn; a turn with
+// no reply (m12 failed on a 401) gives none.
+func TestTurnReplyIsTheChatFilesReply(t *testing.T) {
+	if _, _, reply, err := findTurn("testdata/home", recorded, "m11", "0123456789ab", true); err != nil || reply != "standin received: [pantty] msg=m11 nonce=0123456789ab mentions=0" {
+		t.Errorf("m11's reply %q (%v)", reply, err)
+	}
+	if found, _, reply, err := findTurn("testdata/home", recorded, "m12", "ba9876543210", true); err != nil || found || reply != "" {
+		t.Errorf("m12 (no reply): found %v, reply %q (%v)", found, reply, err)
+	}
+}
+
 func TestCompressedSinceReadsTheSnapshot(t *testing.T) {
 	at := func(s string) time.Time { v, _ := time.Parse(time.RFC3339Nano, s); return v }
 	if ok, where, err := CompressedSince("testdata/home", recorded, at("2026-12-04T05:14:16.000Z")); !ok || err != nil || where == "" {

@@ -13,7 +13,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/internal/guard"
+	"github.com/pantty/pantty/seat/state"
 )
 
 // Gemini CLI 0.61.0 records a session as JSON lines under
@@ -207,9 +209,24 @@ func indexOf(msgs []message, id string) int {
 // turn still running for processed (seen under load: the shell tool had run,
 // its result not yet sent, and the pane's busy line was not drawn).
 func findSubmission(home, sessionID, msgID, nonce string, answered bool) (bool, string, error) {
+	found, where, _, err := findTurn(home, sessionID, msgID, nonce, answered)
+	return found, where, err
+}
+
+// TurnReply is the reply of the submission's finished turn as the chat file
+// holds it ("" when the turn is not there or not finished): the reply of a
+// message the driver closes by the transcript because its AfterAgent had
+// not come (harness.Capabilities.TurnReply).
+func TurnReply(s state.Seat, c config.Config, sessionID, msgID, nonce string) (string, error) {
+	_, _, reply, err := findTurn(Home(s, c), sessionID, msgID, nonce, true)
+	return reply, err
+}
+
+// findTurn is findSubmission with the finished turn's reply.
+func findTurn(home, sessionID, msgID, nonce string, answered bool) (found bool, at, reply string, err error) {
 	msgs, where, err := history(home, sessionID)
 	if err != nil {
-		return false, "", err
+		return false, "", "", err
 	}
 	for i, m := range msgs {
 		if !m.prompt() {
@@ -220,7 +237,7 @@ func findSubmission(home, sessionID, msgID, nonce string, answered bool) (bool, 
 			continue
 		}
 		if !answered {
-			return true, where[i], nil
+			return true, where[i], "", nil
 		}
 		// The turn's last reply so far must end it: an earlier final-looking
 		// one followed by a tool step was not the end.
@@ -231,10 +248,10 @@ func findSubmission(home, sessionID, msgID, nonce string, answered bool) (bool, 
 			}
 		}
 		if last >= 0 && msgs[last].final() {
-			return true, where[last], nil
+			return true, where[last], msgs[last].text(), nil
 		}
 	}
-	return false, "", nil
+	return false, "", "", nil
 }
 
 // SnapshotPrefix starts the user message that replaces the history after a

@@ -306,6 +306,15 @@ func (d *Driver) closedByTranscript(e *inbox.Entry, why string) bool {
 		return false
 	}
 	d.logf("message %s: %s, but its turn is in the harness transcript: processed", e.Msg.ID, why)
+	if reply := d.Ad.Caps().TurnReply; reply != nil {
+		// The reply from the same records, or the message would end with
+		// none (its Stop, when it comes, finds it final).
+		if text, err := reply(d.S, d.Cfg, sess, e.Msg.ID, e.Status.Nonce); err != nil {
+			d.logf("the reply of %s in the transcript: %v", e.Msg.ID, err)
+		} else if text != "" {
+			d.keepReply(e, text)
+		}
+	}
 	d.finish(e, inbox.StateProcessed, "", "turn found in the harness transcript ("+why+")", "transcript:"+where)
 	return true
 }
