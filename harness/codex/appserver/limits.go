@@ -59,18 +59,8 @@ type Exhausted struct {
 // reset time (nothing to wait for: the turn's own refusal decides), a reset
 // already past, another message.
 func LimitReached(m Message, now time.Time) (Exhausted, bool) {
-	if m.Method != MethodRateLimits {
-		return Exhausted{}, false
-	}
-	var n RateLimitsNote
-	if json.Unmarshal(m.Params, &n) != nil {
-		return Exhausted{}, false
-	}
-	r := n.RateLimits
-	if r.LimitID != nil && *r.LimitID != "" && *r.LimitID != "codex" {
-		return Exhausted{}, false
-	}
-	if c := r.Credits; c != nil && (c.HasCredits || c.Unlimited) {
+	r, ok := defaultLimits(m)
+	if !ok || r.goesOn() {
 		return Exhausted{}, false
 	}
 	var e Exhausted
@@ -112,18 +102,11 @@ const LimitsWords = "Codex rate limit reached: "
 // note with no window (the stand-in's plain answers: every field null)
 // says nothing and is not clear.
 func LimitsClear(m Message) bool {
-	if m.Method != MethodRateLimits {
+	r, ok := defaultLimits(m)
+	if !ok {
 		return false
 	}
-	var n RateLimitsNote
-	if json.Unmarshal(m.Params, &n) != nil {
-		return false
-	}
-	r := n.RateLimits
-	if r.LimitID != nil && *r.LimitID != "" && *r.LimitID != "codex" {
-		return false
-	}
-	if c := r.Credits; c != nil && (c.HasCredits || c.Unlimited) {
+	if r.goesOn() {
 		return true
 	}
 	seen := false
@@ -137,4 +120,29 @@ func LimitsClear(m Message) bool {
 		seen = true
 	}
 	return seen
+}
+
+// defaultLimits reads an account/rateLimits/updated notification of the
+// default limit family ("codex", or none named: a family named after one
+// model limits only that model); ok is false for anything else.
+func defaultLimits(m Message) (RateLimits, bool) {
+	if m.Method != MethodRateLimits {
+		return RateLimits{}, false
+	}
+	var n RateLimitsNote
+	if json.Unmarshal(m.Params, &n) != nil {
+		return RateLimits{}, false
+	}
+	r := n.RateLimits
+	if r.LimitID != nil && *r.LimitID != "" && *r.LimitID != "codex" {
+		return RateLimits{}, false
+	}
+	return r, true
+}
+
+// goesOn reports whether the credits say the account goes on past its
+// windows (hasCredits or an unlimited plan).
+func (r RateLimits) goesOn() bool {
+	c := r.Credits
+	return c != nil && (c.HasCredits || c.Unlimited)
 }
