@@ -11,6 +11,7 @@ import (
 	"github.com/pantty/pantty/harness/codex/appserver"
 	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/seat/launch"
+	"github.com/pantty/pantty/seat/proc"
 	"github.com/pantty/pantty/seat/state"
 )
 
@@ -41,9 +42,22 @@ func StartAppServer(ctx context.Context, l harness.Launch, stderr io.Writer) (*a
 	}
 	// The drop directory, as the pane's launch gives it (Authority.WithDrop):
 	// the model's `pantty handoff note` and `request` write there.
-	env := state.EnvList(l.Authority.WithDrop(vars))
-	return appserver.Start(ctx, appserver.Spec{Bin: l.Binary(DefaultBinary), Home: home, Socket: AppServerSocket(l.Seat),
-		Dir: l.Config.Workdir, Env: env, Args: appServerArgs(l.Config), Stderr: stderr})
+	vars = l.Authority.WithDrop(vars)
+	spec := appserver.Spec{Bin: l.Binary(DefaultBinary), Home: home, Socket: AppServerSocket(l.Seat),
+		Dir: l.Config.Workdir, Env: state.EnvList(vars), Args: appServerArgs(l.Config), Stderr: stderr}
+	if l.Pantty != "" {
+		// Under pantty's pane process, as a pane's harness runs: a child
+		// subreaper whose pid session.toml records, so the model's commands
+		// are recognised as inside the seat by ancestry, and what the
+		// server starts in a session of its own is ended with it.
+		vars["CODEX_HOME"] = home
+		rec := state.LaunchFile{Argv: spec.Argv(), Dir: spec.Dir, Env: vars}
+		if err := l.Seat.ServerLaunchFile().Write(rec); err != nil {
+			return nil, err
+		}
+		spec.Via = proc.PaneArgvAt(l.Pantty, l.Seat.ServerLaunchPath())
+	}
+	return appserver.Start(ctx, spec)
 }
 
 // appServerArgs carries seat.toml's model and permission mode to the app

@@ -9,11 +9,15 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/pantty/pantty/harness/codex"
 	"github.com/pantty/pantty/harness/codex/appserver"
+	"github.com/pantty/pantty/seat/launch"
+	"github.com/pantty/pantty/tmux"
+	"github.com/pantty/pantty/tmux/tmuxtest"
 )
 
 // attackScript is what a model with a shell can run against a Codex app
@@ -263,4 +267,57 @@ func TestAppServerUnsandboxedShellOwnsItsServer(t *testing.T) {
 		return n >= 3
 	})
 	t.Logf("attacker turns at the model when the seat's turn ended: %d", turns)
+}
+
+// TestAppServerModelsDetachedProcessesStayInsideTheSeat: on the app-server
+// path the model's shell runs below the seat's server, which pantty starts
+// under its pane process (`pantty __exec <seat>/server-launch.toml`, a
+// child subreaper whose pid session.toml records). So, with Codex's sandbox
+// off (the control's permission_mode = "danger-full-access"), what the
+// model detaches is still the seat's: a `pantty seat stop` run through
+// setsid with the seat's markers dropped is refused as from inside the
+// seat (by ancestry), and a process started with `env -i setsid -f` (no
+// marker, its own session) is ended by `seat stop`. Before the server ran
+// under the pane process both held the other way: the refusal had only the
+// markers to go by, and the detached process was reparented to pid 1.
+func TestAppServerModelsDetachedProcessesStayInsideTheSeat(t *testing.T) {
+	r := newRig(t, "cxdetach", appServerTOML)
+	r.Start()
+	mark := fmt.Sprint(900000 + os.Getpid()%99999) // sleep's argument names it
+	argv := []string{r.Bin, "--home", r.Home, "seat", "stop", "cxdetach"}
+	for i := range argv {
+		argv[i] = tmux.ShellQuote(argv[i])
+	}
+	stop := "env -u " + launch.SeatEnv + " -u " + launch.SeatHomeEnv + " " + strings.Join(argv, " ") +
+		" </dev/null >stop.out 2>&1; echo $? >stop.code.tmp; mv stop.code.tmp stop.code"
+	cmd := "env -i setsid -f sleep " + mark + " </dev/null >/dev/null 2>&1; setsid -f sh -c " + tmux.ShellQuote(stop)
+	r.Send("d1", "run it\n[standin:bash="+cmd)
+	r.Processed("d1")
+	code := filepath.Join(r.Work, "stop.code")
+	r.WaitFor("the detached seat stop's exit code", 60*time.Second, func() bool {
+		_, err := os.Stat(code)
+		return err == nil
+	})
+	b, _ := os.ReadFile(code)
+	out, _ := os.ReadFile(filepath.Join(r.Work, "stop.out"))
+	if got := strings.TrimSpace(string(b)); got != "2" || !strings.Contains(string(out), `inside seat "cxdetach"`) {
+		t.Errorf("seat stop from the model's detached shell: exit %s (%q), want 2 and the in-seat refusal", got, out)
+	}
+	var sleeper []string
+	r.WaitFor("the model's detached process", 30*time.Second, func() bool {
+		sleeper = tmuxtest.Running("sleep\x00" + mark)
+		return len(sleeper) > 0
+	})
+	if res := r.Run("seat", "stop", "cxdetach"); res.Code != 0 {
+		t.Fatalf("seat stop: %s", res)
+	}
+	if left := tmuxtest.Running("sleep\x00" + mark); len(left) > 0 {
+		t.Errorf("the model's detached process outlived seat stop: %v", left)
+		for _, p := range left {
+			var pid int
+			fmt.Sscanf(p, "pid %d:", &pid)
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+	t.Logf("detached before the stop: %v", sleeper)
 }

@@ -13,7 +13,14 @@ import (
 // pane among a caller's ancestors by it (parsePaneArgv), so the driver builds
 // it here and nowhere else.
 func PaneArgv(pantty string, s state.Seat) []string {
-	return []string{pantty, "__exec", s.LaunchPath()}
+	return PaneArgvAt(pantty, s.LaunchPath())
+}
+
+// PaneArgvAt is PaneArgv for a launch record other than the pane's: a seat's
+// app server runs under `pantty __exec <seat>/server-launch.toml`, a pane
+// process in all but the pane (state.Seat.ServerLaunchFile).
+func PaneArgvAt(pantty, record string) []string {
+	return []string{pantty, "__exec", record}
 }
 
 // paneDescendants lists every descendant of pid when pid is pantty's pane

@@ -123,3 +123,13 @@ func LaunchFileAt(path string) statedir.File[LaunchFile] {
 }
 
 func (s Seat) LaunchPath() string { return s.path("launch.toml") }
+
+// ServerLaunchFile is server-launch.toml: what a seat's app server (Codex's,
+// transport = "app-server") was last started with. `pantty __exec` reads it
+// to start the server as its child, as a pane's reads launch.toml; it is a
+// file of its own because launch.toml is the viewer pane's meanwhile.
+func (s Seat) ServerLaunchFile() statedir.File[LaunchFile] {
+	return bind[LaunchFile](s, s.ServerLaunchPath())
+}
+
+func (s Seat) ServerLaunchPath() string { return s.path("server-launch.toml") }

@@ -25,6 +25,27 @@ type Spec struct {
 	Env    []string // its environment; CODEX_HOME is set from Home
 	Args   []string // more arguments (-c key=value overrides)
 	Stderr io.Writer
+	// Via, when set, is the command that runs the server as its child and
+	// stays its parent: pantty's pane process (`pantty __exec RECORD`,
+	// whose record holds Argv, ServerEnv and Dir; it runs with the caller's
+	// own environment, which must not mark it as inside a seat). It
+	// is a child subreaper, so what the server starts in a session of its own
+	// (Codex's sandbox helpers: bwrap --new-session) stays below it and is
+	// killed when the server exits. Without it the server is started
+	// directly and such a helper can outlive it (measured: a bwrap of an
+	// fs helper left running after Stop, in one loaded run of the suite).
+	Via []string
+}
+
+// Argv is the server's own command line: `BIN app-server --listen
+// unix://SOCKET` and Args.
+func (spec Spec) Argv() []string {
+	return append([]string{spec.Bin, "app-server", "--listen", "unix://" + spec.Socket}, spec.Args...)
+}
+
+// ServerEnv is the server's environment: Env with CODEX_HOME set from Home.
+func (spec Spec) ServerEnv() []string {
+	return append(append([]string{}, spec.Env...), "CODEX_HOME="+spec.Home)
 }
 
 // Server is a running app server that pantty started: one process, its
@@ -65,10 +86,14 @@ func Start(ctx context.Context, spec Spec) (*Server, error) {
 	if err := w.Add(dir); err != nil {
 		return nil, fmt.Errorf("appserver: watch %s: %w", dir, err)
 	}
-	args := append([]string{"app-server", "--listen", "unix://" + spec.Socket}, spec.Args...)
-	cmd := exec.Command(spec.Bin, args...)
+	cmd := exec.Command(spec.Bin, spec.Argv()[1:]...)
+	cmd.Env = spec.ServerEnv()
+	if len(spec.Via) > 0 {
+		// The parent runs with this process's environment, as tmux gives a
+		// pane's: the server's (the seat's markers among it) is its record's.
+		cmd = exec.Command(spec.Via[0], spec.Via[1:]...)
+	}
 	cmd.Dir = spec.Dir
-	cmd.Env = append(append([]string{}, spec.Env...), "CODEX_HOME="+spec.Home)
 	cmd.Stderr = spec.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
@@ -175,10 +200,12 @@ func (s *Server) Dial(ctx context.Context, name, version string) (*Conn, error) 
 // Socket is the path the server listens at.
 func (s *Server) Socket() string { return s.spec.Socket }
 
-// Argv is the server's command line, as started.
-func (s *Server) Argv() []string { return append([]string(nil), s.cmd.Args...) }
+// Argv is the server's own command line (Spec.Argv), whether or not it
+// runs under Via.
+func (s *Server) Argv() []string { return s.spec.Argv() }
 
-// Pid is the server's process id.
+// Pid is the server's process id, or with Via that of its parent, which
+// lives exactly as long as the server.
 func (s *Server) Pid() int { return s.cmd.Process.Pid }
 
 // Done is closed when the server's process exited (Err: how).
@@ -196,8 +223,10 @@ func (s *Server) Err() error {
 // server that obeys leaves nothing for the next start to clear.
 const StopGrace = 2 * time.Second
 
-// Stop ends the server's process group: SIGTERM, then SIGKILL after
-// StopGrace. It returns once the process has exited.
+// Stop ends the server: SIGTERM, then SIGKILL to its process group after
+// StopGrace. It returns once the process has exited. Under Via the SIGTERM
+// goes to the parent alone, which passes it to the server (one SIGTERM, not
+// two) and ends what else runs below it.
 func (s *Server) Stop() error {
 	select {
 	case <-s.done:
@@ -205,7 +234,11 @@ func (s *Server) Stop() error {
 	default:
 	}
 	pg := -s.cmd.Process.Pid
-	syscall.Kill(pg, syscall.SIGTERM)
+	if len(s.spec.Via) > 0 {
+		syscall.Kill(s.cmd.Process.Pid, syscall.SIGTERM)
+	} else {
+		syscall.Kill(pg, syscall.SIGTERM)
+	}
 	select {
 	case <-s.done:
 	case <-time.After(StopGrace):
