@@ -217,7 +217,8 @@ type row struct {
 	} `json:"message"`
 }
 
-// texts is a user row's content: a string, or the text of its text blocks.
+// texts is a row's content: a string, or the text of its text blocks (an
+// assistant row's tool calls and thinking left out).
 func (r row) texts() []string { return standinkit.Texts(r.Message.Content, "text") }
 
 // FindTurn scans the session's transcript for a finished model turn of the
@@ -232,24 +233,34 @@ func (r row) texts() []string { return standinkit.Texts(r.Message.Content, "text
 // matching user row and before the next prompt, a real assistant row is followed
 // by one of those system rows. Sidechain (subagent) rows are skipped.
 func (Adapter) FindTurn(_ state.Seat, c config.Config, sessionID, msgID, nonce string) (bool, string, error) {
-	return scanTranscript(c, sessionID, msgID, nonce, false)
+	found, at, _, err := scanTranscript(c, sessionID, msgID, nonce, false)
+	return found, at, err
+}
+
+// TurnReply is the reply of the submission's finished turn as the
+// transcript holds it: the text of the turn's last real assistant row with
+// text ("" when the turn is not found finished); harness.Capabilities.TurnReply.
+func TurnReply(_ state.Seat, c config.Config, sessionID, msgID, nonce string) (string, error) {
+	_, _, reply, err := scanTranscript(c, sessionID, msgID, nonce, false)
+	return reply, err
 }
 
 // FindPrompt finds the submission's user row (matching id and nonce) whether
 // or not its turn finished (harness.Capabilities.FindPrompt).
 func (Adapter) FindPrompt(_ state.Seat, c config.Config, sessionID, msgID, nonce string) (bool, string, error) {
-	return scanTranscript(c, sessionID, msgID, nonce, true)
+	found, at, _, err := scanTranscript(c, sessionID, msgID, nonce, true)
+	return found, at, err
 }
 
-// scanTranscript is FindTurn's scan; promptOnly stops at the matching user row.
-func scanTranscript(c config.Config, sessionID, msgID, nonce string, promptOnly bool) (bool, string, error) {
+// scanTranscript is FindTurn's scan, with the turn's reply (TurnReply);
+// promptOnly stops at the matching user row.
+func scanTranscript(c config.Config, sessionID, msgID, nonce string, promptOnly bool) (found bool, at, reply string, err error) {
 	path, ok, err := TranscriptPath(c, sessionID)
 	if err != nil || !ok {
-		return false, "", err
+		return false, "", "", err
 	}
 	prompt := ""      // promptId of the matching user row, while its turn runs
 	answered := false // a real assistant row came for it
-	at := ""          // where the evidence is: path:line
 	err = harness.Lines(path, func(n int, line []byte) bool {
 		// Most rows are large attachments and API snapshots; skip the ones that
 		// cannot matter before decoding them.
@@ -265,7 +276,7 @@ func scanTranscript(c config.Config, sessionID, msgID, nonce string, promptOnly 
 			if r.PromptID == "" || r.PromptID == prompt {
 				return true // a tool result, or the interrupt note of the same prompt
 			}
-			prompt, answered = "", false
+			prompt, answered, reply = "", false, ""
 			for _, t := range r.texts() {
 				if id, nn, _, ok := guard.MatchHeader(t); ok && id == msgID && nn == nonce {
 					if promptOnly {
@@ -278,6 +289,9 @@ func scanTranscript(c config.Config, sessionID, msgID, nonce string, promptOnly 
 		case "assistant":
 			if prompt != "" && !r.IsAPIErrorMessage && r.Message.Model != "<synthetic>" {
 				answered = true
+				if text := strings.Join(r.texts(), "\n"); text != "" {
+					reply = text // a later row with text is a later step
+				}
 			}
 		case "system":
 			if prompt != "" && answered && (r.Subtype == "stop_hook_summary" || r.Subtype == "turn_duration") {
@@ -287,7 +301,10 @@ func scanTranscript(c config.Config, sessionID, msgID, nonce string, promptOnly 
 		}
 		return true
 	})
-	return at != "", at, err // Lines stops without an error once at is set
+	if at == "" {
+		reply = ""
+	}
+	return at != "", at, reply, err // Lines stops without an error once at is set
 }
 
 // jsonHasType is a cheap pre-filter: does the row's top-level "type" look like

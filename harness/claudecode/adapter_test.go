@@ -162,6 +162,24 @@ func TestFindTurnOnTheMeasuredTranscript(t *testing.T) {
 	}
 }
 
+// TurnReply reads the finished turn's reply from the same transcript: t1's
+// and t5's assistant text; nothing for the interrupted t2 (whose text had
+// streamed), the refused t4 (a synthetic API error row) or an unknown nonce.
+func TestTurnReplyOnTheMeasuredTranscript(t *testing.T) {
+	c := seatWith(t, "")
+	for _, tc := range []struct{ id, nonce, want string }{
+		{"t1", "0123456789ab", "standin received: [pantty] msg=t1 nonce=0123456789ab mentions=0"},
+		{"t2", "1123456789ab", ""},
+		{"t4", "3123456789ab", ""},
+		{"t5", "4123456789ab", "standin received: [pantty] msg=t5 nonce=4123456789ab mentions=0"},
+		{"t1", "ffffffffffff", ""},
+	} {
+		if got, err := claudecode.TurnReply(state.Seat{}, c, sid, tc.id, tc.nonce); err != nil || got != tc.want {
+			t.Errorf("TurnReply(%s, %s) = %q (%v), want %q", tc.id, tc.nonce, got, err, tc.want)
+		}
+	}
+}
+
 // FindPrompt finds every prompt the harness recorded, finished or not: the
 // interrupted t2 and t3 and the refused t4 too; never another paste or id.
 func TestFindPromptOnTheMeasuredTranscript(t *testing.T) {

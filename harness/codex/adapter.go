@@ -106,6 +106,14 @@ func (Adapter) FindTurn(s state.Seat, c config.Config, sessionID, msgID, nonce s
 	return FindTurn(Home(s, c), sessionID, msgID, nonce)
 }
 
+// TurnReply is the reply of the submission's finished turn as the rollout
+// holds it: its task_complete's last_agent_message ("" when the turn is not
+// found finished); harness.Capabilities.TurnReply.
+func TurnReply(s state.Seat, c config.Config, thread, msgID, nonce string) (string, error) {
+	_, _, reply, err := scanRollout(Home(s, c), thread, msgID, nonce, false)
+	return reply, err
+}
+
 // FindPrompt looks in the rollout for the submission's prompt, its turn
 // completed or not (harness.Capabilities.FindPrompt).
 func (Adapter) FindPrompt(s state.Seat, c config.Config, sessionID, msgID, nonce string) (bool, string, error) {
@@ -259,7 +267,7 @@ func (Adapter) PrepareSeatHome(s state.Seat, c config.Config, pantty string) ([]
 
 // Caps lists what Codex can do beyond the required methods.
 func (a Adapter) Caps() harness.Capabilities {
-	return harness.Capabilities{FindPrompt: a.FindPrompt, InputReady: a.InputReady, Composer: a.Composer,
+	return harness.Capabilities{FindPrompt: a.FindPrompt, TurnReply: TurnReply, InputReady: a.InputReady, Composer: a.Composer,
 		NamesOwnSession: a.NamesOwnSession(), StartsLazily: a.StartsLazily(), BareCommands: a.BareCommands(),
 		ProbeIsolation: a.ProbeIsolation, Secrets: a.Secrets, PrepareSeatHome: a.PrepareSeatHome, Measure: a.Measure, Binary: DefaultBinary,
 		PasteQuiet: PasteQuiet, AppServer: StartAppServer, FailureName: ClassifyError, KeepsNoInterrupted: true,

@@ -58,23 +58,25 @@ type rolloutLine struct {
 // guard header, closed by a task_complete without an error and with an agent
 // message. An interrupted turn (turn_aborted) or a failed one is not found.
 func FindTurn(home, thread, msgID, nonce string) (bool, string, error) {
-	return scanRollout(home, thread, msgID, nonce, false)
+	found, at, _, err := scanRollout(home, thread, msgID, nonce, false)
+	return found, at, err
 }
 
 // FindPrompt finds the submission's UserMessage item (matching id and nonce)
 // whether or not its turn completed.
 func FindPrompt(home, thread, msgID, nonce string) (bool, string, error) {
-	return scanRollout(home, thread, msgID, nonce, true)
+	found, at, _, err := scanRollout(home, thread, msgID, nonce, true)
+	return found, at, err
 }
 
-// scanRollout is FindTurn's scan; promptOnly stops at the matching user message.
-func scanRollout(home, thread, msgID, nonce string, promptOnly bool) (bool, string, error) {
+// scanRollout is FindTurn's scan, with the turn's reply (TurnReply);
+// promptOnly stops at the matching user message.
+func scanRollout(home, thread, msgID, nonce string, promptOnly bool) (found bool, at, reply string, err error) {
 	path, err := RolloutPath(home, thread)
 	if err != nil || path == "" {
-		return false, "", err
+		return false, "", "", err
 	}
 	turn := ""
-	at := "" // where the evidence is: path:line
 	err = harness.Lines(path, func(n int, line []byte) bool {
 		if !strings.Contains(string(line), `"event_msg"`) {
 			return true
@@ -101,13 +103,13 @@ func scanRollout(home, thread, msgID, nonce string, promptOnly bool) (bool, stri
 		case "task_complete":
 			noError := len(p.Error) == 0 || string(p.Error) == "null"
 			if turn != "" && p.TurnID == turn && noError && p.LastAgentMessage != nil {
-				at = path + ":" + strconv.Itoa(n)
+				at, reply = path+":"+strconv.Itoa(n), *p.LastAgentMessage
 				return false
 			}
 		}
 		return true
 	})
-	return at != "", at, err // Lines stops without an error once at is set
+	return at != "", at, reply, err // Lines stops without an error once at is set
 }
 
 var windowRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`"model_context_window":\s*([0-9]+)`) })
