@@ -6,10 +6,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/pantty/pantty/harness"
 	"github.com/pantty/pantty/harness/codex/appserver"
 	"github.com/pantty/pantty/internal/config"
+	"github.com/pantty/pantty/internal/statedir"
 	"github.com/pantty/pantty/seat/launch"
 	"github.com/pantty/pantty/seat/proc"
 	"github.com/pantty/pantty/seat/state"
@@ -50,14 +52,31 @@ func StartAppServer(ctx context.Context, l harness.Launch, stderr io.Writer) (*a
 		// subreaper whose pid session.toml records, so the model's commands
 		// are recognised as inside the seat by ancestry, and what the
 		// server starts in a session of its own is ended with it.
-		vars["CODEX_HOME"] = home
-		rec := state.LaunchFile{Argv: spec.Argv(), Dir: spec.Dir, Env: vars}
-		if err := l.Seat.ServerLaunchFile().Write(rec); err != nil {
+		if spec, err = UnderPaneProcess(spec, l.Pantty, l.Seat.ServerLaunchFile()); err != nil {
 			return nil, err
 		}
-		spec.Via = proc.PaneArgvAt(l.Pantty, l.Seat.ServerLaunchPath())
 	}
 	return appserver.Start(ctx, spec)
+}
+
+// UnderPaneProcess writes spec's server (its argv, environment and
+// workdir) to the launch record and returns spec with Via set to pantty's
+// pane process on that record (`pantty __exec RECORD`), so appserver.Start
+// runs the server as that process's child: what the server starts in a
+// session of its own (Codex's sandbox helpers, bwrap --new-session) is
+// ended with it instead of outliving it.
+func UnderPaneProcess(spec appserver.Spec, pantty string, record statedir.File[state.LaunchFile]) (appserver.Spec, error) {
+	env := map[string]string{}
+	for _, kv := range spec.ServerEnv() {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			env[k] = v // a later entry wins, as exec's does
+		}
+	}
+	if err := record.Write(state.LaunchFile{Argv: spec.Argv(), Dir: spec.Dir, Env: env}); err != nil {
+		return spec, err
+	}
+	spec.Via = proc.PaneArgvAt(pantty, record.Path())
+	return spec, nil
 }
 
 // appServerArgs carries seat.toml's model and permission mode to the app

@@ -16,6 +16,7 @@ import (
 	"github.com/pantty/pantty/harness/codex"
 	"github.com/pantty/pantty/harness/codex/appserver"
 	"github.com/pantty/pantty/seat/launch"
+	"github.com/pantty/pantty/seat/state"
 	"github.com/pantty/pantty/tmux"
 	"github.com/pantty/pantty/tmux/tmuxtest"
 )
@@ -159,8 +160,15 @@ func otherServer(t *testing.T, r *rig) string {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	srv, err := appserver.Start(ctx, appserver.Spec{Bin: codexBinary(t), Home: home, Socket: sock, Dir: r.Work,
-		Env: append(os.Environ(), "STANDIN_API_KEY=standin-key"), Args: []string{"-c", `approval_policy="never"`}})
+	// Under pantty's pane process, as a seat's server runs, so its sandbox
+	// helpers end with it (codex.UnderPaneProcess).
+	spec, err := codex.UnderPaneProcess(appserver.Spec{Bin: codexBinary(t), Home: home, Socket: sock, Dir: r.Work,
+		Env: append(os.Environ(), "STANDIN_API_KEY=standin-key"), Args: []string{"-c", `approval_policy="never"`}},
+		r.Bin, state.LaunchFileAt(filepath.Join(root, "launch.toml")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := appserver.Start(ctx, spec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -282,6 +290,7 @@ func TestAppServerUnsandboxedShellOwnsItsServer(t *testing.T) {
 // markers to go by, and the detached process was reparented to pid 1.
 func TestAppServerModelsDetachedProcessesStayInsideTheSeat(t *testing.T) {
 	r := newRig(t, "cxdetach", appServerTOML)
+	t0 := time.Now()
 	r.Start()
 	mark := fmt.Sprint(900000 + os.Getpid()%99999) // sleep's argument names it
 	argv := []string{r.Bin, "--home", r.Home, "seat", "stop", "cxdetach"}
@@ -293,6 +302,7 @@ func TestAppServerModelsDetachedProcessesStayInsideTheSeat(t *testing.T) {
 	cmd := "env -i setsid -f sleep " + mark + " </dev/null >/dev/null 2>&1; setsid -f sh -c " + tmux.ShellQuote(stop)
 	r.Send("d1", "run it\n[standin:bash="+cmd)
 	r.Processed("d1")
+	t.Logf("d1 processed at %s", time.Since(t0).Round(time.Millisecond))
 	code := filepath.Join(r.Work, "stop.code")
 	r.WaitFor("the detached seat stop's exit code", 60*time.Second, func() bool {
 		_, err := os.Stat(code)
@@ -308,6 +318,7 @@ func TestAppServerModelsDetachedProcessesStayInsideTheSeat(t *testing.T) {
 		sleeper = tmuxtest.Running("sleep\x00" + mark)
 		return len(sleeper) > 0
 	})
+	t.Logf("the detached process seen at %s", time.Since(t0).Round(time.Millisecond))
 	if res := r.Run("seat", "stop", "cxdetach"); res.Code != 0 {
 		t.Fatalf("seat stop: %s", res)
 	}
@@ -319,5 +330,5 @@ func TestAppServerModelsDetachedProcessesStayInsideTheSeat(t *testing.T) {
 			syscall.Kill(pid, syscall.SIGKILL)
 		}
 	}
-	t.Logf("detached before the stop: %v", sleeper)
+	t.Logf("detached before the stop: %v; stopped at %s", sleeper, time.Since(t0).Round(time.Millisecond))
 }
