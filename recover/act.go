@@ -152,9 +152,10 @@ func survivors(s state.Seat, cfg config.Config) string {
 		return ""
 	}
 	if state.RunsOn(cfg, sess) == config.TransportAppServer {
-		// The launch's process is the app server, not a pane process, and
-		// its viewer runs in a pane of its own: the pane-tree rule below
-		// would name both as an earlier launch's and fail every revival.
+		// The launch's process is the app server's pane process (`pantty
+		// __exec …/server-launch.toml`), and its viewer runs in a pane of
+		// its own: the pane-tree rule below would name both as an earlier
+		// launch's and fail every revival.
 		// The new driver ends an earlier server before it starts its own.
 		return ""
 	}

@@ -212,6 +212,7 @@ type row struct {
 	IsSidechain       bool   `json:"isSidechain"`
 	IsAPIErrorMessage bool   `json:"isApiErrorMessage"`
 	Message           struct {
+		ID      string          `json:"id"`
 		Model   string          `json:"model"`
 		Content json.RawMessage `json:"content"`
 	} `json:"message"`
@@ -238,8 +239,9 @@ func (Adapter) FindTurn(_ state.Seat, c config.Config, sessionID, msgID, nonce s
 }
 
 // TurnReply is the reply of the submission's finished turn as the
-// transcript holds it: the text of the turn's last real assistant row with
-// text ("" when the turn is not found finished); harness.Capabilities.TurnReply.
+// transcript holds it: the text of the turn's last real assistant message
+// (its rows share a message id: one row per content block; "" when the turn
+// is not found finished); harness.Capabilities.TurnReply.
 func TurnReply(_ state.Seat, c config.Config, sessionID, msgID, nonce string) (string, error) {
 	_, _, reply, err := scanTranscript(c, sessionID, msgID, nonce, false)
 	return reply, err
@@ -261,6 +263,7 @@ func scanTranscript(c config.Config, sessionID, msgID, nonce string, promptOnly 
 	}
 	prompt := ""      // promptId of the matching user row, while its turn runs
 	answered := false // a real assistant row came for it
+	message := ""     // the id of the last real assistant message, whose text reply holds
 	err = harness.Lines(path, func(n int, line []byte) bool {
 		// Most rows are large attachments and API snapshots; skip the ones that
 		// cannot matter before decoding them.
@@ -276,7 +279,7 @@ func scanTranscript(c config.Config, sessionID, msgID, nonce string, promptOnly 
 			if r.PromptID == "" || r.PromptID == prompt {
 				return true // a tool result, or the interrupt note of the same prompt
 			}
-			prompt, answered, reply = "", false, ""
+			prompt, answered, reply, message = "", false, "", ""
 			for _, t := range r.texts() {
 				if id, nn, _, ok := guard.MatchHeader(t); ok && id == msgID && nn == nonce {
 					if promptOnly {
@@ -289,8 +292,11 @@ func scanTranscript(c config.Config, sessionID, msgID, nonce string, promptOnly 
 		case "assistant":
 			if prompt != "" && !r.IsAPIErrorMessage && r.Message.Model != "<synthetic>" {
 				answered = true
+				if r.Message.ID != message {
+					message, reply = r.Message.ID, "" // a later message is a later step
+				}
 				if text := strings.Join(r.texts(), "\n"); text != "" {
-					reply = text // a later row with text is a later step
+					reply = strings.TrimPrefix(reply+"\n"+text, "\n")
 				}
 			}
 		case "system":
@@ -428,7 +434,7 @@ func (Adapter) CommandAnswer(_ state.Seat, c config.Config, sessionID string, cm
 
 // Caps lists what Claude Code can do beyond the required methods.
 func (a Adapter) Caps() harness.Capabilities {
-	return harness.Capabilities{FindPrompt: a.FindPrompt, InputReady: a.InputReady, Composer: a.Composer,
+	return harness.Capabilities{FindPrompt: a.FindPrompt, TurnReply: TurnReply, InputReady: a.InputReady, Composer: a.Composer,
 		CommandAnswer: a.CommandAnswer, ProbeIsolation: a.ProbeIsolation, Secrets: a.Secrets, PrepareSeatHome: a.PrepareSeatHome, HomeUnprepared: a.HomeUnprepared,
 		Measure: a.Measure, Binary: DefaultBinary, PasteQuiet: PasteQuiet}
 }

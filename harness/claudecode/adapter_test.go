@@ -174,9 +174,47 @@ func TestTurnReplyOnTheMeasuredTranscript(t *testing.T) {
 		{"t5", "4123456789ab", "standin received: [pantty] msg=t5 nonce=4123456789ab mentions=0"},
 		{"t1", "ffffffffffff", ""},
 	} {
-		if got, err := claudecode.TurnReply(state.Seat{}, c, sid, tc.id, tc.nonce); err != nil || got != tc.want {
+		if got, err := ad.Caps().TurnReply(state.Seat{}, c, sid, tc.id, tc.nonce); err != nil || got != tc.want {
 			t.Errorf("TurnReply(%s, %s) = %q (%v), want %q", tc.id, tc.nonce, got, err, tc.want)
 		}
+	}
+}
+
+// A turn with a tool step has two assistant messages, each written a row
+// per content block: the reply is the last message's text, not the first
+// step's "let me look". The rows are built in the measured shapes (none of
+// the measured turns ran a tool).
+func TestTurnReplyIsTheLastMessagesText(t *testing.T) {
+	c := seatWith(t, "")
+	path := filepath.Join(c.Env["HOME"], ".claude", "projects", claudecode.ProjectDir(c.Workdir), sid+".jsonl")
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, row := range []string{
+		`{"type":"user","promptId":"p6","message":{"role":"user","content":"[pantty] msg=t6 nonce=5123456789ab mentions=0\n<<<pantty-5123456789ab\nlook it up\npantty-5123456789ab>>>"}}`,
+		`{"type":"assistant","message":{"id":"m6a","model":"claude-opus-5-5","content":[{"type":"text","text":"let me look"}]}}`,
+		`{"type":"assistant","message":{"id":"m6a","model":"claude-opus-5-5","content":[{"type":"tool_use","id":"tu1","name":"Bash","input":{}}]}}`,
+		`{"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"tu1","content":"42"}]}}`,
+		`{"type":"assistant","message":{"id":"m6b","model":"claude-opus-5-5","content":[{"type":"thinking","thinking":"it is 42"}]}}`,
+		`{"type":"assistant","message":{"id":"m6b","model":"claude-opus-5-5","content":[{"type":"text","text":"it is 42"}]}}`,
+		`{"type":"system","subtype":"stop_hook_summary"}`,
+		// A turn whose last message has no text keeps none, not the step's.
+		`{"type":"user","promptId":"p7","message":{"role":"user","content":"[pantty] msg=t7 nonce=6123456789ab mentions=0\n<<<pantty-6123456789ab\nlook again\npantty-6123456789ab>>>"}}`,
+		`{"type":"assistant","message":{"id":"m7a","model":"claude-opus-5-5","content":[{"type":"text","text":"let me look again"}]}}`,
+		`{"type":"assistant","message":{"id":"m7b","model":"claude-opus-5-5","content":[{"type":"thinking","thinking":"nothing to say"}]}}`,
+		`{"type":"system","subtype":"stop_hook_summary"}`,
+	} {
+		if _, err := f.WriteString(row + "\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.Close()
+	if got, err := ad.Caps().TurnReply(state.Seat{}, c, sid, "t6", "5123456789ab"); err != nil || got != "it is 42" {
+		t.Fatalf("t6's reply %q (%v), want the last message's text", got, err)
+	}
+	if got, err := ad.Caps().TurnReply(state.Seat{}, c, sid, "t7", "6123456789ab"); err != nil || got != "" {
+		t.Fatalf("t7's reply %q (%v), want none: its last message has no text", got, err)
 	}
 }
 

@@ -27,13 +27,13 @@ func TestTurnReplyIsTheRolloutsReply(t *testing.T) {
 		if st.Reply == "" || st.ReplyBytes != len(st.Reply) {
 			t.Fatalf("%s: the hook's reply %q (%d bytes): want a whole short reply to compare", id, st.Reply, st.ReplyBytes)
 		}
-		got, err := codex.TurnReply(r.Seat(), cfg, sess, id, st.Nonce)
+		got, err := (codex.Adapter{}).Caps().TurnReply(r.Seat(), cfg, sess, id, st.Nonce)
 		t.Logf("%s: reply %q", id, got)
 		if err != nil || got != st.Reply {
 			t.Errorf("%s: the rollout's reply %q (%v), the hook's %q", id, got, err, st.Reply)
 		}
 	}
-	if got, err := codex.TurnReply(r.Seat(), cfg, sess, "r1", "ffffffffffff"); err != nil || got != "" {
+	if got, err := (codex.Adapter{}).Caps().TurnReply(r.Seat(), cfg, sess, "r1", "ffffffffffff"); err != nil || got != "" {
 		t.Errorf("an unknown nonce's reply %q (%v), want none", got, err)
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/pantty/pantty/harness"
@@ -310,14 +309,9 @@ func (r *contractRun) resume() (state.ContractRow, string, error) {
 	if err != nil {
 		return state.ContractRow{}, "", err
 	}
-	if r.on == config.TransportAppServer {
-		// The harness is the seat's app server: the driver's child in a
-		// process group of its own, not under a pane's exec (which
-		// KillGroup requires).
-		syscall.Kill(-before.PanePID, syscall.SIGKILL)
-	} else {
-		proc.KillGroup(before.PanePID)
-	}
+	// On the app server the recorded pid is the server's pane process
+	// (`pantty __exec …/server-launch.toml`), as a pane's is on tmux.
+	proc.KillGroup(before.PanePID)
 	var now state.Session
 	if err := seat.WaitUntil(s, opLimit, func() bool {
 		var err error

@@ -97,7 +97,7 @@ func Start(ctx context.Context, spec Spec) (*Server, error) {
 	cmd.Stderr = spec.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("appserver: start %s: %w", spec.Bin, err)
+		return nil, fmt.Errorf("appserver: start %s: %w", cmd.Args[0], err)
 	}
 	s := &Server{spec: spec, cmd: cmd, done: make(chan struct{})}
 	go func() {
@@ -226,7 +226,8 @@ const StopGrace = 2 * time.Second
 // Stop ends the server: SIGTERM, then SIGKILL to its process group after
 // StopGrace. It returns once the process has exited. Under Via the SIGTERM
 // goes to the parent alone, which passes it to the server (one SIGTERM, not
-// two) and ends what else runs below it.
+// two) and ends what else runs below it; the parent gives the server its
+// own grace (proc.LaunchGrace, 1 s) before SIGKILL, within StopGrace.
 func (s *Server) Stop() error {
 	select {
 	case <-s.done:
