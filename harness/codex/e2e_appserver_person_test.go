@@ -51,9 +51,7 @@ func personTypes(t *testing.T, r *rig, pane, text string) {
 		t.Fatal(err)
 	}
 	time.Sleep(200 * time.Millisecond) // a person's pause; see above
-	if err := r.Tmux().SendKeys(ctx, pane, "Enter"); err != nil {
-		t.Fatal(err)
-	}
+	enterUntilTaken(t, r.Screen, func() error { return r.Tmux().SendKeys(ctx, pane, "Enter") }, text)
 }
 
 // TestAppServerSeatPersonsEscapeDuringABoardTurn: a person presses Escape

@@ -305,16 +305,7 @@ func TestAppServerSeatPaneIsAViewer(t *testing.T) {
 	r.WaitFor("the reopened viewer to be ready", 30*time.Second, func() bool {
 		return strings.Contains(r.Screen(), "Ready · "+sess.ID)
 	})
-	ctx := context.Background()
-	if err := r.Tmux().SendLiteral(ctx, r.Session().PaneID, standinkit.SlowMarker(3*time.Second)+" a person asks"); err != nil {
-		t.Fatal(err)
-	}
-	// A pause as a person's: Enter straight after the text lands in the
-	// TUI's paste burst as a newline (e2e_attached_test.go, typeText).
-	time.Sleep(200 * time.Millisecond)
-	if err := r.Tmux().SendKeys(ctx, r.Session().PaneID, "Enter"); err != nil {
-		t.Fatal(err)
-	}
+	personTypes(t, r, r.Session().PaneID, standinkit.SlowMarker(3*time.Second)+" a person asks")
 	var person hookwire.Event
 	r.WaitFor("the person's prompt", 30*time.Second, func() bool {
 		for _, ev := range r.Events(hookwire.EvUserPromptSubmit) {

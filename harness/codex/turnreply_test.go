@@ -2,6 +2,7 @@ package codex_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/pantty/pantty/harness/codex"
 )
@@ -27,6 +28,14 @@ func TestTurnReplyIsTheRolloutsReply(t *testing.T) {
 		if st.Reply == "" || st.ReplyBytes != len(st.Reply) {
 			t.Fatalf("%s: the hook's reply %q (%d bytes): want a whole short reply to compare", id, st.Reply, st.ReplyBytes)
 		}
+		// The rollout's task_complete can come after the Stop hook that
+		// made the message processed (in one CI run it was not there yet
+		// when read): the driver asks for the reply only once FindTurn has
+		// found the turn there, and so does this.
+		r.WaitFor(id+"'s turn end in the rollout", 30*time.Second, func() bool {
+			found, _, _ := codex.Adapter{}.FindTurn(r.Seat(), cfg, sess, id, st.Nonce)
+			return found
+		})
 		got, err := (codex.Adapter{}).Caps().TurnReply(r.Seat(), cfg, sess, id, st.Nonce)
 		t.Logf("%s: reply %q", id, got)
 		if err != nil || got != st.Reply {

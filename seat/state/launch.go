@@ -132,4 +132,6 @@ func (s Seat) ServerLaunchFile() statedir.File[LaunchFile] {
 	return bind[LaunchFile](s, s.ServerLaunchPath())
 }
 
+// ServerLaunchPath is server-launch.toml's path: the record the server's
+// `pantty __exec` is given on its command line.
 func (s Seat) ServerLaunchPath() string { return s.path("server-launch.toml") }
