@@ -1,7 +1,6 @@
 package appserver
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -126,11 +125,8 @@ func LimitsClear(m Message) bool {
 // default limit family ("codex", or none named: a family named after one
 // model limits only that model); ok is false for anything else.
 func defaultLimits(m Message) (RateLimits, bool) {
-	if m.Method != MethodRateLimits {
-		return RateLimits{}, false
-	}
-	var n RateLimitsNote
-	if json.Unmarshal(m.Params, &n) != nil {
+	n, ok := paramsOf[RateLimitsNote](m, MethodRateLimits)
+	if !ok {
 		return RateLimits{}, false
 	}
 	r := n.RateLimits

@@ -210,11 +210,8 @@ type End struct {
 // message). A cancel is verified by End.Status == StatusInterrupted, never by
 // turn/interrupt's answer.
 func TurnEnd(m Message) (e End, ok bool) {
-	if m.Method != MethodTurnCompleted {
-		return End{}, false
-	}
-	var n TurnNote
-	if json.Unmarshal(m.Params, &n) != nil {
+	n, ok := paramsOf[TurnNote](m, MethodTurnCompleted)
+	if !ok {
 		return End{}, false
 	}
 	e = End{ThreadID: n.ThreadID, TurnID: n.Turn.ID, Status: n.Turn.Status, Error: n.Turn.Error}
@@ -241,11 +238,8 @@ type Context struct {
 // ContextOf reads a thread/tokenUsage/updated notification (ok false for
 // any other message). Total is cumulative over the thread and never read.
 func ContextOf(m Message) (Context, bool) {
-	if m.Method != MethodTokenUsage {
-		return Context{}, false
-	}
-	var n TokenUsageNote
-	if json.Unmarshal(m.Params, &n) != nil {
+	n, ok := paramsOf[TokenUsageNote](m, MethodTokenUsage)
+	if !ok {
 		return Context{}, false
 	}
 	u := n.TokenUsage
@@ -256,17 +250,24 @@ func ContextOf(m Message) (Context, bool) {
 // whether the server says no turn runs on it (status type "idle"; a turn
 // running is "active"). ok is false for any other message.
 func ThreadIdle(m Message) (threadID string, idle, ok bool) {
-	if m.Method != MethodThreadStatus {
-		return "", false, false
-	}
-	var n struct {
+	n, ok := paramsOf[struct {
 		ThreadID string `json:"threadId"`
 		Status   struct {
 			Type string `json:"type"`
 		} `json:"status"`
-	}
-	if json.Unmarshal(m.Params, &n) != nil || n.ThreadID == "" {
+	}](m, MethodThreadStatus)
+	if !ok || n.ThreadID == "" {
 		return "", false, false
 	}
 	return n.ThreadID, n.Status.Type == "idle", true
+}
+
+// paramsOf decodes the params of a notification of the given method; ok is
+// false for another method or params that do not decode as T.
+func paramsOf[T any](m Message, method string) (n T, ok bool) {
+	if m.Method != method || json.Unmarshal(m.Params, &n) != nil {
+		var zero T
+		return zero, false
+	}
+	return n, true
 }
