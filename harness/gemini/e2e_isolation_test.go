@@ -49,6 +49,8 @@ func TestJailKeepsPanttyHomeOutOfReach(t *testing.T) {
 		}
 	}
 	const control = "CONTROL-CANARY-gm-9e02"
+	// The shell writes what it saw here too (see below, where it is read).
+	record := filepath.Join(r.Work, "jail-record.txt")
 	if err := os.WriteFile(filepath.Join(r.Work, "outside.txt"), []byte(control+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -61,16 +63,16 @@ func TestJailKeepsPanttyHomeOutOfReach(t *testing.T) {
 		t.Errorf("status does not say isolation on:\n%s", res)
 	}
 
-	cmd := fmt.Sprintf("cat %s; echo read=$?; cat outside.txt; echo work=$?; echo w > made.txt; echo workwrite=$?; "+
+	cmd := fmt.Sprintf("{ cat %s; echo read=$?; cat outside.txt; echo work=$?; echo w > made.txt; echo workwrite=$?; "+
 		"echo forged > %s/stop.toml; echo control=$?; echo x > %s/planted.toml; echo inbox=$?; "+
 		"echo 'command = \"/bin/true\"' >> %s; echo seattoml=$?; echo x > %s/planted.req; echo otherdrop=$?; "+
 		"kill -TERM %d; echo killdriver=$?; kill -TERM %d; echo killpane=$?; test -e %s; echo tmuxsock=$?; "+
 		"ls /proc | grep -c '^[0-9]' | sed 's/^/procs=/'; ls -A %s/seats | sed 's/^/seatdir=/'; "+
 		"%s hook --seat other < /dev/null; echo otherhook=$?; "+
 		"%s handoff note 'GM-NOTE-CANARY from inside'; echo note=$?; %s handoff request; echo request=$?; "+
-		"test -r \"$GEMINI_CLI_SYSTEM_SETTINGS_PATH\"; echo sysr=$?; echo '{}' > \"$GEMINI_CLI_SYSTEM_SETTINGS_PATH\"; echo sysw=$?",
+		"test -r \"$GEMINI_CLI_SYSTEM_SETTINGS_PATH\"; echo sysr=$?; echo '{}' > \"$GEMINI_CLI_SYSTEM_SETTINGS_PATH\"; echo sysw=$?; } > %s 2>&1; cat %s",
 		s.ConfigPath(), other.ControlDir(), filepath.Join(other.Dir, "inbox", "msgs"), other.ConfigPath(), otherDrop,
-		r.Owner().PID, r.Session().PanePID, r.Socket, r.Home, r.Bin, r.Bin, r.Bin)
+		r.Owner().PID, r.Session().PanePID, r.Socket, r.Home, r.Bin, r.Bin, r.Bin, record, record)
 	r.Send("j-tool", "run it\n[standin:bash="+cmd)
 	r.Processed("j-tool")
 	// The turn's reply is the model's text after the tool step, read from the
@@ -85,8 +87,17 @@ func TestJailKeepsPanttyHomeOutOfReach(t *testing.T) {
 		}
 	}
 	t.Logf("run_shell_command's output in the jail:\n%s", out)
-	if out == "" {
-		t.Fatalf("no tool output reached the stand-in\ndriver.log:\n%s", r.DriverLog())
+	if !strings.Contains(out, "sysw=") {
+		// Gemini CLI 0.61.0 once handed back "Output: (empty)", exit 0, for
+		// this command in a CI run while the note it sent did arrive: the CLI
+		// lost its pty's output, pantty did not. The shell's own record in
+		// the workdir is the same evidence, written by the same jailed shell.
+		b, err := os.ReadFile(record)
+		if err != nil || !strings.Contains(string(b), "sysw=") {
+			t.Fatalf("no tool output reached the stand-in and the shell left no record (%v)\ndriver.log:\n%s", err, r.DriverLog())
+		}
+		t.Logf("the tool output was lost by the CLI; the shell's record in the workdir:\n%s", b)
+		out = string(b)
 	}
 	if strings.Contains(out, canary) || strings.Contains(out, "read=0") {
 		t.Errorf("the jailed shell read seat.toml")
