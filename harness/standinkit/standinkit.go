@@ -108,6 +108,10 @@ type Reply struct {
 	// the request's own size: a thread at its window's edge, without sending
 	// a window's worth of text.
 	Tokens int
+	// Escalate, with Bash, asks the harness to run the command outside its
+	// sandbox (Codex's exec_command sandbox_permissions "require_escalated"),
+	// which under an approval policy that asks makes the harness ask first.
+	Escalate bool
 }
 
 // ParseMarkers reads the [standin:…] markers of a prompt into a Reply, and
@@ -123,6 +127,7 @@ type Reply struct {
 //	[standin:bash=COMMAND]     answer with a Bash tool call (to the end of the line)
 //	[standin:read=PATH]        answer with a Read tool call of PATH (to the end of the line)
 //	[standin:tokens=N]         report N input tokens in this answer's usage
+//	[standin:escalate]         the bash call asks to run outside the sandbox (Codex)
 func ParseMarkers(text string) (Reply, string) {
 	var rep Reply
 	var got []string
@@ -168,6 +173,8 @@ func ParseMarkers(text string) (Reply, string) {
 				rep.Status = 529
 			case k == "fail":
 				rep.Fail = true
+			case k == "escalate":
+				rep.Escalate = true
 			case k == "tokens":
 				if _, err := fmt.Sscanf(v, "%d", &rep.Tokens); err != nil || rep.Tokens <= 0 {
 					rep.Tokens = 0

@@ -43,3 +43,15 @@ func TestReadMarker(t *testing.T) {
 		t.Fatalf("read marker: %+v (%q)", rep, got)
 	}
 }
+
+// escalate marks the bash call as one asking to leave the sandbox; alone it
+// is only a flag.
+func TestEscalateMarker(t *testing.T) {
+	rep, got := ParseMarkers("run it\n[standin:escalate]\n[standin:bash=touch x")
+	if !rep.Escalate || rep.Bash != "touch x" || got != "escalate bash" {
+		t.Fatalf("escalate with bash: %+v (%q)", rep, got)
+	}
+	if rep, _ := ParseMarkers("[standin:bash=touch x"); rep.Escalate {
+		t.Fatal("a bash marker alone asked to escalate")
+	}
+}

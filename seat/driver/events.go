@@ -111,6 +111,11 @@ func (d *Driver) onHookEvent(ev hookwire.Event) {
 	}
 }
 
+// asksPerson is the heartbeat's words while a board message's turn waits on
+// a question to a person: a harness's Notification here, an app server's
+// approval request in onServerRequest.
+const asksPerson = "the harness asks for a person"
+
 // onNotification makes a harness that stopped mid-turn to ask a person (a
 // permission or safety dialog: Claude Code's agent_needs_input,
 // permission_prompt) visible: the heartbeat's waiting names it, so status and
@@ -126,7 +131,7 @@ func (d *Driver) onNotification(ev hookwire.Event) {
 	}
 	what := state.Cut(state.Redact(f.Message), 120)
 	d.logf("message %s: the harness asks for a person mid-turn (%s): %s", fl.e.Msg.ID, f.NotificationType, what)
-	d.to(machine.AsksPerson, fmt.Sprintf("%s: the harness asks for a person (%s): %s", fl.e.Msg.ID, f.NotificationType, what))
+	d.to(machine.AsksPerson, fmt.Sprintf("%s: %s (%s): %s", fl.e.Msg.ID, asksPerson, f.NotificationType, what))
 }
 
 // onPromptSubmit binds UserPromptSubmit evidence to the flight by the guard's

@@ -180,14 +180,11 @@ func (d *Driver) onTurnStarted(as *asLink, fl *delivery, turn appserver.Turn, er
 }
 
 // onNote takes one message from the server: the thread's turns starting and
-// ending. A request from the server (an approval) is refused: nothing on
-// this path answers one yet, and the server waits for an answer.
+// ending, and the server's own requests (onServerRequest).
 func (d *Driver) onNote(m appserver.Message) {
 	as := d.as
 	if m.ID != nil {
-		id, conn := m.ID, as.conn
-		d.logf("app server asked %s: refused (pantty answers no server request on this path)", m.Method)
-		go conn.Reply(id, nil, &appserver.Error{Code: -32601, Message: "pantty answers no " + m.Method})
+		d.onServerRequest(as, m)
 		return
 	}
 	switch m.Method {
@@ -227,6 +224,10 @@ func (d *Driver) onNote(m appserver.Message) {
 		}
 	case appserver.MethodRateLimits:
 		d.onRateLimits(m)
+	case appserver.MethodRequestResolved:
+		if thread, ok := appserver.Resolved(m); ok && thread == as.thread {
+			d.onQuestionAnswered()
+		}
 	}
 }
 

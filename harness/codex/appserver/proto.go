@@ -24,6 +24,16 @@ const (
 	MethodCompacted     = "thread/compacted"
 )
 
+// Server requests that ask a person, as 0.171.0 sends them to every client
+// (the v2 names; each carries the thread it is for), and the notification
+// that says a request was answered, by whichever client answered first.
+const (
+	MethodCommandApproval     = "item/commandExecution/requestApproval"
+	MethodFileChangeApproval  = "item/fileChange/requestApproval"
+	MethodPermissionsApproval = "item/permissions/requestApproval"
+	MethodRequestResolved     = "serverRequest/resolved"
+)
+
 // Turn statuses (TurnStatus).
 const (
 	StatusCompleted   = "completed"
@@ -270,4 +280,38 @@ func paramsOf[T any](m Message, method string) (n T, ok bool) {
 		return zero, false
 	}
 	return n, true
+}
+
+// Question is what pantty reads of a server request that asks a person: the
+// thread it is for, and the command and reason the harness shows with it.
+type Question struct {
+	Method   string `json:"-"`
+	ThreadID string `json:"threadId"`
+	Command  string `json:"command"`
+	Reason   string `json:"reason"`
+}
+
+// AsksPerson reads a server request that asks a person (an approval of a
+// command, of a file change or of more permissions). ok is false for every
+// other request (a dynamic tool call, a token refresh): nobody at a viewer
+// answers those.
+func AsksPerson(m Message) (q Question, ok bool) {
+	switch m.Method {
+	case MethodCommandApproval, MethodFileChangeApproval, MethodPermissionsApproval:
+	default:
+		return Question{}, false
+	}
+	if q, ok = paramsOf[Question](m, m.Method); ok {
+		q.Method = m.Method
+	}
+	return q, ok
+}
+
+// Resolved reads serverRequest/resolved: the thread whose request was
+// answered.
+func Resolved(m Message) (thread string, ok bool) {
+	n, ok := paramsOf[struct {
+		ThreadID string `json:"threadId"`
+	}](m, MethodRequestResolved)
+	return n.ThreadID, ok
 }

@@ -28,6 +28,10 @@
 //	                           COMMAND (to the end of the line); the request carrying
 //	                           its output (kind tool_result) is answered with text
 //	[standin:tokens=N]         report N input tokens in this answer's usage
+//	[standin:escalate]         the exec_command call asks to run outside the sandbox
+//	                           (sandbox_permissions "require_escalated", with a
+//	                           justification): Codex asks for an approval first
+//	                           unless its approval policy is "never"
 //
 // SetFault switches an outage on for every model request until it is cleared:
 // 401 invalid_api_key, 429 insufficient_quota (billing), 429 rate limit, 500,

@@ -175,7 +175,12 @@ func (s *Server) responses(w http.ResponseWriter, req *http.Request, body []byte
 	}
 	resp := s.response(model, text, r.Usage)
 	if rep.Bash != "" {
-		args, _ := json.Marshal(map[string]string{"cmd": rep.Bash})
+		call := map[string]string{"cmd": rep.Bash}
+		if rep.Escalate {
+			call["sandbox_permissions"] = "require_escalated"
+			call["justification"] = "stand-in: this command asks to run outside the sandbox"
+		}
+		args, _ := json.Marshal(call)
 		resp.call = &funcCall{id: s.id("fc"), callID: s.id("call"), name: "exec_command", args: string(args)}
 	}
 	if !a.Stream {
