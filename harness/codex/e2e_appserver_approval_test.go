@@ -81,9 +81,13 @@ func TestAppServerSeatLeavesAnApprovalToThePerson(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.Processed("a2")
-	if _, err := os.Stat(filepath.Join(r.Work, "approved.txt")); err != nil {
-		t.Errorf("a2: the person approved the command at the viewer, but it did not run: %v", err)
-	}
+	// The command's shell may outlive the turn: exec_command hands back what
+	// a command did within its yield time, and an unsandboxed `bash -lc`
+	// runs the login files of the user (a slow one was seen here).
+	r.WaitFor("the approved command's file", 90*time.Second, func() bool {
+		_, err := os.Stat(filepath.Join(r.Work, "approved.txt"))
+		return err == nil
+	})
 	if hb, err := r.Seat().HeartbeatFile().Read(); err != nil || strings.Contains(hb.Waiting, "asks for a person") {
 		t.Errorf("heartbeat after the answer: %+v (%v): want the question gone", hb, err)
 	}
