@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -87,13 +88,14 @@ func TestJailKeepsPanttyHomeOutOfReach(t *testing.T) {
 		}
 	}
 	t.Logf("run_shell_command's output in the jail:\n%s", out)
-	if !strings.Contains(out, "sysw=") {
+	lastLine := regexp.MustCompile(`sysw=\d`) // the command's last line, not its text
+	if !lastLine.MatchString(out) {
 		// Gemini CLI 0.61.0 once handed back "Output: (empty)", exit 0, for
 		// this command in a CI run while the note it sent did arrive: the CLI
 		// lost its pty's output, pantty did not. The shell's own record in
 		// the workdir is the same evidence, written by the same jailed shell.
 		b, err := os.ReadFile(record)
-		if err != nil || !strings.Contains(string(b), "sysw=") {
+		if err != nil || !lastLine.Match(b) {
 			t.Fatalf("no tool output reached the stand-in and the shell left no record (%v)\ndriver.log:\n%s", err, r.DriverLog())
 		}
 		t.Logf("the tool output was lost by the CLI; the shell's record in the workdir:\n%s", b)

@@ -59,6 +59,7 @@ const (
 	AsksPerson       Event = "asks-person"        // mid-turn, the harness asks for a person (the ceiling still applies)
 	HarnessRetries   Event = "harness-retries"    // mid-turn, a request failed and the harness retries by itself
 	RetryWentThrough Event = "retry-went-through" // mid-turn, a request the harness retried went through
+	PersonAnswered   Event = "person-answered"    // mid-turn, every question to a person was answered or withdrawn
 	Settled          Event = "settled"            // the message in flight is final (processed or failed)
 	Requeued         Event = "requeued"           // an inherited message without evidence went back to the queue
 	Drained          Event = "drained"            // at a boundary, nothing (more) to submit
@@ -114,6 +115,7 @@ var Rules = []Rule{
 	{AsksPerson, []Phase{InTurn, Cancelling}, InTurn, "the heartbeat names the question; the ceiling still applies"},
 	{HarnessRetries, []Phase{InTurn, Submitting, Cancelling}, InTurn, "the heartbeat names the failure the harness retries"},
 	{RetryWentThrough, []Phase{InTurn}, InTurn, "the heartbeat no longer names the failure; the turn goes on"},
+	{PersonAnswered, []Phase{InTurn}, InTurn, "the heartbeat no longer names the question; the turn goes on"},
 	{Settled, []Phase{Provider, Means, Retry}, Stay, "an outage or refusal still holds the queue"},
 	{Settled, anyPhase, Idle, "the message is final"},
 	{Requeued, []Phase{Submitting}, Idle, "no evidence after a driver restart: queued again"},

@@ -3,6 +3,7 @@ package driver
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -14,7 +15,6 @@ import (
 	"github.com/pantty/pantty/harness"
 	"github.com/pantty/pantty/harness/codex/appserver"
 	"github.com/pantty/pantty/internal/fsatomic"
-	"github.com/pantty/pantty/internal/inbox"
 	"github.com/pantty/pantty/internal/machine"
 	"github.com/pantty/pantty/seat"
 	"github.com/pantty/pantty/seat/proc"
@@ -64,8 +64,11 @@ type asLink struct {
 	idleAt time.Time
 	// compaction is the last compaction turn the command door started.
 	compaction string
-	bin        string            // the codex binary (the viewer runs it too)
-	env        map[string]string // the launch's environment (the viewer's too)
+	// questions are the server's approval requests left to the person at
+	// the viewer (onServerRequest), by appserver.RequestKey, until resolved.
+	questions map[string]*json.RawMessage
+	bin       string            // the codex binary (the viewer runs it too)
+	env       map[string]string // the launch's environment (the viewer's too)
 	// sentAt is when the board's last turn/start was sent, answered the
 	// turn its answer named, started the last turn/started's turn and
 	// startedAt when it came: driver.log says how long the turn took to
@@ -513,48 +516,4 @@ func (d *Driver) killViewer() {
 	if err := d.tm.KillSession(ctx, d.sess.TmuxName); err != nil && !errors.Is(err, tmux.ErrNoServer) && !errors.Is(err, tmux.ErrNoTarget) {
 		d.logf("kill the viewer's session: %v", fmt.Sprint(err))
 	}
-}
-
-// onServerRequest answers what the seat's server asks its clients. A
-// question for a person (appserver.AsksPerson: an approval) on the seat's
-// thread while the viewer runs is left to the person there, as the tmux
-// path leaves a harness's dialog to a person (docs/real-seats.md,
-// "4. Permissions for a seat nobody watches"): the viewer draws it and a
-// person's answer there settles it (measured on 0.171.0), the heartbeat
-// names it while a board message's turn waits, and the turn's ceiling still
-// applies. Anything else is refused at once, as is a question while no
-// viewer runs (before the thread's first turn, between a viewer's death and
-// its respawn): nobody could answer it, and the server would wait. Codex
-// 0.171.0 takes a refused approval as a rejected command, and the turn
-// goes on.
-func (d *Driver) onServerRequest(as *asLink, m appserver.Message) {
-	q, asks := appserver.AsksPerson(m)
-	if asks && q.ThreadID == as.thread && d.viewerW != nil {
-		what := state.Cut(state.Redact(strings.TrimSpace(q.Command+" "+q.Reason)), 120)
-		d.logf("app server asked %s (%s): left to the person at the viewer", m.Method, what)
-		if fl := d.flight; fl != nil && fl.e.Status.State == inbox.StateSubmitted {
-			d.to(machine.AsksPerson, fmt.Sprintf("%s: %s (%s): %s", fl.e.Msg.ID, asksPerson, m.Method, what))
-		}
-		return
-	}
-	why := "nobody at a viewer answers this request"
-	if asks {
-		why = "no viewer runs to ask a person"
-	}
-	d.logf("app server asked %s: refused (%s)", m.Method, why)
-	id, conn := m.ID, as.conn
-	go conn.Reply(id, nil, &appserver.Error{Code: -32601, Message: "pantty answers no " + m.Method})
-}
-
-// onQuestionAnswered: a request on the seat's thread was answered (by the
-// person at the viewer): the heartbeat stops naming the question, and names
-// the message whose turn goes on.
-func (d *Driver) onQuestionAnswered() {
-	fl := d.flight
-	if fl == nil || !strings.Contains(d.waiting, ": "+asksPerson+" (") {
-		return
-	}
-	d.logf("message %s: the person's answer at the viewer came; the turn goes on", fl.e.Msg.ID)
-	d.waiting = fl.e.Msg.ID
-	d.beat()
 }

@@ -297,6 +297,7 @@ func (d *Driver) Loop() int {
 			d.onServerExit("app server exit")
 		case <-d.viewerW.done():
 			d.viewerW = nil
+			d.refuseQuestions("the viewer pane's process exited")
 			d.reapAndCheck("the viewer pane's process exited")
 		case <-d.viewerT.C():
 			d.viewerT.stop()

@@ -1,13 +1,16 @@
 package driver
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
+	"github.com/pantty/pantty/harness/codex/appserver"
 	"github.com/pantty/pantty/internal/config"
 	"github.com/pantty/pantty/internal/fsatomic"
 	"github.com/pantty/pantty/internal/guard"
@@ -131,7 +134,16 @@ func (d *Driver) onNotification(ev hookwire.Event) {
 	}
 	what := state.Cut(state.Redact(f.Message), 120)
 	d.logf("message %s: the harness asks for a person mid-turn (%s): %s", fl.e.Msg.ID, f.NotificationType, what)
-	d.to(machine.AsksPerson, fmt.Sprintf("%s: %s (%s): %s", fl.e.Msg.ID, asksPerson, f.NotificationType, what))
+	d.noteQuestion(fmt.Sprintf("%s: %s (%s): %s", fl.e.Msg.ID, asksPerson, f.NotificationType, what))
+}
+
+// noteQuestion names a question to a person in the heartbeat, in the phases
+// where a turn runs (machine.AsksPerson): in another (a person's client
+// holds the box, relay) the phase already says a person is there.
+func (d *Driver) noteQuestion(note string) {
+	if _, ok := machine.Lookup(d.phase, machine.AsksPerson); ok {
+		d.to(machine.AsksPerson, note)
+	}
 }
 
 // onPromptSubmit binds UserPromptSubmit evidence to the flight by the guard's
@@ -300,4 +312,79 @@ func (d *Driver) writeReply(id, text string) error {
 		return err
 	}
 	return d.S.WriteRaw(d.S.ReplyPath(id), []byte(text))
+}
+
+// onServerRequest answers what the seat's server asks its clients. A
+// question for a person (appserver.AsksPerson: an approval) on the seat's
+// thread while the viewer runs is left to the person there, as the tmux
+// path leaves a harness's dialog to a person (docs/real-seats.md,
+// "4. Permissions for a seat nobody watches"): the viewer draws it and a
+// person's answer there settles it (measured on 0.171.0), and the heartbeat
+// names it while a board message's turn waits (the turn's ceiling still
+// interrupts it). Anything else is refused at once, as is a question while
+// no viewer runs (before the thread's first turn, between a viewer's death
+// and its respawn): nobody could answer it, and the server would wait.
+// Codex 0.171.0 takes a refused approval as a rejected command, and the
+// turn goes on.
+func (d *Driver) onServerRequest(as *asLink, m appserver.Message) {
+	q, asks := appserver.AsksPerson(m)
+	switch {
+	case asks && q.ThreadID == as.thread && d.viewerW != nil:
+		what := state.Cut(state.Redact(strings.TrimSpace(q.Command+" "+q.Reason)), 120)
+		d.logf("app server asked %s (%s): left to the person at the viewer", m.Method, what)
+		if as.questions == nil {
+			as.questions = map[string]*json.RawMessage{}
+		}
+		as.questions[appserver.RequestKey(*m.ID)] = m.ID
+		if fl := d.flight; fl != nil && fl.e.Status.State == inbox.StateSubmitted {
+			d.noteQuestion(fmt.Sprintf("%s: %s (%s): %s", fl.e.Msg.ID, asksPerson, m.Method, what))
+		}
+		return
+	case asks && q.ThreadID == as.thread:
+		d.logf("app server asked %s: refused (no viewer runs to ask a person)", m.Method)
+	case asks:
+		d.logf("app server asked %s for thread %s, not the seat's: refused", m.Method, q.ThreadID)
+	default:
+		d.logf("app server asked %s: refused (nobody at a viewer answers this request)", m.Method)
+	}
+	refuse(as, m.ID, m.Method)
+}
+
+// refuse answers a server request with an error (off the loop: the write
+// may wait on the socket).
+func refuse(as *asLink, id *json.RawMessage, method string) {
+	go as.conn.Reply(id, nil, &appserver.Error{Code: -32601, Message: "pantty answers no " + method})
+}
+
+// onQuestionResolved: a request on the seat's thread was answered (by the
+// person at the viewer). When no question left to the person waits any
+// more, the heartbeat stops naming one and names the message whose turn
+// goes on.
+func (d *Driver) onQuestionResolved(as *asLink, request string) {
+	if _, ok := as.questions[request]; !ok {
+		return
+	}
+	delete(as.questions, request)
+	if len(as.questions) > 0 {
+		return
+	}
+	if fl := d.flight; fl != nil && strings.Contains(d.waiting, ": "+asksPerson+" (") {
+		d.logf("message %s: the person's answer at the viewer came; the turn goes on", fl.e.Msg.ID)
+		d.to(machine.PersonAnswered, fl.e.Msg.ID)
+	}
+}
+
+// refuseQuestions withdraws the questions left to a viewer that is gone:
+// each is refused now (its respawn is not known to see them), so the turn
+// goes on as with no viewer, rather than waiting for its ceiling.
+func (d *Driver) refuseQuestions(why string) {
+	as := d.as
+	if as == nil || len(as.questions) == 0 {
+		return
+	}
+	d.logf("%d question(s) left to the person at the viewer refused: %s", len(as.questions), why)
+	for key, id := range as.questions {
+		refuse(as, id, "question at a viewer that is gone")
+		d.onQuestionResolved(as, key)
+	}
 }

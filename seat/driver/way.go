@@ -204,6 +204,7 @@ func (d *Driver) onNote(m appserver.Message) {
 		}
 	case appserver.MethodTurnCompleted:
 		if end, ok := appserver.TurnEnd(m); ok && end.ThreadID == as.thread {
+			as.questions = nil // one turn runs at a time: its questions end with it
 			d.onTurnCompleted(as, end)
 		}
 	case appserver.MethodThreadStatus:
@@ -225,8 +226,8 @@ func (d *Driver) onNote(m appserver.Message) {
 	case appserver.MethodRateLimits:
 		d.onRateLimits(m)
 	case appserver.MethodRequestResolved:
-		if thread, ok := appserver.Resolved(m); ok && thread == as.thread {
-			d.onQuestionAnswered()
+		if thread, request, ok := appserver.Resolved(m); ok && thread == as.thread {
+			d.onQuestionResolved(as, request)
 		}
 	}
 }

@@ -30,10 +30,14 @@ func TestAsksPersonAndResolved(t *testing.T) {
 	if _, ok := AsksPerson(msg(MethodCommandApproval, `not json`)); ok {
 		t.Error("an approval with params that do not decode was taken")
 	}
-	if th, ok := Resolved(Message{Method: MethodRequestResolved, Params: json.RawMessage(`{"threadId":"th","requestId":7}`)}); !ok || th != "th" {
-		t.Errorf("serverRequest/resolved: %q, %v", th, ok)
+	th, req, ok := Resolved(Message{Method: MethodRequestResolved, Params: json.RawMessage(`{"threadId":"th","requestId": 7}`)})
+	if !ok || th != "th" || req != RequestKey(json.RawMessage(`7`)) {
+		t.Errorf("serverRequest/resolved: %q %q, %v", th, req, ok)
 	}
-	if _, ok := Resolved(Message{Method: MethodTurnStarted, Params: json.RawMessage(`{"threadId":"th"}`)}); ok {
+	if RequestKey(json.RawMessage(` "r-1" `)) != RequestKey(json.RawMessage(`"r-1"`)) || RequestKey(json.RawMessage(`7`)) == RequestKey(json.RawMessage(`"7"`)) {
+		t.Error("RequestKey: the same id spelled apart, or a number taken for a string")
+	}
+	if _, _, ok := Resolved(Message{Method: MethodTurnStarted, Params: json.RawMessage(`{"threadId":"th"}`)}); ok {
 		t.Error("turn/started read as a resolved request")
 	}
 }

@@ -308,10 +308,23 @@ func AsksPerson(m Message) (q Question, ok bool) {
 }
 
 // Resolved reads serverRequest/resolved: the thread whose request was
-// answered.
-func Resolved(m Message) (thread string, ok bool) {
+// answered, and the request's id as RequestKey spells it.
+func Resolved(m Message) (thread, request string, ok bool) {
 	n, ok := paramsOf[struct {
-		ThreadID string `json:"threadId"`
+		ThreadID  string          `json:"threadId"`
+		RequestID json.RawMessage `json:"requestId"`
 	}](m, MethodRequestResolved)
-	return n.ThreadID, ok
+	return n.ThreadID, RequestKey(n.RequestID), ok
+}
+
+// RequestKey spells a JSON-RPC request id (a number or a string) the same
+// way wherever it was read: a server request's ID, a resolved notification's
+// requestId.
+func RequestKey(id json.RawMessage) string {
+	var v any
+	if json.Unmarshal(id, &v) != nil {
+		return string(id)
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
 }
