@@ -40,8 +40,9 @@ func Home(s state.Seat, c config.Config) string {
 //   - PostModelRequest (status, error, token_usage): the context reading of
 //     each request, and the turn's failure (no Stop fires on an API error);
 //   - PreCompact, PostCompact: the compaction cycle's evidence;
-//   - Interrupt: a cancel's evidence (recorded).
-var HookEvents = []string{"SessionStart", "UserPromptSubmit", "Stop", "PostModelRequest", "PreCompact", "PostCompact", "Interrupt"}
+//   - Interrupt: a cancel's evidence (recorded);
+//   - PermissionRequest: an approval dialog, named in status (permissionAsked).
+var HookEvents = []string{"SessionStart", "UserPromptSubmit", "Stop", "PostModelRequest", "PreCompact", "PostCompact", "Interrupt", "PermissionRequest"}
 
 // hookTimeout bounds each hook, in seconds (Codex clamps Interrupt to 3).
 var hookTimeout = map[string]int{"Interrupt": 3, "PreToolUse": 5, "PostToolUse": 5}

@@ -26,7 +26,7 @@ import (
 // prints the handoff, which Codex puts into the next request). A compaction
 // whose handoff could not be materialized is blocked Codex's way
 // (blockCompaction), not by exit 2. PostModelRequest is Codex's own and is
-// translated here (modelRequest). Like every hook it never fails the
+// translated here (modelRequest), as is PermissionRequest (permissionAsked). Like every hook it never fails the
 // harness's action because of pantty trouble.
 func RunHook(home, name string, stdin io.Reader, stdout, stderr io.Writer) int {
 	payload := hookwire.ReadHookPayload(stdin, stderr)
@@ -39,6 +39,9 @@ func RunHook(home, name string, stdin io.Reader, stdout, stderr io.Writer) int {
 			m["prompt_id"] = turn
 		}
 	}
+	if m["hook_event_name"] == "PermissionRequest" {
+		permissionAsked(m)
+	}
 	if m["hook_event_name"] == "PostModelRequest" {
 		s, err := state.Existing(home, name)
 		if err != nil {
@@ -50,6 +53,27 @@ func RunHook(home, name string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	out, _ := json.Marshal(m)
 	return hookrun.RunBlocker(home, name, blockCompaction, bytes.NewReader(out), stdout, stderr)
+}
+
+// permissionAsked turns Codex's PermissionRequest (0.171.0: tool_name,
+// tool_input.command and .description, turn_id, session_id) into the
+// Notification the driver already reads as a question to a person
+// (hookwire.NotePermissionRequest), so that status names an approval dialog
+// on the tmux path as it does Claude Code's. The hook prints nothing and
+// exits 0, which leaves the decision to the person at Codex's own dialog
+// (measured: the dialog is drawn as without the hook).
+func permissionAsked(m map[string]any) {
+	in, _ := m["tool_input"].(map[string]any)
+	what, _ := m["tool_name"].(string)
+	if c, _ := in["command"].(string); c != "" {
+		what += ": " + c
+	}
+	if d, _ := in["description"].(string); d != "" {
+		what += " (" + d + ")"
+	}
+	m["hook_event_name"] = hookwire.EvNotification
+	m["notification_type"] = hookwire.NotePermissionRequest
+	m["message"] = what
 }
 
 // blockCompaction is Codex's PreCompact block: exit 0 with

@@ -134,6 +134,31 @@ func TestRunHookBlocksACompactionWithContinueFalse(t *testing.T) {
 	}
 }
 
+// TestRunHookNamesAPermissionRequest: Codex's PermissionRequest (0.171.0's
+// payload, recorded on a seat) is recorded as the Notification the driver
+// reads as a question to a person, naming the tool, the command and the
+// model's reason; the hook prints nothing and exits 0, which leaves the
+// decision to Codex's own dialog.
+func TestRunHookNamesAPermissionRequest(t *testing.T) {
+	t.Parallel()
+	h := seattest.New(t, "cxperm")
+	req := `{"hook_event_name":"PermissionRequest","session_id":"01a24e54-4072-75a0-9354-63dc7879b986","turn_id":"01a24e54-4db9-7a91-a698-2fe6e35dd72e",` +
+		`"permission_mode":"default","tool_name":"Bash","tool_input":{"command":"touch approved.txt","description":"needs to leave the sandbox"}}`
+	var out, errOut bytes.Buffer
+	if code := codex.RunHook(h.Home, h.Name, strings.NewReader(req), &out, &errOut); code != 0 || out.Len() != 0 || errOut.Len() != 0 {
+		t.Fatalf("PermissionRequest: exit %d, stdout %q, stderr %q; want 0 and nothing", code, out.String(), errOut.String())
+	}
+	evs := h.Events(hookwire.EvNotification)
+	if len(evs) != 1 {
+		t.Fatalf("Notification events %+v, want one", evs)
+	}
+	f := evs[0].Fields
+	if f.NotificationType != hookwire.NotePermissionRequest || f.Message != "Bash: touch approved.txt (needs to leave the sandbox)" ||
+		f.SessionID != "01a24e54-4072-75a0-9354-63dc7879b986" {
+		t.Fatalf("the Notification: type %q, message %q, session %q", f.NotificationType, f.Message, f.SessionID)
+	}
+}
+
 // TestAppServerFailuresAreNamedAsTheHookNamesThem: a failed turn/completed
 // on the app server with no StopFailure from the hook is named from its
 // words (Capabilities.FailureName = ClassifyError) and classified by the

@@ -121,7 +121,7 @@ const asksPerson = "the harness asks for a person"
 
 // onNotification makes a harness that stopped mid-turn to ask a person (a
 // permission or safety dialog: Claude Code's agent_needs_input,
-// permission_prompt) visible: the heartbeat's waiting names it, so status and
+// permission_prompt; Codex's PermissionRequest hook, translated) visible: the heartbeat's waiting names it, so status and
 // recover show why the turn does not end. The turn itself is left alone: its
 // ceiling still applies, and the next phase change clears the note. Idle
 // reminders (idle_prompt) are not a question.
@@ -130,6 +130,11 @@ func (d *Driver) onNotification(ev hookwire.Event) {
 	fl := d.flight
 	if f.NotificationType == "" || f.NotificationType == "idle_prompt" || fl == nil ||
 		fl.e.Status.State != inbox.StateSubmitted || !d.sessionMatches(f.SessionID) {
+		return
+	}
+	if f.NotificationType == hookwire.NotePermissionRequest && d.onAppServer() {
+		// The server's own request says the same, with who may answer it
+		// (onServerRequest): the hook's copy would outlive a refusal.
 		return
 	}
 	what := state.Cut(state.Redact(f.Message), 120)

@@ -70,6 +70,11 @@ type HookFields struct {
 	Message              string `json:"message"`
 }
 
+// NotePermissionRequest is the notification_type of a Notification an
+// adapter translates from a harness's permission-request hook (Codex's
+// PermissionRequest): the harness asks a person before a tool runs.
+const NotePermissionRequest = "permission_request"
+
 // MaxHookPayload bounds what `pantty hook` reads from stdin.
 const MaxHookPayload = 4 << 20
 

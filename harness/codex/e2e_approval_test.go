@@ -28,21 +28,7 @@ import (
 // refused when its process exits: the turn goes on as with no viewer,
 // without waiting for its ceiling.
 func TestAppServerSeatLeavesAnApprovalToThePerson(t *testing.T) {
-	r := newRig(t, "cxappr", appServerTOML)
-	isolate(t, r)
-	cfg, err := r.Seat().LoadConfig()
-	if err != nil {
-		t.Fatal(err)
-	}
-	// A top-level key goes before the file's tables.
-	conf := filepath.Join(codex.Home(r.Seat(), cfg), "config.toml")
-	old, err := os.ReadFile(conf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(conf, append([]byte("approval_policy = \"on-request\"\n"), old...), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	r := askingRig(t, "cxappr", appServerTOML)
 	r.Start()
 
 	r.Send("a1", "run it\n[standin:escalate]\n[standin:bash=touch refused.txt")
@@ -70,28 +56,12 @@ func TestAppServerSeatLeavesAnApprovalToThePerson(t *testing.T) {
 		t.Errorf("status while the approval waits: want the question named; got %s", res)
 	}
 	t.Logf("status while the approval waits:\n%s", res.Stdout)
-	if st := r.Status("a2"); st.State != inbox.StateSubmitted {
-		t.Errorf("a2 while its approval waits: %s, want submitted", st.State)
-	}
-	if _, err := os.Stat(filepath.Join(r.Work, "approved.txt")); err == nil {
-		t.Fatal("a2's command ran before anyone approved it")
-	}
-	if err := r.Tmux().SendKeys(context.Background(), r.Session().PaneID, "y"); err != nil {
-		t.Fatal(err)
-	}
-	r.Processed("a2")
+	personApproves(t, r, "a2", "approved.txt")
 	if !strings.Contains(r.DriverLog(), "message a2: the person's answer at the viewer came") {
 		t.Errorf("driver.log does not say the person's answer came (serverRequest/resolved):\n%s", r.DriverLog())
 	}
-	// The command's shell may outlive the turn: exec_command hands back what
-	// a command did within its yield time, and an unsandboxed `bash -lc`
-	// runs the login files of the user (a slow one was seen here).
-	r.WaitFor("the approved command's file", 90*time.Second, func() bool {
-		_, err := os.Stat(filepath.Join(r.Work, "approved.txt"))
-		return err == nil
-	})
-	if !strings.Contains(r.DriverLog(), "left to the person at the viewer") {
-		t.Errorf("driver.log does not say the approval was left to the person:\n%s", r.DriverLog())
+	if log := r.DriverLog(); !strings.Contains(log, "left to the person at the viewer") || strings.Contains(log, "mid-turn (permission_request)") {
+		t.Errorf("driver.log: want the approval left to the person, and the PermissionRequest hook's copy of it not acted on:\n%s", log)
 	}
 
 	// The viewer dies while a question waits on it.
@@ -119,6 +89,80 @@ func TestAppServerSeatLeavesAnApprovalToThePerson(t *testing.T) {
 			t.Log(l)
 		}
 	}
+}
+
+// askingRig is a rig whose seat runs under pantty's sandbox profile with
+// Codex asking before a command leaves the sandbox (approval_policy =
+// "on-request" in the seat's config.toml, which pantty keeps).
+func askingRig(t *testing.T, name string, toml ...string) *rig {
+	r := newRig(t, name, toml...)
+	isolate(t, r)
+	cfg, err := r.Seat().LoadConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A top-level key goes before the file's tables.
+	conf := filepath.Join(codex.Home(r.Seat(), cfg), "config.toml")
+	old, err := os.ReadFile(conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(conf, append([]byte("approval_policy = \"on-request\"\n"), old...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// TestTmuxSeatNamesAnApprovalDialog: on the tmux path, Codex's approval
+// dialog for a board message's command is named by status, as Claude Code's
+// permission prompt is: pantty's PermissionRequest hook (translated into a
+// Notification, permission_request) prints nothing, so the dialog is drawn
+// as without it; the heartbeat names the command while the message stays
+// submitted and nothing has run; a person's "y" in the pane runs it and the
+// message is processed.
+func TestTmuxSeatNamesAnApprovalDialog(t *testing.T) {
+	r := askingRig(t, "cxtappr")
+	r.Start()
+	r.Send("t1", "run it\n[standin:escalate]\n[standin:bash=touch approved.txt")
+	const named = "t1: the harness asks for a person (permission_request): Bash: touch approved.txt (stand-in: this command asks to run outside the sandbox)"
+	r.WaitFor("the heartbeat naming the approval", 60*time.Second, func() bool {
+		hb, err := r.Seat().HeartbeatFile().Read()
+		return err == nil && hb.Waiting == named
+	})
+	// The hook runs before Codex draws the dialog; the person answers what
+	// is on the screen.
+	r.WaitFor("Codex's approval dialog on the pane", 30*time.Second, func() bool {
+		return strings.Contains(r.Screen(), "Would you like to run the following command?")
+	})
+	if res := r.Run("status", r.Name); res.Code != 0 || !strings.Contains(res.Stdout, "asks for a person (permission_request): Bash: touch approved.txt") {
+		t.Errorf("status while the dialog waits: want the command named; got %s", res)
+	}
+	personApproves(t, r, "t1", "approved.txt")
+}
+
+// personApproves: while message id's question waits on the pane, the
+// message is submitted and its command (which creates file in the workdir)
+// has not run; a person's "y" in the pane answers it, the message is
+// processed and the command runs. The command's shell may outlive the turn:
+// exec_command hands back what a command did within its yield time, and an
+// unsandboxed `bash -lc` runs the user's login files (a slow one was seen
+// here).
+func personApproves(t *testing.T, r *rig, id, file string) {
+	t.Helper()
+	if st := r.Status(id); st.State != inbox.StateSubmitted {
+		t.Errorf("%s while its question waits: %s, want submitted", id, st.State)
+	}
+	if _, err := os.Stat(filepath.Join(r.Work, file)); err == nil {
+		t.Fatalf("%s's command ran before anyone approved it", id)
+	}
+	if err := r.Tmux().SendKeys(context.Background(), r.Session().PaneID, "y"); err != nil {
+		t.Fatal(err)
+	}
+	r.Processed(id)
+	r.WaitFor("the approved command's file", 90*time.Second, func() bool {
+		_, err := os.Stat(filepath.Join(r.Work, file))
+		return err == nil
+	})
 }
 
 // rejections counts the tool results that told the model its command's
