@@ -2,6 +2,7 @@ package driver
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"log"
@@ -323,6 +324,36 @@ func TestSilenceRetriesEnterNeverThePaste(t *testing.T) {
 	}
 	if strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Fatalf("pane actions:\n got %q\nwant %q", got, want)
+	}
+}
+
+// TestSilenceIsJudgedOnTheEventsAlreadyWritten: the submit timeout fires
+// while the harness's UserPromptSubmit is already in the events directory,
+// its wake-up not yet taken by the loop (under load a select may pick the
+// timer first). The driver reads the record before judging the silence:
+// the message is submitted, and no Enter goes to the pane.
+func TestSilenceIsJudgedOnTheEventsAlreadyWritten(t *testing.T) {
+	t.Parallel()
+	d, pane := idleDriver(t)
+	queue(t, d, "m1", "fix the build")
+	submitNow(t, d)
+	if len(pane.actions) != 2 {
+		t.Fatalf("no delivery: %q", pane.actions)
+	}
+	payload, err := json.Marshal(map[string]string{"hook_event_name": hookwire.EvUserPromptSubmit, "session_id": d.sess.ID,
+		"prompt": strings.TrimPrefix(pane.actions[0], "paste "), "prompt_id": "p1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.S.WriteEvent(hookwire.EvUserPromptSubmit, payload, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	d.onEvidenceTimeout()
+	if st := status(t, d, "m1"); st.State != inbox.StateSubmitted || st.PromptID != "p1" {
+		t.Fatalf("m1 after the timeout with its evidence written: %+v", st)
+	}
+	if len(pane.actions) != 2 {
+		t.Fatalf("keys after the evidence was written: %q", pane.actions[2:])
 	}
 }
 
