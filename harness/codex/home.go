@@ -44,8 +44,10 @@ func Home(s state.Seat, c config.Config) string {
 //   - PermissionRequest: an approval dialog, named in status (permissionAsked).
 var HookEvents = []string{"SessionStart", "UserPromptSubmit", "Stop", "PostModelRequest", "PreCompact", "PostCompact", "Interrupt", "PermissionRequest"}
 
-// hookTimeout bounds each hook, in seconds (Codex clamps Interrupt to 3).
-var hookTimeout = map[string]int{"Interrupt": 3, "PreToolUse": 5, "PostToolUse": 5}
+// hookTimeout bounds each hook, in seconds (Codex clamps Interrupt to 3;
+// PermissionRequest runs before Codex draws its dialog, which a stuck hook
+// would hold back).
+var hookTimeout = map[string]int{"Interrupt": 3, "PreToolUse": 5, "PostToolUse": 5, "PermissionRequest": 5}
 
 // StatusLine is the footer pantty configures: the run state first (Busy and
 // InputReady read it), then the thread id, then the context used.

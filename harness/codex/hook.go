@@ -26,8 +26,9 @@ import (
 // prints the handoff, which Codex puts into the next request). A compaction
 // whose handoff could not be materialized is blocked Codex's way
 // (blockCompaction), not by exit 2. PostModelRequest is Codex's own and is
-// translated here (modelRequest), as is PermissionRequest (permissionAsked). Like every hook it never fails the
-// harness's action because of pantty trouble.
+// translated here (modelRequest), as is PermissionRequest (permissionAsked).
+// Like every hook it never fails the harness's action because of pantty
+// trouble.
 func RunHook(home, name string, stdin io.Reader, stdout, stderr io.Writer) int {
 	payload := hookwire.ReadHookPayload(stdin, stderr)
 	var m map[string]any

@@ -121,10 +121,12 @@ const asksPerson = "the harness asks for a person"
 
 // onNotification makes a harness that stopped mid-turn to ask a person (a
 // permission or safety dialog: Claude Code's agent_needs_input,
-// permission_prompt; Codex's PermissionRequest hook, translated) visible: the heartbeat's waiting names it, so status and
-// recover show why the turn does not end. The turn itself is left alone: its
-// ceiling still applies, and the next phase change clears the note. Idle
-// reminders (idle_prompt) are not a question.
+// permission_prompt; Codex's PermissionRequest hook, translated) visible:
+// the heartbeat's waiting names it, so status and recover show why the turn
+// does not end. The turn itself is left alone: its ceiling still applies,
+// and the next phase change clears the note (no hook says the person
+// answered: the note stays until the turn ends). Idle reminders
+// (idle_prompt) are not a question.
 func (d *Driver) onNotification(ev hookwire.Event) {
 	f := ev.Fields
 	fl := d.flight
