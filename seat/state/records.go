@@ -192,6 +192,12 @@ func (s Seat) Hold(now time.Time) string {
 	if hb.Waiting == "" {
 		return hb.Phase
 	}
+	if hb.Phase == PhaseHeld {
+		// The waiting says what holds it; `send --wait` prints "is held: "
+		// before it, and a stale heartbeat over an unwritable root words it
+		// the same way (above).
+		return hb.Waiting
+	}
 	return hb.Phase + ": " + hb.Waiting
 }
 
