@@ -84,6 +84,10 @@ func TestAppServerSeatLeavesAnApprovalToThePerson(t *testing.T) {
 	if n := rejections(r); n != 2 || !strings.Contains(r.DriverLog(), "1 question(s) left to the person at the viewer refused: the viewer pane's process exited") {
 		t.Errorf("a3 after its viewer died: want its approval refused and the model told (told %d times in all)\ndriver.log:\n%s", n, r.DriverLog())
 	}
+	if log := r.DriverLog(); !strings.Contains(log, "message a3: its question was refused with the viewer gone") ||
+		strings.Contains(log, "message a3: the person's answer") {
+		t.Errorf("driver.log for a3: want the question's refusal named, not a person's answer:\n%s", log)
+	}
 	for _, l := range strings.Split(r.DriverLog(), "\n") {
 		if strings.Contains(l, "app server asked") || strings.Contains(l, "question") || strings.Contains(l, "processed") {
 			t.Log(l)

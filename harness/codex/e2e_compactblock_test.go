@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pantty/pantty/harness/codex"
 	"github.com/pantty/pantty/harness/codex/appserver"
 	"github.com/pantty/pantty/seat/hookwire"
 )
@@ -95,17 +96,37 @@ func TestTypedCompactIsRefusedWhenTheHandoffCannotBeMaterialized(t *testing.T) {
 	if err := os.MkdirAll(cur, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	// Typed as a person types it, then Enter once the box shows it.
+	// Typed as a person types it, once the TUI shows no turn running (k1's
+	// Stop hook can come before the TUI ends its task: a /compact then is
+	// refused, "'/compact' is disabled while a task is in progress", seen
+	// once in a loaded run), then Enter once the box shows it.
+	r.WaitFor("the TUI idle after k1", 10*time.Second, func() bool { return !codex.Adapter{}.Busy(r.Screen()) })
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	pane := r.Session().PaneID
-	if err := r.Tmux().SendLiteral(ctx, pane, "/compact"); err != nil {
-		t.Fatal(err)
-	}
-	r.WaitFor("/compact in the box", 10*time.Second, func() bool { return strings.Contains(r.Screen(), "› /compact") })
-	t0 := time.Now()
-	if err := r.Tmux().SendKeys(ctx, pane, "Enter"); err != nil {
-		t.Fatal(err)
+	var t0 time.Time
+	for try := 1; ; try++ {
+		if err := r.Tmux().SendLiteral(ctx, pane, "/compact"); err != nil {
+			t.Fatal(err)
+		}
+		r.WaitFor("/compact in the box", 10*time.Second, func() bool { return strings.Contains(r.Screen(), "› /compact") })
+		const busyNote = "is disabled while a task is in progress"
+		seen := strings.Count(r.Screen(), busyNote)
+		t0 = time.Now()
+		if err := r.Tmux().SendKeys(ctx, pane, "Enter"); err != nil {
+			t.Fatal(err)
+		}
+		// A person who reads the refusal types it again a moment later.
+		refused := false
+		r.WaitFor("the TUI to take or refuse /compact", 10*time.Second, func() bool {
+			refused = strings.Count(r.Screen(), busyNote) > seen
+			return refused || len(r.Events(hookwire.EvPreCompact)) > 0
+		})
+		if !refused || try == 3 {
+			break
+		}
+		t.Logf("try %d: /compact refused while the TUI still ended k1's task; typing it again", try)
+		time.Sleep(time.Second) // a person's reading time, not a wait for a state
 	}
 	var pre hookwire.Event
 	r.WaitFor("the PreCompact event", 30*time.Second, func() bool {

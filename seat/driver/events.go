@@ -364,10 +364,15 @@ func refuse(as *asLink, id *json.RawMessage, method string) {
 }
 
 // onQuestionResolved: a request on the seat's thread was answered (by the
-// person at the viewer). When no question left to the person waits any
-// more, the heartbeat stops naming one and names the message whose turn
-// goes on.
+// person at the viewer).
 func (d *Driver) onQuestionResolved(as *asLink, request string) {
+	d.dropQuestion(as, request, "the person's answer at the viewer came")
+}
+
+// dropQuestion forgets a question left to the person. When none waits any
+// more, the heartbeat stops naming one and names again the message whose
+// turn goes on; why says how the last one ended.
+func (d *Driver) dropQuestion(as *asLink, request, why string) {
 	if _, ok := as.questions[request]; !ok {
 		return
 	}
@@ -376,7 +381,7 @@ func (d *Driver) onQuestionResolved(as *asLink, request string) {
 		return
 	}
 	if fl := d.flight; fl != nil && strings.Contains(d.waiting, ": "+asksPerson+" (") {
-		d.logf("message %s: the person's answer at the viewer came; the turn goes on", fl.e.Msg.ID)
+		d.logf("message %s: %s; the turn goes on", fl.e.Msg.ID, why)
 		d.to(machine.PersonAnswered, fl.e.Msg.ID)
 	}
 }
@@ -392,6 +397,6 @@ func (d *Driver) refuseQuestions(why string) {
 	d.logf("%d question(s) left to the person at the viewer refused: %s", len(as.questions), why)
 	for key, id := range as.questions {
 		refuse(as, id, "question at a viewer that is gone")
-		d.onQuestionResolved(as, key)
+		d.dropQuestion(as, key, "its question was refused with the viewer gone")
 	}
 }
