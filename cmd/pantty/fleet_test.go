@@ -32,6 +32,16 @@ type fleetRig struct {
 func newFleet(t *testing.T, bad bool) *fleetRig {
 	a := seattest.New(t, "wa")
 	b := seattest.New(t, "wb")
+	// A pantty run through ssh gets no PANTTY_TMUX_SOCKET: each seat names
+	// its test's private tmux server in seat.toml, or a remote start would
+	// run it on this machine's default server (/tmp/tmux-UID/pantty).
+	for _, h := range []*seattest.Harness{a, b} {
+		conf, err := os.ReadFile(h.Seat().ConfigPath())
+		if err != nil {
+			t.Fatal(err)
+		}
+		h.WriteConfig(strings.Replace(string(conf), "[tmux]", fmt.Sprintf("[tmux]\nsocket = %q", h.Socket), 1))
+	}
 	closed := freePort(t)
 	srv := startSSHD(t, map[string]string{
 		"ha": "", "hb": "",
