@@ -372,9 +372,9 @@ func (d *Driver) onCommandTick() {
 	if d.cmdRun == nil {
 		return
 	}
-	// Hook evidence first: an accepted /compact also gets a recorded answer
-	// ("Compacted …") once it is done.
-	d.drainEvents()
+	// The hook evidence is read first (the loop runs this through timedOut):
+	// an accepted /compact also gets a recorded answer ("Compacted …") once
+	// it is done.
 	f := d.cmdRun
 	if f == nil {
 		return

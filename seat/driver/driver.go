@@ -269,13 +269,15 @@ func (d *Driver) Loop() int {
 			d.checkHarness("tmux control client ended")
 		case <-d.evidenceT.C():
 			d.evidenceT.stop()
-			d.onEvidenceTimeout()
+			d.timedOut(d.onEvidenceTimeout)
 		case <-d.ceilingT.C():
 			d.ceilingT.stop()
-			d.cancelTurn(inbox.ReasonCeiling, func(err error) {
-				if err != nil {
-					d.logf("cancel at the turn ceiling: %v", err)
-				}
+			d.timedOut(func() {
+				d.cancelTurn(inbox.ReasonCeiling, func(err error) {
+					if err != nil {
+						d.logf("cancel at the turn ceiling: %v", err)
+					}
+				})
 			})
 		case <-d.waitT.C():
 			// A wait ended (provider block, not_before, a busy pane): pump
@@ -306,13 +308,13 @@ func (d *Driver) Loop() int {
 			d.relaunchNow()
 		case <-d.cmdT.C():
 			d.cmdT.stop()
-			d.onCommandTick()
+			d.timedOut(d.onCommandTick)
 		case <-d.cycleT.C():
 			d.cycleT.stop()
-			d.onCycleTimeout()
+			d.timedOut(d.onCycleTimeout)
 		case <-d.readyT.C():
 			d.readyT.stop()
-			d.onReadyTimeout()
+			d.timedOut(d.onReadyTimeout)
 		case <-d.unwritten.retryT.C():
 			d.flushState()
 		case sig := <-sigs:

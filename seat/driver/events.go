@@ -114,6 +114,17 @@ func (d *Driver) onHookEvent(ev hookwire.Event) {
 	}
 }
 
+// timedOut runs a timer's judgement after reading the hook events already
+// written. The loop's select picks at random among ready channels, so a
+// record's wake-up may still be pending when a timer fires: a silence (no
+// UserPromptSubmit, no Stop by the ceiling, no compaction evidence, no
+// SessionStart, no command answer) is judged on every record there is.
+func (d *Driver) timedOut(judge func()) {
+	if d.drainEvents(); d.exit == nil {
+		judge()
+	}
+}
+
 // asksPerson is the heartbeat's words while a board message's turn waits on
 // a question to a person: a harness's Notification here, an app server's
 // approval request in onServerRequest.

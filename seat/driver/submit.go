@@ -458,14 +458,9 @@ const (
 
 // onEvidenceTimeout retries Enter a bounded number of times when no
 // UserPromptSubmit evidence came; it never re-pastes once evidence could exist.
-// The evidence may already be written with its wake-up not yet taken (the
-// loop's select picks among ready channels at random): what the events
-// directory holds is read first, so a silence is judged on every record
-// there is, and no Enter goes to a harness whose turn already ran.
+// The loop runs it through timedOut, so no Enter goes to a harness whose
+// turn's records are already written.
 func (d *Driver) onEvidenceTimeout() {
-	if d.drainEvents(); d.exit != nil {
-		return
-	}
 	fl := d.flight
 	if fl == nil || fl.e.Status.State != inbox.StateSubmitting {
 		return

@@ -330,8 +330,9 @@ func TestSilenceRetriesEnterNeverThePaste(t *testing.T) {
 // TestSilenceIsJudgedOnTheEventsAlreadyWritten: the submit timeout fires
 // while the harness's UserPromptSubmit is already in the events directory,
 // its wake-up not yet taken by the loop (under load a select may pick the
-// timer first). The driver reads the record before judging the silence:
-// the message is submitted, and no Enter goes to the pane.
+// timer first). The driver reads the record before judging the silence
+// (timedOut, as the loop runs every timeout): the message is submitted, and
+// no Enter goes to the pane.
 func TestSilenceIsJudgedOnTheEventsAlreadyWritten(t *testing.T) {
 	t.Parallel()
 	d, pane := idleDriver(t)
@@ -348,7 +349,7 @@ func TestSilenceIsJudgedOnTheEventsAlreadyWritten(t *testing.T) {
 	if _, err := d.S.WriteEvent(hookwire.EvUserPromptSubmit, payload, time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	d.onEvidenceTimeout()
+	d.timedOut(d.onEvidenceTimeout)
 	if st := status(t, d, "m1"); st.State != inbox.StateSubmitted || st.PromptID != "p1" {
 		t.Fatalf("m1 after the timeout with its evidence written: %+v", st)
 	}
